@@ -1,0 +1,288 @@
+//! Trace events with the kernel's tracepoint names and fields, and the sink interface.
+//!
+//! The engine emits one [`TraceEvent`] after every state change, like a tracepoint; sinks
+//! (ftrace text, metrics, in-memory for tests) consume the stream. A run never holds its
+//! whole trace in memory. Field names follow the tracepoints of
+//! include/trace/events/sched.h, include/trace/events/power.h and LISA's `sched_tp` module
+//! (`sched_pelt_se`, `sched_util_est_se`, `sched_cpu_capacity`, `sched_overutilized`).
+
+use crate::time::Nanos;
+
+/// Where and when an event happened, and which task was current on that CPU (the
+/// `COMM-PID [CPU] TS:` header of an ftrace line).
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// Timestamp in ns.
+    pub ts: Nanos,
+    /// CPU the event was recorded on.
+    pub cpu: u32,
+    /// comm of the task current on `cpu` (`<idle>` for the idle task).
+    pub comm: &'a str,
+    /// pid of the task current on `cpu` (0 for idle).
+    pub pid: u32,
+}
+
+/// A task as tracepoints name it.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskRef<'a> {
+    /// comm (at most 15 characters).
+    pub comm: &'a str,
+    /// pid.
+    pub pid: u32,
+    /// Kernel priority (`p->prio`): 120 + nice for fair tasks, 99 − rt_priority for RT.
+    pub prio: i32,
+}
+
+/// rt-app's `trace_marker` payloads (written as `print: tracing_mark_write: …`).
+#[derive(Debug, Clone, Copy)]
+pub enum RtappMarker<'a> {
+    /// `rtapp_main: event=start|clock_ref|end data=`.
+    Main {
+        /// `start`, `clock_ref` or `end`.
+        event: &'a str,
+        /// Payload (t_zero in µs for `clock_ref`).
+        data: i64,
+    },
+    /// `rtapp_task: event=start|end`.
+    Task {
+        /// `start` or `end`.
+        event: &'a str,
+    },
+    /// `rtapp_loop: event=start|end thread_loop= phase= phase_loop=`.
+    Loop {
+        /// `start` or `end`.
+        event: &'a str,
+        /// Iteration of the whole phase list.
+        thread_loop: u64,
+        /// Phase index.
+        phase: u64,
+        /// Iteration within the phase.
+        phase_loop: u64,
+    },
+    /// `rtapp_event: id= type= desc=`.
+    Event {
+        /// Index of the event in its phase.
+        id: u64,
+        /// rt-app resource type id.
+        type_id: u32,
+        /// Event key (`run`, `sleep`, …).
+        desc: &'a str,
+    },
+    /// `rtapp_stats: period= run= wu_lat= slack= c_period= c_run=` (µs).
+    Stats {
+        /// Duration of the loop iteration.
+        period: i64,
+        /// Time spent running.
+        run: i64,
+        /// Wake-up latency at the timer.
+        wu_lat: i64,
+        /// Slack at the timer (negative when late).
+        slack: i64,
+        /// Configured period (sum of timer periods).
+        c_period: i64,
+        /// Configured run (sum of run/runtime).
+        c_run: i64,
+    },
+}
+
+/// One trace event.
+#[derive(Debug, Clone, Copy)]
+pub enum TraceEvent<'a> {
+    /// `task_rename: pid= oldcomm= newcomm= oom_score_adj=`.
+    TaskRename {
+        /// pid.
+        pid: u32,
+        /// Old name.
+        oldcomm: &'a str,
+        /// New name.
+        newcomm: &'a str,
+    },
+    /// `sched_wakeup: comm= pid= prio= target_cpu=`.
+    SchedWakeup {
+        /// The woken task.
+        task: TaskRef<'a>,
+        /// CPU it was enqueued on.
+        target_cpu: u32,
+    },
+    /// `sched_wakeup_new: comm= pid= prio= target_cpu=`.
+    SchedWakeupNew {
+        /// The new task.
+        task: TaskRef<'a>,
+        /// CPU it was enqueued on.
+        target_cpu: u32,
+    },
+    /// `sched_switch: prev_comm= prev_pid= prev_prio= prev_state= next_comm= next_pid= next_prio=`.
+    SchedSwitch {
+        /// Outgoing task.
+        prev: TaskRef<'a>,
+        /// Numeric state: 0 = runnable (preempted), 1 = S, 2 = D, 16 = X (dead).
+        prev_state: u32,
+        /// Incoming task.
+        next: TaskRef<'a>,
+    },
+    /// `sched_migrate_task: comm= pid= prio= orig_cpu= dest_cpu=`.
+    SchedMigrateTask {
+        /// The task.
+        task: TaskRef<'a>,
+        /// Source CPU.
+        orig_cpu: u32,
+        /// Destination CPU.
+        dest_cpu: u32,
+    },
+    /// `sched_process_exit: comm= pid= prio=`.
+    SchedProcessExit {
+        /// The task.
+        task: TaskRef<'a>,
+    },
+    /// `cpu_frequency: state= cpu_id=` (kHz).
+    CpuFrequency {
+        /// CPU.
+        cpu_id: u32,
+        /// Frequency in kHz.
+        state: u64,
+    },
+    /// `cpu_idle: state= cpu_id=`; state −1 (printed 4294967295) on exit.
+    CpuIdle {
+        /// CPU.
+        cpu_id: u32,
+        /// Idle state index, or −1 on exit.
+        state: i32,
+    },
+    /// `sched_pelt_se: cpu= path=(null) comm= pid= load= rbl_load= util= update_time=`.
+    SchedPeltSe {
+        /// CPU of the entity's cfs_rq.
+        cpu: u32,
+        /// The task.
+        task: TaskRef<'a>,
+        /// `load_avg`.
+        load: u64,
+        /// `runnable_avg`.
+        rbl_load: u64,
+        /// `util_avg`.
+        util: u64,
+        /// `last_update_time` (PELT clock, ns).
+        update_time: u64,
+    },
+    /// `sched_pelt_cfs: cpu= path=/ load= rbl_load= util= update_time=`.
+    SchedPeltCfs {
+        /// CPU.
+        cpu: u32,
+        /// `load_avg`.
+        load: u64,
+        /// `runnable_avg`.
+        rbl_load: u64,
+        /// `util_avg`.
+        util: u64,
+        /// `last_update_time` (PELT clock, ns).
+        update_time: u64,
+    },
+    /// `sched_util_est_se: cpu= path=(null) comm= pid= enqueued= ewma= util=`.
+    SchedUtilEstSe {
+        /// CPU.
+        cpu: u32,
+        /// The task.
+        task: TaskRef<'a>,
+        /// `_task_util_est` (v6.8+: the ewma without flag; older: `enqueued`).
+        enqueued: u64,
+        /// EWMA.
+        ewma: u64,
+        /// `util_avg`.
+        util: u64,
+    },
+    /// `sched_util_est_cfs: cpu= path=/ enqueued= ewma= util=`.
+    SchedUtilEstCfs {
+        /// CPU.
+        cpu: u32,
+        /// Root `cfs_rq->avg.util_est`.
+        enqueued: u64,
+        /// Same value (v6.8+ keeps one field).
+        ewma: u64,
+        /// Root `util_avg`.
+        util: u64,
+    },
+    /// `sched_cpu_capacity: cpu= capacity= capacity_orig= capacity_curr=`.
+    SchedCpuCapacity {
+        /// CPU.
+        cpu: u32,
+        /// `capacity_of()`.
+        capacity: u64,
+        /// `arch_scale_cpu_capacity()`.
+        capacity_orig: u64,
+        /// Capacity at the current frequency.
+        capacity_curr: u64,
+    },
+    /// `sched_overutilized: overutilized= span=0x…`.
+    SchedOverutilized {
+        /// New state.
+        overutilized: bool,
+        /// Root-domain span as 64-bit words, least significant first.
+        span: &'a [u64],
+    },
+    /// `print: tracing_mark_write: rtapp_…` written by the task in the header.
+    Print(RtappMarker<'a>),
+}
+
+/// Which event groups a sink wants, so the engine skips building the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Interest {
+    /// Scheduling events (switch, wakeup, migrate, rename, exit).
+    pub sched: bool,
+    /// cpu_frequency, cpu_idle.
+    pub power: bool,
+    /// PELT, util_est and capacity signals.
+    pub signals: bool,
+    /// rt-app markers.
+    pub markers: bool,
+    /// sched_overutilized.
+    pub overutilized: bool,
+}
+
+impl Interest {
+    /// Everything.
+    pub const ALL: Interest = Interest {
+        sched: true,
+        power: true,
+        signals: true,
+        markers: true,
+        overutilized: true,
+    };
+
+    /// Union of two interests.
+    pub fn union(self, o: Interest) -> Interest {
+        Interest {
+            sched: self.sched || o.sched,
+            power: self.power || o.power,
+            signals: self.signals || o.signals,
+            markers: self.markers || o.markers,
+            overutilized: self.overutilized || o.overutilized,
+        }
+    }
+}
+
+/// A consumer of the event stream.
+pub trait TraceSink {
+    /// Which groups of events this sink wants.
+    fn interest(&self) -> Interest;
+    /// Called once before the first event with the run's CPU count and comm of every
+    /// initial task is not needed: `task_rename` events announce names.
+    fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
+        let _ = (nr_cpus, start_ns);
+    }
+    /// One event.
+    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>);
+    /// Called once at the end of the run with the final time.
+    fn end(&mut self, end_ns: Nanos) {
+        let _ = end_ns;
+    }
+}
+
+/// A sink that keeps nothing.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl TraceSink for NullSink {
+    fn interest(&self) -> Interest {
+        Interest::default()
+    }
+    fn record(&mut self, _: &Ctx<'_>, _: &TraceEvent<'_>) {}
+}
