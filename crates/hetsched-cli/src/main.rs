@@ -1,1 +1,213 @@
-fn main() {}
+//! The `hetsched` command-line interface.
+//!
+//! `hetsched run`, `hetsched platforms list|show`, `hetsched validate`, `hetsched schema`.
+//! Bad input gets one line naming the file, line and column and what was expected, and
+//! exit status 2.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "hetsched",
+    version,
+    about = "Deterministic simulator of Linux scheduling on heterogeneous CPUs",
+    long_about = "hetsched runs rt-app workloads on a simulated platform with the kernel's \
+scheduler mechanisms (PELT, EEVDF/CFS, load balancing, cpufreq) and writes ftrace text that \
+LISA and Perfetto open, plus metrics."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a workload on a platform and print a summary.
+    Run(RunArgs),
+    /// List or show platform presets.
+    Platforms {
+        #[command(subcommand)]
+        cmd: PlatformsCmd,
+    },
+    /// Read an rt-app workload and print what was understood.
+    Validate {
+        /// rt-app JSON file (or a shipped workload name).
+        workload: String,
+        /// How repeated keys in one JSON object are read.
+        #[arg(long, value_enum, default_value_t = DupKeys::Ordered)]
+        duplicate_keys: DupKeys,
+    },
+    /// Print a JSON schema.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum)]
+        what: SchemaKind,
+    },
+}
+
+#[derive(Subcommand)]
+enum PlatformsCmd {
+    /// One line per preset.
+    List,
+    /// CPUs, capacities, OPPs, idle states and sources of a preset or YAML file.
+    Show {
+        /// Preset name or YAML path.
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    /// The platform YAML format.
+    Platform,
+    /// The options (`--set` keys).
+    Options,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DupKeys {
+    /// Every repeated key is its own event, in order (rt-app's workgen).
+    Ordered,
+    /// json-c: the last value wins, at the first position (rt-app on the raw file).
+    Jsonc,
+}
+
+impl DupKeys {
+    fn read_options(self) -> hetsched::hetsched_rtapp::ReadOptions {
+        use hetsched::hetsched_rtapp::{DuplicateKeys, ReadOptions};
+        ReadOptions {
+            duplicate_keys: match self {
+                DupKeys::Ordered => DuplicateKeys::Ordered,
+                DupKeys::Jsonc => DuplicateKeys::JsonC,
+            },
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Platform preset name (see `hetsched platforms list`) or YAML file.
+    #[arg(long, short)]
+    platform: String,
+    /// rt-app JSON workload file, or a shipped workload name (`demo`).
+    #[arg(long, short)]
+    workload: String,
+    /// Simulated duration (10s, 500ms); default: the workload's global.duration.
+    #[arg(long, short)]
+    duration: Option<String>,
+    /// Seed of the run's random number generator.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the ftrace text (trace-cmd report -R form) to this file.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Write the results as JSON to this file (`-` for standard output).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Set an option: key=value (repeatable), e.g. fair.variant=cfs. See `hetsched schema options`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// How repeated keys in one JSON object are read.
+    #[arg(long, value_enum, default_value_t = DupKeys::Ordered)]
+    duplicate_keys: DupKeys,
+    /// Do not print the summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the innermost error names the file, line and column.
+            let msg = e
+                .chain()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
+            eprintln!("hetsched: error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Platforms { cmd } => match cmd {
+            PlatformsCmd::List => {
+                for name in hetsched::hetsched_platform::preset_names() {
+                    let p = hetsched::load_platform(name)?;
+                    println!("{}", hetsched::hetsched_platform::summary_line(&p));
+                }
+                Ok(())
+            }
+            PlatformsCmd::Show { name } => {
+                let p = hetsched::load_platform(&name)?;
+                print!("{}", hetsched::hetsched_platform::describe(&p));
+                Ok(())
+            }
+        },
+        Cmd::Validate {
+            workload,
+            duplicate_keys,
+        } => {
+            let w = hetsched::load_workload(&workload, &duplicate_keys.read_options())?;
+            print!("{}", hetsched::hetsched_rtapp::describe(&w));
+            Ok(())
+        }
+        Cmd::Schema { what } => {
+            match what {
+                SchemaKind::Platform => {
+                    println!("{}", hetsched::hetsched_platform::platform_schema())
+                }
+                SchemaKind::Options => {
+                    println!("{}", hetsched::hetsched_core::options::Options::schema())
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
+    let duration = a
+        .duration
+        .as_deref()
+        .map(hetsched::parse_duration)
+        .transpose()?;
+    let req = hetsched::RunRequest {
+        platform: a.platform,
+        workload: a.workload,
+        sets: a.sets,
+        seed: a.seed,
+        duration,
+        trace: a.trace.clone(),
+        read: a.duplicate_keys.read_options(),
+    };
+    let out = hetsched::run_request(&req)?;
+    for w in &out.warnings {
+        eprintln!("hetsched: warning: {w}");
+    }
+    if let Some(path) = &a.json {
+        let text = hetsched::result_json(&out.result);
+        if path.as_os_str() == "-" {
+            std::io::stdout().write_all(text.as_bytes())?;
+        } else {
+            std::fs::write(path, text).with_context(|| path.display().to_string())?;
+        }
+    }
+    let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if !a.quiet && !json_to_stdout {
+        print!("{}", hetsched::summary::render(&out.result));
+        if let Some(t) = &a.trace {
+            println!("trace: {}", t.display());
+        }
+    }
+    Ok(())
+}

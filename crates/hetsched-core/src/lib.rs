@@ -2,13 +2,27 @@
 //!
 //! A tour:
 //! - [`time`]: integer-nanosecond time.
+//! - [`engine`]: the event queue and the run's seeded RNG.
 //! - [`platform`]: CPUs, clusters, performance domains, OPPs, capacity derivation.
 //! - [`workload`]: tasks, phases and events with rt-app's meaning.
 //! - [`pelt`]: PELT and util_est with the kernel's fixed-point arithmetic.
+//! - [`sched`]: weights, fixed-point helpers, CPU masks, the fair class (EEVDF / CFS).
+//! - [`policy`]: placement and balancing decisions (read a view, return decisions).
+//! - [`options`]: user options and their resolution into [`options::Settings`].
 //! - [`trace`]: trace events (kernel tracepoint names and fields) and sinks.
+//! - [`metrics`]: the metrics sink and result types.
+//! - [`sim`]: the simulator; [`sim::run`] is the one call everything else builds on.
 
+pub mod engine;
+pub mod metrics;
+pub mod options;
 pub mod pelt;
 pub mod platform;
+pub mod policy;
+pub mod sched;
+pub mod sim;
 pub mod time;
 pub mod trace;
 pub mod workload;
+
+pub use sim::{run, RunError, RunResult, RunSpec};

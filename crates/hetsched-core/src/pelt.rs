@@ -1,3 +1,1614 @@
-//! PELT (per-entity load tracking) with the kernel's fixed-point arithmetic.
+//! PELT (per-entity load tracking) and util_est with the kernel's fixed-point arithmetic.
 //!
-//! Placeholder: filled in by the PELT work (see the module plan in lib.rs).
+//! A pure mechanism module: no scheduling policy, no I/O, no floating point. Every
+//! function models one kernel function (cited in its doc comment with the version read)
+//! and keeps the kernel's integer widths: `util_sum` is `u32` and wraps like the
+//! kernel's, `decay_load()` keeps the high part of an exact 64×32-bit product
+//! (`mul_u64_u32_shr`), `max_t(u32, ..)` truncates both operands to 32 bits, and so on.
+//!
+//! Sources read (torvalds/linux and LKML patches, via the reference corpus):
+//! `kernel/sched/pelt.c` (≈v6.14, identical to v6.8 in the parts modelled except the
+//! `h_nr_running` → `h_nr_runnable` rename), `kernel/sched/pelt.h` (v5.x..v6.8),
+//! `kernel/sched/sched-pelt.h`, and the v6.8 `kernel/sched/fair.c` functions
+//! `attach_entity_load_avg()`, `detach_entity_load_avg()`, `dequeue_load_avg()`,
+//! `update_cfs_rq_load_avg()`, `post_init_entity_util_avg()` and `util_est_update()`
+//! (the v6.8 form from commit "sched/fair: Simplify util_est", the v5.13–v6.7 form
+//! from the lines that commit removed).
+//!
+//! # How the engine uses this module
+//!
+//! State per CPU (rq): one [`PeltClock`], `avg_rt`/`avg_dl`/`cfs` [`SchedAvg`]s and one
+//! [`RemovedLoad`] for the root cfs_rq. State per task: one [`SchedAvg`] (its
+//! `util_est` field holds the task's [`UtilEst`]). "`now`" below is always
+//! [`PeltClock::now`] of the task's rq, read *after* [`PeltClock::update`].
+//! Inputs describe the state *before* the event changes it (as in the kernel, where the
+//! PELT update happens before `se->on_rq` / `cfs_rq->load` / `h_nr_running` change).
+//!
+//! | Event (spec §13) | Calls, in this order |
+//! |---|---|
+//! | Any rq clock update (every event on that CPU) | [`PeltClock::update`]`(t, curr_is_idle, arch_scale_cpu_capacity, arch_scale_freq_capacity)` with the class that ran during the elapsed interval |
+//! | Tick on a busy CPU | clock update; [`update_rt_rq_load_avg`]`(rt, now, curr is RT)`, [`update_dl_rq_load_avg`]`(dl, now, curr is DL)` (`update_other_load_avgs`); if curr is CFS: [`update_load_avg`]`(now, cfs, removed, cfs_state, curr, SeState{on_rq, runnable, running: true}, UPDATE_TG)` |
+//! | Fork | [`init_entity_runnable_average`]; after the CPU is chosen [`post_init_entity_util_avg`]; then the enqueue below (its `last_update_time == 0`, so `DO_ATTACH` attaches it) |
+//! | Wake-up that changes CPU (`migrate_task_rq_fair`, task not on a rq) | [`remove_entity_load_avg`]`(old_removed, se, old_cfs.last_update_time, weight)` then `se.last_update_time = 0` |
+//! | Enqueue (`enqueue_task_fair`) | [`util_est_enqueue`] first (before any frequency update); then [`update_load_avg`] with `SeState{on_rq: false, ..}`, the cfs_rq state without the task, flags `UPDATE_TG \| DO_ATTACH`; then add the weight / `h_nr` |
+//! | Dequeue to sleep (`dequeue_task_fair`, `DEQUEUE_SLEEP`) | [`util_est_dequeue`]; [`update_load_avg`] with `SeState{on_rq: true, running: is curr, ..}` and the cfs_rq state still including the task, flags `UPDATE_TG`; remove weight / `h_nr`; finally [`util_est_update`]`(se, task_sleep = true, ..)` |
+//! | Dequeue for an on-rq migration (load balance `detach_task`) | [`util_est_dequeue`]; [`update_load_avg`] with flags `UPDATE_TG \| DO_DETACH`; `se.last_update_time = 0`; no `util_est_update` (not a sleep); on the destination the enqueue row attaches it |
+//! | Context switch | `put_prev_entity` (prev still queued): [`update_load_avg`] with `running: true`, flags 0; `set_next_entity`: [`update_load_avg`] with `running: false`, `UPDATE_TG` (zero elapsed time, so inputs hardly matter) |
+//! | CPU runs out of work (`pick_next_task_fair` idle path) | [`PeltClock::update_idle`]`(cfs.util_sum + rt.util_sum + dl.util_sum)` before entering idle |
+//! | Blocked-load decay of an idle CPU (§1.9) | clock update with `idle = true`; [`update_rt_rq_load_avg`]/[`update_dl_rq_load_avg`] with `running = false`; [`update_cfs_rq_load_avg`] with zero weight |
+//! | Reading a blocked task's signals (wake-up placement, `sync_entity_load_avg`) | [`sync_entity_load_avg`]`(se, its cfs.last_update_time, weight)` |
+//! | Frequency change | nothing here; the next [`PeltClock::update`] uses the new `freq_scale` |
+//!
+//! [`update_load_avg`] returns `true` when the root cfs_rq signal changed (decayed,
+//! attached or detached): the kernel then calls `cfs_rq_util_change()` →
+//! `cpufreq_update_util()`.
+//!
+//! Not modelled: task groups (`propagate_entity_load_avg`, `update_tg_load_avg`,
+//! group-entity weights), CFS bandwidth throttling (`cfs_rq_clock_pelt` equals
+//! `rq_clock_pelt` here), IRQ/steal time in `clock_task` and `avg_irq`, the hardware
+//! pressure signal, and `migrate_se_pelt_lag()` (the estimate of decay missed by an
+//! idle source CPU).
+
+use crate::platform::{SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT};
+
+/// `LOAD_AVG_PERIOD` (kernel/sched/sched-pelt.h): `y^LOAD_AVG_PERIOD = 1/2`.
+pub const LOAD_AVG_PERIOD: u64 = 32;
+/// `LOAD_AVG_MAX` (kernel/sched/sched-pelt.h): the converged maximum of
+/// `1024 * Σ y^n` under the kernel's integer arithmetic.
+pub const LOAD_AVG_MAX: u64 = 47742;
+/// `PELT_MIN_DIVIDER` (kernel/sched/pelt.h): `LOAD_AVG_MAX - 1024`.
+pub const PELT_MIN_DIVIDER: u64 = LOAD_AVG_MAX - 1024;
+
+/// `runnable_avg_yN_inv[]` (kernel/sched/sched-pelt.h, unchanged since v4.x):
+/// `floor((2^32 - 1) * y^n)` for `n = 0..31`.
+pub const RUNNABLE_AVG_Y_N_INV: [u32; 32] = [
+    0xffff_ffff,
+    0xfa83_b2da,
+    0xf525_7d14,
+    0xefe4_b99a,
+    0xeac0_c6e6,
+    0xe5b9_06e6,
+    0xe0cc_deeb,
+    0xdbfb_b796,
+    0xd744_fcc9,
+    0xd2a8_1d91,
+    0xce24_8c14,
+    0xc9b9_bd85,
+    0xc567_2a10,
+    0xc12c_4cc9,
+    0xbd08_a39e,
+    0xb8fb_af46,
+    0xb504_f333,
+    0xb123_f581,
+    0xad58_3ee9,
+    0xa9a1_5ab4,
+    0xa5fe_d6a9,
+    0xa270_4302,
+    0x9ef5_325f,
+    0x9b8d_39b9,
+    0x9837_f050,
+    0x94f4_efa8,
+    0x91c3_d373,
+    0x8ea4_398a,
+    0x8b95_c1e3,
+    0x8898_0e80,
+    0x85aa_c367,
+    0x82cd_8698,
+];
+
+/// `UTIL_AVG_UNCHANGED` (include/linux/sched.h, MSB since v5.13): set in a task's
+/// util_est by `util_est_update()`, cleared when its PELT averages are recomputed.
+pub const UTIL_AVG_UNCHANGED: u32 = 0x8000_0000;
+/// `UTIL_EST_WEIGHT_SHIFT` (include/linux/sched.h): EWMA weight `w = 1/4`.
+pub const UTIL_EST_WEIGHT_SHIFT: u32 = 2;
+/// `UTIL_EST_MARGIN` (kernel/sched/fair.c): `SCHED_CAPACITY_SCALE / 100` = 10.
+pub const UTIL_EST_MARGIN: u64 = SCHED_CAPACITY_SCALE / 100;
+
+/// `UPDATE_TG` flag of `update_load_avg()` (kernel/sched/fair.c, v6.8). Task-group
+/// propagation is not modelled, so it has no effect here; accepted for fidelity.
+pub const UPDATE_TG: u32 = 0x1;
+/// `SKIP_AGE_LOAD` flag of `update_load_avg()` (kernel/sched/fair.c, v6.8): do not
+/// age the entity's own signals.
+pub const SKIP_AGE_LOAD: u32 = 0x2;
+/// `DO_ATTACH` flag of `update_load_avg()` (kernel/sched/fair.c, v6.8): attach the
+/// entity when its `last_update_time` is 0 (new or migrated task).
+pub const DO_ATTACH: u32 = 0x4;
+/// `DO_DETACH` flag of `update_load_avg()` (kernel/sched/fair.c, v6.8): detach the
+/// entity (on-rq migration).
+pub const DO_DETACH: u32 = 0x8;
+
+/// `cap_scale(v, s)` (kernel/sched/sched.h): `(v * s) >> SCHED_CAPACITY_SHIFT`, with
+/// the kernel's wrapping 64-bit multiply.
+#[inline]
+fn cap_scale(v: u64, s: u64) -> u64 {
+    v.wrapping_mul(s) >> SCHED_CAPACITY_SHIFT
+}
+
+/// Models `kernel/sched/pelt.c:decay_load()` (v6.8): `val * y^n`.
+///
+/// Returns 0 for `n > LOAD_AVG_PERIOD * 63`; halves once per full 32 periods, then
+/// multiplies by `runnable_avg_yN_inv[n % 32]` keeping the high 64 bits of the exact
+/// product (`mul_u64_u32_shr`, computed here in `u128`, so it never overflows).
+/// Note: `decay_load(1024, 32) == 511`, not 512, because `y^0` is `0xffffffff / 2^32`.
+pub fn decay_load(val: u64, n: u64) -> u64 {
+    if n > LOAD_AVG_PERIOD * 63 {
+        return 0;
+    }
+    let mut val = val;
+    let mut local_n = n;
+    if local_n >= LOAD_AVG_PERIOD {
+        val >>= local_n / LOAD_AVG_PERIOD;
+        local_n %= LOAD_AVG_PERIOD;
+    }
+    // local_n < 32 here, so the index is in bounds.
+    let inv = u128::from(RUNNABLE_AVG_Y_N_INV[local_n as usize]);
+    ((u128::from(val) * inv) >> 32) as u64
+}
+
+/// Models `kernel/sched/pelt.c:__accumulate_pelt_segments()` (v6.8): the contribution
+/// `d1 y^p + 1024 Σ_{n=1}^{p-1} y^n + d3` of a delta spanning `periods` boundaries,
+/// in the kernel's `u32` arithmetic.
+pub fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
+    let c1 = decay_load(u64::from(d1), periods) as u32;
+    let c2 = LOAD_AVG_MAX
+        .wrapping_sub(decay_load(LOAD_AVG_MAX, periods))
+        .wrapping_sub(1024) as u32;
+    c1.wrapping_add(c2).wrapping_add(d3)
+}
+
+/// A task's util_est (`struct util_est`, include/linux/sched.h).
+///
+/// * v6.8+ ([`UtilEstVersion::V6_8`]): the kernel has a single `unsigned int util_est`;
+///   it lives in `ewma` (flag [`UTIL_AVG_UNCHANGED`] included) and `enqueued` stays 0.
+/// * v5.13–v6.7 ([`UtilEstVersion::V5_13`]): `{enqueued, ewma}`; the flag lives in
+///   `enqueued`.
+/// * For a cfs_rq, `enqueued` holds the rq sum (`cfs_rq->avg.util_est` in v6.8,
+///   `cfs_rq->avg.util_est.enqueued` before) for both versions.
+///
+/// The flag is kept exactly where the kernel keeps it; [`cfs_se_util_change`] clears
+/// it in both fields, which is harmless because the other field never has the MSB set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UtilEst {
+    /// v6.8: `se.avg.util_est` (with flag); older: `util_est.ewma`.
+    pub ewma: u32,
+    /// Older form: `util_est.enqueued` (with flag); cfs_rq: the enqueued sum.
+    pub enqueued: u32,
+}
+
+/// Which kernel generation of util_est to model (see [`util_est_update`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum UtilEstVersion {
+    /// v6.8+: single EWMA with the flag in its MSB; fast-up unconditional.
+    #[default]
+    V6_8,
+    /// v5.13–v6.7: `{enqueued, ewma}`, flag in `enqueued`'s MSB, `UTIL_EST_FASTUP`
+    /// a feature (default on).
+    V5_13,
+}
+
+/// `struct sched_avg` (include/linux/sched.h, v6.8), with `util_est` as [`UtilEst`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedAvg {
+    /// `last_update_time` in PELT-clock ns (advanced in 1024 ns units); 0 marks a
+    /// new or migrated entity waiting to be attached.
+    pub last_update_time: u64,
+    /// `load_sum`: Σ of `load * contrib` (unweighted for entities: `load` is 0/1).
+    pub load_sum: u64,
+    /// `runnable_sum`: Σ of `(runnable * contrib) << 10`.
+    pub runnable_sum: u64,
+    /// `util_sum` (`u32` in the kernel): Σ of `contrib << 10` while running.
+    pub util_sum: u32,
+    /// `period_contrib`: 1024-ns units already accumulated in the current period.
+    pub period_contrib: u32,
+    /// `load_avg`: `weight * load_sum / divider`.
+    pub load_avg: u64,
+    /// `runnable_avg`: `runnable_sum / divider`.
+    pub runnable_avg: u64,
+    /// `util_avg`: `util_sum / divider`.
+    pub util_avg: u64,
+    /// `util_est` (tasks: estimate + flag; cfs_rq: sum of enqueued tasks' estimates).
+    pub util_est: UtilEst,
+}
+
+impl SchedAvg {
+    /// Models `kernel/sched/pelt.h:get_pelt_divider()` (v6.8):
+    /// `PELT_MIN_DIVIDER + period_contrib`.
+    pub fn get_pelt_divider(&self) -> u64 {
+        PELT_MIN_DIVIDER + u64::from(self.period_contrib)
+    }
+
+    /// Models `kernel/sched/pelt.c:accumulate_sum()` (v6.8). `delta` in 1024-ns units.
+    /// Returns the number of period boundaries crossed.
+    fn accumulate_sum(&mut self, delta: u64, load: u64, runnable: u64, running: u64) -> u64 {
+        // p == 0 -> delta < 1024; when p > 0 and load == 0 contrib is unused.
+        let mut contrib = delta as u32;
+        let mut delta = delta.wrapping_add(u64::from(self.period_contrib));
+        let periods = delta / 1024;
+        if periods != 0 {
+            self.load_sum = decay_load(self.load_sum, periods);
+            self.runnable_sum = decay_load(self.runnable_sum, periods);
+            self.util_sum = decay_load(u64::from(self.util_sum), periods) as u32;
+            delta %= 1024;
+            if load != 0 {
+                contrib =
+                    accumulate_pelt_segments(periods, 1024 - self.period_contrib, delta as u32);
+            }
+        }
+        self.period_contrib = delta as u32;
+        if load != 0 {
+            self.load_sum = self
+                .load_sum
+                .wrapping_add(load.wrapping_mul(u64::from(contrib)));
+        }
+        if runnable != 0 {
+            self.runnable_sum = self
+                .runnable_sum
+                .wrapping_add(runnable.wrapping_mul(u64::from(contrib)) << SCHED_CAPACITY_SHIFT);
+        }
+        if running != 0 {
+            self.util_sum = self.util_sum.wrapping_add(contrib << SCHED_CAPACITY_SHIFT);
+        }
+        periods
+    }
+
+    /// Models `kernel/sched/pelt.c:___update_load_sum()` (v6.8).
+    ///
+    /// `now` is in ns of the PELT clock. `load`: weight or 0/1 (0 means "not on the
+    /// rq", which also forces `runnable = running = 0`); `runnable`: count of runnable
+    /// entities; `running`: 0/1. If time went backwards only `last_update_time` is
+    /// resynced. Time advances in 1024-ns units, the remainder being carried in
+    /// `last_update_time`. Returns true when at least one period boundary was crossed
+    /// (then the caller recomputes the averages).
+    pub fn update_load_sum(&mut self, now: u64, load: u64, runnable: u64, running: u64) -> bool {
+        let delta = now.wrapping_sub(self.last_update_time);
+        if (delta as i64) < 0 {
+            self.last_update_time = now;
+            return false;
+        }
+        let delta = delta >> 10;
+        if delta == 0 {
+            return false;
+        }
+        self.last_update_time = self.last_update_time.wrapping_add(delta << 10);
+        let (runnable, running) = if load == 0 {
+            (0, 0)
+        } else {
+            (runnable, running)
+        };
+        self.accumulate_sum(delta, load, runnable, running) != 0
+    }
+
+    /// Models `kernel/sched/pelt.c:___update_load_avg()` (v6.8): recompute the
+    /// averages with `divider = get_pelt_divider()`. `load_weight` is `se_weight(se)`
+    /// for a task and 1 for a cfs_rq / rt / dl signal.
+    pub fn update_load_avg(&mut self, load_weight: u64) {
+        let divider = self.get_pelt_divider();
+        self.load_avg = load_weight.wrapping_mul(self.load_sum) / divider;
+        self.runnable_avg = self.runnable_sum / divider;
+        self.util_avg = u64::from(self.util_sum) / divider;
+    }
+}
+
+/// Models `kernel/sched/pelt.h:cfs_se_util_change()` (v6.8; v5.13–v6.7 did the same
+/// on `util_est.enqueued`): clear [`UTIL_AVG_UNCHANGED`] to report that `util_avg`
+/// was recomputed. Clears the MSB of both [`UtilEst`] fields (only one can carry it).
+/// Called by [`update_load_avg_se`]; the engine need not call it directly.
+pub fn cfs_se_util_change(avg: &mut SchedAvg) {
+    avg.util_est.ewma &= !UTIL_AVG_UNCHANGED;
+    avg.util_est.enqueued &= !UTIL_AVG_UNCHANGED;
+}
+
+/// Models `kernel/sched/pelt.c:__update_load_avg_blocked_se()` (v6.8): age a task
+/// that is not on any rq (`load = runnable = running = 0`). Does not touch the
+/// util_est flag (as in the kernel).
+pub fn update_load_avg_blocked_se(avg: &mut SchedAvg, now: u64, weight: u64) -> bool {
+    if avg.update_load_sum(now, 0, 0, 0) {
+        avg.update_load_avg(weight);
+        return true;
+    }
+    false
+}
+
+/// Models `kernel/sched/pelt.c:__update_load_avg_se()` (v6.8) for a task entity:
+/// inputs `!!se->on_rq`, `se_runnable(se)`, `cfs_rq->curr == se`; averages use the
+/// nice weight `weight`. When the averages are recomputed, also clears
+/// [`UTIL_AVG_UNCHANGED`] ([`cfs_se_util_change`]). Returns true when recomputed.
+/// `runnable` is the engine's `se_runnable()` (false for a delayed-dequeued task from
+/// v6.12).
+pub fn update_load_avg_se(
+    avg: &mut SchedAvg,
+    now: u64,
+    on_rq: bool,
+    runnable: bool,
+    running: bool,
+    weight: u64,
+) -> bool {
+    if avg.update_load_sum(
+        now,
+        u64::from(on_rq),
+        u64::from(runnable),
+        u64::from(running),
+    ) {
+        avg.update_load_avg(weight);
+        cfs_se_util_change(avg);
+        return true;
+    }
+    false
+}
+
+/// Models `kernel/sched/pelt.c:__update_load_avg_cfs_rq()` (v6.8): inputs
+/// `scale_load_down(cfs_rq->load.weight)` (sum of queued weights), `h_nr_running`
+/// (`h_nr_runnable` from v6.14) and `cfs_rq->curr != NULL`; averages with weight 1.
+pub fn update_load_avg_cfs_rq(
+    avg: &mut SchedAvg,
+    now: u64,
+    load_weight_sum: u64,
+    h_nr_runnable: u64,
+    curr_running: bool,
+) -> bool {
+    if avg.update_load_sum(now, load_weight_sum, h_nr_runnable, u64::from(curr_running)) {
+        avg.update_load_avg(1);
+        return true;
+    }
+    false
+}
+
+/// Models `kernel/sched/pelt.c:update_rt_rq_load_avg()` (v6.8): `load = runnable =
+/// running = (curr is an RT task)`.
+pub fn update_rt_rq_load_avg(avg: &mut SchedAvg, now: u64, running: bool) -> bool {
+    let r = u64::from(running);
+    if avg.update_load_sum(now, r, r, r) {
+        avg.update_load_avg(1);
+        return true;
+    }
+    false
+}
+
+/// Models `kernel/sched/pelt.c:update_dl_rq_load_avg()` (v6.8); identical to
+/// [`update_rt_rq_load_avg`] with "curr is a DEADLINE task".
+pub fn update_dl_rq_load_avg(avg: &mut SchedAvg, now: u64, running: bool) -> bool {
+    update_rt_rq_load_avg(avg, now, running)
+}
+
+/// Models `kernel/sched/fair.c:init_entity_runnable_average()` (v6.8) for a task: all
+/// zero except `load_avg = weight` ("heavy until proven otherwise").
+pub fn init_entity_runnable_average(weight: u64) -> SchedAvg {
+    SchedAvg {
+        load_avg: weight,
+        ..SchedAvg::default()
+    }
+}
+
+/// Models `kernel/sched/fair.c:post_init_entity_util_avg()` (v6.8) for a fair task:
+/// `cap = (cpu_scale - cfs.util_avg) / 2` (signed); if `cap > 0` the task gets
+/// `cfs.util_avg * se_weight / (cfs.load_avg + 1)` capped at `cap`, or `cap` when the
+/// cfs_rq has no utilization; then `runnable_avg = util_avg`. The sums are rebuilt by
+/// [`attach_entity_load_avg`] at the first enqueue. (Non-fair tasks only get
+/// `last_update_time` set; the engine can do that itself.)
+pub fn post_init_entity_util_avg(
+    se: &mut SchedAvg,
+    cpu_scale: u64,
+    cfs: &SchedAvg,
+    se_weight: u64,
+) {
+    // (long)(cpu_scale - cfs_rq->avg.util_avg) / 2: signed division, truncating to 0.
+    let cap = (cpu_scale.wrapping_sub(cfs.util_avg) as i64) / 2;
+    if cap > 0 {
+        let cap = cap as u64;
+        if cfs.util_avg != 0 {
+            let util = cfs.util_avg.wrapping_mul(se_weight) / cfs.load_avg.wrapping_add(1);
+            se.util_avg = util.min(cap);
+        } else {
+            se.util_avg = cap;
+        }
+    }
+    se.runnable_avg = se.util_avg;
+}
+
+/// `sub_positive()` (kernel/sched/fair.c) on a `u64`: subtract, clamping at 0.
+#[inline]
+fn sub_positive_u64(var: &mut u64, val: u64) {
+    let res = var.wrapping_sub(val);
+    *var = if res > *var { 0 } else { res };
+}
+
+/// `sub_positive()` (kernel/sched/fair.c) on a `u32` (`val` truncated like `typeof(*ptr)`).
+#[inline]
+fn sub_positive_u32(var: &mut u32, val: u64) {
+    let val = val as u32;
+    let res = var.wrapping_sub(val);
+    *var = if res > *var { 0 } else { res };
+}
+
+/// `max_t(u32, a, b)` (include/linux/minmax.h): both operands truncated to 32 bits.
+#[inline]
+fn max_t_u32(a: u64, b: u64) -> u32 {
+    (a as u32).max(b as u32)
+}
+
+/// Models `kernel/sched/fair.c:enqueue_load_avg()` (v6.8).
+fn enqueue_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
+    cfs.load_avg = cfs.load_avg.wrapping_add(se.load_avg);
+    cfs.load_sum = cfs
+        .load_sum
+        .wrapping_add(se_weight.wrapping_mul(se.load_sum));
+}
+
+/// Models `kernel/sched/fair.c:dequeue_load_avg()` (v6.8), including the floor
+/// `load_sum >= load_avg * PELT_MIN_DIVIDER` done with `max_t(u32, ..)`.
+fn dequeue_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
+    sub_positive_u64(&mut cfs.load_avg, se.load_avg);
+    sub_positive_u64(&mut cfs.load_sum, se_weight.wrapping_mul(se.load_sum));
+    cfs.load_sum = u64::from(max_t_u32(
+        cfs.load_sum,
+        cfs.load_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    ));
+}
+
+/// Models `kernel/sched/fair.c:attach_entity_load_avg()` (v6.8, after commit
+/// 40f5aa4c5eae "Fix attach_entity_load_avg() corner case", v5.18).
+///
+/// Aligns the entity's PELT window with the cfs_rq (`last_update_time`,
+/// `period_contrib`), rebuilds its sums from its averages with the cfs_rq divider
+/// (`load_sum = load_avg * divider / se_weight`, or 1 when that would be < 1, e.g. for
+/// `load_avg == 0`), then adds averages and sums to the cfs_rq. The caller must have
+/// updated the cfs_rq to `now` first ([`update_load_avg`] does).
+pub fn attach_entity_load_avg(cfs: &mut SchedAvg, se: &mut SchedAvg, se_weight: u64) {
+    let divider = cfs.get_pelt_divider();
+    se.last_update_time = cfs.last_update_time;
+    se.period_contrib = cfs.period_contrib;
+    se.util_sum = se.util_avg.wrapping_mul(divider) as u32;
+    se.runnable_sum = se.runnable_avg.wrapping_mul(divider);
+    se.load_sum = se.load_avg.wrapping_mul(divider);
+    se.load_sum = if se_weight < se.load_sum {
+        se.load_sum / se_weight
+    } else {
+        1
+    };
+
+    enqueue_load_avg(cfs, se, se_weight);
+    cfs.util_avg = cfs.util_avg.wrapping_add(se.util_avg);
+    cfs.util_sum = cfs.util_sum.wrapping_add(se.util_sum);
+    cfs.runnable_avg = cfs.runnable_avg.wrapping_add(se.runnable_avg);
+    cfs.runnable_sum = cfs.runnable_sum.wrapping_add(se.runnable_sum);
+}
+
+/// Models `kernel/sched/fair.c:detach_entity_load_avg()` (v6.8, after "sched/pelt:
+/// Relax the sync of *_sum with *_avg", v5.17): `sub_positive` of averages and sums,
+/// then each sum floored at `avg * PELT_MIN_DIVIDER` (with `max_t(u32, ..)`).
+/// Unlike the brief's sketch this needs `se_weight`, to subtract `se_weight * load_sum`.
+pub fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
+    dequeue_load_avg(cfs, se, se_weight);
+    sub_positive_u64(&mut cfs.util_avg, se.util_avg);
+    sub_positive_u32(&mut cfs.util_sum, u64::from(se.util_sum));
+    cfs.util_sum = max_t_u32(
+        u64::from(cfs.util_sum),
+        cfs.util_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    );
+    sub_positive_u64(&mut cfs.runnable_avg, se.runnable_avg);
+    sub_positive_u64(&mut cfs.runnable_sum, se.runnable_sum);
+    cfs.runnable_sum = u64::from(max_t_u32(
+        cfs.runnable_sum,
+        cfs.runnable_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    ));
+}
+
+/// `cfs_rq->removed` (kernel/sched/sched.h): contributions of tasks that left this
+/// cfs_rq while blocked, subtracted lazily at the next [`update_cfs_rq_load_avg`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RemovedLoad {
+    /// `removed.load_avg`.
+    pub load_avg: u64,
+    /// `removed.util_avg`.
+    pub util_avg: u64,
+    /// `removed.runnable_avg`.
+    pub runnable_avg: u64,
+    /// `removed.nr`: number of entities removed since the last update.
+    pub nr: u32,
+}
+
+/// Models `kernel/sched/fair.c:sync_entity_load_avg()` (v6.8): age a blocked task to
+/// its (old) cfs_rq's `last_update_time` with [`update_load_avg_blocked_se`].
+pub fn sync_entity_load_avg(se: &mut SchedAvg, cfs_last_update_time: u64, weight: u64) -> bool {
+    update_load_avg_blocked_se(se, cfs_last_update_time, weight)
+}
+
+/// Models `kernel/sched/fair.c:remove_entity_load_avg()` (v6.8): sync the task to its
+/// old cfs_rq's time, then queue its averages in `removed`. The engine then sets
+/// `se.last_update_time = 0` (`migrate_task_rq_fair`).
+pub fn remove_entity_load_avg(
+    removed: &mut RemovedLoad,
+    se: &mut SchedAvg,
+    cfs_last_update_time: u64,
+    weight: u64,
+) {
+    sync_entity_load_avg(se, cfs_last_update_time, weight);
+    removed.nr += 1;
+    removed.util_avg = removed.util_avg.wrapping_add(se.util_avg);
+    removed.load_avg = removed.load_avg.wrapping_add(se.load_avg);
+    removed.runnable_avg = removed.runnable_avg.wrapping_add(se.runnable_avg);
+}
+
+/// Models the `cfs_rq->removed` block of `kernel/sched/fair.c:update_cfs_rq_load_avg()`
+/// (v6.8): with `divider = get_pelt_divider(cfs)`, `sub_positive` each average by the
+/// removed amount and each sum by `removed * divider`, then floor each sum at
+/// `avg * PELT_MIN_DIVIDER` (`max_t(u32, ..)`). Clears `removed`. Returns true
+/// (`decayed`) when anything had been removed. Must run *before* the cfs_rq's own
+/// PELT update ([`update_cfs_rq_load_avg`] does both in order).
+pub fn apply_removed(cfs: &mut SchedAvg, removed: &mut RemovedLoad) -> bool {
+    if removed.nr == 0 {
+        return false;
+    }
+    let divider = cfs.get_pelt_divider();
+    let taken = std::mem::take(removed);
+
+    let r = taken.load_avg;
+    sub_positive_u64(&mut cfs.load_avg, r);
+    sub_positive_u64(&mut cfs.load_sum, r.wrapping_mul(divider));
+    cfs.load_sum = u64::from(max_t_u32(
+        cfs.load_sum,
+        cfs.load_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    ));
+
+    let r = taken.util_avg;
+    sub_positive_u64(&mut cfs.util_avg, r);
+    sub_positive_u32(&mut cfs.util_sum, r.wrapping_mul(divider));
+    cfs.util_sum = max_t_u32(
+        u64::from(cfs.util_sum),
+        cfs.util_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    );
+
+    let r = taken.runnable_avg;
+    sub_positive_u64(&mut cfs.runnable_avg, r);
+    sub_positive_u64(&mut cfs.runnable_sum, r.wrapping_mul(divider));
+    cfs.runnable_sum = u64::from(max_t_u32(
+        cfs.runnable_sum,
+        cfs.runnable_avg.wrapping_mul(PELT_MIN_DIVIDER),
+    ));
+    true
+}
+
+/// Models `kernel/sched/fair.c:update_cfs_rq_load_avg()` (v6.8): [`apply_removed`]
+/// then [`update_load_avg_cfs_rq`]. Returns `decayed`.
+pub fn update_cfs_rq_load_avg(
+    cfs: &mut SchedAvg,
+    removed: &mut RemovedLoad,
+    now: u64,
+    load_weight_sum: u64,
+    h_nr_runnable: u64,
+    curr_running: bool,
+) -> bool {
+    let decayed = apply_removed(cfs, removed);
+    update_load_avg_cfs_rq(cfs, now, load_weight_sum, h_nr_runnable, curr_running) | decayed
+}
+
+/// The inputs of a task entity's PELT update (what `__update_load_avg_se()` reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeState {
+    /// `se->on_rq` before the event.
+    pub on_rq: bool,
+    /// `se_runnable(se)` (= `on_rq`, false when delayed-dequeued from v6.12).
+    pub runnable: bool,
+    /// `cfs_rq->curr == se`.
+    pub running: bool,
+    /// `se_weight(se)`: nice weight (1024 for nice 0).
+    pub weight: u64,
+}
+
+/// The inputs of a cfs_rq's PELT update (what `__update_load_avg_cfs_rq()` reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CfsRqState {
+    /// `scale_load_down(cfs_rq->load.weight)`: sum of queued entities' weights.
+    pub load_weight_sum: u64,
+    /// `h_nr_running` (`h_nr_runnable` from v6.14).
+    pub h_nr_runnable: u64,
+    /// `cfs_rq->curr != NULL`.
+    pub curr_running: bool,
+}
+
+/// Models `kernel/sched/fair.c:update_load_avg()` (v6.8) for a task on the root
+/// cfs_rq (no task groups, so `propagate_entity_load_avg` and `update_tg_load_avg`
+/// are no-ops).
+///
+/// 1. unless `se.last_update_time == 0` or `SKIP_AGE_LOAD`: [`update_load_avg_se`];
+/// 2. [`update_cfs_rq_load_avg`] (removed load, then the cfs_rq's own signal);
+/// 3. `DO_ATTACH` and `se.last_update_time == 0`: [`attach_entity_load_avg`];
+///    else `DO_DETACH`: [`detach_entity_load_avg`].
+///
+/// Returns true when the cfs_rq signal changed (decayed, attached or detached), i.e.
+/// when the kernel calls `cfs_rq_util_change()` (a cpufreq update hook).
+pub fn update_load_avg(
+    now: u64,
+    cfs: &mut SchedAvg,
+    removed: &mut RemovedLoad,
+    cfs_state: CfsRqState,
+    se: &mut SchedAvg,
+    se_state: SeState,
+    flags: u32,
+) -> bool {
+    if se.last_update_time != 0 && flags & SKIP_AGE_LOAD == 0 {
+        update_load_avg_se(
+            se,
+            now,
+            se_state.on_rq,
+            se_state.runnable,
+            se_state.running,
+            se_state.weight,
+        );
+    }
+    let decayed = update_cfs_rq_load_avg(
+        cfs,
+        removed,
+        now,
+        cfs_state.load_weight_sum,
+        cfs_state.h_nr_runnable,
+        cfs_state.curr_running,
+    );
+    if se.last_update_time == 0 && flags & DO_ATTACH != 0 {
+        attach_entity_load_avg(cfs, se, se_state.weight);
+        true
+    } else if flags & DO_DETACH != 0 {
+        detach_entity_load_avg(cfs, se, se_state.weight);
+        true
+    } else {
+        decayed
+    }
+}
+
+/// The PELT clock of one rq (`rq->clock_task`, `rq->clock_pelt`,
+/// `rq->lost_idle_time`; kernel/sched/sched.h, pelt.h v6.8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PeltClock {
+    /// `rq->clock_task` (ns). Simplification: equals the rq clock (no IRQ/steal time).
+    pub clock_task: u64,
+    /// `rq->clock_pelt` (ns): scaled while busy, resynced to `clock_task` when idle.
+    pub clock_pelt: u64,
+    /// `rq->lost_idle_time` (ns): idle time not credited because the rq was saturated.
+    pub lost_idle_time: u64,
+}
+
+impl PeltClock {
+    /// Models `update_rq_clock()` → `update_rq_clock_task()` →
+    /// `kernel/sched/pelt.h:update_rq_clock_pelt()` (v6.8).
+    ///
+    /// Advances `clock_task` to `now_task` (ignored if it would go backwards, as
+    /// `update_rq_clock()` does). If `idle` (`rq->curr` is the idle task during the
+    /// elapsed interval) `clock_pelt` is resynced to `clock_task`; otherwise the delta
+    /// is added after `cap_scale(delta, cpu_capacity)` then
+    /// `cap_scale(delta, freq_scale)` (each flooring).
+    pub fn update(&mut self, now_task: u64, idle: bool, cpu_capacity: u64, freq_scale: u64) {
+        if now_task < self.clock_task {
+            return;
+        }
+        let delta = now_task - self.clock_task;
+        self.clock_task = now_task;
+        if idle {
+            self.clock_pelt = self.clock_task;
+            return;
+        }
+        let delta = cap_scale(delta, cpu_capacity);
+        let delta = cap_scale(delta, freq_scale);
+        self.clock_pelt = self.clock_pelt.wrapping_add(delta);
+    }
+
+    /// Models `kernel/sched/pelt.h:update_idle_rq_clock_pelt()` (v6.8): call when the
+    /// rq is about to go idle with `cfs.util_sum + rt.util_sum + dl.util_sum` (summed
+    /// as `u32` in the kernel: the value is truncated to 32 bits here). If that reaches
+    /// `(LOAD_AVG_MAX - 1024) * 1024 - LOAD_AVG_MAX` the rq was saturated and the lag
+    /// `clock_task - clock_pelt` is added to `lost_idle_time`.
+    pub fn update_idle(&mut self, util_sum_total: u64) {
+        let divider = (((LOAD_AVG_MAX - 1024) << SCHED_CAPACITY_SHIFT) - LOAD_AVG_MAX) as u32;
+        let util_sum = util_sum_total as u32;
+        if util_sum >= divider {
+            self.lost_idle_time = self
+                .lost_idle_time
+                .wrapping_add(self.clock_task.wrapping_sub(self.clock_pelt));
+        }
+    }
+
+    /// Models `kernel/sched/pelt.h:rq_clock_pelt()` (v6.8): `clock_pelt -
+    /// lost_idle_time` (u64, wrapping like the kernel). Read it after
+    /// [`PeltClock::update`]: right after [`PeltClock::update_idle`] and before the
+    /// resync of the next idle update the difference may be "negative".
+    pub fn now(&self) -> u64 {
+        self.clock_pelt.wrapping_sub(self.lost_idle_time)
+    }
+}
+
+/// Models `kernel/sched/fair.c:task_util()` (v6.8): `util_avg`.
+pub fn task_util(avg: &SchedAvg) -> u64 {
+    avg.util_avg
+}
+
+/// Models `kernel/sched/fair.c:task_runnable()` (v6.8): `runnable_avg`.
+pub fn task_runnable(avg: &SchedAvg) -> u64 {
+    avg.runnable_avg
+}
+
+/// Models `kernel/sched/fair.c:_task_util_est()`: v6.8 `util_est & ~UTIL_AVG_UNCHANGED`;
+/// v5.13–v6.7 `max(ewma, enqueued & ~UTIL_AVG_UNCHANGED)`.
+pub fn task_util_est_raw(ue: &UtilEst, ver: UtilEstVersion) -> u64 {
+    match ver {
+        UtilEstVersion::V6_8 => u64::from(ue.ewma & !UTIL_AVG_UNCHANGED),
+        UtilEstVersion::V5_13 => u64::from(ue.ewma.max(ue.enqueued & !UTIL_AVG_UNCHANGED)),
+    }
+}
+
+/// Models `kernel/sched/fair.c:task_util_est()` (v6.8):
+/// `max(task_util(p), _task_util_est(p))`.
+pub fn task_util_est(avg: &SchedAvg, ver: UtilEstVersion) -> u64 {
+    task_util(avg).max(task_util_est_raw(&avg.util_est, ver))
+}
+
+/// Models `kernel/sched/fair.c:util_est_enqueue()` (v6.8 and older): add the task's
+/// `_task_util_est` to the root cfs_rq sum (kept in `cfs.util_est.enqueued`, `u32`).
+/// Call at the start of the enqueue, before any frequency update.
+pub fn util_est_enqueue(cfs: &mut SchedAvg, p: &SchedAvg, ver: UtilEstVersion) {
+    let add = task_util_est_raw(&p.util_est, ver) as u32;
+    cfs.util_est.enqueued = cfs.util_est.enqueued.wrapping_add(add);
+}
+
+/// Models `kernel/sched/fair.c:util_est_dequeue()` (v6.8): subtract the task's
+/// `_task_util_est` from the root cfs_rq sum, flooring at 0.
+pub fn util_est_dequeue(cfs: &mut SchedAvg, p: &SchedAvg, ver: UtilEstVersion) {
+    let sub = task_util_est_raw(&p.util_est, ver) as u32;
+    cfs.util_est.enqueued -= cfs.util_est.enqueued.min(sub);
+}
+
+/// The root cfs_rq's util_est sum (`cfs_rq->avg.util_est` in v6.8,
+/// `cfs_rq->avg.util_est.enqueued` before), as read by `cpu_util()`.
+pub fn cfs_rq_util_est(cfs: &SchedAvg) -> u64 {
+    u64::from(cfs.util_est.enqueued)
+}
+
+/// Feature switches of `util_est_update()` that changed between kernel releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UtilEstFeatures {
+    /// `UTIL_EST_FASTUP` (v5.13–v6.7 feature, default on): reset the EWMA to the new
+    /// sample when it is higher. Unconditional in v6.8 (this switch is ignored there).
+    pub fastup: bool,
+    /// Skip the EWMA decay when `util + UTIL_EST_MARGIN < runnable` (the task did not
+    /// get all the CPU it wanted). Present in v6.8; added by "sched/pelt: Avoid
+    /// underestimation of task utilization" (≈v6.7, not re-verified), absent before.
+    pub runnable_filter: bool,
+    /// Skip (without re-arming the flag) when `util > arch_scale_cpu_capacity` (v5.x to
+    /// v6.14; removed by "sched/fair: Allow decaying util_est when util_avg > CPU capa",
+    /// 2025).
+    pub capacity_filter: bool,
+}
+
+impl UtilEstFeatures {
+    /// The defaults of the named kernel generation: V6_8 → all on; V5_13 → fast-up and
+    /// capacity filter on, runnable filter off (v5.13–v6.6 behaviour).
+    pub const fn kernel_default(ver: UtilEstVersion) -> Self {
+        match ver {
+            UtilEstVersion::V6_8 => UtilEstFeatures {
+                fastup: true,
+                runnable_filter: true,
+                capacity_filter: true,
+            },
+            UtilEstVersion::V5_13 => UtilEstFeatures {
+                fastup: true,
+                runnable_filter: false,
+                capacity_filter: true,
+            },
+        }
+    }
+}
+
+/// `within_margin()` (kernel/sched/fair.c, v5.x–v6.7): `|value| < margin` via
+/// `(unsigned int)(value + margin - 1) < (2 * margin - 1)` on `int`s.
+#[inline]
+fn within_margin(value: i32, margin: i32) -> bool {
+    (value.wrapping_add(margin).wrapping_sub(1) as u32) < (2 * margin - 1) as u32
+}
+
+/// Models `kernel/sched/fair.c:util_est_update()` with the kernel defaults of `ver`
+/// (see [`UtilEstFeatures::kernel_default`] and [`util_est_update_with`]).
+///
+/// Call at the end of `dequeue_task_fair()`, after the PELT update, with `task_sleep`
+/// = `DEQUEUE_SLEEP` (nothing happens otherwise); `capacity_orig` is
+/// `arch_scale_cpu_capacity()` of the task's CPU.
+pub fn util_est_update(
+    avg: &mut SchedAvg,
+    task_sleep: bool,
+    ver: UtilEstVersion,
+    capacity_orig: u64,
+) {
+    util_est_update_with(
+        avg,
+        task_sleep,
+        ver,
+        UtilEstFeatures::kernel_default(ver),
+        capacity_orig,
+    );
+}
+
+/// Models `kernel/sched/fair.c:util_est_update()` with explicit feature switches.
+///
+/// v6.8 (commit "sched/fair: Simplify util_est"): return if flag set; `dequeued =
+/// task_util`; if `ewma <= dequeued` → `ewma = dequeued`; else if `ewma - dequeued <
+/// UTIL_EST_MARGIN` keep; else if `dequeued > capacity` **return** (flag not set);
+/// else if `dequeued + MARGIN < runnable` keep; else `ewma = ((ewma << 2) - diff) >> 2`;
+/// finally set the flag.
+///
+/// v5.13–v6.7: `enqueued = task_util`; fast-up as above (strict `<`); if
+/// `within_margin(enqueued - ewma)`: set the flag (`goto done`) only if the new
+/// `enqueued` moved by ≥ 1 % from the last one, else return unchanged; capacity filter
+/// returns; runnable filter keeps; else `ewma = ((ewma << 2) + (enqueued - ewma)) >> 2`;
+/// `done`: `enqueued |= UTIL_AVG_UNCHANGED`.
+pub fn util_est_update_with(
+    avg: &mut SchedAvg,
+    task_sleep: bool,
+    ver: UtilEstVersion,
+    feat: UtilEstFeatures,
+    capacity_orig: u64,
+) {
+    if !task_sleep {
+        return;
+    }
+    let margin = UTIL_EST_MARGIN as u32;
+    match ver {
+        UtilEstVersion::V6_8 => {
+            let mut ewma = avg.util_est.ewma;
+            if ewma & UTIL_AVG_UNCHANGED != 0 {
+                return;
+            }
+            let dequeued = task_util(avg) as u32;
+            if ewma <= dequeued {
+                ewma = dequeued;
+            } else {
+                let last_ewma_diff = ewma - dequeued;
+                if last_ewma_diff < margin {
+                    // within 1 %: keep
+                } else if feat.capacity_filter && u64::from(dequeued) > capacity_orig {
+                    return;
+                } else if feat.runnable_filter
+                    && u64::from(dequeued) + UTIL_EST_MARGIN < task_runnable(avg)
+                {
+                    // did not get all the CPU it wanted: keep
+                } else {
+                    ewma = (ewma << UTIL_EST_WEIGHT_SHIFT).wrapping_sub(last_ewma_diff)
+                        >> UTIL_EST_WEIGHT_SHIFT;
+                }
+            }
+            avg.util_est.ewma = ewma | UTIL_AVG_UNCHANGED;
+        }
+        UtilEstVersion::V5_13 => {
+            let mut ue = avg.util_est;
+            if ue.enqueued & UTIL_AVG_UNCHANGED != 0 {
+                return;
+            }
+            let last_enqueued = i64::from(ue.enqueued);
+            ue.enqueued = task_util(avg) as u32;
+            let done = if feat.fastup && ue.ewma < ue.enqueued {
+                ue.ewma = ue.enqueued;
+                true
+            } else {
+                false
+            };
+            if !done {
+                // unsigned int arithmetic, as in the kernel
+                let last_ewma_diff = ue.enqueued.wrapping_sub(ue.ewma);
+                let last_enqueued_diff = last_enqueued - i64::from(ue.enqueued);
+                let m = margin as i32;
+                let skip_ewma = if within_margin(last_ewma_diff as i32, m) {
+                    if within_margin(last_enqueued_diff as i32, m) {
+                        return;
+                    }
+                    true
+                } else if feat.capacity_filter && task_util(avg) > capacity_orig {
+                    return;
+                } else {
+                    feat.runnable_filter
+                        && u64::from(ue.enqueued) + UTIL_EST_MARGIN < task_runnable(avg)
+                };
+                if !skip_ewma {
+                    ue.ewma = (ue.ewma << UTIL_EST_WEIGHT_SHIFT).wrapping_add(last_ewma_diff)
+                        >> UTIL_EST_WEIGHT_SHIFT;
+                }
+            }
+            ue.enqueued |= UTIL_AVG_UNCHANGED;
+            avg.util_est = ue;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected values come from `tools/pelt_reference.py`, an independent Python
+    //! implementation of the same kernel integer arithmetic. Regenerate with
+    //! `python3 tools/pelt_reference.py` (section numbers below match its output).
+
+    use super::*;
+    use proptest::prelude::*;
+
+    const MS: u64 = 1_000_000;
+    const NICE_0: u64 = 1024;
+
+    /// Mirror of `periodic()` in tools/pelt_reference.py: wake at `k * period` (rq was
+    /// idle), ticks at multiples of `tick` strictly inside the run, sleep at
+    /// `k * period + run` (never when `run >= period`). Samples `(util, load, runnable)`
+    /// of the task at the given times, and at the last wake / last sleep.
+    struct Periodic {
+        se: SchedAvg,
+        cfs: SchedAvg,
+        clock: PeltClock,
+        last_wake: (u64, u64, u64),
+        last_sleep: (u64, u64, u64),
+        samples: Vec<(u64, u64, u64)>,
+    }
+
+    fn snap(se: &SchedAvg) -> (u64, u64, u64) {
+        (se.util_avg, se.load_avg, se.runnable_avg)
+    }
+
+    fn run_periodic(
+        cap: u64,
+        freq: u64,
+        run: u64,
+        period: u64,
+        tick: u64,
+        end: u64,
+        sample_at: &[u64],
+    ) -> Periodic {
+        let mut events: Vec<(u64, u8)> = Vec::new();
+        let mut k = 0;
+        while k * period < end {
+            let w = k * period;
+            events.push((w, 0));
+            let s = w + run;
+            let mut t = (w / tick + 1) * tick;
+            while t < s.min(end + 1) && t <= end {
+                events.push((t, 1));
+                t += tick;
+            }
+            if run < period && s <= end {
+                events.push((s, 2));
+            }
+            if run >= period {
+                break;
+            }
+            k += 1;
+        }
+        events.sort_unstable();
+        let mut p = Periodic {
+            se: SchedAvg::default(),
+            cfs: SchedAvg::default(),
+            clock: PeltClock::default(),
+            last_wake: (0, 0, 0),
+            last_sleep: (0, 0, 0),
+            samples: Vec::new(),
+        };
+        let mut si = 0;
+        for &(t, kind) in &events {
+            while si < sample_at.len() && sample_at[si] < t {
+                p.samples.push(snap(&p.se));
+                si += 1;
+            }
+            match kind {
+                0 => {
+                    p.clock.update(t, true, cap, freq);
+                    let now = p.clock.now();
+                    update_load_avg_se(&mut p.se, now, false, false, false, NICE_0);
+                    update_load_avg_cfs_rq(&mut p.cfs, now, 0, 0, false);
+                    p.last_wake = snap(&p.se);
+                }
+                1 => {
+                    p.clock.update(t, false, cap, freq);
+                    let now = p.clock.now();
+                    update_load_avg_se(&mut p.se, now, true, true, true, NICE_0);
+                    update_load_avg_cfs_rq(&mut p.cfs, now, NICE_0, 1, true);
+                }
+                _ => {
+                    p.clock.update(t, false, cap, freq);
+                    let now = p.clock.now();
+                    update_load_avg_se(&mut p.se, now, true, true, true, NICE_0);
+                    update_load_avg_cfs_rq(&mut p.cfs, now, NICE_0, 1, true);
+                    p.last_sleep = snap(&p.se);
+                    p.clock.update_idle(u64::from(p.cfs.util_sum));
+                }
+            }
+        }
+        while si < sample_at.len() {
+            p.samples.push(snap(&p.se));
+            si += 1;
+        }
+        p
+    }
+
+    // ---- 1. decay_load / table sanity --------------------------------------------
+
+    #[test]
+    fn pelt_decay_load_values() {
+        // Kernel arithmetic: y^0 is 0xffffffff/2^32, so one half-life of 1024 gives 511.
+        assert_eq!(decay_load(1024, 32), 511);
+        assert_eq!(decay_load(LOAD_AVG_MAX, 1), 46718);
+        assert_eq!(decay_load(LOAD_AVG_MAX, 1), LOAD_AVG_MAX - 1024);
+        assert_eq!(decay_load(1 << 40, 5), 986_651_747_840);
+        assert_eq!(decay_load(1000, 100), 114);
+        assert_eq!(decay_load(u64::MAX, 31), 9_425_337_582_549_467_135);
+        assert_eq!(decay_load(123_456_789, 2016), 0);
+        assert_eq!(decay_load(123_456_789, 2017), 0);
+        assert_eq!(decay_load(u64::MAX, 2016), 0);
+        assert_eq!(decay_load(7, 0), 6);
+    }
+
+    #[test]
+    fn pelt_load_avg_max_converges() {
+        // Documentation/scheduler/sched-pelt.c:calc_converged_max(): max = max*y + 1024
+        // with y_inv = runnable_avg_yN_inv[1].
+        let mut max = 1024u64;
+        let mut steps = 0;
+        loop {
+            let next = decay_load(max, 1) + 1024;
+            if next == max {
+                break;
+            }
+            max = next;
+            steps += 1;
+            assert!(steps < 10_000);
+        }
+        assert_eq!(max, LOAD_AVG_MAX);
+        // The table is strictly decreasing and halves over one period.
+        for w in RUNNABLE_AVG_Y_N_INV.windows(2) {
+            assert!(w[0] > w[1]);
+        }
+        assert_eq!(RUNNABLE_AVG_Y_N_INV[16], 0xb504_f333); // 2^32 / sqrt(2)
+    }
+
+    #[test]
+    fn pelt_accumulate_segments_values() {
+        assert_eq!(accumulate_pelt_segments(1, 1024, 0), 1002);
+        assert_eq!(accumulate_pelt_segments(1, 24, 1000), 1023);
+        assert_eq!(accumulate_pelt_segments(5, 100, 200), 4166);
+        assert_eq!(accumulate_pelt_segments(40, 500, 3), 26858);
+        assert_eq!(accumulate_pelt_segments(3000, 1, 1), 46719);
+    }
+
+    #[test]
+    fn pelt_update_load_sum_units_and_backwards_time() {
+        let mut a = SchedAvg::default();
+        // < 1024 ns: nothing happens.
+        assert!(!a.update_load_sum(1023, 1, 1, 1));
+        assert_eq!(a.last_update_time, 0);
+        // 1 ms = 976 units + 576 ns remainder kept in last_update_time.
+        assert!(!a.update_load_sum(MS, 1, 1, 1));
+        assert_eq!(a.last_update_time, 976 * 1024);
+        assert_eq!(a.period_contrib, 976);
+        assert_eq!(a.util_sum, 976 << 10);
+        assert_eq!(a.load_sum, 976);
+        // Backwards: resync only.
+        assert!(!a.update_load_sum(5, 1, 1, 1));
+        assert_eq!(a.last_update_time, 5);
+        assert_eq!(a.period_contrib, 976);
+        // load == 0 forces runnable = running = 0.
+        let mut b = SchedAvg::default();
+        b.update_load_sum(2048 * 1024, 0, 1, 1);
+        assert_eq!((b.load_sum, b.runnable_sum, b.util_sum), (0, 0, 0));
+        assert_eq!(b.get_pelt_divider(), PELT_MIN_DIVIDER);
+    }
+
+    // ---- 2. always-running task ----------------------------------------------------
+
+    #[test]
+    fn pelt_always_running_ramp() {
+        let times: Vec<u64> = [1, 8, 32, 64, 100, 345].iter().map(|t| t * MS).collect();
+        // (util_avg, load_avg, runnable_avg) at 1, 8, 32, 64, 100, 345 ms.
+        let expect_tick_1ms = [
+            (0, 0, 0),
+            (156, 155, 156),
+            (495, 495, 495),
+            (751, 750, 751),
+            (894, 894, 894),
+            (1023, 1023, 1023),
+        ];
+        let expect_tick_4ms = [
+            (0, 0, 0),
+            (156, 156, 156),
+            (495, 495, 495),
+            (751, 750, 751),
+            (894, 894, 894),
+            (1023, 1023, 1023),
+        ];
+        for (tick, expect) in [(MS, expect_tick_1ms), (4 * MS, expect_tick_4ms)] {
+            let p = run_periodic(1024, 1024, 1 << 40, 1 << 40, tick, 345 * MS, &times);
+            assert_eq!(p.samples, expect.to_vec(), "tick {tick}");
+            assert_eq!(p.cfs.util_avg, 1023);
+            assert_eq!(p.cfs.util_avg, p.se.util_avg);
+            assert_eq!(p.clock.lost_idle_time, 0);
+        }
+    }
+
+    // ---- 3. 50 % duty task ---------------------------------------------------------
+
+    #[test]
+    fn pelt_half_duty_16ms_converged() {
+        for tick in [MS, 4 * MS] {
+            let p = run_periodic(1024, 1024, 8 * MS, 16 * MS, tick, 1016 * MS, &[]);
+            assert_eq!(p.last_wake, (469, 469, 469), "min, tick {tick}");
+            assert_eq!(p.last_sleep, (554, 554, 554), "max, tick {tick}");
+            assert_eq!(p.cfs.util_avg, 554);
+            assert_eq!(p.clock.lost_idle_time, 0);
+            // mean of the swing ≈ 50 %
+            assert_eq!((p.last_wake.0 + p.last_sleep.0) / 2, 511);
+        }
+    }
+
+    // ---- 4. invariance through the PELT clock --------------------------------------
+
+    #[test]
+    fn pelt_half_duty_capacity_and_frequency_invariance() {
+        // (cap, freq) -> (min, max, clock_pelt at the end)
+        let cases = [
+            (446, 1024, 195, 252, 1_011_484_374u64),
+            (1024, 512, 225, 288, 1_012_000_000),
+            (446, 512, 95, 112, 1_009_742_186),
+        ];
+        for (cap, freq, min, max, clock_pelt) in cases {
+            let p = run_periodic(cap, freq, 8 * MS, 16 * MS, 4 * MS, 1016 * MS, &[]);
+            assert_eq!(p.last_wake, (min, min, min), "cap {cap} freq {freq}");
+            assert_eq!(p.last_sleep, (max, max, max), "cap {cap} freq {freq}");
+            assert_eq!(p.clock.clock_pelt, clock_pelt);
+            assert_eq!(p.clock.lost_idle_time, 0);
+            // ≈ duty * cap/1024 * freq/1024
+            let target = 512 * cap * freq / (1024 * 1024);
+            assert!(
+                (min..=max).contains(&target),
+                "{target} not in {min}..={max}"
+            );
+        }
+    }
+
+    #[test]
+    fn pelt_lost_idle_time_when_saturated() {
+        let mut p = run_periodic(446, 1024, 1 << 40, 1 << 40, 4 * MS, 500 * MS, &[]);
+        assert_eq!(p.se.util_avg, 1012);
+        assert_eq!(p.se.util_sum, 48_028_992);
+        assert_eq!(p.se.period_contrib, 701);
+        assert_eq!(p.clock.clock_task, 500 * MS);
+        assert_eq!(p.clock.clock_pelt, 217_773_375);
+        assert_eq!(p.cfs.util_sum, 48_028_992);
+        p.clock.update_idle(u64::from(p.cfs.util_sum));
+        assert_eq!(p.clock.lost_idle_time, 282_226_625);
+        // After the idle resync, only the real idle time (10 ms) is credited.
+        p.clock.update(510 * MS, true, 446, 1024);
+        assert_eq!(p.clock.now(), 217_773_375 + 10 * MS);
+        // A non-saturated rq loses nothing.
+        let mut c = PeltClock {
+            clock_task: 100,
+            clock_pelt: 40,
+            lost_idle_time: 0,
+        };
+        c.update_idle(47_791_489);
+        assert_eq!(c.lost_idle_time, 0);
+        c.update_idle(47_791_490);
+        assert_eq!(c.lost_idle_time, 60);
+    }
+
+    #[test]
+    fn pelt_clock_update_rules() {
+        let mut c = PeltClock::default();
+        c.update(10_000, false, 512, 512);
+        assert_eq!((c.clock_task, c.clock_pelt), (10_000, 2_500));
+        c.update(9_000, true, 512, 512); // backwards: ignored
+        assert_eq!((c.clock_task, c.clock_pelt), (10_000, 2_500));
+        c.update(10_000, true, 512, 512); // zero delta while idle: resync
+        assert_eq!(c.clock_pelt, 10_000);
+        c.update(10_003, false, 1000, 1000); // floors twice: 3*1000>>10 = 2, 2*1000>>10 = 1
+        assert_eq!(c.clock_pelt, 10_001);
+    }
+
+    // ---- 5. util_est ---------------------------------------------------------------
+
+    /// (ewma, enqueued, util_avg, runnable_avg, capacity) -> (ewma, enqueued) after a
+    /// sleep dequeue; from section 5 of tools/pelt_reference.py.
+    type UeCase = (u32, u32, u64, u64, u64, u32, u32);
+
+    fn check_ue(ver: UtilEstVersion, cases: &[UeCase]) {
+        for &(ew, en, util, runnable, cap, ew2, en2) in cases {
+            let mut a = SchedAvg {
+                util_avg: util,
+                runnable_avg: runnable,
+                ..SchedAvg::default()
+            };
+            a.util_est = match ver {
+                UtilEstVersion::V6_8 => UtilEst {
+                    ewma: ew | (en & UTIL_AVG_UNCHANGED),
+                    enqueued: 0,
+                },
+                UtilEstVersion::V5_13 => UtilEst {
+                    ewma: ew,
+                    enqueued: en,
+                },
+            };
+            util_est_update(&mut a, true, ver, cap);
+            assert_eq!(
+                a.util_est,
+                UtilEst {
+                    ewma: ew2,
+                    enqueued: en2
+                },
+                "{ver:?} case {:?}",
+                (ew, en, util, runnable, cap)
+            );
+        }
+    }
+
+    const F: u32 = UTIL_AVG_UNCHANGED;
+
+    #[test]
+    fn pelt_util_est_v6_8_rules() {
+        check_ue(
+            UtilEstVersion::V6_8,
+            &[
+                (0, 0, 300, 300, 1024, 300 | F, 0),         // instant rise
+                (300, 300, 295, 295, 1024, 300 | F, 0),     // within margin: keep, flag set
+                (300, 300, 200, 200, 1024, 275 | F, 0),     // 1/4 decay: (1200-100)>>2
+                (300, 300, 200, 400, 1024, 300 | F, 0),     // runnable filter: keep
+                (300, 300, 200, 205, 1024, 275 | F, 0),     // runnable within margin: decay
+                (900, 900, 500, 500, 446, 900, 0),          // util > capacity: return, no flag
+                (300, 300 | F, 100, 100, 1024, 300 | F, 0), // flag set: unchanged
+                (300, 290, 295, 295, 1024, 300 | F, 0),
+                (301, 250, 293, 293, 1024, 301 | F, 0), // diff 8 < 10: keep
+            ],
+        );
+        // Not a sleep: nothing.
+        let mut a = SchedAvg {
+            util_avg: 500,
+            ..SchedAvg::default()
+        };
+        util_est_update(&mut a, false, UtilEstVersion::V6_8, 1024);
+        assert_eq!(a.util_est, UtilEst::default());
+    }
+
+    #[test]
+    fn pelt_util_est_v5_13_rules() {
+        check_ue(
+            UtilEstVersion::V5_13,
+            &[
+                (0, 0, 300, 300, 1024, 300, 300 | F),     // fast-up
+                (300, 300, 295, 295, 1024, 300, 300),     // both within margin: return
+                (300, 300, 200, 200, 1024, 275, 200 | F), // 1/4 decay
+                (300, 300, 200, 400, 1024, 275, 200 | F), // no runnable filter before v6.7
+                (300, 300, 200, 205, 1024, 275, 200 | F),
+                (900, 900, 500, 500, 446, 900, 900), // util > capacity: return
+                (300, 300 | F, 100, 100, 1024, 300, 300 | F),
+                (300, 290, 295, 295, 1024, 300, 290), // both within margin: return
+                (301, 250, 293, 293, 1024, 301, 293 | F), // ewma within, enqueued moved: done
+            ],
+        );
+        let feats = UtilEstFeatures {
+            fastup: false,
+            ..UtilEstFeatures::kernel_default(UtilEstVersion::V5_13)
+        };
+        let mut a = SchedAvg {
+            util_avg: 250,
+            runnable_avg: 250,
+            ..SchedAvg::default()
+        };
+        a.util_est = UtilEst {
+            ewma: 300,
+            enqueued: 300,
+        };
+        util_est_update_with(&mut a, true, UtilEstVersion::V5_13, feats, 1024);
+        assert_eq!(
+            a.util_est,
+            UtilEst {
+                ewma: 287,
+                enqueued: 250 | F
+            }
+        );
+        let mut a = SchedAvg {
+            util_avg: 400,
+            runnable_avg: 400,
+            ..SchedAvg::default()
+        };
+        a.util_est = UtilEst {
+            ewma: 300,
+            enqueued: 300,
+        };
+        util_est_update_with(&mut a, true, UtilEstVersion::V5_13, feats, 1024);
+        assert_eq!(
+            a.util_est,
+            UtilEst {
+                ewma: 325,
+                enqueued: 400 | F
+            }
+        );
+    }
+
+    #[test]
+    fn pelt_util_est_flag_cleared_by_recompute_and_rq_sum() {
+        let mut se = SchedAvg::default();
+        se.util_est.ewma = 300 | F;
+        // No period crossed: flag stays.
+        update_load_avg_se(&mut se, 500 * 1024, true, true, true, NICE_0);
+        assert_eq!(se.util_est.ewma, 300 | F);
+        // Period crossed: flag cleared.
+        assert!(update_load_avg_se(
+            &mut se,
+            2000 * 1024,
+            true,
+            true,
+            true,
+            NICE_0
+        ));
+        assert_eq!(se.util_est.ewma, 300);
+        // Blocked updates do not clear it.
+        se.util_est.ewma |= F;
+        assert!(update_load_avg_blocked_se(&mut se, 5000 * 1024, NICE_0));
+        assert_eq!(se.util_est.ewma, 300 | F);
+        assert_eq!(task_util_est_raw(&se.util_est, UtilEstVersion::V6_8), 300);
+        let old = UtilEst {
+            ewma: 120,
+            enqueued: 200 | F,
+        };
+        assert_eq!(task_util_est_raw(&old, UtilEstVersion::V5_13), 200);
+
+        let mut cfs = SchedAvg::default();
+        util_est_enqueue(&mut cfs, &se, UtilEstVersion::V6_8);
+        util_est_enqueue(&mut cfs, &se, UtilEstVersion::V6_8);
+        assert_eq!(cfs_rq_util_est(&cfs), 600);
+        let big = SchedAvg {
+            util_est: UtilEst {
+                ewma: 1000,
+                enqueued: 0,
+            },
+            ..SchedAvg::default()
+        };
+        util_est_dequeue(&mut cfs, &big, UtilEstVersion::V6_8);
+        assert_eq!(cfs_rq_util_est(&cfs), 0); // floored at 0
+        let t = SchedAvg {
+            util_avg: 50,
+            util_est: UtilEst {
+                ewma: 40,
+                enqueued: 0,
+            },
+            ..SchedAvg::default()
+        };
+        assert_eq!(task_util_est(&t, UtilEstVersion::V6_8), 50);
+    }
+
+    // ---- 6. attach / detach / removed / post_init ----------------------------------
+
+    fn converged_cfs() -> SchedAvg {
+        run_periodic(1024, 1024, 8 * MS, 16 * MS, 4 * MS, 1016 * MS, &[]).cfs
+    }
+
+    #[test]
+    fn pelt_attach_detach_removed() {
+        let mut cfs = converged_cfs();
+        let before = SchedAvg {
+            last_update_time: 1_015_999_488,
+            load_sum: 26_420_800,
+            runnable_sum: 26_420_800,
+            util_sum: 26_420_800,
+            period_contrib: 955,
+            load_avg: 554,
+            runnable_avg: 554,
+            util_avg: 554,
+            util_est: UtilEst::default(),
+        };
+        assert_eq!(cfs, before);
+
+        let mut mig = SchedAvg {
+            load_avg: 700,
+            util_avg: 300,
+            runnable_avg: 350,
+            ..SchedAvg::default()
+        };
+        attach_entity_load_avg(&mut cfs, &mut mig, NICE_0);
+        assert_eq!(
+            (
+                mig.last_update_time,
+                mig.period_contrib,
+                mig.load_sum,
+                mig.runnable_sum,
+                mig.util_sum
+            ),
+            (1_015_999_488, 955, 32_588, 16_685_550, 14_301_900)
+        );
+        assert_eq!(
+            (
+                cfs.load_sum,
+                cfs.runnable_sum,
+                cfs.util_sum,
+                cfs.load_avg,
+                cfs.runnable_avg,
+                cfs.util_avg
+            ),
+            (59_790_912, 43_106_350, 40_722_700, 1254, 904, 854)
+        );
+        detach_entity_load_avg(&mut cfs, &mig, NICE_0);
+        assert_eq!(cfs, before);
+
+        let mut removed = RemovedLoad {
+            load_avg: 600,
+            util_avg: 500,
+            runnable_avg: 600,
+            nr: 2,
+        };
+        assert!(apply_removed(&mut cfs, &mut removed));
+        assert_eq!(
+            (
+                cfs.load_sum,
+                cfs.runnable_sum,
+                cfs.util_sum,
+                cfs.load_avg,
+                cfs.runnable_avg,
+                cfs.util_avg
+            ),
+            (0, 0, 2_584_300, 0, 0, 54)
+        );
+        assert_eq!(removed.nr, 0);
+        assert!(!apply_removed(&mut cfs, &mut removed));
+        // The floor: util_sum is never below util_avg * PELT_MIN_DIVIDER.
+        assert!(u64::from(cfs.util_sum) >= cfs.util_avg * PELT_MIN_DIVIDER);
+
+        // A zero-load entity gets load_sum 1 (40f5aa4c5eae corner case).
+        let mut c2 = SchedAvg {
+            period_contrib: 100,
+            ..SchedAvg::default()
+        };
+        let mut z = SchedAvg::default();
+        attach_entity_load_avg(&mut c2, &mut z, NICE_0);
+        assert_eq!((z.load_sum, z.period_contrib, c2.load_sum), (1, 100, 1024));
+    }
+
+    #[test]
+    fn pelt_detach_floors_sums() {
+        // Rounding can leave se sums above the cfs sums: the floor keeps cfs consistent.
+        let mut cfs = SchedAvg {
+            util_avg: 10,
+            util_sum: 100,
+            runnable_avg: 10,
+            runnable_sum: 100,
+            ..SchedAvg::default()
+        };
+        let se = SchedAvg {
+            util_avg: 4,
+            util_sum: 1000,
+            runnable_avg: 4,
+            runnable_sum: 1000,
+            ..SchedAvg::default()
+        };
+        detach_entity_load_avg(&mut cfs, &se, NICE_0);
+        assert_eq!(cfs.util_avg, 6);
+        assert_eq!(u64::from(cfs.util_sum), 6 * PELT_MIN_DIVIDER);
+        assert_eq!(cfs.runnable_sum, 6 * PELT_MIN_DIVIDER);
+    }
+
+    #[test]
+    fn pelt_post_init_entity_util_avg() {
+        // (cpu_scale, cfs util_avg, cfs load_avg, weight) -> util
+        let cases = [
+            (1024, 0, 0, 1024, 512),
+            (1024, 400, 800, 1024, 312),
+            (1024, 100, 2000, 1024, 51),
+            (446, 500, 1000, 1024, 0),
+            (446, 300, 100, 1024, 73),
+            (1024, 1023, 0, 1024, 0),
+        ];
+        for (cpu_scale, cu, cl, w, expect) in cases {
+            let cfs = SchedAvg {
+                util_avg: cu,
+                load_avg: cl,
+                ..SchedAvg::default()
+            };
+            let mut se = init_entity_runnable_average(w);
+            assert_eq!(se.load_avg, w);
+            post_init_entity_util_avg(&mut se, cpu_scale, &cfs, w);
+            assert_eq!(
+                (se.util_avg, se.runnable_avg),
+                (expect, expect),
+                "{cpu_scale} {cu} {cl}"
+            );
+        }
+    }
+
+    #[test]
+    fn pelt_update_load_avg_attach_then_migrate_away() {
+        let mut cfs = SchedAvg::default();
+        let mut removed = RemovedLoad::default();
+        let mut se = init_entity_runnable_average(NICE_0);
+        post_init_entity_util_avg(&mut se, 1024, &cfs, NICE_0);
+        let st = SeState {
+            on_rq: false,
+            runnable: false,
+            running: false,
+            weight: NICE_0,
+        };
+        // First enqueue at 10 ms: last_update_time == 0, DO_ATTACH attaches.
+        let changed = update_load_avg(
+            10 * MS,
+            &mut cfs,
+            &mut removed,
+            CfsRqState::default(),
+            &mut se,
+            st,
+            UPDATE_TG | DO_ATTACH,
+        );
+        assert!(changed);
+        assert_eq!(se.last_update_time, cfs.last_update_time);
+        assert_eq!(
+            (cfs.util_avg, cfs.load_avg, cfs.runnable_avg),
+            (512, 1024, 512)
+        );
+        // Leaves while blocked: removed, then subtracted at the next cfs update.
+        remove_entity_load_avg(&mut removed, &mut se, cfs.last_update_time, NICE_0);
+        se.last_update_time = 0;
+        assert_eq!(removed.nr, 1);
+        assert!(update_cfs_rq_load_avg(
+            &mut cfs,
+            &mut removed,
+            10 * MS,
+            0,
+            0,
+            false
+        ));
+        assert_eq!((cfs.util_avg, cfs.load_avg, cfs.runnable_avg), (0, 0, 0));
+        // Enqueued on another CPU: attached there with the destination's window.
+        let mut dst = SchedAvg {
+            last_update_time: 7 * 1024,
+            period_contrib: 7,
+            ..SchedAvg::default()
+        };
+        let mut dst_removed = RemovedLoad::default();
+        let synced = se;
+        update_load_avg(
+            7 * 1024,
+            &mut dst,
+            &mut dst_removed,
+            CfsRqState::default(),
+            &mut se,
+            st,
+            UPDATE_TG | DO_ATTACH,
+        );
+        assert_eq!((se.last_update_time, se.period_contrib), (7 * 1024, 7));
+        assert_eq!(dst.util_avg, synced.util_avg);
+        assert_eq!(dst.load_avg, synced.load_avg);
+    }
+
+    // ---- properties ----------------------------------------------------------------
+
+    proptest! {
+        #[test]
+        fn prop_util_avg_bounded(steps in prop::collection::vec((1u64..40_000_000, 0u8..3), 1..200)) {
+            // state 0: sleeping, 1: runnable waiting, 2: running
+            let mut se = SchedAvg::default();
+            let mut now = 0u64;
+            for (dt, st) in steps {
+                now += dt;
+                update_load_avg_se(&mut se, now, st > 0, st > 0, st == 2, NICE_0);
+                prop_assert!(se.util_avg <= 1024, "util {}", se.util_avg);
+                prop_assert!(se.runnable_avg <= 1024);
+                prop_assert!(se.load_avg <= 1024);
+                prop_assert!(se.runnable_avg >= se.util_avg);
+                prop_assert!(se.runnable_sum >= u64::from(se.util_sum));
+            }
+        }
+
+        #[test]
+        fn prop_decay_load_monotone(val in any::<u64>(), n in 0u64..2100, m in 0u64..2100, d in any::<u64>()) {
+            let (lo, hi) = if n <= m { (n, m) } else { (m, n) };
+            prop_assert!(decay_load(val, hi) <= decay_load(val, lo));
+            prop_assert!(decay_load(val, n) <= val);
+            let v2 = val.saturating_add(d);
+            prop_assert!(decay_load(val, n) <= decay_load(v2, n));
+        }
+
+        #[test]
+        fn prop_pelt_clock_never_ahead(steps in prop::collection::vec((1u64..10_000_000, any::<bool>(), 1u64..=1024, 1u64..=1024), 1..100)) {
+            let mut c = PeltClock::default();
+            let mut t = 0;
+            for (dt, idle, cap, freq) in steps {
+                t += dt;
+                let before = c.now();
+                c.update(t, idle, cap, freq);
+                prop_assert!(c.clock_pelt <= c.clock_task);
+                prop_assert!(c.now() >= before);
+            }
+        }
+    }
+}

@@ -12,5 +12,9 @@ pub const NSEC_PER_SEC: Nanos = 1_000_000_000;
 
 /// Formats nanoseconds as ftrace does: seconds with six decimals (`100.000002`).
 pub fn fmt_ftrace_ts(ns: Nanos) -> String {
-    format!("{}.{:06}", ns / NSEC_PER_SEC, (ns % NSEC_PER_SEC) / NSEC_PER_USEC)
+    format!(
+        "{}.{:06}",
+        ns / NSEC_PER_SEC,
+        (ns % NSEC_PER_SEC) / NSEC_PER_USEC
+    )
 }

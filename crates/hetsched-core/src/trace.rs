@@ -263,8 +263,8 @@ impl Interest {
 pub trait TraceSink {
     /// Which groups of events this sink wants.
     fn interest(&self) -> Interest;
-    /// Called once before the first event with the run's CPU count and comm of every
-    /// initial task is not needed: `task_rename` events announce names.
+    /// Called once before the first event with the run's CPU count and start time.
+    /// Task names are announced by `task_rename` events, not here.
     fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
         let _ = (nr_cpus, start_ns);
     }

@@ -241,28 +241,33 @@ impl Event {
     /// rt-app's event type id (`enum resource_t` in src/rt-app_types.h), as printed in
     /// `rtapp_event: type=`.
     pub fn rtapp_type_id(&self) -> u32 {
+        // enum resource_t: unknown 0, mutex 1, wait 2, signal 3, broadcast 4, sleep 5,
+        // run 6, sig_and_wait 7, lock 8, unlock 9, timer 10, timer_unique 11, suspend 12,
+        // resume 13, mem 14, iorun 15, runtime 16, yield 17, barrier 18, fork 19.
+        // sem_post, sem_wait and memrun are newer than every rt-app copy read; they take
+        // the next ids.
         match self {
-            Event::Lock { .. } => 1,
-            Event::Unlock { .. } => 2,
-            Event::Wait { .. } => 3,
-            Event::Signal { .. } => 4,
+            Event::Wait { .. } => 2,
+            Event::Signal { .. } => 3,
+            Event::Broad { .. } => 4,
             Event::Sleep { .. } => 5,
             Event::Run { .. } => 6,
-            Event::Broad { .. } => 7,
-            Event::Sync { .. } => 8,
-            Event::Suspend => 9,
+            Event::Sync { .. } => 7,
+            Event::Lock { .. } => 8,
+            Event::Unlock { .. } => 9,
             Event::Timer { name, .. } if name.starts_with("unique") => 11,
             Event::Timer { .. } => 10,
-            Event::Resume { .. } => 12,
-            Event::Mem { .. } => 13,
-            Event::Iorun { .. } => 14,
-            Event::Yield => 15,
-            Event::Barrier { .. } => 16,
-            Event::Fork { .. } => 17,
-            Event::SemWait { .. } => 18,
-            Event::Runtime { .. } => 19,
+            Event::Suspend => 12,
+            Event::Resume { .. } => 13,
+            Event::Mem { .. } => 14,
+            Event::Iorun { .. } => 15,
+            Event::Runtime { .. } => 16,
+            Event::Yield => 17,
+            Event::Barrier { .. } => 18,
+            Event::Fork { .. } => 19,
             Event::SemPost { .. } => 20,
-            Event::Memrun { .. } => 21,
+            Event::SemWait { .. } => 21,
+            Event::Memrun { .. } => 22,
         }
     }
 

@@ -1,1 +1,117 @@
-//! Placeholder.
+//! rt-app JSON workloads for hetsched: read every file rt-app accepts, with rt-app's
+//! meaning, reject what it rejects with `FILE:LINE:COL`, and write workloads back.
+//!
+//! # Tour
+//!
+//! * [`json`]: a hand-written lenient JSON reader with json-c's non-strict leniency
+//!   (comments, trailing commas, …) that keeps objects as ordered member lists, so that
+//!   repeated keys stay separate entries.
+//! * `grammar` (private): the rt-app grammar → [`Workload`], following
+//!   `src/rt-app_parse_config.c`; see [`event_prefix`] for event-key matching.
+//! * [`parse_str`] / [`read_file`]: the entry points; [`describe`] for
+//!   `hetsched validate`; [`to_rtapp_json`] to write a workload as strict rt-app JSON.
+//!
+//! # Mapping decisions
+//!
+//! * **Repeated keys.** [`DuplicateKeys::Ordered`] (default) reads a file the way
+//!   `doc/workgen` makes rt-app run it: every repeated *event* key is its own event, in
+//!   order (`run, resume, run, suspend`); repeated task/phase names are renamed as
+//!   workgen does (`heavy1` → `heavy11`); for repeated attribute keys (`loop`, `cpus`…)
+//!   the first is read (workgen renames the others, which rt-app then ignores).
+//!   [`DuplicateKeys::JsonC`] reproduces rt-app run directly: json-c keeps the last
+//!   value at the position of the first.
+//! * **`loop`.** With `phases`: `TaskSpec::loop_count` = task `loop` (default −1 =
+//!   forever; any negative value is stored as −1), `Phase::loop_count` = phase `loop`
+//!   (default 1). Without `phases`, the task's own events form one phase named
+//!   `phase0`; if `loop` is present that phase loops `loop` times and the thread runs it
+//!   once (`TaskSpec::loop_count` = 1), otherwise the phase runs once per thread loop
+//!   and the thread loops forever (`TaskSpec::loop_count` = −1). A phase `loop` ≤ 0
+//!   never ends in rt-app (its counter is compared with `==` after an increment): it is
+//!   stored as [`PHASE_LOOP_FOREVER`] (`u64::MAX`).
+//! * **`cpus`.** rt-app's `set_thread_affinity()` uses the phase's `cpus`, else the
+//!   task's `cpus`, else the thread's default (inherited, normally all CPUs). The reader
+//!   resolves this: each `Phase::attrs.cpus` holds the phase's own `cpus` or, failing
+//!   that, a copy of the task's (with the task's `cpus_span`); `None` means the default
+//!   affinity (all CPUs). The engine applies `phase.attrs.cpus.unwrap_or(all)` at every
+//!   phase start.
+//! * **Other attributes** are kept as written (`None` = not set): a task without
+//!   `policy` runs `Workload::default_policy`; a missing `priority` means rt-app's
+//!   default for the policy (nice 0 for OTHER/IDLE, 10 for FIFO/RR, 0 for DEADLINE). A
+//!   phase applies only what it sets. `dl-period` defaults to `dl-runtime` and
+//!   `dl-deadline` to `dl-period`; the reader stores these effective values. At task
+//!   level the legacy `runtime`/`period`/`deadline` keys are read as fallbacks, exactly
+//!   as rt-app does — including a task-level `runtime` *event* of a task without
+//!   `phases` (a warning says so).
+//! * **Ignored with a warning**: unknown keys (rt-app ignores them silently), legacy
+//!   `resources`, `nodes_membind`, the `attrs` ftrace category, `memrun` stride/pattern/
+//!   ref. Accepted and ignored silently: `lock_pages`, `logdir`, `log_basename`,
+//!   `log_size`, `gnuplot`, `io_device`, `mem_buffer_size` (type-checked as rt-app does).
+
+pub mod error;
+mod grammar;
+pub mod json;
+mod write;
+
+use std::path::Path;
+
+pub use error::{Location, RtappError};
+pub use grammar::{event_prefix, EVENT_PREFIXES, PHASE_LOOP_FOREVER};
+use hetsched_core::workload::Workload;
+pub use write::{describe, to_rtapp_json};
+
+/// How repeated keys in one JSON object are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DuplicateKeys {
+    /// Keep every occurrence in order, as `doc/workgen` makes rt-app run such files:
+    /// each repeated event key is its own event (default).
+    #[default]
+    Ordered,
+    /// json-c's behaviour (rt-app run on the file directly): the last value wins, kept
+    /// at the position of the first occurrence.
+    JsonC,
+}
+
+/// Options of the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadOptions {
+    /// How repeated keys are read; default [`DuplicateKeys::Ordered`].
+    pub duplicate_keys: DuplicateKeys,
+}
+
+/// Parses rt-app JSON `text`; `origin` names it in errors and warnings (a file path, or
+/// e.g. `"<generated>"`). The workload's `name` is the file stem of `origin`.
+pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workload, RtappError> {
+    let doc = json::parse(text).map_err(|e| RtappError::Syntax {
+        at: Location {
+            origin: origin.to_string(),
+            line: e.line,
+            col: e.col,
+        },
+        expected: e.expected,
+        jsonc: e.jsonc,
+    })?;
+    let mut root = doc.root;
+    if opts.duplicate_keys == DuplicateKeys::JsonC {
+        json::collapse_duplicates(&mut root);
+    }
+    let mut w = grammar::Reader::new(origin, opts.duplicate_keys).workload(&root)?;
+    let mut warnings: Vec<String> = doc
+        .warnings
+        .into_iter()
+        .map(|m| format!("{origin}:{m}"))
+        .collect();
+    warnings.append(&mut w.warnings);
+    w.warnings = warnings;
+    Ok(w)
+}
+
+/// Reads and parses an rt-app JSON file. Bytes that are not UTF-8 are replaced by
+/// U+FFFD (json-c does not validate them either).
+pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Workload, RtappError> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| RtappError::Io {
+        path: origin.clone(),
+        reason: e.to_string(),
+    })?;
+    parse_str(&String::from_utf8_lossy(&bytes), &origin, opts)
+}

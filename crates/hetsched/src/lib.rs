@@ -1,1 +1,212 @@
-//! Placeholder.
+//! hetsched: load platforms and workloads by name or path and run them.
+//!
+//! The one entry point the CLI, the benchmarks and the Python module share. Platforms
+//! come from `hetsched-platform` (presets or YAML files), workloads from `hetsched-rtapp`
+//! (rt-app JSON files, or the workloads shipped in `presets/workloads/`), traces go to
+//! `hetsched-trace` writers, and the run itself is [`hetsched_core::run`].
+
+use hetsched_core::options::Options;
+use hetsched_core::platform::Platform;
+use hetsched_core::time::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+use hetsched_core::trace::TraceSink;
+use hetsched_core::workload::Workload;
+use hetsched_core::{RunError, RunResult, RunSpec};
+use std::path::{Path, PathBuf};
+
+pub mod summary;
+
+pub use hetsched_core;
+pub use hetsched_platform;
+pub use hetsched_rtapp;
+pub use hetsched_trace;
+
+/// Workloads shipped with hetsched, by name.
+const WORKLOAD_PRESETS: &[(&str, &str)] =
+    &[("demo", include_str!("../../../presets/workloads/demo.json"))];
+
+/// Errors of the facade; each Display is one line naming the file (and line and column
+/// where there is one).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Platform file or preset.
+    #[error(transparent)]
+    Platform(#[from] hetsched_platform::PlatformError),
+    /// Workload file.
+    #[error(transparent)]
+    Workload(#[from] hetsched_rtapp::RtappError),
+    /// Options or the run.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Options.
+    #[error(transparent)]
+    Options(#[from] hetsched_core::options::OptionsError),
+    /// A duration argument.
+    #[error(
+        "--duration {0}: expected a number with a unit: ns, us, ms or s (for example 10s, 500ms)"
+    )]
+    Duration(String),
+    /// I/O on an output file.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        err: std::io::Error,
+    },
+}
+
+/// Names of the workloads shipped with hetsched.
+pub fn workload_preset_names() -> Vec<&'static str> {
+    WORKLOAD_PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// Loads a platform: a preset name, or a path to a YAML file.
+pub fn load_platform(name_or_path: &str) -> Result<Platform, Error> {
+    Ok(hetsched_platform::load(name_or_path)?)
+}
+
+/// Loads a workload: a path to an rt-app JSON file, or the name of a shipped workload.
+pub fn load_workload(
+    name_or_path: &str,
+    opts: &hetsched_rtapp::ReadOptions,
+) -> Result<Workload, Error> {
+    let path = Path::new(name_or_path);
+    if !path.exists() {
+        if let Some((name, text)) = WORKLOAD_PRESETS.iter().find(|(n, _)| *n == name_or_path) {
+            let mut w =
+                hetsched_rtapp::parse_str(text, &format!("presets/workloads/{name}.json"), opts)?;
+            w.name = (*name).to_string();
+            return Ok(w);
+        }
+    }
+    Ok(hetsched_rtapp::read_file(path, opts)?)
+}
+
+/// Parses a duration such as `10s`, `2.5s`, `500ms`, `100us`, `1000ns`.
+pub fn parse_duration(s: &str) -> Result<Nanos, Error> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "s" | "" => NSEC_PER_SEC,
+        "ms" => NSEC_PER_MSEC,
+        "us" | "µs" => NSEC_PER_USEC,
+        "ns" => 1,
+        _ => return Err(Error::Duration(s.to_string())),
+    };
+    // exact decimal parsing, no floats: integer part and up to 9 fractional digits
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() || frac.len() > 9 {
+        return Err(Error::Duration(s.to_string()));
+    }
+    let int: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| Error::Duration(s.to_string()))?
+    };
+    let mut frac_ns: u64 = 0;
+    if !frac.is_empty() {
+        let f: u64 = frac.parse().map_err(|_| Error::Duration(s.to_string()))?;
+        frac_ns = f * scale / 10u64.pow(frac.len() as u32);
+    }
+    int.checked_mul(scale)
+        .and_then(|v| v.checked_add(frac_ns))
+        .filter(|&v| v > 0)
+        .ok_or_else(|| Error::Duration(s.to_string()))
+}
+
+/// One run as the CLI and Python describe it.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// Platform preset name or YAML path.
+    pub platform: String,
+    /// Workload path or shipped workload name.
+    pub workload: String,
+    /// `key=value` option assignments.
+    pub sets: Vec<String>,
+    /// RNG seed.
+    pub seed: u64,
+    /// Simulated duration (overrides the workload's).
+    pub duration: Option<Nanos>,
+    /// Where to write the ftrace text, if anywhere.
+    pub trace: Option<PathBuf>,
+    /// How repeated JSON keys are read.
+    pub read: hetsched_rtapp::ReadOptions,
+}
+
+/// A run's result with the inputs it was made from.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The result.
+    pub result: RunResult,
+    /// Warnings from reading the workload.
+    pub warnings: Vec<String>,
+}
+
+/// Loads everything a request names, runs it, and writes the trace if asked.
+pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
+    let platform = load_platform(&req.platform)?;
+    let workload = load_workload(&req.workload, &req.read)?;
+    let options = Options::default().apply_sets(&req.sets)?;
+    let warnings = workload.warnings.clone();
+    let spec = RunSpec {
+        platform,
+        workload,
+        options,
+        seed: req.seed,
+        duration_ns: req.duration,
+    };
+    let result = match &req.trace {
+        Some(path) => {
+            let io_err = |err| Error::Io {
+                path: path.display().to_string(),
+                err,
+            };
+            let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
+            let result = {
+                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+                hetsched_core::run(&spec, &mut sinks)?
+            };
+            if let Some(e) = sink.take_error() {
+                return Err(io_err(e));
+            }
+            sink.flush().map_err(io_err)?;
+            result
+        }
+        None => hetsched_core::run(&spec, &mut [])?,
+    };
+    Ok(Outcome { result, warnings })
+}
+
+/// The result as pretty JSON (deterministic bytes for the same inputs and seed).
+pub fn result_json(r: &RunResult) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), 10 * NSEC_PER_SEC);
+        assert_eq!(parse_duration("2.5s").unwrap(), 2_500_000_000);
+        assert_eq!(parse_duration("500ms").unwrap(), 500 * NSEC_PER_MSEC);
+        assert_eq!(parse_duration("100us").unwrap(), 100_000);
+        assert_eq!(parse_duration("7").unwrap(), 7 * NSEC_PER_SEC);
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("1h").is_err());
+        assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn demo_workload_loads() {
+        let w = load_workload("demo", &Default::default()).unwrap();
+        assert_eq!(w.name, "demo");
+        assert_eq!(w.tasks.len(), 3);
+    }
+}

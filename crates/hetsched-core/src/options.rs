@@ -1,0 +1,425 @@
+//! User-facing options (all optional, unknown keys rejected) and their resolution into
+//! complete, validated [`Settings`] the engine reads.
+//!
+//! Every option's default reproduces a named kernel version; the defaults as a whole
+//! model Linux v6.11 (EEVDF without DELAY_DEQUEUE, util_est v6.8 form, HZ=250) on the
+//! baseline placement and balancing of this release. `--set key=value` addresses an option
+//! by its dotted path (`fair.variant=cfs`).
+
+use crate::pelt::UtilEstVersion;
+use crate::sched::fair::{FairParams, FairVariant};
+use crate::sched::sysctl_factor;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Errors from options.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OptionsError {
+    /// A `--set` argument without `=`.
+    #[error("--set {0}: expected key=value (for example fair.variant=cfs)")]
+    NotKeyValue(String),
+    /// An unknown key or a value of the wrong type.
+    #[error("--set {arg}: {msg}")]
+    Set {
+        /// The argument as given.
+        arg: String,
+        /// What serde said.
+        msg: String,
+    },
+    /// Options that are individually valid but impossible together or out of range.
+    #[error("option {key}: {msg}")]
+    Invalid {
+        /// Dotted key.
+        key: &'static str,
+        /// What would be accepted.
+        msg: String,
+    },
+}
+
+/// `[sched]`: core scheduler settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedOptions {
+    /// `CONFIG_HZ`: tick frequency (100, 250, 300 or 1000). Default 250 (arm64 GKI).
+    pub hz: u32,
+}
+
+impl Default for SchedOptions {
+    fn default() -> Self {
+        SchedOptions { hz: 250 }
+    }
+}
+
+/// How tunables scale with the CPU count (`sysctl_sched_tunable_scaling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TunableScaling {
+    /// No scaling (factor 1).
+    None,
+    /// `1 + ilog2(min(ncpus, 8))` (the kernel default).
+    #[default]
+    Log,
+    /// `min(ncpus, 8)`.
+    Linear,
+}
+
+/// `[fair]`: the fair class (kernel/sched/fair.c, features.h).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct FairOptions {
+    /// `eevdf` (v6.6+, default) or `cfs` (v6.5 and earlier).
+    pub variant: FairVariant,
+    /// `sysctl_sched_base_slice` before scaling, ns. Default 750000 (v6.6–v6.14).
+    pub base_slice_ns: u64,
+    /// Tunable scaling with the number of CPUs.
+    pub tunable_scaling: TunableScaling,
+    /// RUN_TO_PARITY (EEVDF).
+    pub run_to_parity: bool,
+    /// PLACE_LAG (EEVDF).
+    pub place_lag: bool,
+    /// PLACE_DEADLINE_INITIAL (EEVDF).
+    pub place_deadline_initial: bool,
+    /// WAKEUP_PREEMPTION.
+    pub wakeup_preemption: bool,
+    /// CFS `sysctl_sched_latency` before scaling, ns (6 ms).
+    pub sched_latency_ns: u64,
+    /// CFS `sysctl_sched_min_granularity` before scaling, ns (0.75 ms).
+    pub min_granularity_ns: u64,
+    /// CFS `sysctl_sched_wakeup_granularity` before scaling, ns (1 ms).
+    pub wakeup_granularity_ns: u64,
+    /// CFS GENTLE_FAIR_SLEEPERS.
+    pub gentle_fair_sleepers: bool,
+    /// CFS START_DEBIT.
+    pub start_debit: bool,
+}
+
+impl Default for FairOptions {
+    fn default() -> Self {
+        FairOptions {
+            variant: FairVariant::Eevdf,
+            base_slice_ns: 750_000,
+            tunable_scaling: TunableScaling::Log,
+            run_to_parity: true,
+            place_lag: true,
+            place_deadline_initial: true,
+            wakeup_preemption: true,
+            sched_latency_ns: 6_000_000,
+            min_granularity_ns: 750_000,
+            wakeup_granularity_ns: 1_000_000,
+            gentle_fair_sleepers: true,
+            start_debit: true,
+        }
+    }
+}
+
+/// `[pelt]`: load tracking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PeltOptions {
+    /// UTIL_EST feature.
+    pub util_est: bool,
+    /// util_est form: `v6_8` (single EWMA, default) or `v5_13` (enqueued + ewma, FASTUP).
+    #[schemars(with = "String")]
+    pub util_est_version: UtilEstVersion,
+    /// Frequency invariance (`arch_scale_freq_capacity()`); off = always 1024.
+    pub frequency_invariance: bool,
+}
+
+impl Default for PeltOptions {
+    fn default() -> Self {
+        PeltOptions {
+            util_est: true,
+            util_est_version: UtilEstVersion::default(),
+            frequency_invariance: true,
+        }
+    }
+}
+
+/// A cpufreq governor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Governor {
+    /// Highest usable OPP (drivers/cpufreq/cpufreq_performance.c).
+    #[default]
+    Performance,
+    /// Lowest OPP (cpufreq_powersave.c).
+    Powersave,
+    /// A fixed OPP per domain (cpufreq_userspace.c), from `cpufreq.userspace_khz`.
+    Userspace,
+}
+
+/// `[cpufreq]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpufreqOptions {
+    /// The governor of every policy.
+    pub governor: Governor,
+    /// For `userspace`: the frequency (kHz) per performance domain, or one value for all;
+    /// each is resolved to an OPP with `cpufreq_driver_resolve_freq()` (RELATION_L).
+    pub userspace_khz: Vec<u64>,
+}
+
+/// `[balance]`: load balancing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BalanceOptions {
+    /// Periodic, newidle and idle balancing on/off.
+    pub enabled: bool,
+}
+
+impl Default for BalanceOptions {
+    fn default() -> Self {
+        BalanceOptions { enabled: true }
+    }
+}
+
+/// Which rt-app markers to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkerChoice {
+    /// The categories the workload's `global.ftrace` asks for (rt-app's behaviour).
+    #[default]
+    Workload,
+    /// All categories.
+    All,
+    /// None.
+    None,
+}
+
+/// `[trace]`: what the trace contains.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceOptions {
+    /// PELT, util_est and capacity events (sched_pelt_se/cfs, sched_util_est_se/cfs,
+    /// sched_cpu_capacity).
+    pub signals: bool,
+    /// rt-app trace_marker lines.
+    pub rtapp_markers: MarkerChoice,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            signals: true,
+            rtapp_markers: MarkerChoice::Workload,
+        }
+    }
+}
+
+/// All options. Every field is optional in input; unknown keys are rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Core scheduler.
+    pub sched: SchedOptions,
+    /// Fair class.
+    pub fair: FairOptions,
+    /// PELT and util_est.
+    pub pelt: PeltOptions,
+    /// Frequency governors.
+    pub cpufreq: CpufreqOptions,
+    /// Load balancing.
+    pub balance: BalanceOptions,
+    /// Trace contents.
+    pub trace: TraceOptions,
+}
+
+impl Options {
+    /// Applies `key=value` assignments in order. Values are read as JSON (numbers, booleans,
+    /// arrays, quoted strings) and otherwise taken as plain strings.
+    pub fn apply_sets<S: AsRef<str>>(&self, sets: &[S]) -> Result<Options, OptionsError> {
+        let mut opts = self.clone();
+        for s in sets {
+            let arg = s.as_ref();
+            let (k, v) = arg
+                .split_once('=')
+                .ok_or_else(|| OptionsError::NotKeyValue(arg.to_string()))?;
+            let value: Value =
+                serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+            let mut tree = serde_json::to_value(&opts).map_err(|e| OptionsError::Set {
+                arg: arg.to_string(),
+                msg: e.to_string(),
+            })?;
+            let mut node = &mut tree;
+            let parts: Vec<&str> = k.trim().split('.').collect();
+            for (i, part) in parts.iter().enumerate() {
+                let Value::Object(map) = node else {
+                    return Err(OptionsError::Set {
+                        arg: arg.to_string(),
+                        msg: format!("`{}` is not a section", parts[..i].join(".")),
+                    });
+                };
+                if i + 1 == parts.len() {
+                    map.insert((*part).to_string(), value.clone());
+                    break;
+                }
+                node = map
+                    .entry((*part).to_string())
+                    .or_insert_with(|| Value::Object(Default::default()));
+            }
+            opts = serde_json::from_value(tree).map_err(|e| OptionsError::Set {
+                arg: arg.to_string(),
+                msg: e.to_string(),
+            })?;
+        }
+        Ok(opts)
+    }
+
+    /// JSON schema of the options (`hetsched schema options`).
+    pub fn schema() -> String {
+        let schema = schemars::schema_for!(Options);
+        serde_json::to_string_pretty(&schema).unwrap_or_default()
+    }
+}
+
+/// Complete, validated settings: the options plus every derived number the engine uses.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// The options as resolved.
+    pub options: Options,
+    /// `TICK_NSEC`.
+    pub tick_ns: u64,
+    /// Fair-class parameters after tunable scaling.
+    pub fair: FairParams,
+    /// The fixed frequency per performance domain for performance/powersave/userspace.
+    pub fixed_freq_khz: Vec<u64>,
+}
+
+/// FNV-1a 64 over bytes: a stable hash of the resolved settings, recorded in every output.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl Settings {
+    /// Resolves options against a platform.
+    pub fn resolve(
+        options: &Options,
+        platform: &crate::platform::Platform,
+    ) -> Result<Settings, OptionsError> {
+        let hz = options.sched.hz;
+        if !(1..=10_000).contains(&hz) {
+            return Err(OptionsError::Invalid {
+                key: "sched.hz",
+                msg: format!("{hz} is out of range; expected 100, 250, 300 or 1000"),
+            });
+        }
+        let tick_ns = 1_000_000_000 / u64::from(hz);
+        let f = &options.fair;
+        let ncpus = platform.nr_cpus();
+        let factor = match f.tunable_scaling {
+            TunableScaling::None => 1,
+            TunableScaling::Log => sysctl_factor(ncpus),
+            TunableScaling::Linear => ncpus.clamp(1, 8) as u64,
+        };
+        if f.base_slice_ns < 100_000 || f.base_slice_ns > 100_000_000 {
+            return Err(OptionsError::Invalid {
+                key: "fair.base_slice_ns",
+                msg: format!(
+                    "{} is out of range; expected 100000..=100000000 ns",
+                    f.base_slice_ns
+                ),
+            });
+        }
+        let fair = FairParams {
+            variant: f.variant,
+            base_slice: f.base_slice_ns * factor,
+            run_to_parity: f.run_to_parity,
+            place_lag: f.place_lag,
+            place_deadline_initial: f.place_deadline_initial,
+            wakeup_preemption: f.wakeup_preemption,
+            sched_latency: f.sched_latency_ns * factor,
+            min_granularity: f.min_granularity_ns.max(1) * factor,
+            wakeup_granularity: f.wakeup_granularity_ns * factor,
+            nr_latency: (f.sched_latency_ns / f.min_granularity_ns.max(1)).max(1),
+            gentle_fair_sleepers: f.gentle_fair_sleepers,
+            start_debit: f.start_debit,
+            tick_nsec: tick_ns,
+        };
+        let c = &options.cpufreq;
+        let fixed_freq_khz = platform
+            .perf_domains
+            .iter()
+            .enumerate()
+            .map(|(i, pd)| match c.governor {
+                Governor::Performance => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                Governor::Powersave => Ok(pd.min_freq_khz()),
+                Governor::Userspace => {
+                    let want = match c.userspace_khz.len() {
+                        0 => {
+                            return Err(OptionsError::Invalid {
+                                key: "cpufreq.userspace_khz",
+                                msg: "the userspace governor needs a frequency: one kHz value, or one per performance domain".into(),
+                            })
+                        }
+                        1 => c.userspace_khz[0],
+                        n if n == platform.perf_domains.len() => c.userspace_khz[i],
+                        n => {
+                            return Err(OptionsError::Invalid {
+                                key: "cpufreq.userspace_khz",
+                                msg: format!(
+                                    "{n} values given; expected 1 or {} (one per performance domain)",
+                                    platform.perf_domains.len()
+                                ),
+                            })
+                        }
+                    };
+                    Ok(pd.resolve_freq(want))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Settings {
+            options: options.clone(),
+            tick_ns,
+            fair,
+            fixed_freq_khz,
+        })
+    }
+
+    /// Stable hash of the resolved settings.
+    pub fn hash(&self) -> u64 {
+        fnv1a64(serde_json::to_string(self).unwrap_or_default().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_apply_and_reject_unknown_keys() {
+        let o = Options::default()
+            .apply_sets(&[
+                "fair.variant=cfs",
+                "sched.hz=1000",
+                "cpufreq.userspace_khz=[1,2]",
+            ])
+            .unwrap();
+        assert_eq!(o.fair.variant, FairVariant::Cfs);
+        assert_eq!(o.sched.hz, 1000);
+        assert_eq!(o.cpufreq.userspace_khz, vec![1, 2]);
+        let e = Options::default()
+            .apply_sets(&["fair.bogus=1"])
+            .unwrap_err();
+        assert!(e.to_string().contains("unknown field `bogus`"), "{e}");
+        let e = Options::default()
+            .apply_sets(&["sched.hz=fast"])
+            .unwrap_err();
+        assert!(e.to_string().starts_with("--set sched.hz=fast:"), "{e}");
+        assert!(matches!(
+            Options::default().apply_sets(&["nokey"]),
+            Err(OptionsError::NotKeyValue(_))
+        ));
+    }
+
+    #[test]
+    fn hash_is_stable_for_equal_settings() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,115 @@
+//! Policies: they read a view of the scheduler state and return decisions with reasons;
+//! the engine applies and traces them. Built-in policies are enum variants (no dynamic
+//! dispatch on hot paths).
+
+pub mod balance;
+pub mod placement;
+
+use crate::sched::CpuSet;
+use serde::Serialize;
+
+/// Why a task moved to another CPU (counted in the results).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MigrationReason {
+    /// Wake-up or fork placement chose another CPU.
+    WakeUp,
+    /// Periodic load balance (`sched_balance_rq` from the tick softirq).
+    Periodic,
+    /// Newidle balance (`sched_balance_newidle`).
+    Newidle,
+    /// Idle balance on behalf of tickless idle CPUs (nohz kick).
+    NohzIdle,
+    /// Active balance through the stopper.
+    Active,
+    /// Misfit migration.
+    Misfit,
+    /// The task's affinity no longer allows its CPU (`set_cpus_allowed_ptr()`).
+    Affinity,
+}
+
+impl MigrationReason {
+    /// All reasons, in result order.
+    pub const ALL: [MigrationReason; 7] = [
+        MigrationReason::WakeUp,
+        MigrationReason::Periodic,
+        MigrationReason::Newidle,
+        MigrationReason::NohzIdle,
+        MigrationReason::Active,
+        MigrationReason::Misfit,
+        MigrationReason::Affinity,
+    ];
+
+    /// snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MigrationReason::WakeUp => "wake_up",
+            MigrationReason::Periodic => "periodic",
+            MigrationReason::Newidle => "newidle",
+            MigrationReason::NohzIdle => "nohz_idle",
+            MigrationReason::Active => "active",
+            MigrationReason::Misfit => "misfit",
+            MigrationReason::Affinity => "affinity",
+        }
+    }
+}
+
+/// Per-CPU facts a policy may read.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuView {
+    /// Nothing runs (the idle task is current and nothing is queued).
+    pub idle: bool,
+    /// Fair tasks queued or running (`cfs.h_nr_runnable`).
+    pub nr_running: u32,
+    /// Cluster (LLC) index.
+    pub cluster: usize,
+    /// `arch_scale_cpu_capacity()`.
+    pub capacity: u64,
+}
+
+/// A read-only view of the scheduler state for policies.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedView<'a> {
+    /// One entry per CPU.
+    pub cpus: &'a [CpuView],
+}
+
+/// A wake-up placement decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// Chosen CPU.
+    pub cpu: usize,
+    /// Why.
+    pub reason: PlacementReason,
+}
+
+/// Why a CPU was chosen at wake-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlacementReason {
+    /// The previous CPU is idle.
+    PrevIdle,
+    /// An idle CPU sharing the previous CPU's cache.
+    IdleSibling,
+    /// No idle CPU nearby: the previous CPU.
+    Prev,
+    /// The previous CPU is not allowed: `select_fallback_rq()`.
+    Fallback,
+}
+
+/// A task to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// Task index.
+    pub task: usize,
+    /// From.
+    pub src: usize,
+    /// To.
+    pub dst: usize,
+    /// Why.
+    pub reason: MigrationReason,
+}
+
+/// Affinity helper: whether `cpu` is allowed.
+pub fn allowed(mask: &CpuSet, cpu: usize) -> bool {
+    mask.contains(cpu)
+}

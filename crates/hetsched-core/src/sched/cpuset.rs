@@ -1,0 +1,115 @@
+//! A fixed-size CPU mask (`struct cpumask`), up to [`MAX_CPUS`] CPUs, `Copy` and
+//! allocation-free for the hot paths.
+
+use serde::{Deserialize, Serialize};
+
+/// The largest platform the engine accepts.
+pub const MAX_CPUS: usize = 256;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
+pub struct CpuSet {
+    bits: [u64; WORDS],
+}
+
+impl CpuSet {
+    /// The empty set.
+    pub const EMPTY: CpuSet = CpuSet { bits: [0; WORDS] };
+
+    /// CPUs `0..n`.
+    pub fn first_n(n: usize) -> CpuSet {
+        let mut s = CpuSet::EMPTY;
+        for c in 0..n.min(MAX_CPUS) {
+            s.set(c);
+        }
+        s
+    }
+
+    /// The set of the listed CPUs (ids ≥ [`MAX_CPUS`] are ignored; callers validate first).
+    pub fn from_cpus(cpus: &[usize]) -> CpuSet {
+        let mut s = CpuSet::EMPTY;
+        for &c in cpus {
+            if c < MAX_CPUS {
+                s.set(c);
+            }
+        }
+        s
+    }
+
+    /// Adds `cpu`.
+    pub fn set(&mut self, cpu: usize) {
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    /// Removes `cpu`.
+    pub fn clear(&mut self, cpu: usize) {
+        self.bits[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    /// Whether `cpu` is in the set.
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Intersection.
+    pub fn and(&self, o: &CpuSet) -> CpuSet {
+        let mut r = *self;
+        for (a, b) in r.bits.iter_mut().zip(o.bits.iter()) {
+            *a &= *b;
+        }
+        r
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// Number of CPUs in the set.
+    pub fn weight(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Lowest CPU in the set.
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    /// CPUs in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bits.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// The words, least significant first, trimmed to `nr_cpus` CPUs.
+    pub fn words(&self, nr_cpus: usize) -> &[u64] {
+        &self.bits[..nr_cpus.div_ceil(64).clamp(1, WORDS)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic() {
+        let mut s = CpuSet::from_cpus(&[0, 3, 70, 255]);
+        assert_eq!(s.weight(), 4);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 3, 70, 255]);
+        s.clear(3);
+        assert!(!s.contains(3));
+        assert_eq!(s.first(), Some(0));
+        assert_eq!(CpuSet::first_n(3).and(&s).weight(), 1);
+        assert_eq!(s.words(8).len(), 1);
+    }
+}

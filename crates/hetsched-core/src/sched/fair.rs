@@ -1,0 +1,629 @@
+//! The fair class run queue: EEVDF (v6.6–v6.11 rules) and, as an option, the CFS rules of
+//! v6.5 and earlier.
+//!
+//! Models `kernel/sched/fair.c` of v6.11: `avg_vruntime()`, `entity_eligible()`,
+//! `update_min_vruntime()`, `update_curr()`/`update_deadline()`, `pick_eevdf()`,
+//! `place_entity()`, `update_entity_lag()`, `check_preempt_wakeup_fair()`, `set_next_entity()`
+//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`,
+//! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS.
+//!
+//! Simplifications: no group scheduling (every entity is a task on the root cfs_rq);
+//! no DELAY_DEQUEUE / PREEMPT_SHORT (they arrived in v6.12); the CFS option has no
+//! next/last/skip buddies. The queue is a vector scanned linearly instead of an augmented
+//! rbtree: same decisions, O(n) per pick, which is faster for the queue lengths seen here.
+
+use super::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
+use crate::pelt::{init_entity_runnable_average, RemovedLoad, SchedAvg};
+use serde::{Deserialize, Serialize};
+
+/// Which fair-class rules run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FairVariant {
+    /// EEVDF (v6.6+), the default.
+    #[default]
+    Eevdf,
+    /// CFS as of v6.5 (vruntime leftmost, sched_latency slices, wakeup granularity).
+    Cfs,
+}
+
+/// Resolved fair-class parameters (already multiplied by the tunable scaling factor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FairParams {
+    /// Rules.
+    pub variant: FairVariant,
+    /// EEVDF `sysctl_sched_base_slice` (ns).
+    pub base_slice: u64,
+    /// RUN_TO_PARITY.
+    pub run_to_parity: bool,
+    /// PLACE_LAG.
+    pub place_lag: bool,
+    /// PLACE_DEADLINE_INITIAL.
+    pub place_deadline_initial: bool,
+    /// WAKEUP_PREEMPTION.
+    pub wakeup_preemption: bool,
+    /// CFS `sysctl_sched_latency` (ns).
+    pub sched_latency: u64,
+    /// CFS `sysctl_sched_min_granularity` (ns).
+    pub min_granularity: u64,
+    /// CFS `sysctl_sched_wakeup_granularity` (ns).
+    pub wakeup_granularity: u64,
+    /// CFS `sched_nr_latency`.
+    pub nr_latency: u64,
+    /// CFS GENTLE_FAIR_SLEEPERS.
+    pub gentle_fair_sleepers: bool,
+    /// CFS START_DEBIT.
+    pub start_debit: bool,
+    /// `TICK_NSEC`.
+    pub tick_nsec: u64,
+}
+
+/// Per-task fair-class state (`struct sched_entity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedEntity {
+    /// Load weight.
+    pub load: LoadWeight,
+    /// Virtual runtime.
+    pub vruntime: u64,
+    /// EEVDF virtual deadline.
+    pub deadline: u64,
+    /// EEVDF lag saved at dequeue (virtual time).
+    pub vlag: i64,
+    /// Requested slice (ns).
+    pub slice: u64,
+    /// Total execution time (ns).
+    pub sum_exec_runtime: u64,
+    /// `sum_exec_runtime` when last picked.
+    pub prev_sum_exec_runtime: u64,
+    /// When the current execution stint was last accounted.
+    pub exec_start: u64,
+    /// Whether queued (or running) on a cfs_rq.
+    pub on_rq: bool,
+    /// PELT signals (with util_est).
+    pub avg: SchedAvg,
+}
+
+impl SchedEntity {
+    /// A fresh entity (`__sched_fork()` + `init_entity_runnable_average()`).
+    pub fn new(load: LoadWeight, slice: u64) -> SchedEntity {
+        let avg = init_entity_runnable_average(load.weight);
+        SchedEntity {
+            load,
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            slice,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            exec_start: 0,
+            on_rq: false,
+            avg,
+        }
+    }
+}
+
+/// A fair run queue (`struct cfs_rq`), root level only.
+#[derive(Debug, Clone, Default)]
+pub struct CfsRq {
+    /// The running entity, if it belongs to this class.
+    pub curr: Option<usize>,
+    /// Queued entities, not including `curr`.
+    pub queue: Vec<usize>,
+    /// `load.weight`: sum of weights of queued entities including curr.
+    pub load_weight: u64,
+    /// `nr_running` (queued + curr).
+    pub nr_running: u32,
+    /// `min_vruntime` (EEVDF's v0; CFS's floor).
+    pub min_vruntime: u64,
+    /// PELT signals of the root cfs_rq.
+    pub avg: SchedAvg,
+    /// Load of tasks that left while blocked, subtracted at the next update.
+    pub removed: RemovedLoad,
+}
+
+#[inline]
+fn key(v: u64, v0: u64) -> i128 {
+    i128::from(v.wrapping_sub(v0) as i64)
+}
+
+impl CfsRq {
+    /// Sum of weights and weighted keys over queued entities plus curr when on_rq.
+    fn sums(&self, ents: &[SchedEntity]) -> (i128, i128) {
+        let v0 = self.min_vruntime;
+        let mut avg: i128 = 0;
+        let mut load: i128 = 0;
+        for &i in &self.queue {
+            let se = &ents[i];
+            let w = i128::from(se.load.weight);
+            avg += key(se.vruntime, v0) * w;
+            load += w;
+        }
+        if let Some(c) = self.curr {
+            let se = &ents[c];
+            if se.on_rq {
+                let w = i128::from(se.load.weight);
+                avg += key(se.vruntime, v0) * w;
+                load += w;
+            }
+        }
+        (avg, load)
+    }
+
+    /// `avg_vruntime()`: the weighted average vruntime V, rounded toward −∞.
+    pub fn avg_vruntime(&self, ents: &[SchedEntity]) -> u64 {
+        let (mut avg, load) = self.sums(ents);
+        if load != 0 {
+            if avg < 0 {
+                avg -= load - 1;
+            }
+            avg /= load;
+        }
+        self.min_vruntime.wrapping_add(avg as i64 as u64)
+    }
+
+    /// `entity_eligible()`: lag ≥ 0, tested exactly in integers.
+    pub fn entity_eligible(&self, ents: &[SchedEntity], se: usize) -> bool {
+        let (avg, load) = self.sums(ents);
+        avg >= key(ents[se].vruntime, self.min_vruntime) * load
+    }
+
+    /// `update_min_vruntime()`: v0 only moves forward.
+    pub fn update_min_vruntime(&mut self, ents: &[SchedEntity]) {
+        let mut vruntime = self.min_vruntime;
+        let mut curr = None;
+        if let Some(c) = self.curr {
+            if ents[c].on_rq {
+                vruntime = ents[c].vruntime;
+                curr = Some(c);
+            }
+        }
+        let leftmost = self
+            .queue
+            .iter()
+            .map(|&i| ents[i].vruntime)
+            .min_by_key(|&v| key(v, self.min_vruntime));
+        if let Some(lv) = leftmost {
+            if curr.is_none() || key(lv, vruntime) < 0 {
+                vruntime = lv;
+            }
+        }
+        if key(vruntime, self.min_vruntime) > 0 {
+            self.min_vruntime = vruntime;
+        }
+    }
+
+    /// `update_curr()` for the fair class: charges `now - exec_start` to curr.
+    /// Returns `(delta_exec, resched)`; `resched` is EEVDF's `update_deadline()` verdict.
+    pub fn update_curr(
+        &mut self,
+        ents: &mut [SchedEntity],
+        now: u64,
+        p: &FairParams,
+    ) -> (u64, bool) {
+        let Some(c) = self.curr else {
+            return (0, false);
+        };
+        let se = &mut ents[c];
+        let delta = now.saturating_sub(se.exec_start);
+        if delta == 0 {
+            return (0, false);
+        }
+        se.exec_start = now;
+        se.sum_exec_runtime += delta;
+        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));
+        let mut resched = false;
+        if p.variant == FairVariant::Eevdf && key(se.vruntime, se.deadline) >= 0 {
+            // update_deadline(): a new request; resched if others are queued.
+            se.deadline = se
+                .vruntime
+                .wrapping_add(calc_delta_fair(se.slice, &se.load));
+            resched = self.nr_running > 1;
+        }
+        self.update_min_vruntime(ents);
+        (delta, resched)
+    }
+
+    /// Picks the next entity: `pick_eevdf()` for EEVDF, the leftmost vruntime for CFS.
+    pub fn pick_next(&self, ents: &[SchedEntity], p: &FairParams) -> Option<usize> {
+        match p.variant {
+            FairVariant::Eevdf => self.pick_eevdf(ents, p, true),
+            FairVariant::Cfs => {
+                let mut best: Option<usize> = None;
+                let mut consider = |i: usize| match best {
+                    None => best = Some(i),
+                    Some(b) => {
+                        if key(ents[i].vruntime, ents[b].vruntime) < 0 {
+                            best = Some(i)
+                        }
+                    }
+                };
+                if let Some(c) = self.curr {
+                    if ents[c].on_rq {
+                        consider(c);
+                    }
+                }
+                for &i in &self.queue {
+                    consider(i);
+                }
+                best
+            }
+        }
+    }
+
+    /// `pick_eevdf()` (v6.11): earliest eligible virtual deadline, with RUN_TO_PARITY.
+    pub fn pick_eevdf(&self, ents: &[SchedEntity], p: &FairParams, protect: bool) -> Option<usize> {
+        let mut curr = self.curr.filter(|&c| ents[c].on_rq);
+        if self.nr_running == 1 {
+            return curr.or_else(|| self.queue.first().copied());
+        }
+        if let Some(c) = curr {
+            if !self.entity_eligible(ents, c) {
+                curr = None;
+            }
+        }
+        if protect && p.run_to_parity {
+            if let Some(c) = curr {
+                if ents[c].vlag == ents[c].deadline as i64 {
+                    return Some(c);
+                }
+            }
+        }
+        let (avg, load) = self.sums(ents);
+        let mut best: Option<usize> = None;
+        for &i in &self.queue {
+            let se = &ents[i];
+            if avg < key(se.vruntime, self.min_vruntime) * load {
+                continue;
+            }
+            match best {
+                None => best = Some(i),
+                Some(b) if key(se.deadline, ents[b].deadline) < 0 => best = Some(i),
+                _ => {}
+            }
+        }
+        match (best, curr) {
+            (None, c) => c,
+            (Some(b), Some(c)) if key(ents[c].deadline, ents[b].deadline) < 0 => Some(c),
+            (b, _) => b,
+        }
+    }
+
+    /// `sched_slice()` of CFS (v6.5) for `se` once enqueued.
+    pub fn sched_slice(&self, ents: &[SchedEntity], se: usize, p: &FairParams) -> u64 {
+        let mut nr = u64::from(self.nr_running);
+        let mut load = self.load_weight;
+        if !ents[se].on_rq {
+            nr += 1;
+            load += ents[se].load.weight;
+        }
+        let period = if nr > p.nr_latency {
+            nr * p.min_granularity
+        } else {
+            p.sched_latency
+        };
+        let lw = LoadWeight {
+            weight: load.max(1),
+            inv_weight: (u64::from(u32::MAX) / load.max(1)).min(u64::from(u32::MAX)) as u32,
+        };
+        let slice = super::calc_delta(period, ents[se].load.weight, &lw);
+        // BASE_SLICE: never less than the minimum granularity.
+        slice.max(p.min_granularity)
+    }
+
+    /// `place_entity()`: EEVDF lag-preserving placement, or CFS's min_vruntime rules.
+    /// `initial` is ENQUEUE_INITIAL (a new task).
+    pub fn place_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        se: usize,
+        initial: bool,
+        p: &FairParams,
+    ) {
+        match p.variant {
+            FairVariant::Eevdf => {
+                let v = self.avg_vruntime(ents);
+                let mut lag: i64 = 0;
+                let queued_or_curr = self.nr_running > 0;
+                if p.place_lag && queued_or_curr {
+                    let e = &ents[se];
+                    let (_, load) = self.sums(ents);
+                    let w = i128::from(e.load.weight);
+                    let mut l = i128::from(e.vlag) * (load + w);
+                    let load = if load == 0 { 1 } else { load };
+                    l /= load;
+                    lag = l as i64;
+                }
+                let e = &mut ents[se];
+                e.vruntime = v.wrapping_sub(lag as u64);
+                let mut vslice = calc_delta_fair(e.slice, &e.load);
+                if p.place_deadline_initial && initial {
+                    vslice /= 2;
+                }
+                e.deadline = e.vruntime.wrapping_add(vslice);
+            }
+            FairVariant::Cfs => {
+                let mut vruntime = self.min_vruntime;
+                if initial && p.start_debit {
+                    // sched_vslice(): calc_delta_fair(sched_slice(), se)
+                    let slice = self.sched_slice(ents, se, p);
+                    vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
+                }
+                if !initial {
+                    let mut thresh = p.sched_latency;
+                    if p.gentle_fair_sleepers {
+                        thresh >>= 1;
+                    }
+                    vruntime = vruntime.wrapping_sub(thresh);
+                }
+                let e = &mut ents[se];
+                // ensure we never gain time by being placed backwards
+                if initial || key(vruntime, e.vruntime) > 0 {
+                    e.vruntime = vruntime;
+                }
+            }
+        }
+    }
+
+    /// Adds `se` to the queue (`enqueue_entity()` bookkeeping, after placement).
+    pub fn enqueue_entity(&mut self, ents: &mut [SchedEntity], se: usize) {
+        let e = &mut ents[se];
+        debug_assert!(!e.on_rq);
+        e.on_rq = true;
+        self.load_weight += e.load.weight;
+        self.nr_running += 1;
+        if self.curr != Some(se) {
+            self.queue.push(se);
+        }
+    }
+
+    /// `update_entity_lag()`: saves the clamped lag at dequeue (EEVDF).
+    pub fn update_entity_lag(&self, ents: &mut [SchedEntity], se: usize, p: &FairParams) {
+        let v = self.avg_vruntime(ents);
+        let e = &mut ents[se];
+        let lag = v.wrapping_sub(e.vruntime) as i64;
+        let limit = calc_delta_fair((2 * e.slice).max(p.tick_nsec), &e.load) as i64;
+        e.vlag = lag.clamp(-limit, limit);
+    }
+
+    /// Removes `se` (`dequeue_entity()` bookkeeping). `sleep` is DEQUEUE_SLEEP. For CFS a
+    /// migrating entity's vruntime is made relative to this queue's min_vruntime.
+    pub fn dequeue_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        se: usize,
+        sleep: bool,
+        p: &FairParams,
+    ) {
+        if p.variant == FairVariant::Eevdf {
+            self.update_entity_lag(ents, se, p);
+        }
+        let e = &mut ents[se];
+        debug_assert!(e.on_rq);
+        e.on_rq = false;
+        self.load_weight -= e.load.weight;
+        self.nr_running -= 1;
+        if let Some(pos) = self.queue.iter().position(|&i| i == se) {
+            self.queue.swap_remove(pos);
+        }
+        if p.variant == FairVariant::Cfs && !sleep {
+            e.vruntime = e.vruntime.wrapping_sub(self.min_vruntime);
+        }
+        self.update_min_vruntime(ents);
+    }
+
+    /// CFS: a migrated entity's relative vruntime made absolute on this queue.
+    pub fn cfs_migrate_in(&self, ents: &mut [SchedEntity], se: usize) {
+        let e = &mut ents[se];
+        e.vruntime = e.vruntime.wrapping_add(self.min_vruntime);
+    }
+
+    /// `set_next_entity()`: `se` becomes curr (taken out of the queue); RUN_TO_PARITY marks
+    /// the slice as protected by storing the deadline in `vlag`.
+    pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], se: usize, now: u64) {
+        if let Some(pos) = self.queue.iter().position(|&i| i == se) {
+            self.queue.swap_remove(pos);
+        }
+        self.curr = Some(se);
+        let e = &mut ents[se];
+        e.exec_start = now;
+        e.prev_sum_exec_runtime = e.sum_exec_runtime;
+        e.vlag = e.deadline as i64;
+    }
+
+    /// `put_prev_entity()`: curr goes back into the queue if still on_rq.
+    pub fn put_prev_entity(&mut self, ents: &[SchedEntity], se: usize) {
+        if self.curr == Some(se) {
+            self.curr = None;
+            if ents[se].on_rq {
+                self.queue.push(se);
+            }
+        }
+    }
+
+    /// Whether a tick should reschedule curr: CFS `check_preempt_tick()` (EEVDF decides in
+    /// `update_curr()`).
+    pub fn check_preempt_tick(&self, ents: &[SchedEntity], p: &FairParams) -> bool {
+        if p.variant != FairVariant::Cfs || self.nr_running <= 1 {
+            return false;
+        }
+        let Some(c) = self.curr else { return false };
+        let curr = &ents[c];
+        let ideal = self.sched_slice(ents, c, p);
+        let ran = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
+        if ran > ideal {
+            return true;
+        }
+        if ran < p.min_granularity {
+            return false;
+        }
+        let Some(left) = self
+            .queue
+            .iter()
+            .copied()
+            .min_by_key(|&i| key(ents[i].vruntime, self.min_vruntime))
+        else {
+            return false;
+        };
+        let delta = key(curr.vruntime, ents[left].vruntime);
+        delta > i128::from(ideal)
+    }
+
+    /// `check_preempt_wakeup_fair()`: whether waking `wakee` should preempt curr.
+    /// `curr_is_idle_policy`/`wakee_is_idle_policy`: SCHED_IDLE; `wakee_normal`: SCHED_NORMAL.
+    pub fn check_preempt_wakeup(
+        &self,
+        ents: &[SchedEntity],
+        wakee: usize,
+        curr_idle_policy: bool,
+        wakee_idle_policy: bool,
+        wakee_normal: bool,
+        p: &FairParams,
+    ) -> bool {
+        let Some(c) = self.curr else { return true };
+        if c == wakee {
+            return false;
+        }
+        if curr_idle_policy && !wakee_idle_policy {
+            return true;
+        }
+        if !wakee_normal || !p.wakeup_preemption {
+            return false;
+        }
+        match p.variant {
+            FairVariant::Eevdf => self.pick_eevdf(ents, p, true) == Some(wakee),
+            FairVariant::Cfs => {
+                // wakeup_preempt_entity(): vdiff > wakeup_gran(se) where gran is scaled by
+                // the wakee's weight.
+                let vdiff = key(ents[c].vruntime, ents[wakee].vruntime);
+                if vdiff <= 0 {
+                    return false;
+                }
+                let gran = calc_delta_fair(p.wakeup_granularity, &ents[wakee].load);
+                vdiff > i128::from(gran)
+            }
+        }
+    }
+
+    /// Total weight check for tests: NICE_0 equivalents queued.
+    pub fn nr_nice0(&self) -> u64 {
+        self.load_weight / NICE_0_LOAD
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(variant: FairVariant) -> FairParams {
+        FairParams {
+            variant,
+            base_slice: 3_000_000,
+            run_to_parity: true,
+            place_lag: true,
+            place_deadline_initial: true,
+            wakeup_preemption: true,
+            sched_latency: 24_000_000,
+            min_granularity: 3_000_000,
+            wakeup_granularity: 4_000_000,
+            nr_latency: 8,
+            gentle_fair_sleepers: true,
+            start_debit: true,
+            tick_nsec: 4_000_000,
+        }
+    }
+
+    fn ent(nice: i32, p: &FairParams) -> SchedEntity {
+        SchedEntity::new(LoadWeight::for_nice(nice, false), p.base_slice)
+    }
+
+    /// Runs `n` entities round-robin by the EEVDF rules with a tick; returns exec times.
+    fn simulate(variant: FairVariant, nices: &[i32], ticks: u64) -> Vec<u64> {
+        let p = params(variant);
+        let mut ents: Vec<SchedEntity> = nices.iter().map(|&n| ent(n, &p)).collect();
+        let mut rq = CfsRq::default();
+        for i in 0..ents.len() {
+            rq.place_entity(&mut ents, i, true, &p);
+            rq.enqueue_entity(&mut ents, i);
+        }
+        let mut now = 0;
+        let first = rq.pick_next(&ents, &p).unwrap();
+        rq.set_next_entity(&mut ents, first, now);
+        for _ in 0..ticks {
+            now += p.tick_nsec;
+            let (_, resched) = rq.update_curr(&mut ents, now, &p);
+            let resched = resched || rq.check_preempt_tick(&ents, &p);
+            if resched {
+                let c = rq.curr.unwrap();
+                rq.put_prev_entity(&ents, c);
+                let n = rq.pick_next(&ents, &p).unwrap();
+                rq.set_next_entity(&mut ents, n, now);
+            }
+        }
+        ents.iter().map(|e| e.sum_exec_runtime).collect()
+    }
+
+    #[test]
+    fn eevdf_shares_by_weight() {
+        let t = simulate(FairVariant::Eevdf, &[0, 0, 0], 3000);
+        let total: u64 = t.iter().sum();
+        for x in &t {
+            let share = *x as f64 / total as f64;
+            assert!((share - 1.0 / 3.0).abs() < 0.01, "{t:?}");
+        }
+        // nice 0 vs nice 5: weights 1024 vs 335
+        let t = simulate(FairVariant::Eevdf, &[0, 5], 5000);
+        let share = t[0] as f64 / (t[0] + t[1]) as f64;
+        assert!((share - 1024.0 / 1359.0).abs() < 0.02, "{t:?} {share}");
+    }
+
+    #[test]
+    fn cfs_shares_by_weight() {
+        let t = simulate(FairVariant::Cfs, &[0, 0], 3000);
+        let share = t[0] as f64 / (t[0] + t[1]) as f64;
+        assert!((share - 0.5).abs() < 0.01, "{t:?}");
+        let t = simulate(FairVariant::Cfs, &[0, 5], 5000);
+        let share = t[0] as f64 / (t[0] + t[1]) as f64;
+        assert!((share - 1024.0 / 1359.0).abs() < 0.03, "{t:?} {share}");
+    }
+
+    #[test]
+    fn avg_vruntime_rounds_down_and_eligibility_is_exact() {
+        let p = params(FairVariant::Eevdf);
+        let mut ents = vec![ent(0, &p), ent(0, &p)];
+        let mut rq = CfsRq {
+            min_vruntime: 100,
+            ..CfsRq::default()
+        };
+        ents[0].vruntime = 100;
+        ents[1].vruntime = 103;
+        rq.enqueue_entity(&mut ents, 0);
+        rq.enqueue_entity(&mut ents, 1);
+        assert_eq!(rq.avg_vruntime(&ents), 101); // (0 + 3)/2 = 1.5 -> 1
+        assert!(rq.entity_eligible(&ents, 0));
+        assert!(!rq.entity_eligible(&ents, 1));
+        ents[1].vruntime = 97;
+        assert_eq!(rq.avg_vruntime(&ents), 98); // (0 - 3)/2 = -1.5 -> -2
+    }
+
+    #[test]
+    fn lag_is_preserved_across_placement() {
+        let p = params(FairVariant::Eevdf);
+        let mut ents = vec![ent(0, &p), ent(0, &p), ent(0, &p)];
+        let mut rq = CfsRq::default();
+        for i in 0..3 {
+            rq.place_entity(&mut ents, i, true, &p);
+            rq.enqueue_entity(&mut ents, i);
+        }
+        ents[2].vruntime = ents[2].vruntime.wrapping_sub(1000);
+        rq.dequeue_entity(&mut ents, 2, true, &p);
+        let lag = ents[2].vlag;
+        assert!(lag > 0);
+        rq.place_entity(&mut ents, 2, false, &p);
+        rq.enqueue_entity(&mut ents, 2);
+        let v = rq.avg_vruntime(&ents);
+        let lag_after = v.wrapping_sub(ents[2].vruntime) as i64;
+        assert!((lag_after - lag).abs() <= 1, "{lag} vs {lag_after}");
+    }
+}

@@ -1,0 +1,122 @@
+//! `hetsched._core`: the private native module of the `hetsched` Python package.
+//!
+//! Conversions only: every function takes Python strings and numbers, calls the
+//! [`hetsched`] facade, and returns strings (JSON or text); the typed Python package
+//! (`python/hetsched/`) builds DataFrames from them. Errors become the exceptions of
+//! [`errors`]. Long calls release the GIL.
+
+use pyo3::prelude::*;
+
+mod errors;
+
+/// The hetsched version this module was built from.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Runs `workload` on `platform` and returns the result JSON (the bytes of
+/// `hetsched run --json`). The GIL is released during the run.
+#[pyfunction]
+#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered"))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "mirrors the Python keyword arguments"
+)]
+fn run(
+    py: Python<'_>,
+    platform: String,
+    workload: String,
+    set: Option<Vec<String>>,
+    seed: u64,
+    duration: Option<&str>,
+    trace: Option<std::path::PathBuf>,
+    duplicate_keys: &str,
+) -> PyResult<String> {
+    let duration = duration
+        .map(hetsched::parse_duration)
+        .transpose()
+        .map_err(errors::to_py)?;
+    let req = hetsched::RunRequest {
+        platform,
+        workload,
+        sets: set.unwrap_or_default(),
+        seed,
+        duration,
+        trace,
+        read: errors::read_options(duplicate_keys)?,
+    };
+    py.detach(|| hetsched::run_request(&req).map(|out| hetsched::result_json(&out.result)))
+        .map_err(errors::to_py)
+}
+
+/// Names of the platform presets.
+#[pyfunction]
+fn platforms() -> Vec<&'static str> {
+    hetsched::hetsched_platform::preset_names().to_vec()
+}
+
+/// One line per platform preset (`hetsched platforms list`).
+#[pyfunction]
+fn platform_summaries() -> PyResult<Vec<String>> {
+    hetsched::hetsched_platform::preset_names()
+        .iter()
+        .map(|name| {
+            hetsched::load_platform(name)
+                .map(|p| hetsched::hetsched_platform::summary_line(&p))
+                .map_err(errors::to_py)
+        })
+        .collect()
+}
+
+/// CPUs, capacities, OPPs, idle states and sources of a preset or YAML file
+/// (`hetsched platforms show`).
+#[pyfunction]
+fn platform_describe(name: &str) -> PyResult<String> {
+    let p = hetsched::load_platform(name).map_err(errors::to_py)?;
+    Ok(hetsched::hetsched_platform::describe(&p))
+}
+
+/// Reads an rt-app workload (path or shipped name) and returns what was understood
+/// (`hetsched validate`).
+#[pyfunction]
+#[pyo3(signature = (workload, duplicate_keys = "ordered"))]
+fn validate(workload: &str, duplicate_keys: &str) -> PyResult<String> {
+    let w = hetsched::load_workload(workload, &errors::read_options(duplicate_keys)?)
+        .map_err(errors::to_py)?;
+    Ok(hetsched::hetsched_rtapp::describe(&w))
+}
+
+/// Names of the workloads shipped with hetsched.
+#[pyfunction]
+fn workloads() -> Vec<&'static str> {
+    hetsched::workload_preset_names()
+}
+
+/// JSON schema of the options (`set=` keys).
+#[pyfunction]
+fn options_schema() -> String {
+    hetsched::hetsched_core::options::Options::schema()
+}
+
+/// JSON schema of the platform YAML format.
+#[pyfunction]
+fn platform_schema() -> String {
+    hetsched::hetsched_platform::platform_schema()
+}
+
+/// The module `hetsched._core`.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(platforms, m)?)?;
+    m.add_function(wrap_pyfunction!(platform_summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(platform_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(options_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,510 @@
+//! [`FtraceTextSink`]: writes the event stream as the raw text of `trace-cmd report -R`,
+//! the form LISA's `TxtTraceParser` (lisa-linux 3.1.0) and Perfetto's text importer read.
+//!
+//! One line per event:
+//!
+//! ```text
+//!           <idle>-0     [000]   100.000000: sched_wakeup:         comm=small-0 pid=1000 prio=120 target_cpu=000
+//! ```
+//!
+//! * `%16s-%-5d` comm and pid of the task current on the CPU (trace-cmd's layout), then
+//!   ` [%03d] ` CPU and `%5lu.%06lu: ` timestamp (seconds, µs truncated as ftrace does);
+//! * no irq-flags/preempt-count column: LISA's header regex,
+//!   `^.*:?\s+COMM-PID\s+\[CPU\]\s+TS:\s+EVENT:`, does not allow one;
+//! * the event name followed by `: ` and padded to 20 columns, as libtraceevent does;
+//! * fields as `name=value` separated by one space, in the order of the kernel's
+//!   `TP_printk` (include/trace/events/sched.h, power.h, LISA's `sched_tp` module), with
+//!   numbers in decimal. `sched_switch` has no `==>` and a numeric `prev_state` (raw form:
+//!   LISA counts only `prev_state=0` as preempted). `print` (trace_marker) keeps the
+//!   non-raw `ip: buf` form, as `trace-cmd report` prints it and LISA requires.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+
+use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
+use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
+
+use crate::fmt::{
+    push_cpumask, push_i64, push_spaces, push_str_right, push_u64, push_u64_right,
+    push_u64_zero_padded,
+};
+
+/// Bytes buffered before they are handed to the writer.
+const FLUSH_THRESHOLD: usize = 64 * 1024;
+/// Capacity of the buffer: the threshold plus room for one long line.
+const BUF_CAPACITY: usize = FLUSH_THRESHOLD + 4 * 1024;
+/// Width of the comm column (`%16s`).
+const COMM_WIDTH: usize = 16;
+/// Width of the pid column (`%-5d`).
+const PID_WIDTH: usize = 5;
+/// Width of the seconds part of the timestamp (`%5lu`).
+const SECS_WIDTH: usize = 5;
+/// Column the fields start at, counted from the start of the event name (libtraceevent
+/// prints `name: ` and pads short names to 20 characters).
+const NAME_WIDTH: usize = 20;
+
+/// Which [`Interest`] group an event belongs to.
+fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
+    match ev {
+        TraceEvent::TaskRename { .. }
+        | TraceEvent::SchedWakeup { .. }
+        | TraceEvent::SchedWakeupNew { .. }
+        | TraceEvent::SchedSwitch { .. }
+        | TraceEvent::SchedMigrateTask { .. }
+        | TraceEvent::SchedProcessExit { .. } => interest.sched,
+        TraceEvent::CpuFrequency { .. } | TraceEvent::CpuIdle { .. } => interest.power,
+        TraceEvent::SchedPeltSe { .. }
+        | TraceEvent::SchedPeltCfs { .. }
+        | TraceEvent::SchedUtilEstSe { .. }
+        | TraceEvent::SchedUtilEstCfs { .. }
+        | TraceEvent::SchedCpuCapacity { .. } => interest.signals,
+        TraceEvent::SchedOverutilized { .. } => interest.overutilized,
+        TraceEvent::Print(_) => interest.markers,
+    }
+}
+
+/// The tracepoint name of an event.
+pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
+    match ev {
+        TraceEvent::TaskRename { .. } => "task_rename",
+        TraceEvent::SchedWakeup { .. } => "sched_wakeup",
+        TraceEvent::SchedWakeupNew { .. } => "sched_wakeup_new",
+        TraceEvent::SchedSwitch { .. } => "sched_switch",
+        TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
+        TraceEvent::SchedProcessExit { .. } => "sched_process_exit",
+        TraceEvent::CpuFrequency { .. } => "cpu_frequency",
+        TraceEvent::CpuIdle { .. } => "cpu_idle",
+        TraceEvent::SchedPeltSe { .. } => "sched_pelt_se",
+        TraceEvent::SchedPeltCfs { .. } => "sched_pelt_cfs",
+        TraceEvent::SchedUtilEstSe { .. } => "sched_util_est_se",
+        TraceEvent::SchedUtilEstCfs { .. } => "sched_util_est_cfs",
+        TraceEvent::SchedCpuCapacity { .. } => "sched_cpu_capacity",
+        TraceEvent::SchedOverutilized { .. } => "sched_overutilized",
+        TraceEvent::Print(_) => "print",
+    }
+}
+
+/// Appends ` name=` (with the separating space) to `buf`.
+fn key(buf: &mut Vec<u8>, name: &str) {
+    buf.push(b' ');
+    buf.extend_from_slice(name.as_bytes());
+    buf.push(b'=');
+}
+
+/// Appends ` name=value` for a string value.
+fn kv_str(buf: &mut Vec<u8>, name: &str, v: &str) {
+    key(buf, name);
+    buf.extend_from_slice(v.as_bytes());
+}
+
+/// Appends ` name=value` for an unsigned value.
+fn kv_u64(buf: &mut Vec<u8>, name: &str, v: u64) {
+    key(buf, name);
+    push_u64(buf, v);
+}
+
+/// Appends ` name=value` for a signed value.
+fn kv_i64(buf: &mut Vec<u8>, name: &str, v: i64) {
+    key(buf, name);
+    push_i64(buf, v);
+}
+
+/// Appends `comm= pid= prio=` of a task.
+fn kv_task(buf: &mut Vec<u8>, t: &TaskRef<'_>) {
+    kv_str(buf, "comm", t.comm);
+    kv_u64(buf, "pid", u64::from(t.pid));
+    kv_i64(buf, "prio", i64::from(t.prio));
+}
+
+/// Appends one complete line (with its `\n`) for `ev` to `buf`, in the format described in
+/// the [module documentation](self).
+///
+/// `nr_cpus` sets the width of `sched_overutilized`'s span (`%*pb` pads to the CPU
+/// count); 0 means "the whole of the span's words".
+pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+    // Header: `%16s-%-5d [%03d] %5lu.%06lu: `.
+    let comm = if ctx.comm.is_empty() {
+        "<...>"
+    } else {
+        ctx.comm
+    };
+    push_str_right(buf, comm, COMM_WIDTH);
+    buf.push(b'-');
+    let pid_at = buf.len();
+    push_u64(buf, u64::from(ctx.pid));
+    push_spaces(buf, PID_WIDTH.saturating_sub(buf.len() - pid_at));
+    buf.extend_from_slice(b" [");
+    push_u64_zero_padded(buf, u64::from(ctx.cpu), 3);
+    buf.extend_from_slice(b"] ");
+    push_ts(buf, ctx.ts);
+    buf.extend_from_slice(b": ");
+
+    // Event name, `name: ` padded to NAME_WIDTH.
+    let name = event_name(ev);
+    buf.extend_from_slice(name.as_bytes());
+    buf.push(b':');
+    push_spaces(buf, NAME_WIDTH.saturating_sub(name.len()));
+    // The fields below each start with their separating space; the first one's is the
+    // space after the padded name.
+
+    match *ev {
+        TraceEvent::TaskRename {
+            pid,
+            oldcomm,
+            newcomm,
+        } => {
+            kv_u64(buf, "pid", u64::from(pid));
+            kv_str(buf, "oldcomm", oldcomm);
+            kv_str(buf, "newcomm", newcomm);
+            kv_i64(buf, "oom_score_adj", 0);
+        }
+        TraceEvent::SchedWakeup { task, target_cpu }
+        | TraceEvent::SchedWakeupNew { task, target_cpu } => {
+            kv_task(buf, &task);
+            key(buf, "target_cpu");
+            push_u64_zero_padded(buf, u64::from(target_cpu), 3);
+        }
+        TraceEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        } => {
+            kv_str(buf, "prev_comm", prev.comm);
+            kv_u64(buf, "prev_pid", u64::from(prev.pid));
+            kv_i64(buf, "prev_prio", i64::from(prev.prio));
+            kv_u64(buf, "prev_state", u64::from(prev_state));
+            kv_str(buf, "next_comm", next.comm);
+            kv_u64(buf, "next_pid", u64::from(next.pid));
+            kv_i64(buf, "next_prio", i64::from(next.prio));
+        }
+        TraceEvent::SchedMigrateTask {
+            task,
+            orig_cpu,
+            dest_cpu,
+        } => {
+            kv_task(buf, &task);
+            kv_u64(buf, "orig_cpu", u64::from(orig_cpu));
+            kv_u64(buf, "dest_cpu", u64::from(dest_cpu));
+        }
+        TraceEvent::SchedProcessExit { task } => kv_task(buf, &task),
+        TraceEvent::CpuFrequency { cpu_id, state } => {
+            kv_u64(buf, "state", state);
+            kv_u64(buf, "cpu_id", u64::from(cpu_id));
+        }
+        TraceEvent::CpuIdle { cpu_id, state } => {
+            // The tracepoint stores the state in a u32: −1 reads 4294967295.
+            kv_u64(buf, "state", u64::from(state as u32));
+            kv_u64(buf, "cpu_id", u64::from(cpu_id));
+        }
+        TraceEvent::SchedPeltSe {
+            cpu,
+            task,
+            load,
+            rbl_load,
+            util,
+            update_time,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_str(buf, "path", "(null)");
+            kv_str(buf, "comm", task.comm);
+            kv_u64(buf, "pid", u64::from(task.pid));
+            kv_u64(buf, "load", load);
+            kv_u64(buf, "rbl_load", rbl_load);
+            kv_u64(buf, "util", util);
+            kv_u64(buf, "update_time", update_time);
+        }
+        TraceEvent::SchedPeltCfs {
+            cpu,
+            load,
+            rbl_load,
+            util,
+            update_time,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_str(buf, "path", "/");
+            kv_u64(buf, "load", load);
+            kv_u64(buf, "rbl_load", rbl_load);
+            kv_u64(buf, "util", util);
+            kv_u64(buf, "update_time", update_time);
+        }
+        TraceEvent::SchedUtilEstSe {
+            cpu,
+            task,
+            enqueued,
+            ewma,
+            util,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_str(buf, "path", "(null)");
+            kv_str(buf, "comm", task.comm);
+            kv_u64(buf, "pid", u64::from(task.pid));
+            kv_u64(buf, "enqueued", enqueued);
+            kv_u64(buf, "ewma", ewma);
+            kv_u64(buf, "util", util);
+        }
+        TraceEvent::SchedUtilEstCfs {
+            cpu,
+            enqueued,
+            ewma,
+            util,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_str(buf, "path", "/");
+            kv_u64(buf, "enqueued", enqueued);
+            kv_u64(buf, "ewma", ewma);
+            kv_u64(buf, "util", util);
+        }
+        TraceEvent::SchedCpuCapacity {
+            cpu,
+            capacity,
+            capacity_orig,
+            capacity_curr,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_u64(buf, "capacity", capacity);
+            kv_u64(buf, "capacity_orig", capacity_orig);
+            kv_u64(buf, "capacity_curr", capacity_curr);
+        }
+        TraceEvent::SchedOverutilized { overutilized, span } => {
+            kv_u64(buf, "overutilized", u64::from(overutilized));
+            key(buf, "span");
+            buf.extend_from_slice(b"0x");
+            let nr_bits = if nr_cpus == 0 {
+                span.len() * 64
+            } else {
+                nr_cpus
+            };
+            push_cpumask(buf, span, nr_bits);
+        }
+        TraceEvent::Print(marker) => {
+            buf.extend_from_slice(b" tracing_mark_write: ");
+            format_marker(buf, &marker);
+        }
+    }
+    buf.push(b'\n');
+}
+
+/// Appends the rt-app payload of a `print` line (rt-app's `log_ftrace()` strings).
+fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
+    match *m {
+        RtappMarker::Main { event, data } => {
+            buf.extend_from_slice(b"rtapp_main:");
+            kv_str(buf, "event", event);
+            kv_i64(buf, "data", data);
+        }
+        RtappMarker::Task { event } => {
+            buf.extend_from_slice(b"rtapp_task:");
+            kv_str(buf, "event", event);
+        }
+        RtappMarker::Loop {
+            event,
+            thread_loop,
+            phase,
+            phase_loop,
+        } => {
+            buf.extend_from_slice(b"rtapp_loop:");
+            kv_str(buf, "event", event);
+            kv_u64(buf, "thread_loop", thread_loop);
+            kv_u64(buf, "phase", phase);
+            kv_u64(buf, "phase_loop", phase_loop);
+        }
+        RtappMarker::Event { id, type_id, desc } => {
+            buf.extend_from_slice(b"rtapp_event:");
+            kv_u64(buf, "id", id);
+            kv_u64(buf, "type", u64::from(type_id));
+            kv_str(buf, "desc", desc);
+        }
+        RtappMarker::Stats {
+            period,
+            run,
+            wu_lat,
+            slack,
+            c_period,
+            c_run,
+        } => {
+            buf.extend_from_slice(b"rtapp_stats:");
+            kv_i64(buf, "period", period);
+            kv_i64(buf, "run", run);
+            kv_i64(buf, "wu_lat", wu_lat);
+            kv_i64(buf, "slack", slack);
+            kv_i64(buf, "c_period", c_period);
+            kv_i64(buf, "c_run", c_run);
+        }
+    }
+}
+
+/// Appends a timestamp as `%5lu.%06lu` (seconds, then µs truncated).
+fn push_ts(buf: &mut Vec<u8>, ts: Nanos) {
+    push_u64_right(buf, ts / NSEC_PER_SEC, SECS_WIDTH);
+    buf.push(b'.');
+    push_u64_zero_padded(buf, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+}
+
+/// A [`TraceSink`] that writes ftrace text in the `trace-cmd report -R` form.
+///
+/// Lines are formatted into an internal 64 KiB buffer without allocating and handed to
+/// the writer in large blocks, so `W` need not be buffered. The first I/O error is kept
+/// (see [`take_error`](Self::take_error)); output stops after it. Call
+/// [`flush`](Self::flush) or [`into_inner`](Self::into_inner) at the end to see errors:
+/// dropping the sink flushes on a best-effort basis and ignores them, as
+/// [`std::io::BufWriter`] does.
+///
+/// ```
+/// use hetsched_core::trace::{Ctx, TaskRef, TraceEvent, TraceSink};
+/// use hetsched_trace::FtraceTextSink;
+///
+/// let mut sink = FtraceTextSink::new(Vec::new());
+/// sink.begin(8, 0);
+/// let task = TaskRef { comm: "small-0", pid: 1000, prio: 120 };
+/// let ctx = Ctx { ts: 100_000_000_000, cpu: 0, comm: "<idle>", pid: 0 };
+/// sink.record(&ctx, &TraceEvent::SchedWakeup { task, target_cpu: 0 });
+/// let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+/// assert_eq!(
+///     text.lines().last().unwrap(),
+///     "          <idle>-0     [000]   100.000000: sched_wakeup:         \
+///      comm=small-0 pid=1000 prio=120 target_cpu=000"
+/// );
+/// ```
+#[derive(Debug)]
+pub struct FtraceTextSink<W: Write> {
+    /// The destination; `None` only after `into_inner` took it.
+    out: Option<W>,
+    /// Pending output.
+    buf: Vec<u8>,
+    /// Event groups written.
+    interest: Interest,
+    /// CPU count given to `begin` (0 before).
+    nr_cpus: usize,
+    /// First I/O error; output stops once set.
+    error: Option<io::Error>,
+}
+
+impl FtraceTextSink<File> {
+    /// Creates (truncates) the file at `path` and writes the trace to it.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self::new(File::create(path)?))
+    }
+}
+
+impl<W: Write> FtraceTextSink<W> {
+    /// A sink writing every event group to `writer`.
+    pub fn new(writer: W) -> Self {
+        FtraceTextSink {
+            out: Some(writer),
+            buf: Vec::with_capacity(BUF_CAPACITY),
+            interest: Interest::ALL,
+            nr_cpus: 0,
+            error: None,
+        }
+    }
+
+    /// Restricts the sink to the given event groups (e.g. `--trace-events sched,power`).
+    /// Events outside them are skipped even if the engine sends them.
+    pub fn with_interest(mut self, interest: Interest) -> Self {
+        self.interest = interest;
+        self
+    }
+
+    /// The writer.
+    pub fn get_ref(&self) -> Option<&W> {
+        self.out.as_ref()
+    }
+
+    /// Takes the first I/O error met so far, if any. Output stopped at that error.
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
+    /// Writes the buffered lines out and flushes the writer. Returns the first error met,
+    /// including one from an earlier write (which is then taken).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.write_buf();
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.flush() {
+                    self.error = Some(e);
+                }
+            }
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes and returns the writer, or the first I/O error met.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.flush()?;
+        self.out
+            .take()
+            .ok_or_else(|| io::Error::other("FtraceTextSink: writer already taken"))
+    }
+
+    /// Hands the buffer to the writer; records an error instead of returning it.
+    fn write_buf(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.write_all(&self.buf) {
+                    self.error = Some(e);
+                }
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Writes the buffer out once it passes the threshold.
+    fn maybe_write(&mut self) {
+        if self.buf.len() >= FLUSH_THRESHOLD {
+            self.write_buf();
+        }
+    }
+}
+
+impl<W: Write> TraceSink for FtraceTextSink<W> {
+    fn interest(&self) -> Interest {
+        self.interest
+    }
+
+    /// Writes the `version = 6` and `cpus=N` lines trace-cmd report starts with.
+    fn begin(&mut self, nr_cpus: usize, _start_ns: Nanos) {
+        self.nr_cpus = nr_cpus;
+        self.buf.extend_from_slice(b"version = 6\ncpus=");
+        push_u64(&mut self.buf, nr_cpus as u64);
+        self.buf.push(b'\n');
+    }
+
+    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        if self.error.is_some() || !wanted(&self.interest, ev) {
+            return;
+        }
+        format_event(&mut self.buf, self.nr_cpus, ctx, ev);
+        self.maybe_write();
+    }
+
+    /// Writes out the buffered lines and flushes the writer; an error is kept for
+    /// [`take_error`](FtraceTextSink::take_error).
+    fn end(&mut self, _end_ns: Nanos) {
+        self.write_buf();
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.flush() {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+}
+
+impl<W: Write> Drop for FtraceTextSink<W> {
+    /// Best-effort flush, errors ignored (use `flush`/`into_inner` to see them).
+    fn drop(&mut self) {
+        self.write_buf();
+        if let Some(out) = self.out.as_mut() {
+            let _ = out.flush();
+        }
+    }
+}

@@ -1,0 +1,203 @@
+"""hetsched: a deterministic simulator of Linux scheduling on heterogeneous CPUs.
+
+A thin, typed layer over the native module ``hetsched._core``::
+
+    import hetsched as hs
+
+    r = hs.run("hikey960", "demo", set={"fair.variant": "cfs"}, duration="1s")
+    r.tasks      # one row per task
+    r.cpus       # one row per CPU
+    r.to_json()  # the bytes ``hetsched run --json`` prints
+
+Errors are :class:`HetschedError` subclasses (also :class:`ValueError`) whose message
+names the file, line and column of bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, Optional, Union
+
+import pandas as pd
+
+from . import _core
+from ._core import HetschedError, OptionsError, PlatformError, RunError, WorkloadError
+
+__version__: str = _core.version()
+
+__all__ = [
+    "HetschedError",
+    "OptionsError",
+    "PlatformError",
+    "Result",
+    "RunError",
+    "WorkloadError",
+    "__version__",
+    "describe_platform",
+    "platforms",
+    "run",
+    "validate",
+    "workloads",
+]
+
+StrPath = Union[str, "os.PathLike[str]"]
+"""A file path or, where the argument allows it, a preset name."""
+
+Sets = Union[Mapping[str, Any], Sequence[str], None]
+"""Option assignments: ``{"fair.variant": "cfs"}`` or ``["fair.variant=cfs"]``."""
+
+
+class Result:
+    """The result of one run.
+
+    ``raw`` is the parsed result JSON; the other attributes are views of it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self.raw: dict[str, Any] = json.loads(text)
+
+    @cached_property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task; per-CPU residency as columns ``residency_cpu0``, ``...``."""
+        return _frame(self.raw["tasks"])
+
+    @cached_property
+    def cpus(self) -> pd.DataFrame:
+        """One row per CPU: busy and idle time, time per OPP and per idle state."""
+        return _frame(self.raw["cpus"])
+
+    @property
+    def migrations(self) -> dict[str, int]:
+        """Migrations by reason (``wake_up``, ``misfit``, ``periodic``, ...)."""
+        return dict(self.raw["migrations"])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The complete settings the run used: options and derived values."""
+        return dict(self.raw["settings"])
+
+    @property
+    def settings_hash(self) -> str:
+        """Hash of :attr:`settings`: equal hashes, equal settings."""
+        return str(self.raw["settings_hash"])
+
+    @property
+    def seed(self) -> int:
+        """The seed of the run's random number generator."""
+        return int(self.raw["seed"])
+
+    @property
+    def duration_s(self) -> float:
+        """Simulated duration in seconds."""
+        return float(self.raw["duration_s"])
+
+    def to_json(self) -> str:
+        """The result JSON, byte for byte what ``hetsched run --json`` writes."""
+        return self._text
+
+    def __repr__(self) -> str:
+        r = self.raw
+        return (
+            f"<hetsched.Result platform={r.get('platform')!r} workload={r.get('workload')!r} "
+            f"seed={r.get('seed')} duration_s={r.get('duration_s')} "
+            f"tasks={len(r.get('tasks', []))} cpus={len(r.get('cpus', []))}>"
+        )
+
+
+def run(
+    platform: StrPath,
+    workload: StrPath,
+    *,
+    set: Sets = None,
+    seed: int = 0,
+    duration: Optional[str] = None,
+    trace: Optional[StrPath] = None,
+) -> Result:
+    """Runs ``workload`` on ``platform`` and returns its :class:`Result`.
+
+    Args:
+        platform: a preset name (see :func:`platforms`) or a platform YAML file.
+        workload: an rt-app JSON file, or a shipped workload name (see :func:`workloads`).
+        set: options, as ``{"fair.variant": "cfs"}`` (non-string values are JSON-encoded)
+            or as ``["fair.variant=cfs"]``. Keys: ``hetsched schema options``.
+        seed: seed of the run's random number generator.
+        duration: simulated duration such as ``"10s"`` or ``"500ms"``; default: the
+            workload's ``global.duration``.
+        trace: write the ftrace text (``trace-cmd report -R`` form) to this file.
+
+    Raises:
+        PlatformError, WorkloadError, OptionsError, RunError: bad input; the message names
+            the file, line and column.
+    """
+    text = _core.run(
+        os.fspath(platform),
+        os.fspath(workload),
+        _set_args(set),
+        seed,
+        duration,
+        None if trace is None else os.fspath(trace),
+    )
+    return Result(text)
+
+
+def platforms() -> list[str]:
+    """Names of the platform presets."""
+    return _core.platforms()
+
+
+def workloads() -> list[str]:
+    """Names of the workloads shipped with hetsched."""
+    return _core.workloads()
+
+
+def describe_platform(name: StrPath) -> str:
+    """CPUs, capacities, OPPs, idle states and sources of a preset or YAML file."""
+    return _core.platform_describe(os.fspath(name))
+
+
+def validate(path: StrPath) -> str:
+    """Reads an rt-app workload and returns what was understood, as text.
+
+    Raises:
+        WorkloadError: the file cannot be read; the message names the file, line and column.
+    """
+    return _core.validate(os.fspath(path))
+
+
+def _set_args(sets: Sets) -> Optional[list[str]]:
+    """``key=value`` strings from a mapping or a sequence of assignments."""
+    if sets is None:
+        return None
+    if isinstance(sets, Mapping):
+        return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sets.items()]
+    if isinstance(sets, str):
+        raise TypeError(f"set={sets!r}: expected a dict or a list of 'key=value' strings")
+    return [str(s) for s in sets]
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A DataFrame with one row per record, nested values spread over columns.
+
+    Lists become numbered columns (``residency_s`` becomes ``residency_cpu0``, ...);
+    mappings with fixed names become ``parent_child`` columns; mappings keyed by numbers
+    (time per OPP or per idle state, whose keys differ from CPU to CPU) stay dicts.
+    """
+    return pd.DataFrame([_flatten(row) for row in rows])
+
+
+def _flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, list):
+            stem = "residency_cpu" if name == "residency_s" else f"{name}_"
+            out.update({f"{stem}{i}": v for i, v in enumerate(value)})
+        elif isinstance(value, Mapping) and not any(str(k).isdigit() for k in value):
+            out.update(_flatten(value, f"{name}_"))
+        else:
+            out[name] = value
+    return out

@@ -1,0 +1,36 @@
+"""Stubs of the native module ``hetsched._core`` (crates/hetsched-py)."""
+
+from typing import Literal, Optional
+
+class HetschedError(Exception):
+    """Base class of the errors hetsched raises."""
+
+class PlatformError(HetschedError, ValueError):
+    """A platform preset or YAML file could not be loaded."""
+
+class WorkloadError(HetschedError, ValueError):
+    """An rt-app workload file could not be read."""
+
+class OptionsError(HetschedError, ValueError):
+    """A `set=` option, duration or argument is not valid."""
+
+class RunError(HetschedError, ValueError):
+    """The run could not start, or its trace could not be written."""
+
+def version() -> str: ...
+def run(
+    platform: str,
+    workload: str,
+    set: Optional[list[str]] = None,
+    seed: int = 0,
+    duration: Optional[str] = None,
+    trace: Optional[str] = None,
+    duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
+) -> str: ...
+def platforms() -> list[str]: ...
+def platform_summaries() -> list[str]: ...
+def platform_describe(name: str) -> str: ...
+def validate(workload: str, duplicate_keys: Literal["ordered", "jsonc"] = "ordered") -> str: ...
+def workloads() -> list[str]: ...
+def options_schema() -> str: ...
+def platform_schema() -> str: ...
