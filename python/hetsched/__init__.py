@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import pandas as pd
 
@@ -114,8 +114,8 @@ def run(
     *,
     set: Sets = None,
     seed: int = 0,
-    duration: Optional[str] = None,
-    trace: Optional[StrPath] = None,
+    duration: str | None = None,
+    trace: StrPath | None = None,
 ) -> Result:
     """Runs ``workload`` on ``platform`` and returns its :class:`Result`.
 
@@ -168,7 +168,7 @@ def validate(path: StrPath) -> str:
     return _core.validate(os.fspath(path))
 
 
-def _set_args(sets: Sets) -> Optional[list[str]]:
+def _set_args(sets: Sets) -> list[str] | None:
     """``key=value`` strings from a mapping or a sequence of assignments."""
     if sets is None:
         return None

@@ -1,6 +1,23 @@
 """Stubs of the native module ``hetsched._core`` (crates/hetsched-py)."""
 
-from typing import Literal, Optional
+from typing import Literal
+
+__all__ = [
+    "HetschedError",
+    "PlatformError",
+    "WorkloadError",
+    "OptionsError",
+    "RunError",
+    "version",
+    "run",
+    "platforms",
+    "platform_summaries",
+    "platform_describe",
+    "validate",
+    "workloads",
+    "options_schema",
+    "platform_schema",
+]
 
 class HetschedError(Exception):
     """Base class of the errors hetsched raises."""
@@ -21,10 +38,10 @@ def version() -> str: ...
 def run(
     platform: str,
     workload: str,
-    set: Optional[list[str]] = None,
+    set: list[str] | None = None,
     seed: int = 0,
-    duration: Optional[str] = None,
-    trace: Optional[str] = None,
+    duration: str | None = None,
+    trace: str | None = None,
     duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
 ) -> str: ...
 def platforms() -> list[str]: ...

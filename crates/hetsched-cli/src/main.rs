@@ -119,6 +119,14 @@ struct RunArgs {
     quiet: bool,
 }
 
+/// Writes to standard output; a closed pipe (`hetsched … | head`) ends quietly.
+fn out(text: &str) -> anyhow::Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        r => Ok(r?),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli) {
@@ -143,14 +151,16 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             PlatformsCmd::List => {
                 for name in hetsched::hetsched_platform::preset_names() {
                     let p = hetsched::load_platform(name)?;
-                    println!("{}", hetsched::hetsched_platform::summary_line(&p));
+                    out(&format!(
+                        "{}\n",
+                        hetsched::hetsched_platform::summary_line(&p)
+                    ))?;
                 }
                 Ok(())
             }
             PlatformsCmd::Show { name } => {
                 let p = hetsched::load_platform(&name)?;
-                print!("{}", hetsched::hetsched_platform::describe(&p));
-                Ok(())
+                out(&hetsched::hetsched_platform::describe(&p))
             }
         },
         Cmd::Validate {
@@ -158,8 +168,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             duplicate_keys,
         } => {
             let w = hetsched::load_workload(&workload, &duplicate_keys.read_options())?;
-            print!("{}", hetsched::hetsched_rtapp::describe(&w));
-            Ok(())
+            out(&hetsched::hetsched_rtapp::describe(&w))
         }
         Cmd::Schema { what } => {
             match what {
@@ -190,23 +199,23 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         trace: a.trace.clone(),
         read: a.duplicate_keys.read_options(),
     };
-    let out = hetsched::run_request(&req)?;
-    for w in &out.warnings {
+    let result = hetsched::run_request(&req)?;
+    for w in &result.warnings {
         eprintln!("hetsched: warning: {w}");
     }
     if let Some(path) = &a.json {
-        let text = hetsched::result_json(&out.result);
+        let text = hetsched::result_json(&result.result);
         if path.as_os_str() == "-" {
-            std::io::stdout().write_all(text.as_bytes())?;
+            out(&text)?;
         } else {
             std::fs::write(path, text).with_context(|| path.display().to_string())?;
         }
     }
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if !a.quiet && !json_to_stdout {
-        print!("{}", hetsched::summary::render(&out.result));
+        out(&hetsched::summary::render(&result.result))?;
         if let Some(t) = &a.trace {
-            println!("trace: {}", t.display());
+            out(&format!("trace: {}\n", t.display()))?;
         }
     }
     Ok(())

@@ -48,6 +48,17 @@ impl<E: Ord> EventQueue<E> {
         self.heap.peek().map(|Reverse((t, _, _))| *t)
     }
 
+    /// Advances `now` to `t` for work done outside the queue (never backwards).
+    pub fn advance_to(&mut self, t: Nanos) {
+        debug_assert!(t >= self.now, "time went back");
+        self.now = self.now.max(t);
+    }
+
+    /// Counts one event handled outside the queue.
+    pub fn count_external(&mut self, n: u64) {
+        self.popped += n;
+    }
+
     /// Current time.
     pub fn now(&self) -> Nanos {
         self.now

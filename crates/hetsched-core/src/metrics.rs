@@ -8,7 +8,7 @@
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Wake-up latency summary in µs.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -127,7 +127,8 @@ pub struct MetricsSink {
     end: Nanos,
     nr_cpus: usize,
     tasks: Vec<TaskAcc>,
-    by_pid: HashMap<u32, usize>,
+    /// pid → index + 1 in `tasks` (0 = unknown): pids are small and dense.
+    by_pid: Vec<u32>,
     cpus: Vec<CpuAcc>,
 }
 
@@ -138,16 +139,20 @@ impl MetricsSink {
     }
 
     fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
-        let n = self.nr_cpus;
-        let idx = *self.by_pid.entry(pid).or_insert_with(|| {
+        let p = pid as usize;
+        if p >= self.by_pid.len() {
+            self.by_pid.resize(p + 1, 0);
+        }
+        if self.by_pid[p] == 0 {
             self.tasks.push(TaskAcc {
                 pid,
                 comm: comm.to_string(),
-                residency: vec![0; n],
+                residency: vec![0; self.nr_cpus],
                 ..TaskAcc::default()
             });
-            self.tasks.len() - 1
-        });
+            self.by_pid[p] = self.tasks.len() as u32;
+        }
+        let idx = self.by_pid[p] as usize - 1;
         &mut self.tasks[idx]
     }
 

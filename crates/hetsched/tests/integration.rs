@@ -1,0 +1,265 @@
+//! Integration tests: determinism, fairness, balancing, invariants on random workloads.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+use hetsched::hetsched_core::options::Options;
+use hetsched::hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
+use hetsched::hetsched_core::{run, RunResult, RunSpec};
+use hetsched::hetsched_trace::FtraceTextSink;
+use proptest::prelude::*;
+
+const NS: u64 = 1_000_000_000;
+
+fn spec(platform: &str, json: &str, sets: &[&str], secs: u64) -> RunSpec {
+    RunSpec {
+        platform: hetsched::load_platform(platform).unwrap(),
+        workload: hetsched::hetsched_rtapp::parse_str(json, "test.json", &Default::default())
+            .unwrap(),
+        options: Options::default().apply_sets(sets).unwrap(),
+        seed: 7,
+        duration_ns: Some(secs * NS),
+    }
+}
+
+fn run_traced(s: &RunSpec) -> (RunResult, Vec<u8>) {
+    let mut sink = FtraceTextSink::new(Vec::new());
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(s, &mut sinks).unwrap()
+    };
+    (r, sink.into_inner().unwrap())
+}
+
+#[test]
+fn same_spec_twice_gives_identical_bytes() {
+    let w = hetsched::load_workload("demo", &Default::default()).unwrap();
+    let s = RunSpec {
+        platform: hetsched::load_platform("juno_r0").unwrap(),
+        workload: w,
+        options: Options::default(),
+        seed: 42,
+        duration_ns: Some(2 * NS),
+    };
+    let (r1, t1) = run_traced(&s);
+    let (r2, t2) = run_traced(&s);
+    assert!(t1.len() > 100_000, "trace too small: {}", t1.len());
+    assert_eq!(t1, t2, "trace bytes differ");
+    assert_eq!(hetsched::result_json(&r1), hetsched::result_json(&r2));
+    // and with the CFS rules
+    let mut s2 = s.clone();
+    s2.options = Options::default()
+        .apply_sets(&["fair.variant=cfs"])
+        .unwrap();
+    let (r3, t3) = run_traced(&s2);
+    let (r4, t4) = run_traced(&s2);
+    assert_eq!(t3, t4);
+    assert_eq!(hetsched::result_json(&r3), hetsched::result_json(&r4));
+    assert_ne!(r1.settings_hash, r3.settings_hash);
+}
+
+const TWO_HOGS: &str = r#"{"tasks": {
+    "a": {"cpus": [4], "loop": -1, "phases": {"p": {"runtime": 100000}}},
+    "b": {"cpus": [4], "loop": -1, "priority": PRIO, "phases": {"p": {"runtime": 100000}}}
+}}"#;
+
+fn share_of_a(variant: &str, nice_b: i32) -> f64 {
+    let json = TWO_HOGS.replace("PRIO", &nice_b.to_string());
+    let r = run(
+        &spec("hikey960", &json, &[&format!("fair.variant={variant}")], 4),
+        &mut [],
+    )
+    .unwrap();
+    let a = r.tasks.iter().find(|t| t.comm == "a-0").unwrap().cpu_time_s;
+    let b = r.tasks.iter().find(|t| t.comm == "b-0").unwrap().cpu_time_s;
+    assert!((a + b - 4.0).abs() < 0.01, "CPU 4 fully used: {a} + {b}");
+    a / (a + b)
+}
+
+#[test]
+fn fair_class_shares_a_cpu_by_weight() {
+    for v in ["eevdf", "cfs"] {
+        let s = share_of_a(v, 0);
+        assert!((s - 0.5).abs() < 0.01, "{v}: equal nice share {s}");
+        // nice 0 vs nice 5: 1024 / (1024 + 335)
+        let s = share_of_a(v, 5);
+        assert!((s - 1024.0 / 1359.0).abs() < 0.02, "{v}: nice 5 share {s}");
+    }
+}
+
+#[test]
+fn periodic_balance_spreads_hogs_over_idle_cpus() {
+    // Eight always-running tasks all woken on CPU 0's cluster end up one per CPU.
+    let mut tasks = String::new();
+    for i in 0..8 {
+        if i > 0 {
+            tasks.push(',');
+        }
+        tasks.push_str(&format!(r#""h{i}": {{"loop": -1, "run": 100000}}"#));
+    }
+    let json = format!(r#"{{"tasks": {{{tasks}}}}}"#);
+    let r = run(&spec("hikey960", &json, &[], 3), &mut []).unwrap();
+    for t in &r.tasks {
+        assert!(t.cpu_time_s > 2.9, "{} got {}", t.comm, t.cpu_time_s);
+    }
+    for c in &r.cpus {
+        assert!(c.busy_s > 2.9, "cpu {} busy {}", c.cpu, c.busy_s);
+    }
+}
+
+#[test]
+fn run_work_scales_with_capacity_and_frequency() {
+    // run 10 ms calibrated on CPU4 (1024 @ 2362 MHz); on CPU0 (462 @ 1844 MHz) it
+    // takes 10 * 1024/462 ms; at 999 MHz on CPU0 a further 1844/999.
+    let json = |cpu: usize| {
+        format!(
+            r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{"t": {{"cpus": [{cpu}], "loop": 10, "run": 10000, "sleep": 100000}}}}}}"#
+        )
+    };
+    let cpu_time = |cpu: usize, sets: &[&str]| {
+        let r = run(&spec("hikey960", &json(cpu), sets, 5), &mut []).unwrap();
+        r.tasks[0].cpu_time_s
+    };
+    assert!((cpu_time(4, &[]) - 0.1).abs() < 1e-6);
+    let little = cpu_time(0, &[]);
+    assert!((little - 0.1 * 1024.0 / 462.0).abs() < 1e-5, "{little}");
+    let slow = cpu_time(
+        0,
+        &[
+            "cpufreq.governor=userspace",
+            "cpufreq.userspace_khz=[999000,2362000]",
+        ],
+    );
+    assert!(
+        (slow - 0.1 * 1024.0 / 462.0 * 1844.0 / 999.0).abs() < 1e-5,
+        "{slow}"
+    );
+}
+
+/// Checks scheduling invariants on the event stream.
+#[derive(Default)]
+struct Invariants {
+    last_ts: u64,
+    curr: Vec<u32>,
+    running_on: std::collections::HashMap<u32, u32>,
+    switches: u64,
+}
+
+impl TraceSink for Invariants {
+    fn interest(&self) -> Interest {
+        Interest::ALL
+    }
+    fn begin(&mut self, nr_cpus: usize, start_ns: u64) {
+        self.curr = vec![0; nr_cpus];
+        self.last_ts = start_ns;
+    }
+    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        assert!(ctx.ts >= self.last_ts, "time went back");
+        self.last_ts = ctx.ts;
+        match *ev {
+            TraceEvent::SchedSwitch { prev, next, .. } => {
+                let cpu = ctx.cpu as usize;
+                assert_eq!(
+                    self.curr[cpu], prev.pid,
+                    "prev is not what ran on cpu {cpu}"
+                );
+                if prev.pid != 0 {
+                    self.running_on.remove(&prev.pid);
+                }
+                if next.pid != 0 {
+                    assert!(
+                        self.running_on.insert(next.pid, ctx.cpu).is_none(),
+                        "pid {} runs on two CPUs",
+                        next.pid
+                    );
+                }
+                self.curr[cpu] = next.pid;
+                self.switches += 1;
+            }
+            TraceEvent::SchedPeltSe { util, rbl_load, .. } => {
+                assert!(
+                    util <= 1024 && rbl_load <= 1024,
+                    "util {util} runnable {rbl_load}"
+                );
+            }
+            TraceEvent::SchedPeltCfs { util, .. } => {
+                assert!(util <= 1024 * 64, "cfs util {util}");
+            }
+            _ => {}
+        }
+    }
+}
+
+fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)]) -> String {
+    let mut s = String::from(r#"{"tasks": {"#);
+    for (i, &(kind, a, b, cpu, nice)) in tasks.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let cpus = cpu.map_or(String::new(), |c| format!(r#""cpus": [{}], "#, c % 8));
+        let body = match kind % 3 {
+            0 => format!(
+                r#""run": {}, "timer": {{"ref": "unique", "period": {}}}"#,
+                a as u32 + 100,
+                b as u32 * 4 + 1000
+            ),
+            1 => format!(r#""run": {}, "sleep": {}"#, a as u32 + 100, b as u32 + 100),
+            _ => format!(
+                r#""phases": {{"p": {{"runtime": {}, "sleep": {}}}}}"#,
+                a as u32 * 2 + 100,
+                b as u32 / 4 + 50
+            ),
+        };
+        s.push_str(&format!(
+            r#""t{i}": {{{cpus}"priority": {}, "loop": -1, {body}}}"#,
+            nice % 20
+        ));
+    }
+    s.push_str("}}");
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_on_random_workloads(
+        tasks in proptest::collection::vec(
+            (any::<u8>(), any::<u16>(), any::<u16>(), proptest::option::of(any::<u8>()), any::<i8>()),
+            1..20,
+        ),
+        cfs in any::<bool>(),
+        platform in prop::sample::select(vec!["hikey960", "juno_r0", "hikey620", "rk3399"]),
+    ) {
+        let json = random_workload(&tasks);
+        let sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
+        let mut s = spec(platform, &json, &sets, 1);
+        // the random cpus may exceed small platforms: map them in range
+        let n = s.platform.nr_cpus();
+        for t in &mut s.workload.tasks {
+            if let Some(c) = &mut t.attrs.cpus { for x in c.iter_mut() { *x %= n; } }
+            for p in &mut t.phases {
+                if let Some(c) = &mut p.attrs.cpus { for x in c.iter_mut() { *x %= n; } }
+            }
+        }
+        let mut inv = Invariants::default();
+        let r = {
+            let mut sinks: [&mut dyn TraceSink; 1] = [&mut inv];
+            run(&s, &mut sinks).unwrap()
+        };
+        prop_assert!(inv.switches > 0);
+        for t in &r.tasks {
+            prop_assert!(t.cpu_time_s <= 1.0 + 1e-9, "{} cpu {}", t.comm, t.cpu_time_s);
+            prop_assert!(t.cpu_time_s + t.wait_time_s <= 1.0 + 1e-9);
+            let sum: f64 = t.residency_s.iter().sum();
+            prop_assert!((sum - t.cpu_time_s).abs() < 1e-9);
+        }
+        let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
+        let cpu: f64 = r.tasks.iter().map(|t| t.cpu_time_s).sum();
+        // work conserved: what the CPUs were busy with is what the tasks ran
+        prop_assert!((busy - cpu).abs() < 1e-6, "busy {busy} vs tasks {cpu}");
+        for c in &r.cpus {
+            prop_assert!(c.busy_s <= 1.0 + 1e-9);
+        }
+    }
+}
