@@ -15,8 +15,9 @@ import json
 import re
 from pathlib import Path
 
-import hetsched as hs
 import pytest
+
+import hetsched as hs
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("pelt_reference", ROOT / "tools/pelt_reference.py")
@@ -24,7 +25,10 @@ assert _spec and _spec.loader
 ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ref)
 
-LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>[\d.]+):\s+(?P<ev>\w+):\s+(?P<rest>.*)$")
+LINE = re.compile(
+    r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>[\d.]+):"
+    r"\s+(?P<ev>\w+):\s+(?P<rest>.*)$"
+)
 
 
 def fields(rest: str) -> dict[str, str]:
@@ -51,12 +55,13 @@ def workload(tmp_path: Path, cpu: int, run_us: int, period_us: int) -> Path:
     return path
 
 
+USERSPACE = "cpufreq.governor=userspace"
 CASES = [
-    # (cpu, governor sets, capacity, freq_scale)
-    (0, [], 462, 1024),  # hikey960 A53 at fmax 1844 MHz
-    (0, ["cpufreq.governor=userspace", "cpufreq.userspace_khz=[999000,2362000]"], 462, (999000 << 10) // 1844000),
-    (4, [], 1024, 1024),  # A73 at fmax
-    (4, ["cpufreq.governor=userspace", "cpufreq.userspace_khz=[1844000,1421000]"], 1024, (1421000 << 10) // 2362000),
+    # (cpu, option sets, capacity, freq_scale) on hikey960: A53 fmax 1844 MHz, A73 2362 MHz
+    (0, [], 462, 1024),
+    (0, [USERSPACE, "cpufreq.userspace_khz=[999000,2362000]"], 462, (999000 << 10) // 1844000),
+    (4, [], 1024, 1024),
+    (4, [USERSPACE, "cpufreq.userspace_khz=[1844000,1421000]"], 1024, (1421000 << 10) // 2362000),
 ]
 
 

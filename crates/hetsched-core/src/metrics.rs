@@ -117,7 +117,8 @@ struct CpuAcc {
     freq_res: BTreeMap<u64, Nanos>,
     idle_state: Option<u32>,
     idle_since: Nanos,
-    idle_res: BTreeMap<u32, Nanos>,
+    /// Time per idle state index.
+    idle_res: Vec<Nanos>,
 }
 
 /// The metrics sink.
@@ -192,7 +193,13 @@ impl MetricsSink {
                 busy_s: s(c.busy),
                 idle_s: s(total.saturating_sub(c.busy)),
                 freq_residency_s: c.freq_res.iter().map(|(&k, &v)| (k, s(v))).collect(),
-                idle_state_residency_s: c.idle_res.iter().map(|(&k, &v)| (k, s(v))).collect(),
+                idle_state_residency_s: c
+                    .idle_res
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v > 0)
+                    .map(|(k, &v)| (k as u32, s(v)))
+                    .collect(),
             })
             .collect();
         (tasks, cpus)
@@ -286,7 +293,11 @@ impl TraceSink for MetricsSink {
             TraceEvent::CpuIdle { cpu_id, state } => {
                 let c = &mut self.cpus[cpu_id as usize];
                 if let Some(s) = c.idle_state.take() {
-                    *c.idle_res.entry(s).or_default() += now - c.idle_since;
+                    let s = s as usize;
+                    if s >= c.idle_res.len() {
+                        c.idle_res.resize(s + 1, 0);
+                    }
+                    c.idle_res[s] += now - c.idle_since;
                 }
                 if state >= 0 {
                     c.idle_state = Some(state as u32);
@@ -316,7 +327,11 @@ impl TraceSink for MetricsSink {
                 *c.freq_res.entry(c.freq).or_default() += end_ns - c.freq_since;
             }
             if let Some(s) = c.idle_state.take() {
-                *c.idle_res.entry(s).or_default() += end_ns - c.idle_since;
+                let s = s as usize;
+                if s >= c.idle_res.len() {
+                    c.idle_res.resize(s + 1, 0);
+                }
+                c.idle_res[s] += end_ns - c.idle_since;
             }
         }
     }

@@ -125,9 +125,7 @@ def trace_path(tmp_path_factory) -> Path:
         assert path.is_file(), f"HETSCHED_TRACE={env} does not exist"
         return path
     if not CLI.is_file():
-        pytest.skip(
-            f"{CLI} not built and HETSCHED_TRACE not set (see this module's docstring)"
-        )
+        pytest.skip(f"{CLI} not built and HETSCHED_TRACE not set (see this module's docstring)")
     path = tmp_path_factory.mktemp("hetsched") / "trace.txt"
     cmd = [
         str(CLI),
@@ -210,9 +208,10 @@ def test_task_names(trace, parsed, renamed):
     if "HETSCHED_TRACE" not in os.environ:
         # A real run of workload.json: each rt-app task shows up as `name` or `name-N`.
         for name in workload_task_names():
-            assert any(
-                re.fullmatch(rf"{re.escape(name)}(-\d+)?", c) for c in renamed
-            ), (name, list(renamed))
+            assert any(re.fullmatch(rf"{re.escape(name)}(-\d+)?", c) for c in renamed), (
+                name,
+                list(renamed),
+            )
 
 
 def expected_states(parsed: Parsed, comm: str, pid: int) -> list[tuple[float, str]]:
@@ -232,9 +231,7 @@ def expected_states(parsed: Parsed, comm: str, pid: int) -> list[tuple[float, st
             rows.append((line.ts, "W"))
         elif line.event == "sched_switch":
             if (int(f["prev_pid"]), f["prev_comm"]) == (pid, comm):
-                rows.append(
-                    (line.ts, STATE_CHAR.get(int(f["prev_state"]), f["prev_state"]))
-                )
+                rows.append((line.ts, STATE_CHAR.get(int(f["prev_state"]), f["prev_state"])))
             if (int(f["next_pid"]), f["next_comm"]) == (pid, comm):
                 rows.append((line.ts, "A"))
     return rows
@@ -248,9 +245,7 @@ def test_task_states_match_the_trace(trace, parsed, renamed):
         df = trace.ana.tasks.df_task_states(comm, stringify=True)
         got = list(zip(df.index, df["curr_state_str"], strict=True))
         assert [s for _, s in got] == [s for _, s in expected], comm
-        assert [t for t, _ in got] == pytest.approx(
-            [t for t, _ in expected], abs=1e-9
-        ), comm
+        assert [t for t, _ in got] == pytest.approx([t for t, _ in expected], abs=1e-9), comm
         saw.update(s for _, s in got)
         # Preempted (prev_state=0) shows as R, and only that.
         n_preempt = sum(

@@ -32,8 +32,12 @@ pub fn select_task_rq_baseline(view: &SchedView<'_>, allowed: &CpuSet, prev: usi
     let llc = view.cpus[prev].cluster;
     // select_idle_cpu() scans the LLC starting after `target`, wrapping around.
     let n = view.cpus.len();
-    for off in 1..n {
-        let c = (prev + off) % n;
+    let mut c = prev;
+    for _ in 1..n {
+        c += 1;
+        if c == n {
+            c = 0;
+        }
         if view.cpus[c].cluster == llc && view.cpus[c].idle && allowed.contains(c) {
             return Placement {
                 cpu: c,

@@ -158,7 +158,11 @@ impl CfsRq {
             if avg < 0 {
                 avg -= load - 1;
             }
-            avg /= load;
+            // i64 division when it fits (it nearly always does): same result, far cheaper.
+            avg = match (i64::try_from(avg), i64::try_from(load)) {
+                (Ok(a), Ok(l)) => i128::from(a / l),
+                _ => avg / load,
+            };
         }
         self.min_vruntime.wrapping_add(avg as i64 as u64)
     }

@@ -240,7 +240,7 @@ struct Sim<'w> {
     end: Nanos,
     t0: Nanos,
     idle_names: Vec<String>,
-    migrations: BTreeMap<MigrationReason, u64>,
+    migrations: [u64; MigrationReason::ALL.len()],
     switches: u64,
     ue_ver: UtilEstVersion,
     view: Vec<CpuView>,
@@ -249,6 +249,8 @@ struct Sim<'w> {
     nr_idle: usize,
     nr_overloaded: usize,
     nohz_next_balance: Nanos,
+    /// Affinity each phase applies: its `cpus`, else the task's, else all CPUs.
+    phase_affinity: Vec<Vec<CpuSet>>,
     /// CPUs whose tick is armed. Ticks fire on a global grid (`sched_skew_tick=0`), so
     /// every armed tick is at the same time, `tick_at`; they run before other events at
     /// that time, in CPU order. Kept out of the event heap: it is most of the events.
@@ -422,7 +424,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         cpus,
         migrations: MigrationReason::ALL
             .iter()
-            .map(|r| (r.as_str(), sim.migrations.get(r).copied().unwrap_or(0)))
+            .map(|&r| (r.as_str(), sim.migrations[r as usize]))
             .collect(),
         engine: EngineStats {
             events: sim.q.processed(),
@@ -568,7 +570,7 @@ impl<'w> Sim<'w> {
             end,
             t0: BOOT_OFFSET,
             idle_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
-            migrations: BTreeMap::new(),
+            migrations: [0; MigrationReason::ALL.len()],
             switches: 0,
             view,
             nohz_kick_pending: false,
@@ -576,6 +578,22 @@ impl<'w> Sim<'w> {
             nr_idle: n,
             nr_overloaded: 0,
             nohz_next_balance: 0,
+            phase_affinity: w
+                .tasks
+                .iter()
+                .map(|t| {
+                    t.phases
+                        .iter()
+                        .map(|ph| {
+                            ph.attrs
+                                .cpus
+                                .as_ref()
+                                .or(t.attrs.cpus.as_ref())
+                                .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c))
+                        })
+                        .collect()
+                })
+                .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
         }
@@ -725,6 +743,24 @@ impl<'w> Sim<'w> {
         flags: u32,
         now: Nanos,
     ) {
+        let pnow = self.rqs[cpu].clock.now();
+        {
+            // Fast path, exactly equivalent: less than one PELT unit (1024 ns) elapsed for
+            // both the entity and the cfs_rq, no removed load and nothing to attach or
+            // detach: ___update_load_sum() would return at once for both.
+            let e = &self.ents[tid].avg;
+            let c = &self.rqs[cpu].cfs;
+            let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
+            if !attach
+                && flags & DO_DETACH == 0
+                && c.removed.nr == 0
+                && e.last_update_time != 0
+                && pnow.wrapping_sub(e.last_update_time) < 1024
+                && pnow.wrapping_sub(c.avg.last_update_time) < 1024
+            {
+                return;
+            }
+        }
         let cfs_state = self.cfs_state(cpu);
         let e = &self.ents[tid];
         let se_state = SeState {
@@ -733,7 +769,6 @@ impl<'w> Sim<'w> {
             running: self.rqs[cpu].cfs.curr == Some(tid),
             weight: e.load.weight,
         };
-        let pnow = self.rqs[cpu].clock.now();
         let before_se = self.ents[tid].avg.last_update_time;
         let before_cfs = self.rqs[cpu].cfs.avg.last_update_time;
         let rq = &mut self.rqs[cpu];
@@ -781,19 +816,32 @@ impl<'w> Sim<'w> {
     /// Work done on `cpu` in `dt` ns: `dt × capacity × f / fmax` (capacity-ns).
     fn work_in(&self, cpu: usize, dt: Nanos) -> u128 {
         let rq = &self.rqs[cpu];
-        u128::from(dt) * u128::from(rq.cap) * u128::from(rq.freq_khz)
-            / u128::from(rq.max_freq_khz.max(1))
+        let fmax = rq.max_freq_khz.max(1);
+        // u64 when the product fits (always, for realistic spans): a u128 division is slow
+        match dt
+            .checked_mul(rq.cap)
+            .and_then(|v| v.checked_mul(rq.freq_khz))
+        {
+            Some(v) => u128::from(v / fmax),
+            None => {
+                u128::from(dt) * u128::from(rq.cap) * u128::from(rq.freq_khz) / u128::from(fmax)
+            }
+        }
     }
 
     /// Wall time to do `work` on `cpu` (rounded up).
     fn time_for(&self, cpu: usize, work: u128) -> Nanos {
         let rq = &self.rqs[cpu];
-        let den = u128::from(rq.cap) * u128::from(rq.freq_khz);
+        let den = rq.cap * rq.freq_khz;
         if den == 0 {
             return u64::MAX / 4;
         }
-        let num = work * u128::from(rq.max_freq_khz.max(1));
-        num.div_ceil(den).min(u128::from(u64::MAX / 4)) as u64
+        let fmax = rq.max_freq_khz.max(1);
+        if let Some(num) = u64::try_from(work).ok().and_then(|w| w.checked_mul(fmax)) {
+            return num.div_ceil(den).min(u64::MAX / 4);
+        }
+        let num = work * u128::from(fmax);
+        num.div_ceil(u128::from(den)).min(u128::from(u64::MAX / 4)) as u64
     }
 
     /// Charges the progress of curr's op since the last accounting.
@@ -1067,7 +1115,7 @@ impl<'w> Sim<'w> {
         let cpu = pl.cpu;
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, now);
-            *self.migrations.entry(MigrationReason::WakeUp).or_default() += 1;
+            self.migrations[MigrationReason::WakeUp as usize] += 1;
         }
         self.update_rq_clock(cpu, now);
         self.enqueue_task(out, cpu, tid, now, false);
@@ -1348,7 +1396,7 @@ impl<'w> Sim<'w> {
         self.trace_migrate(out, m.task, m.src, m.dst, m.dst, now);
         self.update_rq_clock(m.dst, now);
         self.enqueue_task(out, m.dst, m.task, now, false);
-        *self.migrations.entry(m.reason).or_default() += 1;
+        self.migrations[m.reason as usize] += 1;
         self.wakeup_preempt(m.dst, m.task);
     }
 
@@ -1621,11 +1669,7 @@ impl<'w> Sim<'w> {
         if pc.phase_loop == 0 {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
             let attrs = &task.phases[pc.phase].attrs;
-            let cpus = attrs.cpus.as_ref().or(task.attrs.cpus.as_ref());
-            let aff = cpus.map_or_else(
-                || CpuSet::first_n(self.p.nr_cpus()),
-                |c| CpuSet::from_cpus(c),
-            );
+            let aff = self.phase_affinity[th.task][pc.phase];
             if let Some(nice) = attrs.priority {
                 self.set_nice(cpu, tid, nice);
             }
