@@ -31,7 +31,8 @@ rust-test:
 	$(CARGO) test --locked --workspace --exclude hetsched-py
 
 $(VPY):
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV) || $(PYTHON) -m virtualenv $(VENV) || \
+	  { echo "make: cannot create $(VENV): install the venv module (Debian: apt-get install python3-venv)"; exit 1; }
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas numpy pytest ruff mypy
 

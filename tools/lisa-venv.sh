@@ -20,7 +20,10 @@ if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import lisa.trace, pytest
 fi
 
 start=$(date +%s)
-"$python" -m venv "$venv"
+"$python" -m venv "$venv" || "$python" -m virtualenv "$venv" || {
+    echo "lisa-venv: cannot create $venv: install the venv module (Debian: apt-get install python3-venv)" >&2
+    exit 1
+}
 "$venv/bin/python" -m pip install --upgrade pip
 "$venv/bin/python" -m pip install \
     "lisa-linux==3.1.0" "numpy<2" "pandas==2.0.3" "pyarrow<15" nest_asyncio pytest
