@@ -179,7 +179,7 @@ fn run_writes_json_and_trace() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(r["seed"], 3);
     assert_eq!(r["platform"], "rk3399");
-    assert_eq!(r["tasks"].as_array().unwrap().len(), 7);
+    assert_eq!(r["tasks"].as_array().unwrap().len(), 11);
     let t = std::fs::read_to_string(&trace).unwrap();
     assert!(t.starts_with("version = 6\ncpus=6\n"));
     assert!(t.contains("sched_switch:") && t.contains("rtapp_stats:"));
