@@ -138,6 +138,19 @@ fn main() -> ExitCode {
                 .map(|c| c.to_string())
                 .collect::<Vec<_>>()
                 .join(": ");
+            // Control characters from the input (a newline in a key) are escaped so
+            // the error stays one line.
+            let msg: String = msg
+                .chars()
+                .flat_map(|c| {
+                    let esc: Vec<char> = if c.is_control() {
+                        c.escape_debug().collect()
+                    } else {
+                        vec![c]
+                    };
+                    esc
+                })
+                .collect();
             eprintln!("hetsched: error: {msg}");
             ExitCode::from(2)
         }

@@ -87,6 +87,20 @@ fn malformed_json_names_file_line_column() {
 }
 
 #[test]
+fn control_characters_in_input_keep_the_error_on_one_line() {
+    let l = err_line(&hetsched(&[
+        "run",
+        "-p",
+        "hikey960",
+        "-w",
+        "demo",
+        "--set",
+        "fair.a\nb=1",
+    ]));
+    assert!(l.contains(r"fair.a\nb=1"), "{l}");
+}
+
+#[test]
 fn unknown_option_key_is_rejected() {
     let l = err_line(&hetsched(&[
         "run",

@@ -3,6 +3,23 @@
 
 use std::fmt;
 
+/// Displays a string taken from the input with control characters escaped (`\n`, `\t`,
+/// `\u{1b}`), so an error stays on one line whatever the file contains.
+struct Esc<'a>(&'a str);
+
+impl fmt::Display for Esc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A position in a named source: `FILE:LINE:COL`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -16,7 +33,7 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.origin, self.line, self.col)
+        write!(f, "{}:{}:{}", Esc(&self.origin), self.line, self.col)
     }
 }
 
@@ -25,7 +42,7 @@ impl fmt::Display for Location {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RtappError {
     /// The file could not be read.
-    #[error("{path}:1:1: cannot read the file: {reason}")]
+    #[error("{}:1:1: cannot read the file: {}", Esc(.path), Esc(.reason))]
     Io {
         /// The path.
         path: String,
@@ -33,7 +50,7 @@ pub enum RtappError {
         reason: String,
     },
     /// The text is not JSON that json-c (non-strict) accepts.
-    #[error("{at}: expected {expected} (rt-app/json-c: {jsonc})")]
+    #[error("{at}: expected {} (rt-app/json-c: {jsonc})", Esc(.expected))]
     Syntax {
         /// Where the tokener stopped.
         at: Location,
@@ -43,7 +60,7 @@ pub enum RtappError {
         jsonc: &'static str,
     },
     /// A mandatory key is missing (rt-app: `Key … not found` / `Error while parsing config`).
-    #[error("{at}: missing mandatory key `{key}` in {within}")]
+    #[error("{at}: missing mandatory key `{}` in {}", Esc(.key), Esc(.within))]
     MissingKey {
         /// The object lacking the key.
         at: Location,
@@ -54,7 +71,7 @@ pub enum RtappError {
     },
     /// A key has a value of the wrong JSON type (rt-app: `Invalid type for key …` or
     /// `Unknown or mismatch … event type`).
-    #[error("{at}: `{key}` expects {expected}, found {found}")]
+    #[error("{at}: `{}` expects {}, found {}", Esc(.key), Esc(.expected), Esc(.found))]
     WrongType {
         /// The value.
         at: Location,
@@ -66,7 +83,7 @@ pub enum RtappError {
         found: String,
     },
     /// A value has the right type but is out of range or not one of the accepted names.
-    #[error("{at}: `{key}`: {message}")]
+    #[error("{at}: `{}`: {}", Esc(.key), Esc(.message))]
     InvalidValue {
         /// The value.
         at: Location,
@@ -77,7 +94,7 @@ pub enum RtappError {
     },
     /// A phase (or a task without `phases`) has no event (rt-app: `No events found.
     /// Task must have events or it's useless`).
-    #[error("{at}: {what} has no event; expected at least one of run, runtime, sleep, timer, lock, unlock, wait, signal, broad, sync, suspend, resume, mem, memrun, iorun, yield, barrier, fork, sem_post, sem_wait")]
+    #[error("{at}: {} has no event; expected at least one of run, runtime, sleep, timer, lock, unlock, wait, signal, broad, sync, suspend, resume, mem, memrun, iorun, yield, barrier, fork, sem_post, sem_wait", Esc(.what))]
     NoEvents {
         /// The phase or task.
         at: Location,
@@ -85,7 +102,7 @@ pub enum RtappError {
         what: String,
     },
     /// `resume`/`fork` names a task that does not exist.
-    #[error("{at}: `{key}` names unknown task \"{target}\"; expected one of: {known}")]
+    #[error("{at}: `{}` names unknown task \"{}\"; expected one of: {}", Esc(.key), Esc(.target), Esc(.known))]
     UnknownTask {
         /// The event.
         at: Location,
@@ -97,7 +114,7 @@ pub enum RtappError {
         known: String,
     },
     /// A mutex locked in a phase is still held when the phase ends.
-    #[error("{at}: mutex \"{mutex}\" is locked here but never unlocked in {what}; expected a matching `unlock` later in the same phase")]
+    #[error("{at}: mutex \"{}\" is locked here but never unlocked in {}; expected a matching `unlock` later in the same phase", Esc(.mutex), Esc(.what))]
     UnbalancedLock {
         /// The `lock` event.
         at: Location,
@@ -121,5 +138,27 @@ impl RtappError {
             | RtappError::UnknownTask { at, .. }
             | RtappError::UnbalancedLock { at, .. } => Some(at),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_strings_cannot_break_the_line() {
+        let e = RtappError::UnknownTask {
+            at: Location {
+                origin: "w.json".into(),
+                line: 3,
+                col: 5,
+            },
+            key: "resume".into(),
+            target: "a\nb".into(),
+            known: "x\ty".into(),
+        };
+        let s = e.to_string();
+        assert!(!s.contains('\n') && !s.contains('\t'), "{s}");
+        assert!(s.contains(r#""a\nb""#), "{s}");
     }
 }
