@@ -192,12 +192,17 @@ pub enum Event {
         /// Barrier name.
         name: String,
     },
-    /// `suspend`: wait until resumed.
-    Suspend,
-    /// `resume` the named thread(s).
+    /// `suspend`: wait on the condition named `name` until a `resume` of that name.
+    /// rt-app names it by the string (normally the suspending task's own name).
+    Suspend {
+        /// The name `resume` events refer to.
+        name: String,
+    },
+    /// `resume`: broadcast the suspend condition `name` (every thread suspended on it
+    /// wakes; nobody suspended, nothing happens).
     Resume {
-        /// Thread (task) name.
-        task: String,
+        /// The suspend name.
+        name: String,
     },
     /// `sem_post`.
     SemPost {
@@ -257,7 +262,7 @@ impl Event {
             Event::Unlock { .. } => 9,
             Event::Timer { name, .. } if name.starts_with("unique") => 11,
             Event::Timer { .. } => 10,
-            Event::Suspend => 12,
+            Event::Suspend { .. } => 12,
             Event::Resume { .. } => 13,
             Event::Mem { .. } => 14,
             Event::Iorun { .. } => 15,
@@ -285,7 +290,7 @@ impl Event {
             Event::Broad { .. } => "broad",
             Event::Sync { .. } => "sync",
             Event::Barrier { .. } => "barrier",
-            Event::Suspend => "suspend",
+            Event::Suspend { .. } => "suspend",
             Event::Resume { .. } => "resume",
             Event::SemPost { .. } => "sem_post",
             Event::SemWait { .. } => "sem_wait",

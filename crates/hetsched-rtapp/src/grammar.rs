@@ -921,7 +921,7 @@ impl<'a> Reader<'a> {
                 task: name(self, "task name")?,
             },
             "resume" => Event::Resume {
-                task: name(self, "task name")?,
+                name: name(self, "the name a `suspend` waits on")?,
             },
             "sem_post" => Event::SemPost {
                 sem: name(self, "semaphore name")?,
@@ -931,17 +931,9 @@ impl<'a> Reader<'a> {
             },
             "suspend" => {
                 let s = name(self, "the name resumes refer to, normally the task's own")?;
-                if s != task {
-                    self.warn(
-                        m.value.span,
-                        format!(
-                            "`suspend` \"{s}\" in task \"{task}\": rt-app pairs it with `resume` \"{s}\"; \
-                             hetsched's model pairs suspend with `resume` \"{task}\""
-                        ),
-                    );
-                }
-                self.suspends.push((task.to_string(), s, m.key_span));
-                Event::Suspend
+                self.suspends
+                    .push((task.to_string(), s.clone(), m.key_span));
+                Event::Suspend { name: s }
             }
             "yield" => Event::Yield,
             "wait" | "sync" => {
@@ -1097,20 +1089,10 @@ impl<'a> Reader<'a> {
                                 known: known(),
                             });
                         }
-                        Event::Resume { task } if !tasks.contains(task.as_str()) => {
-                            if suspend_names.contains_key(task.as_str()) {
-                                warnings.push((e.span, format!(
-                                    "`resume` \"{task}\" matches a `suspend` \"{task}\" but no task: \
-                                     hetsched's model resumes tasks by name, so it wakes nobody"
-                                )));
-                            } else {
-                                return Err(RtappError::UnknownTask {
-                                    at: self.loc(e.span),
-                                    key: e.key.clone(),
-                                    target: task.clone(),
-                                    known: known(),
-                                });
-                            }
+                        Event::Resume { name } if !suspend_names.contains_key(name.as_str()) => {
+                            warnings.push((e.span, format!(
+                                "`resume` \"{name}\" matches no `suspend` \"{name}\": rt-app broadcasts to nobody"
+                            )));
                         }
                         Event::Lock { mutex } => held.push((mutex, e.span)),
                         Event::Unlock { mutex } => {
@@ -1132,6 +1114,22 @@ impl<'a> Reader<'a> {
                         },
                     });
                 }
+            }
+        }
+        // rt-app names threads `<task>-<global index>`; pthread_setname_np() refuses
+        // names over 15 characters and the thread stays `rt-app`.
+        let mut ind = 0u32;
+        for t in &w.tasks {
+            for _ in 0..t.instances {
+                let n = format!("{}-{ind}", t.name);
+                if n.len() > 15 {
+                    warnings.push((t.span, format!(
+                        "thread name \"{n}\" is {} characters: pthread_setname_np() fails (ERANGE, over 15) and the thread keeps the comm \"rt-app\", as on a board; use a task name of at most {} characters",
+                        n.len(),
+                        15usize.saturating_sub(n.len() - t.name.len())
+                    )));
+                }
+                ind += 1;
             }
         }
         for (span, msg) in warnings {

@@ -103,8 +103,8 @@ fn event_str(e: &Event) -> String {
         Event::Broad { cond } => format!("broad {cond}"),
         Event::Sync { cond, mutex } => format!("sync {cond}/{mutex}"),
         Event::Barrier { name } => format!("barrier {name}"),
-        Event::Suspend => "suspend".into(),
-        Event::Resume { task } => format!("resume {task}"),
+        Event::Suspend { name } => format!("suspend {name}"),
+        Event::Resume { name } => format!("resume {name}"),
         Event::SemPost { sem } => format!("sem_post {sem}"),
         Event::SemWait { sem } => format!("sem_wait {sem}"),
         Event::Yield => "yield".into(),
@@ -258,16 +258,16 @@ fn write_attrs(out: &mut Vec<(String, String)>, a: &SchedAttrs, skip_cpus: bool)
     }
 }
 
-fn event_value(e: &Event, task: &str) -> String {
+fn event_value(e: &Event, _task: &str) -> String {
     match e {
         Event::Run { us } | Event::Runtime { us } | Event::Sleep { us } => us.to_string(),
         Event::Mem { bytes } | Event::Iorun { bytes } => bytes.to_string(),
         Event::Lock { mutex } | Event::Unlock { mutex } => q(mutex),
         Event::Signal { cond } | Event::Broad { cond } => q(cond),
         Event::Barrier { name } => q(name),
-        Event::Resume { task } | Event::Fork { task } => q(task),
+        Event::Fork { task } => q(task),
+        Event::Resume { name } | Event::Suspend { name } => q(name),
         Event::SemPost { sem } | Event::SemWait { sem } => q(sem),
-        Event::Suspend => q(task),
         Event::Yield => q(""),
         Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
             format!("{{ \"ref\": {}, \"mutex\": {} }}", q(cond), q(mutex))

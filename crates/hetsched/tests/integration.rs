@@ -71,7 +71,7 @@ fn share_of_a(variant: &str, nice_b: i32) -> f64 {
     )
     .unwrap();
     let a = r.tasks.iter().find(|t| t.comm == "a-0").unwrap().cpu_time_s;
-    let b = r.tasks.iter().find(|t| t.comm == "b-0").unwrap().cpu_time_s;
+    let b = r.tasks.iter().find(|t| t.comm == "b-1").unwrap().cpu_time_s;
     assert!((a + b - 4.0).abs() < 0.01, "CPU 4 fully used: {a} + {b}");
     a / (a + b)
 }

@@ -5,6 +5,7 @@
 
 pub mod cpuset;
 pub mod fair;
+pub mod rt;
 
 pub use cpuset::CpuSet;
 

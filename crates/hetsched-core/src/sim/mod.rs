@@ -11,6 +11,7 @@
 //! `sched_switch`.
 
 pub mod program;
+pub mod sync;
 
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{CpuMetrics, MetricsSink, TaskMetrics};
@@ -19,6 +20,7 @@ use crate::pelt::{self, CfsRqState, SeState, UtilEstVersion, DO_ATTACH, DO_DETAC
 use crate::platform::Platform;
 use crate::policy::{balance, placement, CpuView, Migration, MigrationReason, SchedView};
 use crate::sched::fair::{CfsRq, FairVariant, SchedEntity};
+use crate::sched::rt::{self as rtq, DlEntity, DlRq, RtRq};
 use crate::sched::{CpuSet, LoadWeight};
 use crate::time::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
@@ -26,6 +28,7 @@ use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, W
 use program::{Op, Pc, Step, TimerState};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use sync::{Kind, Resources, Retry, WaitOn};
 
 /// Everything a run needs.
 #[derive(Debug, Clone)]
@@ -57,6 +60,9 @@ pub enum RunError {
         /// What is wrong and what would be accepted.
         msg: String,
     },
+    /// The run stopped: a deadlock or a program that cannot advance.
+    #[error("{0}: {1}")]
+    Runtime(String, String),
     /// No duration was given and some task never ends.
     #[error("{0}: the workload has no global.duration and task `{1}` loops forever; give a duration (--duration 10s)")]
     NoDuration(String, String),
@@ -108,6 +114,8 @@ enum Ev {
     OpDone { cpu: u32, gen: u32 },
     /// Idle balance on behalf of tickless idle CPUs.
     NohzKick,
+    /// A throttled deadline task's replenishment timer (`dl_task_timer()`).
+    DlReplenish { tid: u32, gen: u32 },
     /// The end of the run.
     End,
 }
@@ -119,13 +127,45 @@ enum TState {
     Dead,
 }
 
+/// Scheduling class a thread is in now (`p->sched_class`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    Fair,
+    Rt,
+    Dl,
+}
+
 #[derive(Debug, Clone)]
 struct Thread {
     pid: u32,
     comm: String,
+    /// The comm it has before renaming itself: the creating thread's (`rt-app` for the
+    /// main thread).
+    comm0: String,
     task: usize,
     policy: SchedPolicy,
     nice: i32,
+    /// `p->normal_prio`: 99 - rt_priority for RT, 120 + nice for fair, -1 for DL.
+    normal_prio: i32,
+    /// `p->prio`: `normal_prio`, or the top PI waiter's when boosted.
+    eff_prio: i32,
+    class: Class,
+    rt_key: (i32, i64),
+    rr_slice: Nanos,
+    dl: DlEntity,
+    dl_key: (Nanos, u64),
+    dl_gen: u32,
+    /// What it is blocked on (for wake-ups and the deadlock report).
+    wait_on: WaitOn,
+    /// What it must redo when it runs again after a wake-up.
+    retry: Retry,
+    /// Events stepped at the current instant (a spin guard).
+    spin: u32,
+    spin_at: Nanos,
+    /// `sched_yield()` asked for a reschedule; the program continues after it.
+    yielded: bool,
+    /// Blocked on a resource (counted in `nr_res_blocked`).
+    res_blocked: bool,
     affinity: CpuSet,
     state: TState,
     cpu: usize,
@@ -149,14 +189,26 @@ struct Thread {
 }
 
 impl Thread {
+    /// `p->prio` as tracepoints print it.
     fn prio(&self) -> i32 {
-        120 + self.nice
+        self.eff_prio
+    }
+}
+
+/// `normal_prio` and class for a policy and rt-app `priority`.
+fn class_of(policy: SchedPolicy, nice: i32, rt_priority: i32) -> (Class, i32) {
+    match policy {
+        SchedPolicy::Fifo | SchedPolicy::Rr => (Class::Rt, rtq::rt_prio(rt_priority)),
+        SchedPolicy::Deadline => (Class::Dl, -1),
+        _ => (Class::Fair, 120 + nice),
     }
 }
 
 #[derive(Debug, Clone)]
 struct Rq {
     cfs: CfsRq,
+    rt: RtRq,
+    dl: DlRq,
     curr: Option<usize>,
     clock: pelt::PeltClock,
     avg_rt: pelt::SchedAvg,
@@ -169,6 +221,8 @@ struct Rq {
     op_gen: u32,
     next_balance: Nanos,
     need_resched: bool,
+    /// Start of the deadline task's unaccounted run (`dl_se` exec start).
+    seg_start_dl: Nanos,
 }
 
 /// Where a timer event's state lives.
@@ -256,6 +310,18 @@ struct Sim<'w> {
     /// that time, in CPU order. Kept out of the event heap: it is most of the events.
     tick_pending: CpuSet,
     tick_at: Nanos,
+    /// rt-app's named resources.
+    res: Resources,
+    /// Per task, phase and event: the resource indices the event uses.
+    ev_slots: Vec<Vec<Vec<(usize, usize)>>>,
+    unique_counts: Vec<usize>,
+    /// Per task: threads forked from it so far (rt-app's `res.fork.nforks`).
+    fork_counts: BTreeMap<(usize, usize), u32>,
+    /// Threads blocked on a resource (not in a timed sleep): a deadlock when it equals
+    /// the number alive.
+    nr_res_blocked: usize,
+    /// A run-time error that ends the run (deadlock, livelock).
+    fatal: Option<String>,
 }
 
 fn span_at(w: &Workload, span: Span) -> String {
@@ -267,18 +333,31 @@ fn span_at(w: &Workload, span: Span) -> String {
     )
 }
 
-/// rt-app's thread name: `<task>-<index>`, cut to the kernel's 15-character comm.
+/// rt-app's thread name: `<task>-<index>` with the global thread index
+/// (`thread_data_set_unique_name()`; forks add `-<nforks:04>`). Spaces become `_`.
 pub fn thread_comm(task: &str, index: u32) -> String {
-    let mut s = format!("{task}-{index}");
-    s = s.replace(' ', "_");
-    if s.len() > 15 {
-        let mut cut = 15;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
+    format!("{task}-{index}").replace(' ', "_")
+}
+
+/// `TASK_COMM_LEN - 1`: the longest name `pthread_setname_np()` accepts. A longer name
+/// fails with ERANGE and the thread keeps the comm it inherited (`rt-app`), as on a
+/// board; hetsched does the same and warns before the run.
+pub const COMM_MAX: usize = 15;
+
+/// The thread names rt-app would fail to set (longer than [`COMM_MAX`]), in thread order.
+pub fn overlong_thread_names(w: &Workload) -> Vec<String> {
+    let mut ind = 0u32;
+    let mut out = Vec::new();
+    for t in &w.tasks {
+        for _ in 0..t.instances {
+            let n = thread_comm(&t.name, ind);
+            if n.len() > COMM_MAX {
+                out.push(n);
+            }
+            ind += 1;
         }
-        s.truncate(cut);
     }
-    s
+    out
 }
 
 /// Checks a workload against a platform and the engine's current coverage.
@@ -322,19 +401,6 @@ pub fn validate(w: &Workload, p: &Platform) -> Result<(), RunError> {
     };
     for t in &w.tasks {
         check_cpus(&t.attrs, t.span)?;
-        let check_policy = |pol: Option<SchedPolicy>, span: Span| -> Result<(), RunError> {
-            match pol {
-                Some(pl) if !pl.is_fair() => Err(RunError::Workload {
-                    at: span_at(w, span),
-                    msg: format!(
-                        "policy {} is not simulated yet (the RT and deadline classes come in a later release); expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE",
-                        pl.as_str()
-                    ),
-                }),
-                _ => Ok(()),
-            }
-        };
-        check_policy(t.attrs.policy.or(Some(w.default_policy)), t.span)?;
         if t.phases.is_empty() {
             return Err(RunError::Workload {
                 at: span_at(w, t.span),
@@ -346,25 +412,54 @@ pub fn validate(w: &Workload, p: &Platform) -> Result<(), RunError> {
         }
         for ph in &t.phases {
             check_cpus(&ph.attrs, t.span)?;
-            check_policy(ph.attrs.policy, t.span)?;
-            for e in &ph.events {
-                match e.event {
-                    Event::Run { .. }
-                    | Event::Runtime { .. }
-                    | Event::Sleep { .. }
-                    | Event::Timer { .. } => {}
-                    ref other => {
-                        return Err(RunError::Workload {
-                            at: span_at(w, e.span),
-                            msg: format!(
-                                "event `{}` is read but not simulated yet in this release; supported: run, runtime, sleep, timer",
-                                other.key()
-                            ),
-                        })
+        }
+        check_locking(w, t)?;
+    }
+    Ok(())
+}
+
+/// Checks, before the run, what rt-app would only find by hanging: per task, walking its
+/// phases in order, a `lock` of a mutex the thread already holds (self-deadlock), an
+/// `unlock` or a `wait`/`sync` without holding the mutex, a phase that loops while its
+/// lock set changes, and a lock still held when the task's program ends.
+fn check_locking(w: &Workload, t: &crate::workload::TaskSpec) -> Result<(), RunError> {
+    let mut held: Vec<&str> = Vec::new();
+    let err = |span: Span, msg: String| RunError::Workload {
+        at: span_at(w, span),
+        msg,
+    };
+    for ph in &t.phases {
+        let at_start = held.clone();
+        for e in &ph.events {
+            match &e.event {
+                Event::Lock { mutex } => {
+                    if held.contains(&mutex.as_str()) {
+                        return Err(err(e.span, format!("task `{}` locks mutex `{mutex}` it already holds: the thread would deadlock on itself; expected an unlock first", t.name)));
                     }
+                    held.push(mutex);
                 }
+                Event::Unlock { mutex } => match held.iter().position(|m| m == mutex) {
+                    Some(i) => {
+                        held.remove(i);
+                    }
+                    None => {
+                        return Err(err(e.span, format!("task `{}` unlocks mutex `{mutex}` it does not hold; expected a lock of `{mutex}` before", t.name)))
+                    }
+                },
+                Event::Wait { mutex, .. } | Event::Sync { mutex, .. }
+                    if !held.contains(&mutex.as_str()) =>
+                {
+                    return Err(err(e.span, format!("task `{}` waits with mutex `{mutex}` it does not hold (pthread_cond_wait needs it locked); expected a lock of `{mutex}` before", t.name)));
+                }
+                _ => {}
             }
         }
+        if ph.loop_count > 1 && held != at_start {
+            return Err(err(t.span, format!("task `{}`: phase `{}` loops {} times but does not release what it locks (held after one iteration: {}); its second iteration would deadlock", t.name, ph.name, ph.loop_count, held.join(", "))));
+        }
+    }
+    if let Some(m) = held.first() {
+        return Err(err(t.span, format!("task `{}` ends its phases still holding mutex `{m}`: a lock never unlocked; expected an unlock of `{m}`", t.name)));
     }
     Ok(())
 }
@@ -411,6 +506,12 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         any,
     };
     sim.run(&mut out);
+    if let Some(msg) = sim.fatal.take() {
+        return Err(RunError::Runtime(
+            w.source.clone().unwrap_or_else(|| w.name.clone()),
+            msg,
+        ));
+    }
     let (tasks, cpus) = out.metrics.results();
     let settings_hash = format!("{:016x}", sim.s.hash());
     Ok(RunResult {
@@ -444,6 +545,8 @@ impl<'w> Sim<'w> {
                 let pd = p.pd_of(c);
                 Rq {
                     cfs: CfsRq::default(),
+                    rt: RtRq::default(),
+                    dl: DlRq::default(),
                     curr: None,
                     clock: pelt::PeltClock::default(),
                     avg_rt: pelt::SchedAvg::default(),
@@ -456,6 +559,7 @@ impl<'w> Sim<'w> {
                     op_gen: 0,
                     next_balance: 0,
                     need_resched: false,
+                    seg_start_dl: 0,
                 }
             })
             .collect();
@@ -495,54 +599,48 @@ impl<'w> Sim<'w> {
             timer_slots.push(per_task);
             unique_counts.push(uniq.len());
         }
-        let all = CpuSet::first_n(n);
-        let mut threads = Vec::new();
-        let mut ents = Vec::new();
-        for (ti, t) in w.tasks.iter().enumerate() {
-            for i in 0..t.instances {
-                let policy = t.attrs.policy.unwrap_or(w.default_policy);
-                let nice = if policy.is_fair() {
-                    t.attrs.priority.unwrap_or(0).clamp(-20, 19)
-                } else {
-                    0
-                };
-                let affinity = t.attrs.cpus.as_ref().map_or(all, |c| CpuSet::from_cpus(c));
-                let tid = threads.len();
-                threads.push(Thread {
-                    pid: PID_BASE + 1 + tid as u32,
-                    comm: thread_comm(&t.name, i),
-                    task: ti,
-                    policy,
-                    nice,
-                    affinity,
-                    state: TState::Sleeping,
-                    cpu: 0,
-                    pc: Pc::default(),
-                    op: Op::Step,
-                    wake_gen: 0,
-                    t_first: 0,
-                    renamed: false,
-                    started: false,
-                    timer_wait: None,
-                    unique_timers: vec![TimerState::default(); unique_counts[ti]],
-                    loop_start: 0,
-                    run_ns: 0,
-                    op_start: 0,
-                    wu_lat_ns: 0,
-                    slack_ns: 0,
-                    done_loops: false,
-                });
-                let slice = t
-                    .attrs
-                    .dl_runtime_us
-                    .filter(|_| policy.is_fair())
-                    .map(|us| (us * 1000).clamp(100_000, 100_000_000))
-                    .unwrap_or(s.fair.base_slice);
-                ents.push(SchedEntity::new(
-                    LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
-                    slice,
-                ));
+        // Synchronisation resources, resolved per event like rt-app's parser does.
+        let mut res = Resources::default();
+        let mut ev_slots = Vec::new();
+        for t in &w.tasks {
+            let mut per_task = Vec::new();
+            for ph in &t.phases {
+                let mut per_phase = Vec::new();
+                for e in &ph.events {
+                    per_phase.push(match &e.event {
+                        Event::Lock { mutex } | Event::Unlock { mutex } => {
+                            (res.get(Kind::Mutex, mutex), 0)
+                        }
+                        Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
+                            (res.get(Kind::Cond, cond), res.get(Kind::Mutex, mutex))
+                        }
+                        Event::Signal { cond } | Event::Broad { cond } => {
+                            (res.get(Kind::Cond, cond), 0)
+                        }
+                        Event::Barrier { name } => {
+                            let b = res.get(Kind::Barrier, name);
+                            // rt-app counts one user per reference of every thread
+                            res.barriers[b].participants += i64::from(t.instances);
+                            (b, 0)
+                        }
+                        Event::SemPost { sem } | Event::SemWait { sem } => {
+                            (res.get(Kind::Sem, sem), 0)
+                        }
+                        Event::Suspend { name } | Event::Resume { name } => {
+                            (res.get(Kind::Suspend, name), 0)
+                        }
+                        Event::Fork { task } => {
+                            (w.tasks.iter().position(|x| &x.name == task).unwrap_or(0), 0)
+                        }
+                        _ => (0, 0),
+                    });
+                }
+                per_task.push(per_phase);
             }
+            ev_slots.push(per_task);
+        }
+        for b in &mut res.barriers {
+            b.waiting = b.participants - 1;
         }
         let view = (0..n)
             .map(|c| CpuView {
@@ -552,16 +650,22 @@ impl<'w> Sim<'w> {
                 capacity: p.cpus[c].capacity,
             })
             .collect();
-        Sim {
+        let mut sim = Sim {
             p,
             w,
             ue_ver: s.options.pelt.util_est_version,
             s,
             q: EventQueue::default(),
             rng: Rng::new(spec.seed),
-            threads,
-            ents,
+            threads: Vec::new(),
+            ents: Vec::new(),
             rqs,
+            res,
+            ev_slots,
+            unique_counts,
+            fork_counts: BTreeMap::new(),
+            nr_res_blocked: 0,
+            fatal: None,
             resched: Vec::new(),
             shared_timers: vec![TimerState::default(); shared.len()],
             timer_slots,
@@ -596,7 +700,98 @@ impl<'w> Sim<'w> {
                 .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
+        };
+        let mut ind = 0u32;
+        for (ti, t) in w.tasks.iter().enumerate() {
+            for _ in 0..t.instances {
+                sim.spawn_thread(ti, thread_comm(&t.name, ind));
+                ind += 1;
+            }
         }
+        sim
+    }
+
+    /// `create_thread()` of rt-app: a thread of task `ti` named `comm`, not started.
+    fn spawn_thread(&mut self, ti: usize, comm: String) -> usize {
+        let (w, s) = (self.w, &self.s);
+        let t = &w.tasks[ti];
+        let n = self.p.nr_cpus();
+        let policy = t.attrs.policy.unwrap_or(w.default_policy);
+        let prio_attr = t.attrs.priority;
+        let nice = if policy.is_fair() {
+            prio_attr.unwrap_or(0).clamp(-20, 19)
+        } else {
+            0
+        };
+        let (class, normal_prio) = class_of(policy, nice, prio_attr.unwrap_or(10));
+        let affinity = t
+            .attrs
+            .cpus
+            .as_ref()
+            .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c));
+        let tid = self.threads.len();
+        let dl = {
+            let rt = t.attrs.dl_runtime_us.unwrap_or(0);
+            let period = t.attrs.dl_period_us.unwrap_or(rt);
+            let dl = t.attrs.dl_deadline_us.unwrap_or(period);
+            DlEntity::new(program::us(rt), program::us(dl), program::us(period))
+        };
+        // pthread_setname_np() fails for names over 15 characters: keep the old comm
+        let (comm, renamed) = if comm.len() > COMM_MAX {
+            ("rt-app".to_string(), true)
+        } else {
+            (comm, false)
+        };
+        self.threads.push(Thread {
+            pid: PID_BASE + 1 + tid as u32,
+            comm,
+            comm0: "rt-app".into(),
+            task: ti,
+            policy,
+            nice,
+            normal_prio,
+            eff_prio: normal_prio,
+            class,
+            rt_key: (0, 0),
+            rr_slice: rtq::RR_TIMESLICE_NS,
+            dl,
+            dl_key: (0, 0),
+            dl_gen: 0,
+            wait_on: WaitOn::Nothing,
+            retry: Retry::None,
+            spin: 0,
+            spin_at: 0,
+            yielded: false,
+            res_blocked: false,
+            affinity,
+            state: TState::Sleeping,
+            cpu: 0,
+            pc: Pc::default(),
+            op: Op::Step,
+            wake_gen: 0,
+            t_first: 0,
+            renamed,
+            started: false,
+            timer_wait: None,
+            unique_timers: vec![TimerState::default(); self.unique_counts[ti]],
+            loop_start: 0,
+            run_ns: 0,
+            op_start: 0,
+            wu_lat_ns: 0,
+            slack_ns: 0,
+            done_loops: false,
+        });
+        let slice = t
+            .attrs
+            .dl_runtime_us
+            .filter(|_| policy.is_fair())
+            .map(|us| (us * 1000).clamp(100_000, 100_000_000))
+            .unwrap_or(s.fair.base_slice);
+        self.ents.push(SchedEntity::new(
+            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
+            slice,
+        ));
+        tid
     }
 
     // ----------------------------------------------------------------- tracing helpers
@@ -622,7 +817,7 @@ impl<'w> Sim<'w> {
     fn tref(&self, tid: usize) -> TaskRef<'_> {
         let t = &self.threads[tid];
         TaskRef {
-            comm: if t.renamed { &t.comm } else { "rt-app" },
+            comm: if t.renamed { &t.comm } else { &t.comm0 },
             pid: t.pid,
             prio: t.prio(),
         }
@@ -928,7 +1123,10 @@ impl<'w> Sim<'w> {
     /// Keeps the policy view and the root-domain counters in step with `cpu`'s rq.
     fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
-        let idle = rq.curr.is_none() && rq.cfs.nr_running == 0;
+        let idle = rq.curr.is_none()
+            && rq.cfs.nr_running == 0
+            && rq.rt.nr_running() == 0
+            && rq.dl.nr_running() == 0;
         let nr = rq.cfs.nr_running;
         let v = &mut self.view[cpu];
         self.nr_idle = self.nr_idle + usize::from(idle) - usize::from(v.idle);
@@ -1015,7 +1213,7 @@ impl<'w> Sim<'w> {
                     if self.threads[tid].wake_gen == gen
                         && self.threads[tid].state == TState::Sleeping
                     {
-                        self.try_to_wake_up(out, tid, now, false);
+                        self.try_to_wake_up(out, tid, now, None);
                     }
                 }
                 Ev::OpDone { cpu, gen } => {
@@ -1029,12 +1227,24 @@ impl<'w> Sim<'w> {
                     self.nohz_next_balance = now + self.p.nr_cpus() as u64 * NSEC_PER_MSEC;
                     self.nohz_idle_balance(out, now);
                 }
+                Ev::DlReplenish { tid, gen } => {
+                    if self.threads[tid as usize].dl_gen == gen {
+                        self.dl_replenish(out, tid as usize, now);
+                    }
+                }
                 Ev::End => {
                     self.finish(out, now);
                     return;
                 }
             }
             self.drain_resched(out, now);
+            if self.alive > 0 && self.nr_res_blocked == self.alive {
+                self.check_deadlock(now);
+            }
+            if self.fatal.is_some() {
+                self.finish(out, now);
+                return;
+            }
             if self.alive == 0 && !self.threads.is_empty() {
                 self.finish(out, now);
                 return;
@@ -1070,23 +1280,35 @@ impl<'w> Sim<'w> {
     fn start_threads(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
         self.alive = self.threads.len();
         for tid in 0..self.threads.len() {
-            self.wake_up_new_task(out, tid, now);
+            self.wake_up_new_task(out, tid, now, None);
         }
     }
 
     /// `wake_up_new_task()`: fork placement, `post_init_entity_util_avg()`, enqueue with
     /// ENQUEUE_INITIAL, `sched_wakeup_new`, preemption check.
-    fn wake_up_new_task(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
+    fn wake_up_new_task(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+        parent_cpu: Option<usize>,
+    ) {
         // Fork balancing (sched_balance_find_dst_cpu, reduced): the allowed CPU with the
         // fewest runnable tasks, lowest id first.
         let aff = self.threads[tid].affinity;
-        let cpu = aff
+        let mut cpu = aff
             .iter()
             .min_by_key(|&c| (self.view[c].nr_running + u32::from(!self.view[c].idle), c))
             .unwrap_or(0);
+        if self.threads[tid].class != Class::Fair {
+            cpu = self.select_task_rq_other(tid, parent_cpu.unwrap_or(cpu));
+        }
         self.threads[tid].cpu = cpu;
+        // Threads created at start share t_zero; a forked thread also starts from t_zero
+        // (rt-app's thread_body(): t_first = t_zero), plus its delay.
+        let start = if parent_cpu.is_some() { self.t0 } else { now };
         self.threads[tid].t_first =
-            now + program::us(self.w.tasks[self.threads[tid].task].delay_us);
+            start + program::us(self.w.tasks[self.threads[tid].task].delay_us);
         self.update_rq_clock(cpu, now);
         let cfs_avg = self.rqs[cpu].cfs.avg;
         let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
@@ -1094,28 +1316,40 @@ impl<'w> Sim<'w> {
         self.enqueue_task(out, cpu, tid, now, true);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeupNew {
-                task: TaskRef {
-                    comm: "rt-app",
-                    pid: self.threads[tid].pid,
-                    prio: self.threads[tid].prio(),
-                },
+                task: self.tref(tid),
                 target_cpu: cpu as u32,
             };
-            out.emit(&self.ctx(cpu, now), &ev, g_sched);
+            out.emit(&self.ctx(parent_cpu.unwrap_or(cpu), now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
     }
 
-    /// `try_to_wake_up()` for a sleeping thread.
-    fn try_to_wake_up(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos, _sync: bool) {
+    /// `try_to_wake_up()` for a sleeping thread. `waker` is the CPU whose current task
+    /// wakes it (a futex wake-up), whose context the `sched_wakeup` event carries; a timer
+    /// wake-up is traced on the target CPU.
+    fn try_to_wake_up(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+        waker: Option<usize>,
+    ) {
         let prev = self.threads[tid].cpu;
         let aff = self.threads[tid].affinity;
-        let view = SchedView { cpus: &self.view };
-        let pl = placement::select_task_rq_baseline(&view, &aff, prev);
-        let cpu = pl.cpu;
+        let cpu = match self.threads[tid].class {
+            Class::Fair => {
+                let view = SchedView { cpus: &self.view };
+                placement::select_task_rq_baseline(&view, &aff, prev).cpu
+            }
+            _ => self.select_task_rq_other(tid, prev),
+        };
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
+        }
+        self.threads[tid].wait_on = WaitOn::Nothing;
+        if std::mem::take(&mut self.threads[tid].res_blocked) {
+            self.nr_res_blocked -= 1;
         }
         self.update_rq_clock(cpu, now);
         self.enqueue_task(out, cpu, tid, now, false);
@@ -1124,9 +1358,58 @@ impl<'w> Sim<'w> {
                 task: self.tref(tid),
                 target_cpu: cpu as u32,
             };
-            out.emit(&self.ctx(cpu, now), &ev, g_sched);
+            out.emit(&self.ctx(waker.unwrap_or(cpu), now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
+    }
+
+    /// Running priority of `cpu` for RT/DL placement: the current task's `prio` (a DL task
+    /// counts as -1), 140 when idle (`cpupri` `CPUPRI_IDLE` ranks below normal).
+    fn running_prio(&self, cpu: usize) -> i32 {
+        match self.rqs[cpu].curr {
+            None if self.view[cpu].idle => 140,
+            None => 139,
+            Some(c) => match self.threads[c].class {
+                Class::Fair => 120,
+                _ => self.threads[c].eff_prio,
+            },
+        }
+    }
+
+    /// `select_task_rq_rt()` / `select_task_rq_dl()` (kernel/sched/rt.c, deadline.c,
+    /// v6.11), reduced: stay on the previous CPU unless what runs there would keep the
+    /// task waiting (an RT task of higher or equal priority, an earlier deadline, or a
+    /// pinned RT task); then `find_lowest_rq()`: the allowed CPU running the
+    /// lowest-priority work (idle first), preferring the previous CPU, then the lowest
+    /// number. Capacity fitness and the push/pull balancer are the RT work's.
+    fn select_task_rq_other(&self, tid: usize, prev: usize) -> usize {
+        let aff = self.threads[tid].affinity;
+        let p = &self.threads[tid];
+        let blocked = |cpu: usize| -> bool {
+            let rq = &self.rqs[cpu];
+            match p.class {
+                Class::Dl => rq.dl.earliest().is_some_and(|d| d <= p.dl.deadline),
+                _ => {
+                    rq.dl.nr_running() > 0
+                        || rq.curr.is_some_and(|c| {
+                            let ct = &self.threads[c];
+                            ct.class != Class::Fair
+                                && (ct.eff_prio <= p.eff_prio || ct.affinity.weight() < 2)
+                        })
+                }
+            }
+        };
+        if aff.contains(prev) && !blocked(prev) {
+            return prev;
+        }
+        let best = aff
+            .iter()
+            .filter(|&c| c < self.p.nr_cpus())
+            .max_by_key(|&c| (self.running_prio(c), c == prev, std::cmp::Reverse(c)));
+        match best {
+            Some(c) if self.running_prio(c) > p.eff_prio || !aff.contains(prev) => c,
+            _ => prev,
+        }
     }
 
     /// `migrate_task_rq_fair()` for a task that is not on a runqueue.
@@ -1170,8 +1453,69 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `enqueue_task_fair()`: util_est, PELT (attach), placement, queueing.
+    /// `enqueue_task()`: the class's enqueue.
     fn enqueue_task(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        initial: bool,
+    ) {
+        match self.threads[tid].class {
+            Class::Fair => self.enqueue_fair(out, cpu, tid, now, initial),
+            Class::Rt => {
+                // enqueue_task_rt(): a woken task goes to the tail of its priority
+                let prio = self.threads[tid].eff_prio;
+                self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, false);
+                self.threads[tid].state = TState::Runnable;
+                self.threads[tid].cpu = cpu;
+                self.refresh_view(cpu);
+            }
+            Class::Dl => {
+                // enqueue_task_dl(): ENQUEUE_WAKEUP → update_dl_entity(); a new task
+                // starts its first period (setup_new_dl_entity()).
+                let t = &mut self.threads[tid];
+                if initial || t.dl.deadline == 0 {
+                    t.dl.new_period(now);
+                } else if t.state != TState::Runnable {
+                    t.dl.update_at_wakeup(now);
+                }
+                let d = t.dl.deadline;
+                t.dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+                t.state = TState::Runnable;
+                t.cpu = cpu;
+                self.refresh_view(cpu);
+            }
+        }
+    }
+
+    /// `dequeue_task()`: the class's dequeue.
+    fn dequeue_task(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        sleep: bool,
+    ) {
+        match self.threads[tid].class {
+            Class::Fair => self.dequeue_fair(out, cpu, tid, now, sleep),
+            Class::Rt => {
+                let key = self.threads[tid].rt_key;
+                self.rqs[cpu].rt.dequeue(tid, key);
+                self.refresh_view(cpu);
+            }
+            Class::Dl => {
+                let key = self.threads[tid].dl_key;
+                self.rqs[cpu].dl.dequeue(tid, key);
+                self.refresh_view(cpu);
+            }
+        }
+    }
+
+    /// `enqueue_task_fair()`: util_est, PELT (attach), placement, queueing.
+    fn enqueue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -1203,7 +1547,7 @@ impl<'w> Sim<'w> {
     }
 
     /// `dequeue_task_fair()`. `sleep` is DEQUEUE_SLEEP; otherwise a migration (DO_DETACH).
-    fn dequeue_task(
+    fn dequeue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -1241,43 +1585,85 @@ impl<'w> Sim<'w> {
         self.refresh_view(cpu);
     }
 
-    /// `wakeup_preempt()`: reschedule `cpu` if idle, or if the fair class says so.
+    /// `wakeup_preempt()`: reschedule `cpu` if idle, if `tid`'s class is above curr's
+    /// (`sched_class_above()`), or if curr's class says so: a higher RT priority
+    /// (`wakeup_preempt_rt()`), an earlier deadline (`wakeup_preempt_dl()`), or the fair
+    /// class's rule (`check_preempt_wakeup_fair()`).
     fn wakeup_preempt(&mut self, cpu: usize, tid: usize) {
         match self.rqs[cpu].curr {
             None => self.set_resched(cpu),
             Some(c) => {
-                let curr_idle = self.threads[c].policy == SchedPolicy::Idle;
-                let wp = self.threads[tid].policy;
-                let fair = self.s.fair;
-                if self.rqs[cpu].cfs.check_preempt_wakeup(
-                    &self.ents,
-                    tid,
-                    curr_idle,
-                    wp == SchedPolicy::Idle,
-                    wp == SchedPolicy::Other,
-                    &fair,
-                ) {
-                    self.set_resched(cpu);
+                let (cc, pc) = (self.threads[c].class, self.threads[tid].class);
+                if pc != cc {
+                    if pc > cc {
+                        self.set_resched(cpu);
+                    }
+                    return;
+                }
+                match pc {
+                    Class::Rt => {
+                        if self.threads[tid].eff_prio < self.threads[c].eff_prio {
+                            self.set_resched(cpu);
+                        }
+                    }
+                    Class::Dl => {
+                        if self.threads[tid].dl.deadline < self.threads[c].dl.deadline {
+                            self.set_resched(cpu);
+                        }
+                    }
+                    Class::Fair => {
+                        let curr_idle = self.threads[c].policy == SchedPolicy::Idle;
+                        let wp = self.threads[tid].policy;
+                        let fair = self.s.fair;
+                        if self.rqs[cpu].cfs.check_preempt_wakeup(
+                            &self.ents,
+                            tid,
+                            curr_idle,
+                            wp == SchedPolicy::Idle,
+                            wp == SchedPolicy::Other,
+                            &fair,
+                        ) {
+                            self.set_resched(cpu);
+                        }
+                    }
                 }
             }
         }
     }
 
-    /// Puts the thread to sleep until `at` (it is curr on `cpu`).
-    fn block(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos, at: Nanos) {
+    /// Puts the thread to sleep until `at` (it is curr on `cpu`), or until another
+    /// thread wakes it when `at` is `None`.
+    fn block(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        at: Option<Nanos>,
+    ) {
         self.update_rq_clock(cpu, now);
-        self.dequeue_task(out, cpu, tid, now, true);
+        if self.threads[tid].class == Class::Dl {
+            self.update_curr_dl(cpu, tid, now);
+        }
+        if !(self.threads[tid].class == Class::Dl && self.threads[tid].dl.throttled) {
+            self.dequeue_task(out, cpu, tid, now, true);
+        }
         let t = &mut self.threads[tid];
         t.state = TState::Sleeping;
         t.wake_gen = t.wake_gen.wrapping_add(1);
         let gen = t.wake_gen;
-        self.q.push(
-            at,
-            Ev::Wake {
-                tid: tid as u32,
-                gen,
-            },
-        );
+        if let Some(at) = at {
+            self.q.push(
+                at,
+                Ev::Wake {
+                    tid: tid as u32,
+                    gen,
+                },
+            );
+        } else {
+            self.threads[tid].res_blocked = true;
+            self.nr_res_blocked += 1;
+        }
         self.set_resched(cpu);
     }
 
@@ -1307,20 +1693,53 @@ impl<'w> Sim<'w> {
         };
         self.ensure_tick(cpu, now);
         self.update_rq_clock(cpu, now);
+        let class = self.threads[curr].class;
         {
             let rq = &mut self.rqs[cpu];
             let pnow = rq.clock.now();
-            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, false);
-            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, false);
+            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, class == Class::Rt);
+            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, class == Class::Dl);
         }
-        // task_tick_fair() -> entity_tick()
-        let fair = self.s.fair;
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-        let (_, resched) = rq.cfs.update_curr(ents, now, &fair);
-        self.update_load_avg(out, cpu, curr, UPDATE_TG, now);
-        let tick_preempt = self.rqs[cpu].cfs.check_preempt_tick(&self.ents, &fair);
-        if resched || tick_preempt {
-            self.set_resched(cpu);
+        match class {
+            Class::Fair => {
+                // task_tick_fair() -> entity_tick()
+                let fair = self.s.fair;
+                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                let (_, resched) = rq.cfs.update_curr(ents, now, &fair);
+                self.update_load_avg(out, cpu, curr, UPDATE_TG, now);
+                let tick_preempt = self.rqs[cpu].cfs.check_preempt_tick(&self.ents, &fair);
+                if resched || tick_preempt {
+                    self.set_resched(cpu);
+                }
+            }
+            Class::Rt => {
+                // task_tick_rt(): SCHED_RR uses up its time slice one jiffy at a time and
+                // goes to the tail of its list when others share its priority.
+                if self.threads[curr].policy == SchedPolicy::Rr {
+                    let tick = self.s.tick_ns;
+                    let t = &mut self.threads[curr];
+                    t.rr_slice = t.rr_slice.saturating_sub(tick);
+                    if t.rr_slice == 0 {
+                        t.rr_slice = rtq::RR_TIMESLICE_NS;
+                        let (prio, key) = (t.eff_prio, t.rt_key);
+                        let rt = &mut self.rqs[cpu].rt;
+                        if rt.iter().filter(|&x| x != curr).count() > 0 {
+                            rt.dequeue(curr, key);
+                            self.threads[curr].rt_key = rt.enqueue(curr, prio, false);
+                            self.set_resched(cpu);
+                        }
+                    }
+                }
+            }
+            Class::Dl => {
+                // task_tick_dl() -> update_curr_dl(); with HRTICK off the overrun is seen here
+                self.update_curr_dl(cpu, curr, now);
+                if let Some(e) = self.rqs[cpu].dl.earliest() {
+                    if e < self.threads[curr].dl.deadline {
+                        self.set_resched(cpu);
+                    }
+                }
+            }
         }
         // sched_balance_trigger()
         if self.s.options.balance.enabled {
@@ -1407,9 +1826,11 @@ impl<'w> Sim<'w> {
         let view = SchedView { cpus: &self.view };
         let dst = placement::select_task_rq_baseline(&view, &aff, cpu).cpu;
         self.account_op(cpu, now);
-        self.update_load_avg(out, cpu, tid, 0, now);
-        let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-        rq.cfs.put_prev_entity(ents, tid);
+        if self.threads[tid].class == Class::Fair {
+            self.update_load_avg(out, cpu, tid, 0, now);
+            let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+            rq.cfs.put_prev_entity(ents, tid);
+        }
         self.rqs[cpu].curr = None;
         self.move_queued(
             out,
@@ -1427,6 +1848,60 @@ impl<'w> Sim<'w> {
 
     // ----------------------------------------------------------------- __schedule()
 
+    /// `pick_next_task()`: the classes in order, deadline, RT, fair.
+    fn pick_next(&self, cpu: usize) -> Option<usize> {
+        let rq = &self.rqs[cpu];
+        rq.dl
+            .pick()
+            .or_else(|| rq.rt.pick())
+            .or_else(|| rq.cfs.pick_next(&self.ents, &self.s.fair))
+    }
+
+    /// `update_curr_dl()`: charges the running deadline task's budget; throttles it when
+    /// spent (`dl_runtime_exceeded()` → `start_dl_timer()`).
+    fn update_curr_dl(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        let dt = now.saturating_sub(self.rqs[cpu].seg_start_dl);
+        self.rqs[cpu].seg_start_dl = now;
+        let t = &mut self.threads[tid];
+        t.dl.runtime -= dt as i64;
+        if t.dl.runtime <= 0 && !t.dl.throttled && t.state == TState::Runnable {
+            t.dl.throttled = true;
+            t.dl_gen = t.dl_gen.wrapping_add(1);
+            let (gen, at) = (t.dl_gen, t.dl.next_period().max(now));
+            let key = t.dl_key;
+            self.rqs[cpu].dl.dequeue(tid, key);
+            self.refresh_view(cpu);
+            self.q.push(
+                at,
+                Ev::DlReplenish {
+                    tid: tid as u32,
+                    gen,
+                },
+            );
+            self.set_resched(cpu);
+        }
+    }
+
+    /// `dl_task_timer()`: replenish a throttled deadline task and queue it again.
+    fn dl_replenish(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
+        let _ = out;
+        let t = &mut self.threads[tid];
+        if !t.dl.throttled {
+            return;
+        }
+        t.dl.replenish(now);
+        if t.state != TState::Runnable || t.class != Class::Dl {
+            return;
+        }
+        let cpu = t.cpu;
+        let d = t.dl.deadline;
+        self.threads[tid].dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+        self.refresh_view(cpu);
+        if self.rqs[cpu].curr != Some(tid) {
+            self.wakeup_preempt(cpu, tid);
+        }
+    }
+
     fn schedule(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         let fair = self.s.fair;
         self.update_rq_clock(cpu, now);
@@ -1434,41 +1909,87 @@ impl<'w> Sim<'w> {
         let prev = self.rqs[cpu].curr;
         let mut prev_moved = false;
         if let Some(p) = prev {
-            if self.ents[p].on_rq {
-                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                rq.cfs.update_curr(ents, now, &fair);
-                if !self.threads[p].affinity.contains(cpu) {
-                    self.move_off_disallowed(out, cpu, p, now);
-                    prev_moved = true;
+            match self.threads[p].class {
+                Class::Fair if self.ents[p].on_rq => {
+                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                    rq.cfs.update_curr(ents, now, &fair);
+                    if !self.threads[p].affinity.contains(cpu) {
+                        self.move_off_disallowed(out, cpu, p, now);
+                        prev_moved = true;
+                    }
                 }
+                Class::Dl => self.update_curr_dl(cpu, p, now),
+                _ => {}
+            }
+            if !prev_moved
+                && self.threads[p].class != Class::Fair
+                && self.threads[p].state == TState::Runnable
+                && self.queued_other(cpu, p)
+                && !self.threads[p].affinity.contains(cpu)
+            {
+                self.move_off_disallowed(out, cpu, p, now);
+                prev_moved = true;
             }
         }
-        let mut next = self.rqs[cpu].cfs.pick_next(&self.ents, &fair);
+        let mut next = self.pick_next(cpu);
         if !prev_moved && next.is_some() && next == prev {
-            // Same task: no switch; its armed op completion still holds (same rate).
+            // Same task: no switch; its armed op completion still holds (same rate). A
+            // task that yielded with nobody to yield to goes on with its program.
+            if let Some(n) = next {
+                if std::mem::take(&mut self.threads[n].yielded) {
+                    self.step_program(out, cpu, n, now);
+                }
+            }
             return;
         }
         if let Some(p) = prev.filter(|_| !prev_moved) {
-            if self.ents[p].on_rq {
-                // put_prev_entity(): PELT update while it was running, back into the queue
-                self.update_load_avg(out, cpu, p, 0, now);
+            let pnow = self.rqs[cpu].clock.now();
+            match self.threads[p].class {
+                Class::Fair => {
+                    if self.ents[p].on_rq {
+                        // put_prev_entity(): PELT update while it ran, back into the queue
+                        self.update_load_avg(out, cpu, p, 0, now);
+                    }
+                    let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+                    rq.cfs.put_prev_entity(ents, p);
+                }
+                // put_prev_task_rt() / put_prev_task_dl(): the class signal while running
+                Class::Rt => {
+                    pelt::update_rt_rq_load_avg(&mut self.rqs[cpu].avg_rt, pnow, true);
+                }
+                Class::Dl => {
+                    pelt::update_dl_rq_load_avg(&mut self.rqs[cpu].avg_dl, pnow, true);
+                }
             }
-            let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-            rq.cfs.put_prev_entity(ents, p);
         }
         if next.is_none() && self.s.options.balance.enabled && self.rd_overloaded() {
             // sched_balance_newidle(): skipped unless the root domain is overloaded
             self.update_blocked_averages(out, cpu, now);
             if self.try_pull(out, cpu, now, MigrationReason::Newidle) {
-                next = self.rqs[cpu].cfs.pick_next(&self.ents, &fair);
+                next = self.pick_next(cpu);
             }
         }
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         if let Some(n) = next {
-            // set_next_entity()
-            self.update_load_avg(out, cpu, n, UPDATE_TG, now);
-            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-            rq.cfs.set_next_entity(ents, n, now);
+            let pnow = self.rqs[cpu].clock.now();
+            match self.threads[n].class {
+                Class::Fair => {
+                    // set_next_entity()
+                    self.update_load_avg(out, cpu, n, UPDATE_TG, now);
+                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                    rq.cfs.set_next_entity(ents, n, now);
+                }
+                // set_next_task_rt(): rq->curr was not RT until now
+                Class::Rt => {
+                    let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
+                    pelt::update_rt_rq_load_avg(&mut self.rqs[cpu].avg_rt, pnow, running);
+                }
+                Class::Dl => {
+                    let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
+                    pelt::update_dl_rq_load_avg(&mut self.rqs[cpu].avg_dl, pnow, running);
+                    self.rqs[cpu].seg_start_dl = now;
+                }
+            }
         } else {
             // update_idle_rq_clock_pelt() before entering idle
             let rq = &mut self.rqs[cpu];
@@ -1478,6 +1999,15 @@ impl<'w> Sim<'w> {
             rq.clock.update_idle(total);
         }
         self.context_switch(out, cpu, prev, next, now);
+    }
+
+    /// Whether non-fair `tid` is queued on `cpu`'s RT or DL queue.
+    fn queued_other(&self, cpu: usize, tid: usize) -> bool {
+        match self.threads[tid].class {
+            Class::Rt => self.rqs[cpu].rt.iter().any(|t| t == tid),
+            Class::Dl => !self.threads[tid].dl.throttled,
+            Class::Fair => false,
+        }
     }
 
     fn context_switch(
@@ -1548,7 +2078,7 @@ impl<'w> Sim<'w> {
                 let t = &self.threads[tid];
                 let ev = TraceEvent::TaskRename {
                     pid: t.pid,
-                    oldcomm: "rt-app",
+                    oldcomm: &t.comm0,
                     newcomm: &t.comm,
                 };
                 out.emit(&self.ctx(cpu, now), &ev, g_sched);
@@ -1597,12 +2127,33 @@ impl<'w> Sim<'w> {
             }
             let t_first = self.threads[tid].t_first;
             if t_first > now {
-                self.block(out, cpu, tid, now, t_first);
+                self.block(out, cpu, tid, now, Some(t_first));
                 return;
             }
         }
+        if !self.do_retry(out, tid) {
+            self.block(out, cpu, tid, now, None);
+            return;
+        }
         let w = self.w;
         loop {
+            // Spin guard: a program that steps forever without time passing.
+            let th = &mut self.threads[tid];
+            if th.spin_at == now {
+                th.spin += 1;
+                if th.spin > 1_000_000 {
+                    let msg = format!(
+                        "thread {} executed 1000000 events at {} s without time passing (a loop with no run, sleep or blocking event)",
+                        th.comm,
+                        crate::time::fmt_ftrace_ts(now)
+                    );
+                    self.fail(msg);
+                    return;
+                }
+            } else {
+                th.spin_at = now;
+                th.spin = 0;
+            }
             let th = &self.threads[tid];
             if th.done_loops {
                 self.exit(out, cpu, tid, now);
@@ -1640,14 +2191,28 @@ impl<'w> Sim<'w> {
                         if timer {
                             self.threads[tid].timer_wait = Some(at);
                         }
-                        self.block(out, cpu, tid, now, at);
+                        self.block(out, cpu, tid, now, Some(at));
                         return;
                     }
                     Some(Step::Exit) => {
                         self.exit(out, cpu, tid, now);
                         return;
                     }
-                    None => continue,
+                    Some(Step::Block) => {
+                        self.block(out, cpu, tid, now, None);
+                        return;
+                    }
+                    Some(Step::Yield) => {
+                        self.threads[tid].yielded = true;
+                        self.set_resched(cpu);
+                        return;
+                    }
+                    None => {
+                        if self.fatal.is_some() {
+                            return;
+                        }
+                        continue;
+                    }
                 }
             }
             self.end_iteration(out, tid, now);
@@ -1670,8 +2235,15 @@ impl<'w> Sim<'w> {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
             let attrs = &task.phases[pc.phase].attrs;
             let aff = self.phase_affinity[th.task][pc.phase];
-            if let Some(nice) = attrs.priority {
-                self.set_nice(cpu, tid, nice);
+            if let Some(pol) = attrs.policy {
+                self.set_policy(out, tid, pol, attrs.priority);
+            } else if let Some(prio) = attrs.priority {
+                if self.threads[tid].policy.is_fair() {
+                    self.set_nice(cpu, tid, prio);
+                } else if self.threads[tid].class == Class::Rt {
+                    let pol = self.threads[tid].policy;
+                    self.set_policy(out, tid, pol, Some(prio));
+                }
             }
             if aff != self.threads[tid].affinity {
                 self.threads[tid].affinity = aff;
@@ -1773,13 +2345,15 @@ impl<'w> Sim<'w> {
 
     fn do_event(
         &mut self,
-        _out: &mut Out<'_, '_>,
-        _cpu: usize,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
         tid: usize,
         pc: Pc,
         ev: &Event,
         now: Nanos,
     ) -> Option<Step> {
+        let task = self.threads[tid].task;
+        let (ra, rb) = self.ev_slots[task][pc.phase][pc.event];
         match *ev {
             Event::Run { us } => {
                 let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
@@ -1799,7 +2373,6 @@ impl<'w> Sim<'w> {
             Event::Timer {
                 period_us, mode, ..
             } => {
-                let task = self.threads[tid].task;
                 let slot = self.timer_slots[task][pc.phase][pc.event];
                 let t_first = self.threads[tid].t_first;
                 let st = match slot {
@@ -1809,17 +2382,486 @@ impl<'w> Sim<'w> {
                 };
                 let (t_next, slack) =
                     program::timer_next(st, t_first, program::us(period_us), mode, now);
-                self.threads[tid].slack_ns += slack;
+                if self.w.cumulative_slack {
+                    self.threads[tid].slack_ns += slack;
+                } else {
+                    self.threads[tid].slack_ns = slack;
+                }
                 if now < t_next {
                     Some(Step::SleepUntil {
                         at: t_next,
                         timer: true,
                     })
                 } else {
+                    // a missed timer: rt-app resets wu_latency
+                    self.threads[tid].wu_lat_ns = 0;
                     None
                 }
             }
-            _ => None,
+            Event::Lock { .. } => self.mutex_lock(out, tid, ra),
+            Event::Unlock { .. } => {
+                self.mutex_unlock(out, cpu, tid, ra, now);
+                None
+            }
+            Event::Wait { .. } => Some(self.cond_wait(out, cpu, tid, ra, rb, now)),
+            Event::Signal { .. } => {
+                self.cond_wake(out, cpu, ra, false, now);
+                None
+            }
+            Event::Broad { .. } => {
+                self.cond_wake(out, cpu, ra, true, now);
+                None
+            }
+            Event::Sync { .. } => {
+                self.cond_wake(out, cpu, ra, false, now);
+                Some(self.cond_wait(out, cpu, tid, ra, rb, now))
+            }
+            Event::Barrier { .. } => {
+                let prio = self.threads[tid].eff_prio;
+                let b = &mut self.res.barriers[ra];
+                if b.waiting <= 0 {
+                    // everyone else is waiting: pthread_cond_broadcast()
+                    let woken = b.waiters.drain();
+                    for w in woken {
+                        self.threads[w].retry = Retry::Barrier(ra);
+                        self.try_to_wake_up(out, w, now, Some(cpu));
+                    }
+                    None
+                } else {
+                    b.waiting -= 1;
+                    b.waiters.push(tid, prio);
+                    self.threads[tid].wait_on = WaitOn::Barrier(ra);
+                    Some(Step::Block)
+                }
+            }
+            Event::Suspend { .. } => {
+                let prio = self.threads[tid].eff_prio;
+                self.res.suspends[ra].waiters.push(tid, prio);
+                self.threads[tid].wait_on = WaitOn::Suspend(ra);
+                Some(Step::Block)
+            }
+            Event::Resume { .. } => {
+                let woken = self.res.suspends[ra].waiters.drain();
+                for w in woken {
+                    self.try_to_wake_up(out, w, now, Some(cpu));
+                }
+                None
+            }
+            Event::SemPost { .. } => {
+                let sem = &mut self.res.sems[ra];
+                sem.value += 1;
+                if let Some(w) = sem.waiters.pop() {
+                    self.threads[w].retry = Retry::Sem(ra);
+                    self.try_to_wake_up(out, w, now, Some(cpu));
+                }
+                None
+            }
+            Event::SemWait { .. } => {
+                let prio = self.threads[tid].eff_prio;
+                let sem = &mut self.res.sems[ra];
+                if sem.value > 0 {
+                    sem.value -= 1;
+                    None
+                } else {
+                    sem.waiters.push(tid, prio);
+                    self.threads[tid].wait_on = WaitOn::Sem(ra);
+                    Some(Step::Block)
+                }
+            }
+            Event::Yield => {
+                self.sched_yield(cpu, tid, now);
+                Some(Step::Yield)
+            }
+            Event::Fork { .. } => {
+                self.fork(out, cpu, tid, ra, now);
+                None
+            }
+            Event::Mem { .. } | Event::Iorun { .. } | Event::Memrun { .. } => {
+                let ns = program::cpu_work_ns(ev).unwrap_or(0);
+                if ns == 0 {
+                    return None;
+                }
+                let work = u128::from(ns) * u128::from(self.cap_ref);
+                self.threads[tid].op = Op::Run { work, us: 0 };
+                Some(Step::Compute)
+            }
         }
+    }
+
+    // ----------------------------------------------------------------- rt-app resources
+
+    /// Ends the run with a diagnostic.
+    fn fail(&mut self, msg: String) {
+        if self.fatal.is_none() {
+            self.fatal = Some(msg);
+        }
+    }
+
+    /// What a woken thread redoes first; false if it must block again.
+    fn do_retry(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
+        match std::mem::replace(&mut self.threads[tid].retry, Retry::None) {
+            Retry::None => true,
+            Retry::Lock(m) => self.mutex_lock(out, tid, m).is_none(),
+            Retry::Barrier(b) => {
+                self.res.barriers[b].waiting += 1;
+                true
+            }
+            Retry::Sem(si) => {
+                let prio = self.threads[tid].eff_prio;
+                let sem = &mut self.res.sems[si];
+                if sem.value > 0 {
+                    sem.value -= 1;
+                    true
+                } else {
+                    sem.waiters.push(tid, prio);
+                    self.threads[tid].wait_on = WaitOn::Sem(si);
+                    false
+                }
+            }
+        }
+    }
+
+    /// `pthread_mutex_lock()`: `None` if taken, `Some(Block)` if `tid` now waits.
+    fn mutex_lock(&mut self, out: &mut Out<'_, '_>, tid: usize, m: usize) -> Option<Step> {
+        if self.res.try_lock(m, tid) {
+            return None;
+        }
+        let prio = self.threads[tid].eff_prio;
+        self.res.mutexes[m].waiters.push(tid, prio);
+        self.threads[tid].wait_on = WaitOn::Mutex(m);
+        if self.w.pi_enabled {
+            // rt_mutex_adjust_prio_chain(): boost the owner, and whoever it waits for
+            let mut owner = self.res.mutexes[m].owner;
+            let mut depth = 0;
+            while let Some(o) = owner {
+                if !self.pi_adjust(out, o) || depth > 1024 {
+                    break;
+                }
+                depth += 1;
+                owner = match self.threads[o].wait_on {
+                    WaitOn::Mutex(m2) => self.res.mutexes[m2].owner,
+                    _ => None,
+                };
+            }
+        }
+        Some(Step::Block)
+    }
+
+    /// `pthread_mutex_unlock()` by `tid` on `cpu`.
+    fn mutex_unlock(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        m: usize,
+        now: Nanos,
+    ) {
+        if self.res.mutexes[m].owner != Some(tid) {
+            return; // validated before the run; a normal mutex ignores it
+        }
+        let pi = self.w.pi_enabled;
+        if let Some(w) = self.res.unlock(m, pi) {
+            self.threads[w].retry = if pi { Retry::None } else { Retry::Lock(m) };
+            self.threads[w].wait_on = WaitOn::Nothing;
+            if pi {
+                self.pi_adjust(out, w);
+            }
+            self.try_to_wake_up(out, w, now, Some(cpu));
+        }
+        if pi {
+            self.pi_adjust(out, tid);
+        }
+    }
+
+    /// `pthread_cond_wait(cond, mutex)`: release the mutex, queue, block.
+    fn cond_wait(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        c: usize,
+        m: usize,
+        now: Nanos,
+    ) -> Step {
+        self.mutex_unlock(out, cpu, tid, m, now);
+        let prio = self.threads[tid].eff_prio;
+        let cond = &mut self.res.conds[c];
+        cond.waiters.push(tid, prio);
+        cond.mutex_of.insert(tid, m);
+        self.threads[tid].wait_on = WaitOn::Cond(c, m);
+        Step::Block
+    }
+
+    /// `pthread_cond_signal()` / `_broadcast()` from the task running on `cpu`. A woken
+    /// waiter reacquires its mutex; with PI it is requeued onto the mutex when the mutex
+    /// is held (`FUTEX_CMP_REQUEUE_PI`), so it wakes only when handed the lock.
+    fn cond_wake(&mut self, out: &mut Out<'_, '_>, cpu: usize, c: usize, all: bool, now: Nanos) {
+        let woken = if all {
+            self.res.conds[c].waiters.drain()
+        } else {
+            self.res.conds[c].waiters.pop().into_iter().collect()
+        };
+        for w in woken {
+            let m = self.res.conds[c].mutex_of.remove(&w).unwrap_or(0);
+            if self.w.pi_enabled {
+                if self.res.try_lock(m, w) {
+                    self.threads[w].retry = Retry::None;
+                    self.try_to_wake_up(out, w, now, Some(cpu));
+                } else {
+                    let prio = self.threads[w].eff_prio;
+                    self.res.mutexes[m].waiters.push(w, prio);
+                    self.threads[w].wait_on = WaitOn::Mutex(m);
+                    if let Some(o) = self.res.mutexes[m].owner {
+                        self.pi_adjust(out, o);
+                    }
+                }
+            } else {
+                self.threads[w].retry = Retry::Lock(m);
+                self.try_to_wake_up(out, w, now, Some(cpu));
+            }
+        }
+    }
+
+    /// `rt_mutex_adjust_prio()` + `rt_mutex_setprio()`: `tid` runs at the best of its
+    /// own priority and its top PI waiter's. Returns whether its priority changed.
+    /// Deadline boosting is not modelled (a DL waiter boosts to RT priority 0).
+    fn pi_adjust(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
+        let threads = &self.threads;
+        let top = self
+            .res
+            .top_pi_waiter_prio(tid, |w| threads[w].eff_prio.max(0));
+        let t = &self.threads[tid];
+        if t.class == Class::Dl {
+            return false;
+        }
+        let new = top.map_or(t.normal_prio, |p| p.min(t.normal_prio));
+        if new == t.eff_prio {
+            return false;
+        }
+        self.set_prio(out, tid, new);
+        true
+    }
+
+    /// Changes a thread's effective priority and, with it, its class (a fair task
+    /// boosted below `MAX_RT_PRIO` runs in the RT class), as `rt_mutex_setprio()` does:
+    /// dequeue, put_prev, change, enqueue, set_next, then preemption checks.
+    fn set_prio(&mut self, out: &mut Out<'_, '_>, tid: usize, prio: i32) {
+        let now = self.q.now();
+        let old_class = self.threads[tid].class;
+        let base = if self.threads[tid].policy.is_fair() {
+            Class::Fair
+        } else {
+            Class::Rt
+        };
+        let new_class = if prio < rtq::MAX_RT_PRIO {
+            Class::Rt
+        } else {
+            base
+        };
+        let cpu = self.threads[tid].cpu;
+        let queued = self.threads[tid].state == TState::Runnable;
+        let running = self.rqs[cpu].curr == Some(tid);
+        if !queued {
+            self.threads[tid].eff_prio = prio;
+            self.threads[tid].class = new_class;
+            return;
+        }
+        self.update_rq_clock(cpu, now);
+        self.account_op(cpu, now);
+        match old_class {
+            Class::Fair => {
+                let fair = self.s.fair;
+                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                rq.cfs.update_curr(ents, now, &fair);
+                if running {
+                    self.update_load_avg(out, cpu, tid, 0, now);
+                    let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+                    rq.cfs.put_prev_entity(ents, tid);
+                }
+                if new_class != Class::Fair {
+                    self.dequeue_fair(out, cpu, tid, now, false);
+                }
+            }
+            _ => self.dequeue_task(out, cpu, tid, now, false),
+        }
+        let deboost = prio > self.threads[tid].eff_prio;
+        self.threads[tid].eff_prio = prio;
+        self.threads[tid].class = new_class;
+        match new_class {
+            Class::Fair => {
+                if old_class != Class::Fair {
+                    self.enqueue_fair(out, cpu, tid, now, false);
+                }
+                if running {
+                    self.update_load_avg(out, cpu, tid, UPDATE_TG, now);
+                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                    rq.cfs.set_next_entity(ents, tid, now);
+                }
+            }
+            _ => {
+                // a deboosted task goes to the head of its new list (ENQUEUE_HEAD)
+                self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, deboost);
+                self.threads[tid].state = TState::Runnable;
+                self.refresh_view(cpu);
+            }
+        }
+        if running {
+            self.set_resched(cpu);
+        } else {
+            self.wakeup_preempt(cpu, tid);
+        }
+    }
+
+    /// `sched_setscheduler()` at a phase start (rt-app's `set_thread_param()`): between
+    /// the fair policies by nice, into or out of SCHED_FIFO/RR by priority. A switch to
+    /// or from SCHED_DEADLINE at a phase is not modelled (it keeps its class).
+    fn set_policy(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        pol: SchedPolicy,
+        prio: Option<i32>,
+    ) {
+        let t = &self.threads[tid];
+        if t.class == Class::Dl || pol == SchedPolicy::Deadline {
+            return;
+        }
+        let cpu = t.cpu;
+        if pol.is_fair() {
+            let nice = prio.unwrap_or(t.nice);
+            self.threads[tid].policy = pol;
+            self.threads[tid].normal_prio = 120 + nice.clamp(-20, 19);
+            self.set_prio(out, tid, 120 + nice.clamp(-20, 19));
+            self.set_nice(cpu, tid, nice);
+        } else {
+            let p = rtq::rt_prio(prio.unwrap_or(10));
+            self.threads[tid].policy = pol;
+            self.threads[tid].normal_prio = p;
+            self.set_prio(out, tid, p);
+        }
+    }
+
+    /// `sched_yield()`: `yield_task_fair()` (v6.6+: push the deadline one slice out),
+    /// `yield_task_rt()` (tail of its list), `yield_task_dl()` (give up the budget).
+    fn sched_yield(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        match self.threads[tid].class {
+            Class::Fair => {
+                if self.rqs[cpu].cfs.nr_running <= 1 {
+                    return;
+                }
+                let fair = self.s.fair;
+                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+                rq.cfs.update_curr(ents, now, &fair);
+                let e = &mut self.ents[tid];
+                e.deadline = e
+                    .deadline
+                    .wrapping_add(crate::sched::calc_delta_fair(e.slice, &e.load));
+            }
+            Class::Rt => {
+                let (prio, key) = (self.threads[tid].eff_prio, self.threads[tid].rt_key);
+                let rt = &mut self.rqs[cpu].rt;
+                rt.dequeue(tid, key);
+                self.threads[tid].rt_key = rt.enqueue(tid, prio, false);
+            }
+            Class::Dl => {
+                self.update_curr_dl(cpu, tid, now);
+                let t = &mut self.threads[tid];
+                if !t.dl.throttled {
+                    t.dl.runtime = 0;
+                    self.update_curr_dl(cpu, tid, now);
+                }
+            }
+        }
+    }
+
+    /// rt-app's `fork` event: a new thread of task `ti`, named
+    /// `<task>-<index>-<nforks:04>`, started at once from the parent's CPU.
+    fn fork(&mut self, out: &mut Out<'_, '_>, cpu: usize, parent: usize, ti: usize, now: Nanos) {
+        let n = self.fork_counts_of(parent, ti);
+        if n >= program::FORKS_LIMIT {
+            let name = self.threads[parent].comm.clone();
+            self.fail(format!(
+                "thread {name} reached rt-app's fork limit ({}) forking task `{}`",
+                program::FORKS_LIMIT,
+                self.w.tasks[ti].name
+            ));
+            return;
+        }
+        let ind = self.threads.len();
+        let comm = format!("{}-{}-{:04}", self.w.tasks[ti].name, ind, n);
+        let tid = self.spawn_thread(ti, comm);
+        let parent_comm = self.threads[parent].comm.clone();
+        self.threads[tid].comm0 = parent_comm.clone();
+        if self.threads[tid].renamed {
+            // the rename failed: it keeps the parent's comm
+            self.threads[tid].comm = parent_comm;
+        }
+        self.alive += 1;
+        self.wake_up_new_task(out, tid, now, Some(cpu));
+    }
+
+    fn fork_counts_of(&mut self, parent: usize, ti: usize) -> u32 {
+        let c = self.fork_counts.entry((parent, ti)).or_insert(0);
+        let n = *c;
+        *c += 1;
+        n
+    }
+
+    /// When no thread can run again (none runnable, none in a timed sleep, no timer
+    /// pending), the blocked ones form a deadlock: name them and what they wait for.
+    fn check_deadlock(&mut self, now: Nanos) {
+        if self.fatal.is_some() || self.alive == 0 {
+            return;
+        }
+        let mut blocked = Vec::new();
+        for t in &self.threads {
+            match t.state {
+                TState::Dead => {}
+                TState::Runnable => return,
+                TState::Sleeping => match t.wait_on {
+                    WaitOn::Nothing => return,
+                    w => blocked.push((t.comm.clone(), w)),
+                },
+            }
+        }
+        if blocked.is_empty() {
+            return;
+        }
+        let what = |w: WaitOn| -> String {
+            let owner = |m: usize| {
+                self.res.mutexes[m].owner.map_or_else(
+                    || "free".to_string(),
+                    |o| format!("held by {}", self.threads[o].comm),
+                )
+            };
+            match w {
+                WaitOn::Mutex(m) => format!("mutex `{}` ({})", self.res.mutexes[m].name, owner(m)),
+                WaitOn::Cond(c, _) => format!(
+                    "condition `{}` (no thread left to signal it)",
+                    self.res.conds[c].name
+                ),
+                WaitOn::Barrier(b) => {
+                    let bar = &self.res.barriers[b];
+                    format!(
+                        "barrier `{}` ({} of {} participants arrived)",
+                        bar.name,
+                        bar.waiters.len(),
+                        bar.participants
+                    )
+                }
+                WaitOn::Suspend(si) => format!("a resume \"{}\"", self.res.suspends[si].name),
+                WaitOn::Sem(si) => format!("semaphore `{}` (value 0)", self.res.sems[si].name),
+                WaitOn::Nothing => String::new(),
+            }
+        };
+        let list: Vec<String> = blocked
+            .iter()
+            .map(|(c, w)| format!("{c} waits for {}", what(*w)))
+            .collect();
+        self.fail(format!(
+            "deadlock at {} s: every remaining thread is blocked: {}",
+            crate::time::fmt_ftrace_ts(now),
+            list.join("; ")
+        ));
     }
 }

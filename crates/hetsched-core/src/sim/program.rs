@@ -2,7 +2,7 @@
 //! each event (rt-app's `src/rt-app.c:run_event()` and `thread_body()`).
 
 use crate::time::{Nanos, NSEC_PER_USEC};
-use crate::workload::{Event, TaskSpec, TimerMode};
+use crate::workload::{Event, MemrunType, TaskSpec, TimerMode};
 
 /// Where a thread is in its program.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,6 +52,39 @@ pub enum Step {
     },
     /// The thread has finished all its loops.
     Exit,
+    /// Blocked on a resource until another thread wakes it.
+    Block,
+    /// `sched_yield()`: give the CPU up, stay runnable, continue after.
+    Yield,
+}
+
+/// Bytes per ns the calibration reference CPU writes with `memset()` (4 GB/s), the
+/// documented cost model of rt-app's `mem` and `memrun` read/write events.
+pub const MEM_BYTES_PER_NS: u64 = 4;
+/// ns per dependent load of a `memrun` pointer chase on the reference CPU (a DRAM miss).
+pub const CHASE_NS_PER_ACCESS: u64 = 80;
+/// ns per `write()` of up to `mem_buffer_size` bytes to `io_device` (`/dev/null`).
+pub const IO_NS_PER_WRITE: u64 = 1_000;
+/// rt-app's default `mem_buffer_size` (4 MiB).
+pub const MEM_BUFFER_SIZE: u64 = 4 << 20;
+/// rt-app's `FORKS_LIMIT`: forks per forking thread and task.
+pub const FORKS_LIMIT: u32 = 1024;
+
+/// Reference-CPU ns of work of the events that only use the CPU: `mem` (memset of the
+/// per-thread buffer in `mem_buffer_size` chunks), `iorun` (writes to the io device) and
+/// `memrun` (read/write at memset bandwidth; `chase` one dependent load per 64-byte
+/// stride). The work scales with capacity and frequency like `run`; real memory-bound
+/// code scales less, which this model does not capture.
+pub fn cpu_work_ns(e: &Event) -> Option<u64> {
+    match e {
+        Event::Mem { bytes } => Some(bytes / MEM_BYTES_PER_NS),
+        Event::Iorun { bytes } => Some(bytes.div_ceil(MEM_BUFFER_SIZE) * IO_NS_PER_WRITE),
+        Event::Memrun { kind, size, count } => Some(match kind {
+            MemrunType::Chase => size / 64 * count * CHASE_NS_PER_ACCESS,
+            _ => size.saturating_mul(*count) / MEM_BYTES_PER_NS,
+        }),
+        _ => None,
+    }
 }
 
 /// State of one timer (per thread for `unique*` names, shared otherwise).

@@ -1,0 +1,229 @@
+//! The RT and deadline runqueues: what the engine needs to run SCHED_FIFO, SCHED_RR and
+//! SCHED_DEADLINE tasks beside the fair class.
+//!
+//! - [`RtRq`] is `struct rt_rq`'s priority array (kernel/sched/rt.c, v6.11): one FIFO
+//!   list per priority, the running task stays at the head of its list, `SCHED_RR`
+//!   requeues to the tail when its `RR_TIMESLICE` (100 ms) is used up
+//!   (`task_tick_rt()`), `sched_yield()` requeues to the tail (`yield_task_rt()`).
+//! - [`DlRq`] is `struct dl_rq`'s earliest-deadline-first order (kernel/sched/deadline.c,
+//!   v6.11) with the constant-bandwidth server: `update_curr_dl()` charges the budget,
+//!   a task whose budget is spent is throttled until its replenishment at the deadline
+//!   (`start_dl_timer()` → `replenish_dl_entity()`), and a wake-up after the deadline or
+//!   with too much budget left for the remaining time starts a new period
+//!   (`update_dl_entity()` → `dl_entity_overflow()`).
+//!
+//! Simplifications (documented in docs/kernel-mapping.md): no RT bandwidth throttling
+//! (`sched_rt_runtime_us`), no DL admission control, GRUB reclaiming or `dl_server`; the
+//! budget is checked at the tick (HRTICK is off by default, so the kernel also notices an
+//! overrun at the tick).
+
+use crate::time::Nanos;
+use std::collections::BTreeSet;
+
+/// `MAX_RT_PRIO`: kernel priorities below it are RT.
+pub const MAX_RT_PRIO: i32 = 100;
+/// `RR_TIMESLICE`: 100 ms (include/linux/sched/rt.h).
+pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
+
+/// Kernel `prio` of an RT task with `sched_priority` `rt_priority` (1..99):
+/// `MAX_RT_PRIO - 1 - rt_priority` (`__normal_prio()`).
+pub fn rt_prio(rt_priority: i32) -> i32 {
+    MAX_RT_PRIO - 1 - rt_priority.clamp(1, 99)
+}
+
+/// `struct rt_rq`: priority-ordered FIFO lists.
+#[derive(Debug, Clone, Default)]
+pub struct RtRq {
+    queue: BTreeSet<(i32, i64, usize)>,
+    head: i64,
+    tail: i64,
+}
+
+impl RtRq {
+    /// Enqueues `tid` at `prio`, at the tail (or the head, `ENQUEUE_HEAD`). Returns the key
+    /// the caller keeps to dequeue it.
+    pub fn enqueue(&mut self, tid: usize, prio: i32, at_head: bool) -> (i32, i64) {
+        let seq = if at_head {
+            self.head -= 1;
+            self.head
+        } else {
+            self.tail += 1;
+            self.tail
+        };
+        self.queue.insert((prio, seq, tid));
+        (prio, seq)
+    }
+
+    /// Removes `tid` queued with `key`.
+    pub fn dequeue(&mut self, tid: usize, key: (i32, i64)) {
+        self.queue.remove(&(key.0, key.1, tid));
+    }
+
+    /// `pick_next_rt_entity()`: the first task of the highest priority.
+    pub fn pick(&self) -> Option<usize> {
+        self.queue.first().map(|&(_, _, t)| t)
+    }
+
+    /// `rt_rq->highest_prio.curr`, or `MAX_RT_PRIO` when empty.
+    pub fn highest_prio(&self) -> i32 {
+        self.queue.first().map_or(MAX_RT_PRIO, |&(p, _, _)| p)
+    }
+
+    /// `rt_nr_running`.
+    pub fn nr_running(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Queued tasks in pick order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.queue.iter().map(|&(_, _, t)| t)
+    }
+}
+
+/// `struct dl_rq`: tasks by absolute deadline.
+#[derive(Debug, Clone, Default)]
+pub struct DlRq {
+    queue: BTreeSet<(Nanos, u64, usize)>,
+    seq: u64,
+}
+
+impl DlRq {
+    /// Enqueues `tid` with absolute `deadline`; returns the key.
+    pub fn enqueue(&mut self, tid: usize, deadline: Nanos) -> (Nanos, u64) {
+        self.seq += 1;
+        self.queue.insert((deadline, self.seq, tid));
+        (deadline, self.seq)
+    }
+
+    /// Removes `tid` queued with `key`.
+    pub fn dequeue(&mut self, tid: usize, key: (Nanos, u64)) {
+        self.queue.remove(&(key.0, key.1, tid));
+    }
+
+    /// `pick_next_dl_entity()`: earliest deadline.
+    pub fn pick(&self) -> Option<usize> {
+        self.queue.first().map(|&(_, _, t)| t)
+    }
+
+    /// `dl_nr_running`.
+    pub fn nr_running(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Earliest deadline queued.
+    pub fn earliest(&self) -> Option<Nanos> {
+        self.queue.first().map(|&(d, _, _)| d)
+    }
+}
+
+/// `struct sched_dl_entity`: parameters and CBS state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DlEntity {
+    /// `dl_runtime` (ns).
+    pub dl_runtime: Nanos,
+    /// `dl_deadline` (relative, ns).
+    pub dl_deadline: Nanos,
+    /// `dl_period` (ns).
+    pub dl_period: Nanos,
+    /// Remaining budget (may go negative on overrun).
+    pub runtime: i64,
+    /// Absolute deadline.
+    pub deadline: Nanos,
+    /// Throttled until replenishment.
+    pub throttled: bool,
+}
+
+impl DlEntity {
+    /// A DL entity from rt-app's `dl-runtime`/`dl-period`/`dl-deadline` in ns.
+    pub fn new(runtime: Nanos, deadline: Nanos, period: Nanos) -> DlEntity {
+        DlEntity {
+            dl_runtime: runtime,
+            dl_deadline: deadline,
+            dl_period: period,
+            ..DlEntity::default()
+        }
+    }
+
+    /// `setup_new_dl_entity()` / `replenish_dl_new_period()`: a fresh period at `now`.
+    pub fn new_period(&mut self, now: Nanos) {
+        self.deadline = now + self.dl_deadline;
+        self.runtime = self.dl_runtime as i64;
+    }
+
+    /// `update_dl_entity()` at wake-up: a new period if the deadline passed or if
+    /// `dl_entity_overflow()` (runtime / (deadline - now) > dl_runtime / dl_period).
+    pub fn update_at_wakeup(&mut self, now: Nanos) {
+        if self.deadline <= now || self.overflow(now) {
+            self.new_period(now);
+        }
+    }
+
+    /// `dl_entity_overflow()`: `runtime * dl_period > (deadline - now) * dl_runtime`,
+    /// computed with both sides shifted by `DL_SCALE` (10) as the kernel does.
+    pub fn overflow(&self, now: Nanos) -> bool {
+        let left = (self.dl_period >> 10) as u128 * (self.runtime.max(0) as u64 >> 10) as u128;
+        let right =
+            (self.deadline.saturating_sub(now) >> 10) as u128 * (self.dl_runtime >> 10) as u128;
+        left > right
+    }
+
+    /// `replenish_dl_entity()`: add budget one period at a time until it is positive.
+    pub fn replenish(&mut self, now: Nanos) {
+        if self.deadline == 0 {
+            self.new_period(now);
+            return;
+        }
+        while self.runtime <= 0 {
+            self.deadline += self.dl_period;
+            self.runtime += self.dl_runtime as i64;
+        }
+        if self.deadline < now {
+            // dl_time_before(dl_se->deadline, rq_clock(rq)): lagging too far, restart
+            self.new_period(now);
+        }
+        self.throttled = false;
+    }
+
+    /// Replenishment instant of a throttled entity: its deadline, minus the period plus
+    /// the period, i.e. `dl_next_period()` = deadline - dl_deadline + dl_period.
+    pub fn next_period(&self) -> Nanos {
+        self.deadline - self.dl_deadline + self.dl_period
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rt_fifo_within_prio_and_head_insertion() {
+        let mut rq = RtRq::default();
+        let a = rq.enqueue(1, 50, false);
+        let _b = rq.enqueue(2, 50, false);
+        let _c = rq.enqueue(3, 60, false);
+        assert_eq!(rq.pick(), Some(1));
+        rq.dequeue(1, a);
+        rq.enqueue(1, 50, false); // RR requeue to the tail
+        assert_eq!(rq.iter().collect::<Vec<_>>(), vec![2, 1, 3]);
+        rq.enqueue(4, 50, true);
+        assert_eq!(rq.pick(), Some(4));
+        assert_eq!(rq.highest_prio(), 50);
+        assert_eq!(rt_prio(10), 89);
+    }
+
+    #[test]
+    fn cbs_replenish_and_overflow() {
+        let ms = 1_000_000;
+        let mut dl = DlEntity::new(10 * ms, 100 * ms, 100 * ms);
+        dl.new_period(0);
+        assert_eq!((dl.deadline, dl.runtime), (100 * ms, 10 * ms as i64));
+        // 10 ms left with 50 ms to the deadline: 10/50 > 10/100 → overflow
+        assert!(dl.overflow(50 * ms));
+        assert!(!dl.overflow(0));
+        dl.runtime = -(ms as i64);
+        dl.replenish(20 * ms);
+        assert_eq!(dl.deadline, 200 * ms);
+        assert_eq!(dl.runtime, 9 * ms as i64);
+        assert_eq!(dl.next_period(), 200 * ms);
+    }
+}
