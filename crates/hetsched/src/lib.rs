@@ -150,7 +150,7 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
     let platform = load_platform(&req.platform)?;
     let workload = load_workload(&req.workload, &req.read)?;
     let options = Options::default().apply_sets(&req.sets)?;
-    let warnings = workload.warnings.clone();
+    let mut warnings = workload.warnings.clone();
     let spec = RunSpec {
         platform,
         workload,
@@ -177,6 +177,7 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
         }
         None => hetsched_core::run(&spec, &mut [])?,
     };
+    warnings.extend(result.warnings.iter().cloned());
     Ok(Outcome { result, warnings })
 }
 
