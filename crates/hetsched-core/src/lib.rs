@@ -6,6 +6,9 @@
 //! - [`platform`]: CPUs, clusters, performance domains, OPPs, capacity derivation.
 //! - [`workload`]: tasks, phases and events with rt-app's meaning.
 //! - [`pelt`]: PELT and util_est with the kernel's fixed-point arithmetic.
+//! - [`energy`]: the Energy Model, EAS placement (`find_energy_efficient_cpu`), over-utilisation
+//!   and energy accounting.
+//! - [`cpufreq`]: `effective_cpu_util()` and the schedutil governor.
 //! - [`sched`]: weights, fixed-point helpers, CPU masks, the fair class (EEVDF / CFS).
 //! - [`policy`]: placement and balancing decisions (read a view, return decisions).
 //! - [`options`]: user options and their resolution into [`options::Settings`].
@@ -13,6 +16,8 @@
 //! - [`metrics`]: the metrics sink and result types.
 //! - [`sim`]: the simulator; [`sim::run`] is the one call everything else builds on.
 
+pub mod cpufreq;
+pub mod energy;
 pub mod engine;
 pub mod metrics;
 pub mod options;

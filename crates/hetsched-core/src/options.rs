@@ -6,6 +6,9 @@
 //! baseline placement and balancing of this release. `--set key=value` addresses an option
 //! by its dotted path (`fair.variant=cfs`).
 
+use crate::cpufreq::schedutil::{SchedutilVersion, TransitionDelayVersion};
+use crate::energy::em::EmVersion;
+use crate::energy::overutilized::OverutilizedGate;
 use crate::pelt::UtilEstVersion;
 use crate::sched::fair::{FairParams, FairVariant};
 use crate::sched::sysctl_factor;
@@ -147,6 +150,21 @@ pub enum Governor {
     Powersave,
     /// A fixed OPP per domain (cpufreq_userspace.c), from `cpufreq.userspace_khz`.
     Userspace,
+    /// schedutil (kernel/sched/cpufreq_schedutil.c, `crate::cpufreq::schedutil`). Policies
+    /// start at their highest usable OPP (`fixed_freq_khz` holds that start frequency).
+    Schedutil,
+}
+
+impl Governor {
+    /// The governor's sysfs name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+            Governor::Userspace => "userspace",
+            Governor::Schedutil => "schedutil",
+        }
+    }
 }
 
 /// `[cpufreq]`.
@@ -158,6 +176,21 @@ pub struct CpufreqOptions {
     /// For `userspace`: the frequency (kHz) per performance domain, or one value for all;
     /// each is resolved to an OPP with `cpufreq_driver_resolve_freq()` (RELATION_L).
     pub userspace_khz: Vec<u64>,
+    /// schedutil estimation: `v6_8` (default; `sugov_effective_cpu_perf`, runnable boost) or
+    /// `v5_x` (`schedutil_cpu_util`, headroom in `get_next_freq`).
+    #[schemars(with = "String")]
+    pub schedutil_version: SchedutilVersion,
+    /// schedutil `rate_limit_us`; unset = `cpufreq_policy_transition_delay_us()` of the
+    /// policy's transition latency (see `rate_limit_default`).
+    pub rate_limit_us: Option<u64>,
+    /// Which kernel's default `rate_limit_us`: `v4_14` (min(1000 × latency, 10 ms)),
+    /// `v6_9` (2 ms cap), `v6_10` (default: 1.5 × latency), `v6_10_capped` (≤ 10 ms).
+    #[schemars(with = "String")]
+    pub rate_limit_default: TransitionDelayVersion,
+    /// Driver fast switch (frequency applies at once, in scheduler context); `false` = the
+    /// `sugov:N` kthread path, the frequency applying one transition latency later. Unset =
+    /// true (the platform model carries no driver flag).
+    pub fast_switch: Option<bool>,
 }
 
 /// `[balance]`: load balancing.
@@ -172,6 +205,40 @@ impl Default for BalanceOptions {
     fn default() -> Self {
         BalanceOptions { enabled: true }
     }
+}
+
+/// Whether EAS runs (`sysctl_sched_energy_aware` and the user's intent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EasMode {
+    /// The kernel's behaviour: on when every condition holds (asymmetric capacities,
+    /// schedutil everywhere, an EM for every CPU, frequency invariance), else off.
+    #[default]
+    Auto,
+    /// Required: resolving fails with the precise reason when EAS cannot run.
+    On,
+    /// `sysctl_sched_energy_aware = 0`.
+    Off,
+}
+
+/// `[eas]`: energy-aware scheduling (kernel/sched/fair.c, topology.c, energy_model.c).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct EasOptions {
+    /// `auto` (default), `on` or `off`.
+    pub mode: EasMode,
+    /// EM cost form: `v6_9` (default: `10 × P / perf`, energy `cost × Σutil`) or `v5_x`
+    /// (`fmax × P / f`, energy `cost × Σutil / scale_cpu`).
+    #[schemars(with = "String")]
+    pub em_version: EmVersion,
+    /// `root_domain` (default, mainline) or `ignore_lone_task` (a lone task on a
+    /// non-reduced 1024-capacity CPU does not set overutilized; the 2025 series).
+    #[schemars(with = "String")]
+    pub overutilized_gate: OverutilizedGate,
+    /// v5.0–v5.17 feec rule: leave prev_cpu only for a saving of at least 1/16 (≈6 %).
+    pub feec_energy_margin: bool,
+    /// Apply `EM_MAX_COMPLEXITY` (2048) as older kernels did.
+    pub em_max_complexity: bool,
 }
 
 /// Which rt-app markers to write.
@@ -221,6 +288,8 @@ pub struct Options {
     pub cpufreq: CpufreqOptions,
     /// Load balancing.
     pub balance: BalanceOptions,
+    /// Energy-aware scheduling.
+    pub eas: EasOptions,
     /// Trace contents.
     pub trace: TraceOptions,
 }
@@ -282,8 +351,39 @@ pub struct Settings {
     pub tick_ns: u64,
     /// Fair-class parameters after tunable scaling.
     pub fair: FairParams,
-    /// The fixed frequency per performance domain for performance/powersave/userspace.
+    /// The fixed frequency per performance domain for performance/powersave/userspace
+    /// (for schedutil: the start frequency, the highest usable OPP).
     pub fixed_freq_khz: Vec<u64>,
+    /// Whether EAS runs (`sched_energy_enabled()`), from `eas.mode` and the platform.
+    pub eas_enabled: bool,
+}
+
+/// `eas.mode` against the platform: whether `sched_energy_enabled()` holds, or the precise
+/// reason it cannot when the user asked for `on`.
+fn resolve_eas(
+    options: &Options,
+    platform: &crate::platform::Platform,
+) -> Result<bool, OptionsError> {
+    use crate::energy::eas::{sched_energy_possible, EasConditions};
+    use crate::energy::em::EnergyModel;
+    let e = &options.eas;
+    let em = EnergyModel::build(platform, e.em_version);
+    let cond = EasConditions {
+        sysctl_sched_energy_aware: e.mode != EasMode::Off,
+        schedutil: options.cpufreq.governor == Governor::Schedutil,
+        governor: options.cpufreq.governor.as_str(),
+        frequency_invariant: options.pelt.frequency_invariance,
+        smt: false,
+        em_max_complexity: e.em_max_complexity,
+    };
+    match (sched_energy_possible(platform, &em, &cond), e.mode) {
+        (Ok(()), _) => Ok(true),
+        (Err(err), EasMode::On) => Err(OptionsError::Invalid {
+            key: "eas.mode",
+            msg: format!("EAS cannot run on platform {}: {err}", platform.name),
+        }),
+        (Err(_), _) => Ok(false),
+    }
 }
 
 /// FNV-1a 64 over bytes: a stable hash of the resolved settings, recorded in every output.
@@ -347,7 +447,9 @@ impl Settings {
             .iter()
             .enumerate()
             .map(|(i, pd)| match c.governor {
-                Governor::Performance => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                Governor::Performance | Governor::Schedutil => {
+                    Ok(pd.resolve_freq(pd.max_freq_khz))
+                }
                 Governor::Powersave => Ok(pd.min_freq_khz()),
                 Governor::Userspace => {
                     let want = match c.userspace_khz.len() {
@@ -373,11 +475,13 @@ impl Settings {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let eas_enabled = resolve_eas(options, platform)?;
         Ok(Settings {
             options: options.clone(),
             tick_ns,
             fair,
             fixed_freq_khz,
+            eas_enabled,
         })
     }
 
@@ -415,6 +519,44 @@ mod tests {
             Options::default().apply_sets(&["nokey"]),
             Err(OptionsError::NotKeyValue(_))
         ));
+    }
+
+    #[test]
+    fn eas_mode_on_explains_why_it_cannot_run() {
+        let p = crate::energy::em::tests::juno();
+        let o = Options::default().apply_sets(&["eas.mode=on"]).unwrap();
+        let e = Settings::resolve(&o, &p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "option eas.mode: EAS cannot run on platform juno-test: EAS needs the schedutil governor on every cpufreq policy: set cpufreq.governor = schedutil (it is performance)"
+        );
+        // auto: silently off with performance, on with schedutil.
+        assert!(
+            !Settings::resolve(&Options::default(), &p)
+                .unwrap()
+                .eas_enabled
+        );
+        let o = Options::default()
+            .apply_sets(&[
+                "cpufreq.governor=schedutil",
+                "eas.mode=on",
+                "eas.overutilized_gate=ignore_lone_task",
+                "eas.em_version=v5_x",
+                "cpufreq.schedutil_version=v5_x",
+                "cpufreq.rate_limit_us=500",
+                "cpufreq.fast_switch=false",
+            ])
+            .unwrap();
+        let s = Settings::resolve(&o, &p).unwrap();
+        assert!(s.eas_enabled);
+        assert_eq!(s.fixed_freq_khz, vec![850_000, 1_100_000]);
+        assert_eq!(
+            o.eas.overutilized_gate,
+            crate::energy::overutilized::OverutilizedGate::IgnoreLoneTask
+        );
+        assert!(Options::default()
+            .apply_sets(&["eas.overutilized_gate=sometimes"])
+            .is_err());
     }
 
     #[test]

@@ -1,0 +1,739 @@
+//! The schedutil governor (kernel/sched/cpufreq_schedutil.c, v6.8–v6.11; the ≈v5.10 form
+//! as `cpufreq.schedutil_version = "v5_x"`), as one [`SugovPolicy`] per cpufreq policy.
+//!
+//! # How the engine calls it
+//!
+//! * Build one [`SugovPolicy::new`] per performance domain when the governor is
+//!   schedutil (`sugov_init()` + `sugov_start()`).
+//! * At every `cpufreq_update_util(rq, flags)` hook (spec §7.1, §13: root cfs_rq PELT
+//!   change on enqueue/dequeue/tick/attach/detach/blocked decay, RT/DL (de)queue, iowait
+//!   wake-up with [`SCHED_CPUFREQ_IOWAIT`]) call [`SugovPolicy::update`] with one
+//!   [`SugovCpuInput`] per CPU of the policy (position = index in `PerfDomain::cpus`).
+//! * Apply the returned [`FreqRequest`]: `ApplyNow` (fast switch: `policy->cur` changes in
+//!   scheduler context; trace `cpu_frequency`), `ApplyAt` (slow path: schedule an event at
+//!   `at_ns`, then call [`SugovPolicy::transition_done`] which returns the frequency now in
+//!   force and possibly a further `ApplyAt`), `Queued`/`Unchanged` (nothing to do).
+//! * Call [`SugovPolicy::limits_changed`] when policy limits change (`sugov_limits()`).
+//!
+//! Simplifications: policy `min`/`max` are the usable OPP range; `need_freq_update` after
+//! a limits change follows a driver without `CPUFREQ_NEED_UPDATE_LIMITS`; the slow path
+//! holds `work_in_progress` until the transition completes (the kernel clears it when the
+//! kthread starts, then serialises on `work_lock`: the observable effect, a request made
+//! during a transition being applied after it, is the same); no `adjust_perf` drivers;
+//! the kthread's own CPU time is not charged.
+
+use super::{effective_cpu_util, schedutil_cpu_util, uclamp_rq_util_with, CpuUtilType, RqSignals};
+use crate::energy::em::EmPerfDomain;
+use crate::platform::{PerfDomain, SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `IOWAIT_BOOST_MIN` = `SCHED_CAPACITY_SCALE / 8` (v5.8+).
+pub const IOWAIT_BOOST_MIN: u64 = SCHED_CAPACITY_SCALE / 8;
+/// `SCHED_CPUFREQ_IOWAIT` (include/linux/sched/cpufreq.h).
+pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
+/// `LATENCY_MULTIPLIER` (include/linux/cpufreq.h, ≤ v6.9).
+pub const LATENCY_MULTIPLIER: u64 = 1000;
+
+/// Which schedutil performance estimation to model (`cpufreq.schedutil_version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum SchedutilVersion {
+    /// v6.8+ ("sched/cpufreq: Rework schedutil governor performance estimation"):
+    /// `cpu_util_cfs_boost()`, `effective_cpu_util()` with min/max, iowait boost max'ed into
+    /// util, headroom in `sugov_effective_cpu_perf()`.
+    #[default]
+    #[serde(rename = "v6_8")]
+    V6_8,
+    /// ≈v5.10–v6.7: `cpu_util_cfs()`, `schedutil_cpu_util(FREQUENCY_UTIL)` (uclamp applied,
+    /// DL bandwidth added, RT ⇒ max), headroom in `get_next_freq()`.
+    #[serde(rename = "v5_x")]
+    V5,
+}
+
+/// Which `cpufreq_policy_transition_delay_us()` gives the default `rate_limit_us`
+/// (drivers/cpufreq/cpufreq.c), `cpufreq.rate_limit_default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum TransitionDelayVersion {
+    /// v4.14–v6.8: `min(latency_us × LATENCY_MULTIPLIER, 10 ms)`, 1 ms without latency.
+    #[serde(rename = "v4_14")]
+    V4_14,
+    /// v6.9 ("cpufreq: Change default transition delay to 2ms"): latency above 2 ms as is,
+    /// else `min(latency_us × 1000, 2 ms)`.
+    #[serde(rename = "v6_9")]
+    V6_9,
+    /// v6.10+ ("cpufreq: Remove LATENCY_MULTIPLIER"): `latency_us × 1.5` (`l + l >> 1`).
+    #[default]
+    #[serde(rename = "v6_10")]
+    V6_10,
+    /// The v6.10 form capped at 10 ms again (2025 stable fix "add the 10 ms cap on
+    /// transition delay back").
+    #[serde(rename = "v6_10_capped")]
+    V6_10Capped,
+}
+
+/// `cpufreq_policy_transition_delay_us(policy)`: the default `rate_limit_us`.
+/// `transition_delay_us` is the driver's `policy->transition_delay_us` (0 = unset).
+pub fn cpufreq_policy_transition_delay_us(
+    transition_latency_ns: u64,
+    transition_delay_us: u64,
+    version: TransitionDelayVersion,
+) -> u64 {
+    if transition_delay_us != 0 {
+        return transition_delay_us;
+    }
+    let lat = transition_latency_ns / 1000;
+    if lat == 0 {
+        return LATENCY_MULTIPLIER; // = USEC_PER_MSEC in the newer code
+    }
+    match version {
+        TransitionDelayVersion::V4_14 => (lat * LATENCY_MULTIPLIER).min(10_000),
+        TransitionDelayVersion::V6_9 => {
+            if lat > 2_000 {
+                lat
+            } else {
+                (lat * LATENCY_MULTIPLIER).min(2_000)
+            }
+        }
+        TransitionDelayVersion::V6_10 => lat + (lat >> 1),
+        TransitionDelayVersion::V6_10Capped => (lat + (lat >> 1)).min(10_000),
+    }
+}
+
+/// `map_util_perf(util)` = `util + util / 4` (include/linux/sched/cpufreq.h): 1.25 headroom.
+pub fn map_util_perf(util: u64) -> u64 {
+    util + (util >> 2)
+}
+
+/// `map_util_freq(util, freq, cap)` = `freq × util / cap` (v6.0+, no headroom).
+pub fn map_util_freq(util: u64, freq: u64, cap: u64) -> u64 {
+    if cap == 0 {
+        return freq;
+    }
+    ((u128::from(freq) * u128::from(util)) / u128::from(cap)) as u64
+}
+
+/// `sugov_effective_cpu_perf(cpu, actual, min, max)` (v6.8+): `max(min, min(1.25·actual,
+/// max))`.
+pub fn sugov_effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
+    let actual = map_util_perf(actual);
+    let max = if actual < max { actual } else { max };
+    min.max(max)
+}
+
+/// Governor parameters of one policy (resolved from options and the platform).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SugovParams {
+    /// Estimation form.
+    pub version: SchedutilVersion,
+    /// `rate_limit_us` tunable.
+    pub rate_limit_us: u64,
+    /// Driver supports `fast_switch` (`policy->fast_switch_enabled`).
+    pub fast_switch: bool,
+    /// `cpuinfo.transition_latency` in ns: the slow-path delay before a frequency applies.
+    pub transition_latency_ns: u64,
+    /// `TICK_NSEC` (iowait boost reset window).
+    pub tick_nsec: u64,
+    /// `arch_scale_freq_invariant()`.
+    pub freq_invariant: bool,
+}
+
+/// What one CPU of the policy looks like at an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SugovCpuInput {
+    /// RT/DL/IRQ signals and rq clamps.
+    pub rq: RqSignals,
+    /// `cpu_util_cfs(cpu)` (util_est included).
+    pub util_cfs: u64,
+    /// `cpu_util_cfs_boost(cpu)` (max with runnable, v6.8 form).
+    pub util_cfs_boost: u64,
+    /// `uclamp_is_used()`.
+    pub uclamp_used: bool,
+    /// `tick_nohz_get_idle_calls_cpu(cpu)`: how many times the CPU entered idle.
+    pub idle_calls: u64,
+}
+
+/// Per-CPU governor state (`struct sugov_cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SugovCpu {
+    /// `iowait_boost` (capacity scale of 1024, not yet scaled to the CPU).
+    pub iowait_boost: u64,
+    /// `iowait_boost_pending`.
+    pub iowait_boost_pending: bool,
+    /// `last_update` (ns).
+    pub last_update: u64,
+    /// `util`: the last computed performance request.
+    pub util: u64,
+    /// `bw_min` (v6.8) / `bw_dl` (v5.x).
+    pub bw_min: u64,
+    /// `saved_idle_calls`.
+    pub saved_idle_calls: u64,
+}
+
+/// What the engine must do after an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreqRequest {
+    /// No new frequency.
+    Unchanged,
+    /// Fast switch: the frequency (kHz) applies now.
+    ApplyNow {
+        /// New `policy->cur`.
+        freq_khz: u64,
+    },
+    /// Slow path: the frequency applies at `at_ns` (now + transition latency); call
+    /// [`SugovPolicy::transition_done`] then.
+    ApplyAt {
+        /// When the transition completes.
+        at_ns: u64,
+        /// The frequency being set.
+        freq_khz: u64,
+    },
+    /// Slow path with a transition already in flight: the new request is applied after it
+    /// (returned by [`SugovPolicy::transition_done`]).
+    Queued,
+}
+
+/// One schedutil policy (`struct sugov_policy` + its `sugov_cpu`s).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SugovPolicy {
+    cpus: Vec<usize>,
+    sg_cpu: Vec<SugovCpu>,
+    /// (kHz, inefficient) of the usable OPPs, ascending.
+    opps: Vec<(u64, bool)>,
+    /// `cpuinfo.max_freq` = `capacity_freq_ref`.
+    max_freq_khz: u64,
+    /// `arch_scale_cpu_capacity()` of the policy's CPUs.
+    max_cap: u64,
+    params: SugovParams,
+    freq_update_delay_ns: u64,
+    last_freq_update_time: u64,
+    next_freq: u64,
+    cached_raw_freq: u64,
+    limits_changed: bool,
+    need_freq_update: bool,
+    work_in_progress: bool,
+    in_flight: Option<u64>,
+    cur: u64,
+}
+
+impl SugovPolicy {
+    /// `sugov_init()` + `sugov_start()` for `pd` whose CPUs have capacity `max_cap`,
+    /// starting at `cur_khz`. With an EM that marks inefficient states, the cpufreq table is
+    /// marked too and resolution skips them (`em_cpufreq_update_efficiencies()`).
+    pub fn new(
+        pd: &PerfDomain,
+        max_cap: u64,
+        em: Option<&EmPerfDomain>,
+        params: SugovParams,
+        cur_khz: u64,
+    ) -> SugovPolicy {
+        let ineff = |khz: u64| {
+            em.filter(|e| e.skip_inefficiencies)
+                .is_some_and(|e| e.table.iter().any(|s| s.frequency == khz && s.inefficient))
+        };
+        SugovPolicy {
+            cpus: pd.cpus.clone(),
+            sg_cpu: vec![SugovCpu::default(); pd.cpus.len()],
+            opps: pd
+                .usable_opps()
+                .iter()
+                .map(|o| (o.freq_khz, ineff(o.freq_khz)))
+                .collect(),
+            max_freq_khz: pd.max_freq_khz,
+            max_cap: max_cap.max(1),
+            params,
+            freq_update_delay_ns: params.rate_limit_us.saturating_mul(1000),
+            last_freq_update_time: 0,
+            next_freq: 0,
+            cached_raw_freq: 0,
+            limits_changed: false,
+            need_freq_update: false,
+            work_in_progress: false,
+            in_flight: None,
+            cur: cur_khz,
+        }
+    }
+
+    /// `policy->cur` (kHz).
+    pub fn cur(&self) -> u64 {
+        self.cur
+    }
+
+    /// `sg_policy->next_freq` (kHz, 0 before the first request).
+    pub fn next_freq(&self) -> u64 {
+        self.next_freq
+    }
+
+    /// Per-CPU state of the policy's `i`-th CPU.
+    pub fn sg_cpu(&self, i: usize) -> Option<&SugovCpu> {
+        self.sg_cpu.get(i)
+    }
+
+    /// `sugov_limits()`: force the next update past the rate limit.
+    pub fn limits_changed(&mut self) {
+        self.limits_changed = true;
+    }
+
+    /// `cpufreq_driver_resolve_freq()` (RELATION_L, plus E when the table has
+    /// inefficiencies): clamp to the policy range, lowest efficient OPP at or above.
+    pub fn resolve_freq(&self, target: u64) -> u64 {
+        let (Some(&(lo, _)), Some(&(hi, _))) = (self.opps.first(), self.opps.last()) else {
+            return self.max_freq_khz;
+        };
+        let t = target.clamp(lo, hi);
+        self.opps
+            .iter()
+            .find(|&&(f, ineff)| f >= t && !ineff)
+            .map_or(hi, |&(f, _)| f)
+    }
+
+    fn should_update_freq(&mut self, now: u64) -> bool {
+        if self.limits_changed {
+            self.limits_changed = false;
+            self.need_freq_update = false;
+            return true;
+        }
+        now.saturating_sub(self.last_freq_update_time) >= self.freq_update_delay_ns
+    }
+
+    fn iowait_reset(&mut self, i: usize, now: u64, set: bool) -> bool {
+        let c = &mut self.sg_cpu[i];
+        if now.saturating_sub(c.last_update) <= self.params.tick_nsec {
+            return false;
+        }
+        c.iowait_boost = if set { IOWAIT_BOOST_MIN } else { 0 };
+        c.iowait_boost_pending = set;
+        true
+    }
+
+    /// `sugov_iowait_boost()`: double the boost (from `IOWAIT_BOOST_MIN` up to 1024) at
+    /// each iowait wake-up, once per evaluation; reset after a tick without request.
+    fn iowait_boost(&mut self, i: usize, now: u64, flags: u32) {
+        let set = flags & SCHED_CPUFREQ_IOWAIT != 0;
+        if self.sg_cpu[i].iowait_boost != 0 && self.iowait_reset(i, now, set) {
+            return;
+        }
+        if !set {
+            return;
+        }
+        let c = &mut self.sg_cpu[i];
+        if c.iowait_boost_pending {
+            return;
+        }
+        c.iowait_boost_pending = true;
+        c.iowait_boost = if c.iowait_boost != 0 {
+            (c.iowait_boost << 1).min(SCHED_CAPACITY_SCALE)
+        } else {
+            IOWAIT_BOOST_MIN
+        };
+    }
+
+    /// `sugov_iowait_apply()`: halve the boost when no new request came, return it scaled
+    /// to the CPU's capacity.
+    fn iowait_apply(&mut self, i: usize, now: u64) -> u64 {
+        if self.sg_cpu[i].iowait_boost == 0 || self.iowait_reset(i, now, false) {
+            return 0;
+        }
+        let c = &mut self.sg_cpu[i];
+        if !c.iowait_boost_pending {
+            c.iowait_boost >>= 1;
+            if c.iowait_boost < IOWAIT_BOOST_MIN {
+                c.iowait_boost = 0;
+                return 0;
+            }
+        }
+        c.iowait_boost_pending = false;
+        (c.iowait_boost * self.max_cap) >> SCHED_CAPACITY_SHIFT
+    }
+
+    /// `sugov_get_util()` (with the iowait boost folded in as each version does).
+    fn get_util(&mut self, i: usize, input: &SugovCpuInput, boost: u64) {
+        let c = &mut self.sg_cpu[i];
+        match self.params.version {
+            SchedutilVersion::V6_8 => {
+                let e = effective_cpu_util(&input.rq, input.util_cfs_boost, input.uclamp_used);
+                let util = e.util.max(boost);
+                c.bw_min = e.min;
+                c.util = sugov_effective_cpu_perf(util, e.min, e.max);
+            }
+            SchedutilVersion::V5 => {
+                let util = schedutil_cpu_util(
+                    &input.rq,
+                    input.util_cfs,
+                    CpuUtilType::Frequency,
+                    None,
+                    input.uclamp_used,
+                );
+                let boost = uclamp_rq_util_with(&input.rq, boost, None, input.uclamp_used);
+                c.bw_min = input.rq.bw_dl;
+                c.util = util.max(boost);
+            }
+        }
+    }
+
+    /// `get_next_freq(sg_policy, util, max)`.
+    fn get_next_freq(&mut self, util: u64) -> u64 {
+        let reference = if self.params.freq_invariant {
+            self.max_freq_khz
+        } else {
+            match self.params.version {
+                SchedutilVersion::V6_8 => self.cur + (self.cur >> 2),
+                SchedutilVersion::V5 => self.cur,
+            }
+        };
+        let util = match self.params.version {
+            SchedutilVersion::V6_8 => util,
+            SchedutilVersion::V5 => map_util_perf(util),
+        };
+        let freq = map_util_freq(util, reference, self.max_cap);
+        if freq == self.cached_raw_freq && !self.need_freq_update {
+            return self.next_freq;
+        }
+        self.cached_raw_freq = freq;
+        self.resolve_freq(freq)
+    }
+
+    /// `sugov_hold_freq()` (v6.12; `sugov_cpu_is_busy()` + `uclamp_rq_is_capped()` before):
+    /// the CPU has not entered idle since the last evaluation, and is not uclamp-capped.
+    fn hold_freq(&mut self, i: usize, input: &SugovCpuInput) -> bool {
+        let rq = &input.rq;
+        let capped = input.uclamp_used
+            && rq.uclamp_max != SCHED_CAPACITY_SCALE
+            && input.util_cfs + rq.util_rt >= rq.uclamp_max;
+        if capped {
+            return false;
+        }
+        let c = &mut self.sg_cpu[i];
+        let ret = input.idle_calls == c.saved_idle_calls;
+        c.saved_idle_calls = input.idle_calls;
+        ret
+    }
+
+    /// `sugov_update_next_freq()`.
+    fn update_next_freq(&mut self, now: u64, next_f: u64) -> bool {
+        if self.need_freq_update {
+            self.need_freq_update = false;
+        } else if self.next_freq == next_f {
+            return false;
+        }
+        self.next_freq = next_f;
+        self.last_freq_update_time = now;
+        true
+    }
+
+    /// `ignore_dl_rate_limit()`: a DL bandwidth increase bypasses the rate limit.
+    fn ignore_dl_rate_limit(&mut self, i: usize, bw_dl: u64) {
+        if bw_dl > self.sg_cpu[i].bw_min {
+            self.limits_changed = true;
+        }
+    }
+
+    fn commit(&mut self, now: u64) -> FreqRequest {
+        let f = self.next_freq;
+        if self.params.fast_switch {
+            self.cur = f;
+            return FreqRequest::ApplyNow { freq_khz: f };
+        }
+        if self.work_in_progress {
+            return FreqRequest::Queued;
+        }
+        self.work_in_progress = true;
+        self.in_flight = Some(f);
+        FreqRequest::ApplyAt {
+            at_ns: now + self.params.transition_latency_ns,
+            freq_khz: f,
+        }
+    }
+
+    /// The slow-path transition started by an `ApplyAt` has completed: `policy->cur`
+    /// becomes its frequency; if a different request arrived meanwhile, the next transition
+    /// starts now (`sugov_work()` run again).
+    pub fn transition_done(&mut self, now: u64) -> FreqRequest {
+        if let Some(f) = self.in_flight.take() {
+            self.cur = f;
+        }
+        self.work_in_progress = false;
+        if self.next_freq != 0 && self.next_freq != self.cur {
+            return self.commit(now);
+        }
+        FreqRequest::Unchanged
+    }
+
+    /// `cpufreq_update_util(rq, flags)` for `cpu` at `now`: `sugov_update_single_freq()`
+    /// for one-CPU policies, `sugov_update_shared()` otherwise. `inputs` has one entry per
+    /// CPU of the policy, in `PerfDomain::cpus` order.
+    pub fn update(
+        &mut self,
+        now: u64,
+        cpu: usize,
+        flags: u32,
+        inputs: &[SugovCpuInput],
+    ) -> FreqRequest {
+        let Some(i) = self.cpus.iter().position(|&c| c == cpu) else {
+            return FreqRequest::Unchanged;
+        };
+        if inputs.len() != self.cpus.len() {
+            return FreqRequest::Unchanged;
+        }
+        self.iowait_boost(i, now, flags);
+        self.sg_cpu[i].last_update = now;
+        self.ignore_dl_rate_limit(i, inputs[i].rq.bw_dl);
+        if !self.should_update_freq(now) {
+            return FreqRequest::Unchanged;
+        }
+        let next_f = if self.cpus.len() == 1 {
+            let boost = self.iowait_apply(i, now);
+            self.get_util(i, &inputs[i], boost);
+            let cached = self.cached_raw_freq;
+            let mut next_f = self.get_next_freq(self.sg_cpu[i].util);
+            if self.hold_freq(i, &inputs[i]) && next_f < self.next_freq && !self.need_freq_update {
+                next_f = self.next_freq;
+                self.cached_raw_freq = cached;
+            }
+            next_f
+        } else {
+            // sugov_next_freq_shared(): max over the policy's CPUs.
+            let mut util = 0;
+            for (j, input) in inputs.iter().enumerate() {
+                let boost = self.iowait_apply(j, now);
+                self.get_util(j, input, boost);
+                util = util.max(self.sg_cpu[j].util);
+            }
+            self.get_next_freq(util)
+        };
+        if !self.update_next_freq(now, next_f) {
+            return FreqRequest::Unchanged;
+        }
+        self.commit(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::energy::em::tests::juno;
+
+    const T0: u64 = 1_000_000_000;
+    const TICK: u64 = 4_000_000;
+
+    fn params(rate_limit_us: u64, fast: bool) -> SugovParams {
+        SugovParams {
+            version: SchedutilVersion::V6_8,
+            rate_limit_us,
+            fast_switch: fast,
+            transition_latency_ns: 1_000_000,
+            tick_nsec: TICK,
+            freq_invariant: true,
+        }
+    }
+
+    fn input(util: u64, idle_calls: u64) -> SugovCpuInput {
+        SugovCpuInput {
+            rq: RqSignals::cfs_only(1024),
+            util_cfs: util,
+            util_cfs_boost: util,
+            uclamp_used: false,
+            idle_calls,
+        }
+    }
+
+    /// A one-CPU policy on the juno big OPPs (450, 625, 800, 950, 1100 MHz), capacity 1024.
+    fn big_single(p: SugovParams) -> SugovPolicy {
+        let mut pd = juno().perf_domains[1].clone();
+        pd.cpus = vec![1];
+        SugovPolicy::new(&pd, 1024, None, p, 1_100_000)
+    }
+
+    #[test]
+    fn default_rate_limit_per_version() {
+        // juno: 1 ms transition latency → 1000 µs.
+        let l = 1_000_000;
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(l, 0, TransitionDelayVersion::V4_14),
+            10_000
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(l, 0, TransitionDelayVersion::V6_9),
+            2_000
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(l, 0, TransitionDelayVersion::V6_10),
+            1_500
+        );
+        // exynos5420: 140 µs → 210 µs in v6.10.
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(140_000, 0, TransitionDelayVersion::V6_10),
+            210
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(20_000_000, 0, TransitionDelayVersion::V6_10Capped),
+            10_000
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(0, 0, TransitionDelayVersion::V6_10),
+            1_000
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(l, 500, TransitionDelayVersion::V6_10),
+            500
+        );
+    }
+
+    #[test]
+    fn next_freq_is_resolved_125_percent_with_uclamp() {
+        let mut sg = big_single(params(0, true));
+        // perf = 500 + 125 = 625; 1100000 × 625 / 1024 = 671386 → lowest OPP ≥ is 800 MHz.
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(500, 0)]),
+            FreqRequest::ApplyNow { freq_khz: 800_000 }
+        );
+        // uclamp_max 300: perf = min(625, 300) = 300 → 322265 kHz → 450 MHz.
+        let mut i = input(500, 1);
+        i.uclamp_used = true;
+        i.rq.uclamp_max = 300;
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[i]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+        // uclamp_min 900: perf = max(900, 625) = 900 → 966796 kHz → 1100 MHz.
+        let mut i = input(500, 2);
+        i.uclamp_used = true;
+        i.rq.uclamp_min = 900;
+        assert_eq!(
+            sg.update(T0 + 2, 1, 0, &[i]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+        // v5.x form gives the same 1.25 headroom: 1.25 × 500 = 625 → 800 MHz.
+        let mut sg = big_single(SugovParams {
+            version: SchedutilVersion::V5,
+            ..params(0, true)
+        });
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(500, 0)]),
+            FreqRequest::ApplyNow { freq_khz: 800_000 }
+        );
+    }
+
+    #[test]
+    fn rate_limit_is_respected() {
+        let mut sg = big_single(params(1_500, true));
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(100, 0)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+        // 1 ms later a big util: still inside the 1.5 ms window.
+        assert_eq!(
+            sg.update(T0 + 1_000_000, 1, 0, &[input(900, 1)]),
+            FreqRequest::Unchanged
+        );
+        // at 1.5 ms: 1.25 × 900 = 1125 → capped... 1100000 × 1125/1024 → 1100 MHz.
+        assert_eq!(
+            sg.update(T0 + 1_500_000, 1, 0, &[input(900, 2)]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+    }
+
+    #[test]
+    fn iowait_boost_doubles_then_halves() {
+        let mut sg = big_single(params(0, true));
+        let mut t = T0;
+        let mut seen = vec![];
+        for _ in 0..5 {
+            sg.update(t, 1, SCHED_CPUFREQ_IOWAIT, &[input(0, t)]);
+            seen.push(sg.sg_cpu(0).unwrap().iowait_boost);
+            t += 1_000_000; // within a tick: no reset
+        }
+        assert_eq!(seen, vec![128, 256, 512, 1024, 1024]);
+        seen.clear();
+        for _ in 0..4 {
+            sg.update(t, 1, 0, &[input(0, t)]);
+            seen.push(sg.sg_cpu(0).unwrap().iowait_boost);
+            t += 1_000_000;
+        }
+        // 1024 → 512 → 256 → 128 → 64 < IOWAIT_BOOST_MIN → 0.
+        assert_eq!(seen, vec![512, 256, 128, 0]);
+        // An iowait request more than a tick after the last update restarts at the minimum.
+        sg.update(t, 1, SCHED_CPUFREQ_IOWAIT, &[input(0, t)]);
+        sg.update(t + 1, 1, SCHED_CPUFREQ_IOWAIT, &[input(0, t)]);
+        assert_eq!(sg.sg_cpu(0).unwrap().iowait_boost, 256);
+        sg.update(t + 2 * TICK, 1, SCHED_CPUFREQ_IOWAIT, &[input(0, t)]);
+        assert_eq!(sg.sg_cpu(0).unwrap().iowait_boost, IOWAIT_BOOST_MIN);
+        // The boost raises the request: boost 128 → util 128 → perf 160 with util 0.
+        assert_eq!(sg.sg_cpu(0).unwrap().util, 160);
+    }
+
+    #[test]
+    fn busy_cpu_holds_its_frequency() {
+        let mut sg = big_single(params(0, true));
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(800, 5)]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+        // No idle entry since (idle_calls unchanged): the lower request is ignored.
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(100, 5)]),
+            FreqRequest::Unchanged
+        );
+        assert_eq!(sg.next_freq(), 1_100_000);
+        // After an idle entry the frequency drops.
+        assert_eq!(
+            sg.update(T0 + 2, 1, 0, &[input(100, 6)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+    }
+
+    #[test]
+    fn shared_policy_takes_max_and_slow_path_waits() {
+        let p = juno();
+        let mut sg = SugovPolicy::new(&p.perf_domains[0], 446, None, params(0, false), 850_000);
+        let ins = [input(0, 0), input(300, 0), input(0, 0), input(0, 0)];
+        let ins: Vec<_> = ins
+            .iter()
+            .map(|i| SugovCpuInput {
+                rq: RqSignals::cfs_only(446),
+                ..*i
+            })
+            .collect();
+        // CPU 3 (second of 0,3,4,5) has 300: perf 375; 850000 × 375 / 446 = 714686 → 775 MHz.
+        assert_eq!(
+            sg.update(T0, 0, 0, &ins),
+            FreqRequest::ApplyAt {
+                at_ns: T0 + 1_000_000,
+                freq_khz: 775_000
+            }
+        );
+        assert_eq!(sg.cur(), 850_000);
+        // A new request during the transition is queued...
+        let mut low = ins.clone();
+        low[1].util_cfs_boost = 0;
+        assert_eq!(sg.update(T0 + 10, 3, 0, &low), FreqRequest::Queued);
+        // ...and started when the first transition completes.
+        assert_eq!(
+            sg.transition_done(T0 + 1_000_000),
+            FreqRequest::ApplyAt {
+                at_ns: T0 + 2_000_000,
+                freq_khz: 450_000
+            }
+        );
+        assert_eq!(sg.cur(), 775_000);
+        assert_eq!(sg.transition_done(T0 + 2_000_000), FreqRequest::Unchanged);
+        assert_eq!(sg.cur(), 450_000);
+    }
+
+    #[test]
+    fn inefficient_opps_are_skipped_by_resolution() {
+        let mut p = juno();
+        p.perf_domains[1].opps[1].power_uw = Some(400_000); // 625 MHz now costlier than 800
+        let em = crate::energy::em::EnergyModel::build(&p, crate::energy::em::EmVersion::V6_9);
+        let pd = em.pds[1].as_ref().unwrap();
+        assert!(pd.table[1].inefficient);
+        let sg = SugovPolicy::new(&p.perf_domains[1], 1024, Some(pd), params(0, true), 0);
+        assert_eq!(sg.resolve_freq(500_000), 800_000);
+        assert_eq!(sg.resolve_freq(400_000), 450_000);
+    }
+}

@@ -1,0 +1,352 @@
+//! Energy of a run, for results: active energy from the Energy Model (power of the OPP ×
+//! time busy at it) plus idle-state power × residency, per CPU, per performance domain
+//! and in total, and an energy-over-time series.
+//!
+//! This is reporting, not a kernel mechanism (the kernel estimates energy only to compare
+//! placements, [`super::eas`]). It is what LISA's `estimate_from_trace()` does with the
+//! EM: busy time at each frequency × that frequency's power. Sums are integers in µW·ns
+//! (10⁻¹⁵ J) and converted to `f64` only at the end. When any power is assumed, the
+//! figures are labelled [`EnergyUnit::AbstractUnits`].
+//!
+//! # How the engine calls it
+//!
+//! Keep one [`EnergyMeter`]; whenever a CPU leaves a state, report the interval it spent
+//! in it: [`EnergyMeter::busy`] for running at a frequency, [`EnergyMeter::idle`] for an
+//! idle state (index 0 = WFI, `i ≥ 1` = `Cpu::idle_states[i − 1]`). At the end read
+//! [`EnergyMeter::report`] and [`EnergyMeter::series`].
+//!
+//! Simplifications: idle-state power is charged per CPU while that CPU is in the state
+//! (cluster states included); WFI and states without published power draw 0 and the report
+//! says so ([`EnergyReport::idle_power_known`]); no static/leakage power beyond what the
+//! OPP power includes.
+
+use super::em::EnergyModel;
+use crate::platform::Platform;
+use serde::Serialize;
+
+/// µW·ns per joule.
+const UW_NS_PER_J: f64 = 1e15;
+
+/// The unit of reported energies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnergyUnit {
+    /// Joules: every power figure is published (µW).
+    Joules,
+    /// Abstract units: some power is assumed (labelled in every report).
+    AbstractUnits,
+}
+
+/// Time per state for every CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Residency {
+    /// `busy_ns[cpu][s]`: time running at EM state `s` of the CPU's domain.
+    pub busy_ns: Vec<Vec<u64>>,
+    /// `idle_ns[cpu][i]`: time in idle state `i` (0 = WFI).
+    pub idle_ns: Vec<Vec<u64>>,
+}
+
+/// Energy figures of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergyReport {
+    /// Joules or abstract units.
+    pub unit: EnergyUnit,
+    /// Some power is assumed.
+    pub assumed: bool,
+    /// Every idle state used has a published power (else those draw 0).
+    pub idle_power_known: bool,
+    /// Performance domains without an EM (their active energy is 0).
+    pub pds_without_em: Vec<usize>,
+    /// Active energy per CPU.
+    pub cpu_active: Vec<f64>,
+    /// Idle energy per CPU.
+    pub cpu_idle: Vec<f64>,
+    /// Active energy per performance domain.
+    pub pd_active: Vec<f64>,
+    /// Idle energy per performance domain.
+    pub pd_idle: Vec<f64>,
+    /// Σ active.
+    pub total_active: f64,
+    /// Σ idle.
+    pub total_idle: f64,
+    /// Active + idle.
+    pub total: f64,
+}
+
+/// One bucket of the energy-over-time series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergySample {
+    /// Bucket start (ns, absolute).
+    pub start_ns: u64,
+    /// Energy per performance domain in the bucket (active + idle).
+    pub pd: Vec<f64>,
+    /// Σ over domains.
+    pub total: f64,
+}
+
+/// Accumulates residencies and a time series while the run goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnergyMeter {
+    /// Per CPU: performance domain.
+    cpu_pd: Vec<usize>,
+    /// Per CPU: EM (frequency kHz, power µW) per state; empty without EM.
+    active: Vec<Vec<(u64, u64)>>,
+    /// Per CPU: idle power per state (index 0 = WFI), `None` = unknown.
+    idle: Vec<Vec<Option<u64>>>,
+    nr_pd: usize,
+    assumed: bool,
+    pds_without_em: Vec<usize>,
+    residency: Residency,
+    idle_unknown_used: bool,
+    origin_ns: u64,
+    bucket_ns: u64,
+    /// `buckets[k][pd]` in µW·ns.
+    buckets: Vec<Vec<u128>>,
+}
+
+impl EnergyMeter {
+    /// A meter for `platform` with its EM; the series starts at `origin_ns` with buckets of
+    /// `bucket_ns` (0 = no series).
+    pub fn new(platform: &Platform, em: &EnergyModel, origin_ns: u64, bucket_ns: u64) -> Self {
+        let mut active = Vec::with_capacity(platform.nr_cpus());
+        let mut idle = Vec::with_capacity(platform.nr_cpus());
+        let mut busy_ns = Vec::with_capacity(platform.nr_cpus());
+        let mut idle_ns = Vec::with_capacity(platform.nr_cpus());
+        for cpu in &platform.cpus {
+            let table: Vec<(u64, u64)> = em
+                .pds
+                .get(cpu.perf_domain)
+                .and_then(Option::as_ref)
+                .map(|pd| pd.table.iter().map(|s| (s.frequency, s.power)).collect())
+                .unwrap_or_default();
+            busy_ns.push(vec![0; table.len()]);
+            active.push(table);
+            let mut states = vec![None];
+            states.extend(cpu.idle_states.iter().map(|s| s.power_uw));
+            idle_ns.push(vec![0; states.len()]);
+            idle.push(states);
+        }
+        let pds_without_em = (0..platform.perf_domains.len())
+            .filter(|&i| em.pds.get(i).is_none_or(Option::is_none))
+            .collect();
+        EnergyMeter {
+            cpu_pd: platform.cpus.iter().map(|c| c.perf_domain).collect(),
+            active,
+            idle,
+            nr_pd: platform.perf_domains.len(),
+            assumed: em.assumed,
+            pds_without_em,
+            residency: Residency { busy_ns, idle_ns },
+            idle_unknown_used: false,
+            origin_ns,
+            bucket_ns,
+            buckets: Vec::new(),
+        }
+    }
+
+    /// `cpu` ran at `freq_khz` during `[from, to)`. A frequency between states is charged
+    /// at the lowest state at or above it.
+    pub fn busy(&mut self, cpu: usize, freq_khz: u64, from: u64, to: u64) {
+        let Some(table) = self.active.get(cpu) else {
+            return;
+        };
+        if table.is_empty() || to <= from {
+            return;
+        }
+        let s = table
+            .iter()
+            .position(|&(f, _)| f >= freq_khz)
+            .unwrap_or(table.len() - 1);
+        let power = table[s].1;
+        self.residency.busy_ns[cpu][s] += to - from;
+        self.sample(self.cpu_pd[cpu], power, from, to);
+    }
+
+    /// `cpu` was in idle state `state` (0 = WFI) during `[from, to)`.
+    pub fn idle(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
+        let Some(p) = self.idle.get(cpu).and_then(|v| v.get(state)).copied() else {
+            return;
+        };
+        if to <= from {
+            return;
+        }
+        self.residency.idle_ns[cpu][state] += to - from;
+        match p {
+            Some(power) => self.sample(self.cpu_pd[cpu], power, from, to),
+            None => self.idle_unknown_used = true,
+        }
+    }
+
+    fn sample(&mut self, pd: usize, power_uw: u64, from: u64, to: u64) {
+        if self.bucket_ns == 0 || to <= self.origin_ns {
+            return;
+        }
+        let b = self.bucket_ns;
+        let mut t = from.max(self.origin_ns);
+        while t < to {
+            let k = ((t - self.origin_ns) / b) as usize;
+            let end = (self.origin_ns + (k as u64 + 1) * b).min(to);
+            if self.buckets.len() <= k {
+                self.buckets.resize(k + 1, vec![0; self.nr_pd]);
+            }
+            self.buckets[k][pd] += u128::from(power_uw) * u128::from(end - t);
+            t = end;
+        }
+    }
+
+    /// Residencies so far.
+    pub fn residency(&self) -> &Residency {
+        &self.residency
+    }
+
+    /// Totals so far.
+    pub fn report(&self) -> EnergyReport {
+        let nr_cpus = self.cpu_pd.len();
+        let mut cpu_active = vec![0u128; nr_cpus];
+        let mut cpu_idle = vec![0u128; nr_cpus];
+        let mut idle_known = !self.idle_unknown_used;
+        for cpu in 0..nr_cpus {
+            for (s, &t) in self.residency.busy_ns[cpu].iter().enumerate() {
+                cpu_active[cpu] += u128::from(self.active[cpu][s].1) * u128::from(t);
+            }
+            for (i, &t) in self.residency.idle_ns[cpu].iter().enumerate() {
+                match self.idle[cpu][i] {
+                    Some(p) => cpu_idle[cpu] += u128::from(p) * u128::from(t),
+                    None if t > 0 => idle_known = false,
+                    None => {}
+                }
+            }
+        }
+        let mut pd_active = vec![0u128; self.nr_pd];
+        let mut pd_idle = vec![0u128; self.nr_pd];
+        for cpu in 0..nr_cpus {
+            pd_active[self.cpu_pd[cpu]] += cpu_active[cpu];
+            pd_idle[self.cpu_pd[cpu]] += cpu_idle[cpu];
+        }
+        let ta: u128 = cpu_active.iter().sum();
+        let ti: u128 = cpu_idle.iter().sum();
+        let j = |v: &[u128]| {
+            v.iter()
+                .map(|&x| x as f64 / UW_NS_PER_J)
+                .collect::<Vec<_>>()
+        };
+        EnergyReport {
+            unit: if self.assumed {
+                EnergyUnit::AbstractUnits
+            } else {
+                EnergyUnit::Joules
+            },
+            assumed: self.assumed,
+            idle_power_known: idle_known,
+            pds_without_em: self.pds_without_em.clone(),
+            cpu_active: j(&cpu_active),
+            cpu_idle: j(&cpu_idle),
+            pd_active: j(&pd_active),
+            pd_idle: j(&pd_idle),
+            total_active: ta as f64 / UW_NS_PER_J,
+            total_idle: ti as f64 / UW_NS_PER_J,
+            total: (ta + ti) as f64 / UW_NS_PER_J,
+        }
+    }
+
+    /// The energy-over-time series (one sample per bucket, from the origin).
+    pub fn series(&self) -> Vec<EnergySample> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .map(|(k, b)| EnergySample {
+                start_ns: self.origin_ns + k as u64 * self.bucket_ns,
+                pd: b.iter().map(|&x| x as f64 / UW_NS_PER_J).collect(),
+                total: b.iter().sum::<u128>() as f64 / UW_NS_PER_J,
+            })
+            .collect()
+    }
+}
+
+/// Energy from a complete residency table (the same sums as [`EnergyMeter::report`]).
+pub fn energy_from_residency(
+    platform: &Platform,
+    em: &EnergyModel,
+    residency: &Residency,
+) -> EnergyReport {
+    let mut m = EnergyMeter::new(platform, em, 0, 0);
+    for (cpu, states) in residency.busy_ns.iter().enumerate() {
+        for (s, &t) in states.iter().enumerate() {
+            if let Some(row) = m.residency.busy_ns.get_mut(cpu) {
+                if let Some(slot) = row.get_mut(s) {
+                    *slot += t;
+                }
+            }
+        }
+    }
+    for (cpu, states) in residency.idle_ns.iter().enumerate() {
+        for (i, &t) in states.iter().enumerate() {
+            if let Some(row) = m.residency.idle_ns.get_mut(cpu) {
+                if let Some(slot) = row.get_mut(i) {
+                    *slot += t;
+                }
+            }
+        }
+    }
+    m.report()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::energy::em::tests::juno;
+    use crate::energy::em::EmVersion;
+    use crate::platform::{IdleLevel, IdleState};
+
+    #[test]
+    fn sums_per_cpu_pd_and_total() {
+        let mut p = juno();
+        p.cpus[1].idle_states = vec![IdleState {
+            name: "cpu-sleep-0".into(),
+            level: IdleLevel::Cpu,
+            entry_latency_us: 0,
+            exit_latency_us: 0,
+            min_residency_us: 0,
+            power_uw: Some(10_000),
+        }];
+        let em = EnergyModel::build(&p, EmVersion::V6_9);
+        let mut m = EnergyMeter::new(&p, &em, 0, 10_000_000);
+        // CPU 0 (LITTLE) 1 s at 450 MHz (33 mW) = 0.033 J.
+        m.busy(0, 450_000, 0, 1_000_000_000);
+        // CPU 1 (big) 0.5 s at 1.1 GHz (616 mW) = 0.308 J, then 0.5 s in cpu-sleep-0
+        // (10 mW) = 0.005 J.
+        m.busy(1, 1_100_000, 0, 500_000_000);
+        m.idle(1, 1, 500_000_000, 1_000_000_000);
+        let r = m.report();
+        assert_eq!(r.unit, EnergyUnit::Joules);
+        assert!((r.cpu_active[0] - 0.033).abs() < 1e-12);
+        assert!((r.cpu_active[1] - 0.308).abs() < 1e-12);
+        assert!((r.cpu_idle[1] - 0.005).abs() < 1e-12);
+        assert!((r.pd_active[0] - 0.033).abs() < 1e-12);
+        assert!((r.pd_active[1] - 0.308).abs() < 1e-12);
+        assert!((r.total - 0.346).abs() < 1e-12);
+        assert!(r.idle_power_known);
+        // 100 buckets of 10 ms; the first holds 33 mW × 10 ms + 616 mW × 10 ms = 6.49 mJ.
+        let s = m.series();
+        assert_eq!(s.len(), 100);
+        assert!((s[0].total - 0.00649).abs() < 1e-12);
+        let sum: f64 = s.iter().map(|b| b.total).sum();
+        assert!((sum - r.total).abs() < 1e-9);
+        // WFI has no published power: flagged.
+        m.idle(0, 0, 1_000_000_000, 1_100_000_000);
+        assert!(!m.report().idle_power_known);
+        // The same residency table gives the same totals.
+        let again = energy_from_residency(&p, &em, m.residency());
+        assert!((again.total - r.total).abs() < 1e-12);
+    }
+
+    #[test]
+    fn assumed_models_are_labelled() {
+        let mut p = juno();
+        p.perf_domains[0].power_source = crate::platform::PowerSource::Assumed;
+        let em = EnergyModel::build(&p, EmVersion::V6_9);
+        let r = EnergyMeter::new(&p, &em, 0, 0).report();
+        assert_eq!(r.unit, EnergyUnit::AbstractUnits);
+        assert!(r.assumed);
+    }
+}

@@ -1,0 +1,652 @@
+//! Energy-aware wake-up placement: `em_cpu_energy()` (include/linux/energy_model.h),
+//! `eenv_task_busy_time()`, `eenv_pd_busy_time()`, `eenv_pd_max_util()`,
+//! `compute_energy()` and `find_energy_efficient_cpu()` (kernel/sched/fair.c, v6.9–v6.11),
+//! and the conditions under which the kernel runs EAS at all (`sched_is_eas_possible()`,
+//! `build_perf_domains()`, kernel/sched/topology.c, ≈v6.10).
+//!
+//! # How the engine calls it
+//!
+//! The engine implements [`EasView`] over its runqueues (the `cpu_util()` family, §1.8 of
+//! the spec, is the engine's: it owns PELT and util_est). In `select_task_rq_fair()` for a
+//! wake-up (`WF_TTWU`, never fork/exec), when EAS is enabled ([`sched_energy_possible`]
+//! succeeded at setup) and the root domain is not overutilised
+//! ([`super::overutilized::RootDomainOverutilized::is_rd_overutilized`]), call
+//! [`find_energy_efficient_cpu`] after syncing the task's PELT with its previous rq
+//! (`sync_entity_load_avg`). `Some(cpu)` is the placement; `None` (the kernel's −1) falls
+//! through to the wake-affine / `select_idle_sibling()` path.
+
+use super::em::{EmPerfDomain, EmVersion, EnergyModel, EM_MAX_COMPLEXITY};
+use super::util_fits_cpu;
+use crate::cpufreq::schedutil::{map_util_freq, sugov_effective_cpu_perf};
+use crate::cpufreq::{effective_cpu_util, scale_irq_capacity, RqSignals};
+use crate::platform::Platform;
+use crate::sched::CpuSet;
+
+/// What EAS reads of the scheduler state. Task ids and CPU numbers are the engine's.
+pub trait EasView {
+    /// `cpu_util(cpu, p, dst_cpu, boost)` (kernel/sched/fair.c, v6.8+): CFS utilisation of
+    /// `cpu` (util_est included) if `p` were moved to `dst` (`None` = −1: `p` removed from
+    /// its CPU when it is `cpu`), with the runnable boost when `boost`, capped at the
+    /// CPU's original capacity.
+    fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, boost: bool) -> u64;
+    /// `capacity_of(cpu)` (`rq->cpu_capacity`).
+    fn capacity_of(&self, cpu: usize) -> u64;
+    /// `get_actual_cpu_capacity(cpu)`: arch capacity minus hw/cpufreq pressure.
+    fn actual_cpu_capacity(&self, cpu: usize) -> u64;
+    /// RT/DL/IRQ signals, arch capacity and rq clamps of `cpu`.
+    fn rq(&self, cpu: usize) -> RqSignals;
+    /// `uclamp_is_used()`.
+    fn uclamp_is_used(&self) -> bool;
+    /// `cpu_online_mask`: all online by default.
+    fn cpu_online(&self, _cpu: usize) -> bool {
+        true
+    }
+}
+
+/// The waking task as feec sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EasTask {
+    /// Task id passed back to [`EasView::cpu_util`].
+    pub id: usize,
+    /// `task_util_est(p)` after `sync_entity_load_avg()`.
+    pub util_est: u64,
+    /// `uclamp_eff_value(p, UCLAMP_MIN)`.
+    pub uclamp_min: u64,
+    /// `uclamp_eff_value(p, UCLAMP_MAX)`.
+    pub uclamp_max: u64,
+    /// `p->cpus_ptr`.
+    pub allowed: CpuSet,
+}
+
+/// `struct energy_env` (kernel/sched/fair.c, v6.1+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EnergyEnv {
+    /// Utilisation contribution of the task (IRQ-scaled on `prev_cpu`).
+    pub task_busy_time: u64,
+    /// Sum of the domain's CPU utilisations without the task, at most `pd_cap`.
+    pub pd_busy_time: u64,
+    /// Actual capacity of one CPU of the domain.
+    pub cpu_cap: u64,
+    /// `cpu_cap × |cpus|`.
+    pub pd_cap: u64,
+}
+
+/// Options of [`find_energy_efficient_cpu`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FeecParams {
+    /// v5.0–v5.17: leave `prev_cpu` only if the best CPU saves at least 1/16 (≈6 %) of
+    /// `prev_delta + base_energy` (`eas.feec_energy_margin`; off in v6.x).
+    pub energy_margin: bool,
+}
+
+/// `em_cpu_energy(pd, max_util, sum_util, allowed_cpu_cap)`: the energy of the domain for
+/// `sum_util` of busy time at the state that serves `max_util`.
+///
+/// * v6.9+ ([`EmVersion::V6_9`]; the v6.9-rc3 fix removed the headroom that commit
+///   1b600da51073 had re-added): `max_util = min(max_util, allowed_cpu_cap)`, state =
+///   [`EmPerfDomain::em_pd_get_efficient_state`], energy = `cost × sum_util`.
+/// * v6.8 ([`EmVersion::V5`]): `freq = fmax × max_util / scale_cpu` (`map_util_freq`), the
+///   lowest efficient state at or above it, energy = `cost × sum_util / scale_cpu`. Before
+///   v6.8 the 1.25 headroom was applied here; from v6.8 it comes with `max_util` from
+///   [`eenv_pd_max_util`], so it is applied exactly once in every version modelled.
+pub fn em_cpu_energy(pd: &EmPerfDomain, max_util: u64, sum_util: u64, allowed_cpu_cap: u64) -> u64 {
+    if sum_util == 0 || pd.table.is_empty() {
+        return 0;
+    }
+    let max_util = max_util.min(allowed_cpu_cap);
+    match pd.version {
+        EmVersion::V6_9 => {
+            let ps = &pd.table[pd.em_pd_get_efficient_state(max_util)];
+            ps.cost.saturating_mul(sum_util)
+        }
+        EmVersion::V5 => {
+            let fmax = pd.table.last().map_or(0, |s| s.frequency);
+            let freq = map_util_freq(max_util, fmax, pd.scale_cpu);
+            let ps = &pd.table[pd.em_pd_get_efficient_state_freq(freq)];
+            ps.cost.saturating_mul(sum_util) / pd.scale_cpu.max(1)
+        }
+    }
+}
+
+/// `eenv_task_busy_time(eenv, p, prev_cpu)`: `task_util_est(p)` scaled for `prev_cpu`'s
+/// IRQ pressure, or the whole capacity when IRQ saturates it.
+pub fn eenv_task_busy_time(view: &impl EasView, p: &EasTask, prev_cpu: usize) -> u64 {
+    let rq = view.rq(prev_cpu);
+    let max_cap = rq.arch_capacity;
+    if rq.util_irq >= max_cap {
+        max_cap
+    } else {
+        scale_irq_capacity(p.util_est, rq.util_irq, max_cap)
+    }
+}
+
+/// `eenv_pd_busy_time(eenv, pd_cpus, p)`: `Σ effective_cpu_util(cpu_util(cpu, p, −1))` over
+/// the domain, without the task, at most `pd_cap`.
+pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &[usize], p: &EasTask, pd_cap: u64) -> u64 {
+    let used = view.uclamp_is_used();
+    let busy: u64 = cpus
+        .iter()
+        .map(|&c| {
+            effective_cpu_util(&view.rq(c), view.cpu_util(c, Some(p.id), None, false), used).util
+        })
+        .sum();
+    busy.min(pd_cap)
+}
+
+/// `eenv_pd_max_util(eenv, pd_cpus, p, dst_cpu)` (v6.8+): the performance schedutil would
+/// request for the busiest CPU of the domain if `p` ran on `dst` (runnable boost, uclamp of
+/// the rq and, on `dst`, of the task, 1.25 headroom via `sugov_effective_cpu_perf()`),
+/// capped at `eenv.cpu_cap`.
+pub fn eenv_pd_max_util(
+    view: &impl EasView,
+    eenv: &EnergyEnv,
+    cpus: &[usize],
+    p: &EasTask,
+    dst: Option<usize>,
+) -> u64 {
+    let used = view.uclamp_is_used();
+    let mut max_util = 0;
+    for &cpu in cpus {
+        let rq = view.rq(cpu);
+        let util = view.cpu_util(cpu, Some(p.id), dst, true);
+        let e = effective_cpu_util(&rq, util, used);
+        let (mut min, mut max) = (e.min, e.max);
+        if dst == Some(cpu) && used {
+            min = min.max(p.uclamp_min);
+            max = if rq.uclamp_idle {
+                p.uclamp_max
+            } else {
+                max.max(p.uclamp_max)
+            };
+        }
+        max_util = max_util.max(sugov_effective_cpu_perf(e.util, min, max));
+    }
+    max_util.min(eenv.cpu_cap)
+}
+
+/// `compute_energy(eenv, pd, pd_cpus, p, dst_cpu)`: energy of the domain with `p` on `dst`
+/// (`None`: without `p`, the "base" energy).
+pub fn compute_energy(
+    view: &impl EasView,
+    eenv: &EnergyEnv,
+    pd: &EmPerfDomain,
+    cpus: &[usize],
+    p: &EasTask,
+    dst: Option<usize>,
+) -> u64 {
+    let max_util = eenv_pd_max_util(view, eenv, cpus, p, dst);
+    let mut busy = eenv.pd_busy_time;
+    if dst.is_some() {
+        busy = eenv.pd_cap.min(busy + eenv.task_busy_time);
+    }
+    em_cpu_energy(pd, max_util, busy, eenv.cpu_cap)
+}
+
+/// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec §3.4).
+///
+/// `sd_span` is the span of `this_cpu`'s `sd_asym_cpucapacity` domain, walked up until it
+/// spans `prev_cpu` (`None` when there is none: the kernel returns −1). Per performance
+/// domain only the CPU with the most spare capacity and `prev_cpu` are evaluated; a CPU
+/// is a candidate if `util_fits_cpu()` (with max-aggregated clamps) is not 0. The winner
+/// must fit better, or fit as well with less energy, than `prev_cpu`.
+///
+/// Returns `None` for the kernel's −1 (no EM / no asym domain), else the target CPU.
+/// Simplifications: the energy-margin option applies the v5.x 1/16 rule to the v6.x
+/// candidate selection; the `CPU utilization has changed` bail-outs return `prev_cpu`.
+pub fn find_energy_efficient_cpu(
+    view: &impl EasView,
+    em: &EnergyModel,
+    p: &EasTask,
+    prev_cpu: usize,
+    sd_span: Option<&CpuSet>,
+    params: FeecParams,
+) -> Option<usize> {
+    if em.pds.iter().all(Option::is_none) {
+        return None;
+    }
+    let sd = sd_span?;
+    let target = prev_cpu;
+    let used = view.uclamp_is_used();
+    let (p_util_min, p_util_max) = if used {
+        (p.uclamp_min, p.uclamp_max)
+    } else {
+        (0, crate::platform::SCHED_CAPACITY_SCALE)
+    };
+    if p.util_est == 0 && p_util_min == 0 {
+        return Some(target);
+    }
+    let mut eenv = EnergyEnv {
+        task_busy_time: eenv_task_busy_time(view, p, prev_cpu),
+        ..EnergyEnv::default()
+    };
+    let mut prev_delta = u64::MAX;
+    let mut best_delta = u64::MAX;
+    let mut best_fits: i32 = -1;
+    let mut prev_fits: i32 = -1;
+    let mut best_actual_cap = 0;
+    let mut prev_actual_cap = 0;
+    let mut best_cpu: Option<usize> = None;
+    let mut base_sum: u64 = 0;
+
+    for pd in em.pds.iter().flatten() {
+        let cpus: Vec<usize> = pd
+            .cpus
+            .iter()
+            .copied()
+            .filter(|&c| view.cpu_online(c))
+            .collect();
+        let Some(&first) = cpus.first() else {
+            continue;
+        };
+        let cpu_actual_cap = view.actual_cpu_capacity(first);
+        eenv.cpu_cap = cpu_actual_cap;
+        eenv.pd_cap = cpu_actual_cap * cpus.len() as u64;
+        let mut prev_spare: i64 = -1;
+        let mut max_spare: i64 = -1;
+        let mut max_spare_cpu: Option<usize> = None;
+        let mut max_fits: i32 = -1;
+        for &cpu in &cpus {
+            if !sd.contains(cpu) || !p.allowed.contains(cpu) {
+                continue;
+            }
+            let util = view.cpu_util(cpu, Some(p.id), Some(cpu), false);
+            let cap = view.capacity_of(cpu);
+            let rq = view.rq(cpu);
+            let (mut util_min, mut util_max) = (p_util_min, p_util_max);
+            if used && !rq.uclamp_idle {
+                util_min = util_min.max(rq.uclamp_min);
+                util_max = util_max.max(rq.uclamp_max);
+            }
+            let fits = util_fits_cpu(
+                util,
+                util_min,
+                util_max,
+                cap,
+                rq.arch_capacity,
+                view.actual_cpu_capacity(cpu),
+                used,
+            );
+            if fits == 0 {
+                continue;
+            }
+            let spare = cap.saturating_sub(util) as i64;
+            if cpu == prev_cpu {
+                prev_spare = spare;
+                prev_fits = fits;
+            } else if fits > max_fits || (fits == max_fits && spare > max_spare) {
+                max_spare = spare;
+                max_spare_cpu = Some(cpu);
+                max_fits = fits;
+            }
+        }
+        if max_spare_cpu.is_none() && prev_spare < 0 {
+            continue;
+        }
+        eenv.pd_busy_time = eenv_pd_busy_time(view, &cpus, p, eenv.pd_cap);
+        let base = compute_energy(view, &eenv, pd, &cpus, p, None);
+        base_sum = base_sum.saturating_add(base);
+        if prev_spare > -1 {
+            let e = compute_energy(view, &eenv, pd, &cpus, p, Some(prev_cpu));
+            if e < base {
+                return Some(target);
+            }
+            prev_delta = e - base;
+            prev_actual_cap = cpu_actual_cap;
+            best_delta = best_delta.min(prev_delta);
+        }
+        if let Some(cand) = max_spare_cpu {
+            if max_spare > prev_spare {
+                if max_fits < best_fits {
+                    continue;
+                }
+                if max_fits < 0 && cpu_actual_cap <= best_actual_cap {
+                    continue;
+                }
+                let e = compute_energy(view, &eenv, pd, &cpus, p, Some(cand));
+                if e < base {
+                    return Some(target);
+                }
+                let cur_delta = e - base;
+                if max_fits > 0 && best_fits > 0 && cur_delta >= best_delta {
+                    continue;
+                }
+                best_delta = cur_delta;
+                best_cpu = Some(cand);
+                best_fits = max_fits;
+                best_actual_cap = cpu_actual_cap;
+            }
+        }
+    }
+
+    if params.energy_margin {
+        let best = best_cpu.unwrap_or(target);
+        if prev_delta == u64::MAX {
+            return Some(best);
+        }
+        let margin = prev_delta.saturating_add(base_sum) >> 4;
+        return Some(if prev_delta.saturating_sub(best_delta) > margin {
+            best
+        } else {
+            target
+        });
+    }
+    let take_best = best_fits > prev_fits
+        || (best_fits > 0 && best_delta < prev_delta)
+        || (best_fits < 0 && best_actual_cap > prev_actual_cap);
+    match best_cpu {
+        Some(b) if take_best => Some(b),
+        _ => Some(target),
+    }
+}
+
+/// The conditions `build_perf_domains()` checks before enabling EAS on a root domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EasConditions {
+    /// `sysctl_sched_energy_aware` (1 by default).
+    pub sysctl_sched_energy_aware: bool,
+    /// Every policy is governed by schedutil.
+    pub schedutil: bool,
+    /// The current governor's name, for the error message.
+    pub governor: &'static str,
+    /// `arch_scale_freq_invariant()` (`pelt.frequency_invariance`).
+    pub frequency_invariant: bool,
+    /// `sched_smt_active()` (no SMT modelled: false).
+    pub smt: bool,
+    /// Apply the `EM_MAX_COMPLEXITY` bound of older kernels.
+    pub em_max_complexity: bool,
+}
+
+/// Why EAS cannot run on a platform/settings combination (the kernel's
+/// `pr_info("rd %*pbl: Checking EAS, ...")` / `Disabling EAS` reasons).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum EasUnavailable {
+    /// `sysctl_sched_energy_aware = 0`.
+    #[error("EAS is disabled (sysctl_sched_energy_aware = 0, eas.mode = off)")]
+    Disabled,
+    /// No `SD_ASYM_CPUCAPACITY` domain.
+    #[error("EAS needs CPUs of different capacities (SD_ASYM_CPUCAPACITY): every CPU of {platform} has capacity {capacity}")]
+    NotAsymmetric {
+        /// Platform name.
+        platform: String,
+        /// The one capacity.
+        capacity: u64,
+    },
+    /// SMT active.
+    #[error("EAS is not supported with SMT")]
+    Smt,
+    /// No frequency invariance.
+    #[error("EAS needs frequency-invariant load tracking: set pelt.frequency_invariance = true")]
+    NotFrequencyInvariant,
+    /// A policy is not governed by schedutil.
+    #[error("EAS needs the schedutil governor on every cpufreq policy: set cpufreq.governor = schedutil (it is {governor})")]
+    NotSchedutil {
+        /// Current governor.
+        governor: &'static str,
+    },
+    /// A CPU has no EM.
+    #[error("EAS needs an energy model for every CPU: {0}")]
+    NoEnergyModel(super::em::EmError),
+    /// `nr_pd × (nr_cpus + nr_ps) > EM_MAX_COMPLEXITY` (older kernels).
+    #[error("EM complexity {complexity} = {nr_pd} perf domains × ({nr_cpus} CPUs + {nr_ps} perf states) exceeds EM_MAX_COMPLEXITY ({EM_MAX_COMPLEXITY}); set eas.em_max_complexity = false (the bound was removed in later kernels)")]
+    TooComplex {
+        /// Product.
+        complexity: u64,
+        /// Domains.
+        nr_pd: u64,
+        /// CPUs.
+        nr_cpus: u64,
+        /// Perf states over all domains.
+        nr_ps: u64,
+    },
+}
+
+/// `sched_is_eas_possible()` + `build_perf_domains()` (kernel/sched/topology.c, ≈v6.10):
+/// `Ok` when the kernel would enable EAS (`sched_energy_enabled()` true), else the first
+/// failing condition in the kernel's order.
+pub fn sched_energy_possible(
+    platform: &Platform,
+    em: &EnergyModel,
+    cond: &EasConditions,
+) -> Result<(), EasUnavailable> {
+    if !cond.sysctl_sched_energy_aware {
+        return Err(EasUnavailable::Disabled);
+    }
+    if !platform.is_asymmetric() {
+        return Err(EasUnavailable::NotAsymmetric {
+            platform: platform.name.clone(),
+            capacity: platform.max_capacity(),
+        });
+    }
+    if cond.smt {
+        return Err(EasUnavailable::Smt);
+    }
+    if !cond.frequency_invariant {
+        return Err(EasUnavailable::NotFrequencyInvariant);
+    }
+    if !cond.schedutil {
+        return Err(EasUnavailable::NotSchedutil {
+            governor: cond.governor,
+        });
+    }
+    if let Some(e) = em.missing.first() {
+        return Err(EasUnavailable::NoEnergyModel(e.clone()));
+    }
+    if cond.em_max_complexity {
+        let nr_pd = em.pds.iter().flatten().count() as u64;
+        let nr_ps: u64 = em
+            .pds
+            .iter()
+            .flatten()
+            .map(|pd| pd.table.len() as u64)
+            .sum();
+        let nr_cpus = platform.nr_cpus() as u64;
+        let complexity = nr_pd * (nr_ps + nr_cpus);
+        if complexity > EM_MAX_COMPLEXITY {
+            return Err(EasUnavailable::TooComplex {
+                complexity,
+                nr_pd,
+                nr_cpus,
+                nr_ps,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::energy::em::tests::juno;
+
+    /// Utilisation per CPU *including* the sleeping task's blocked contribution on its
+    /// previous CPU (as `cfs_rq->avg.util_avg` does); no util_est, no runnable boost.
+    struct View {
+        util: Vec<u64>,
+        caps: Vec<u64>,
+        task_cpu: usize,
+        task_util: u64,
+    }
+
+    impl EasView for View {
+        fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, _b: bool) -> u64 {
+            let mut u = self.util[cpu];
+            if p.is_some() {
+                if self.task_cpu == cpu && dst != Some(cpu) {
+                    u = u.saturating_sub(self.task_util);
+                } else if self.task_cpu != cpu && dst == Some(cpu) {
+                    u += self.task_util;
+                }
+            }
+            u.min(self.caps[cpu])
+        }
+        fn capacity_of(&self, cpu: usize) -> u64 {
+            self.caps[cpu]
+        }
+        fn actual_cpu_capacity(&self, cpu: usize) -> u64 {
+            self.caps[cpu]
+        }
+        fn rq(&self, cpu: usize) -> RqSignals {
+            RqSignals::cfs_only(self.caps[cpu])
+        }
+        fn uclamp_is_used(&self) -> bool {
+            false
+        }
+    }
+
+    fn view(prev: usize, task_util: u64) -> View {
+        let caps = vec![446, 1024, 1024, 446, 446, 446];
+        let mut util = vec![0; 6];
+        util[prev] = task_util;
+        View {
+            util,
+            caps,
+            task_cpu: prev,
+            task_util,
+        }
+    }
+
+    fn task(util: u64) -> EasTask {
+        let allowed = CpuSet::first_n(6);
+        EasTask {
+            id: 7,
+            util_est: util,
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            allowed,
+        }
+    }
+
+    fn all() -> CpuSet {
+        task(0).allowed
+    }
+
+    #[test]
+    fn em_cpu_energy_on_known_utils() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let little = em.pds[0].as_ref().unwrap();
+        // max_util 300 → first perf ≥ 300 is 301 (cost 1528): 1528 × 500.
+        assert_eq!(em_cpu_energy(little, 300, 500, 446), 764_000);
+        assert_eq!(em_cpu_energy(little, 300, 0, 446), 0);
+        // max_util above the allowed capacity → top state (cost 2085).
+        assert_eq!(em_cpu_energy(little, 900, 100, 446), 208_500);
+        let em5 = EnergyModel::build(&juno(), EmVersion::V5);
+        let little5 = em5.pds[0].as_ref().unwrap();
+        // freq = 850000 × 300 / 446 = 571748 → 575 MHz (cost 68000): 68000 × 500 / 446 = 76233.
+        assert_eq!(em_cpu_energy(little5, 300, 500, 446), 76_233);
+    }
+
+    #[test]
+    fn feec_small_task_goes_little() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        // util 50 on big CPU 1. LITTLE candidate CPU 0: perf 62 → state 0 (cost 1398),
+        // delta 1398 × 50 = 69900; prev (big, cost 4019): 4019 × 50 = 200950.
+        let v = view(1, 50);
+        let got =
+            find_energy_efficient_cpu(&v, &em, &task(50), 1, Some(&all()), FeecParams::default());
+        assert_eq!(got, Some(0));
+    }
+
+    #[test]
+    fn feec_big_task_goes_big() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        // util 400 does not fit a LITTLE (400 × 1280 > 446 × 1024): only big CPUs qualify,
+        // the first with the most spare capacity is CPU 1.
+        let v = view(0, 400);
+        let got =
+            find_energy_efficient_cpu(&v, &em, &task(400), 0, Some(&all()), FeecParams::default());
+        assert_eq!(got, Some(1));
+    }
+
+    #[test]
+    fn feec_keeps_prev_when_no_better() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        // util 50 on LITTLE CPU 0: other LITTLEs have no more spare capacity than prev,
+        // the big candidate costs more (200950 ≥ 69900).
+        let v = view(0, 50);
+        let p = task(50);
+        assert_eq!(
+            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default()),
+            Some(0)
+        );
+        // No asym domain spanning prev: −1.
+        assert_eq!(
+            find_energy_efficient_cpu(&v, &em, &p, 0, None, FeecParams::default()),
+            None
+        );
+        // A task with no utilisation stays on prev.
+        assert_eq!(
+            find_energy_efficient_cpu(&v, &em, &task(0), 0, Some(&all()), FeecParams::default()),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn feec_margin_keeps_prev_for_small_savings() {
+        // LITTLE 775 MHz state made only ~2 % costlier than 700 MHz: P = 69000 µW,
+        // cost = 690000 / 406 = 1699 (700 MHz: 1662).
+        let mut plat = juno();
+        plat.perf_domains[0].opps[3].power_uw = Some(69_000);
+        let em = EnergyModel::build(&plat, EmVersion::V6_9);
+        // CPU 0 (prev) carries 250 besides the task's 50; the other CPUs are idle.
+        let mut v = view(0, 50);
+        v.util[0] = 300;
+        let p = task(50);
+        // base (pd busy 250, max perf 1.25 × 250 = 312 → perf 367, cost 1662) = 415500;
+        // prev: max perf 375 → perf 406, cost 1699 × 300 = 509700 → delta 94200;
+        // CPU 3: max perf 312 → cost 1662 × 300 = 498600 → delta 83100 (saves 11100).
+        let no_margin =
+            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default());
+        assert_eq!(no_margin, Some(3));
+        // v5.x margin: (94200 + 415500 + 0 for the idle big domain) >> 4 = 31856 > 11100.
+        let m = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &p,
+            0,
+            Some(&all()),
+            FeecParams {
+                energy_margin: true,
+            },
+        );
+        assert_eq!(m, Some(0));
+    }
+
+    #[test]
+    fn eas_conditions_give_precise_errors() {
+        let p = juno();
+        let em = EnergyModel::build(&p, EmVersion::V6_9);
+        let ok = EasConditions {
+            sysctl_sched_energy_aware: true,
+            schedutil: true,
+            governor: "schedutil",
+            frequency_invariant: true,
+            smt: false,
+            em_max_complexity: true,
+        };
+        assert_eq!(sched_energy_possible(&p, &em, &ok), Ok(()));
+        let perf = EasConditions {
+            schedutil: false,
+            governor: "performance",
+            ..ok
+        };
+        assert_eq!(
+            sched_energy_possible(&p, &em, &perf).unwrap_err().to_string(),
+            "EAS needs the schedutil governor on every cpufreq policy: set cpufreq.governor = schedutil (it is performance)"
+        );
+        let mut sym = p.clone();
+        for c in &mut sym.cpus {
+            c.capacity = 1024;
+        }
+        assert_eq!(
+            sched_energy_possible(&sym, &em, &ok).unwrap_err().to_string(),
+            "EAS needs CPUs of different capacities (SD_ASYM_CPUCAPACITY): every CPU of juno-test has capacity 1024"
+        );
+        let mut nop = p.clone();
+        nop.perf_domains[1].power_source = crate::platform::PowerSource::None;
+        let em2 = EnergyModel::build(&nop, EmVersion::V6_9);
+        assert!(matches!(
+            sched_energy_possible(&nop, &em2, &ok),
+            Err(EasUnavailable::NoEnergyModel(_))
+        ));
+    }
+}
