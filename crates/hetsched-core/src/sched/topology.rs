@@ -436,7 +436,7 @@ impl SchedDomains {
                 None => caps.push((c.capacity, CpuSet::from_cpus(&[c.id]))),
             }
         }
-        caps.sort_by(|a, b| b.0.cmp(&a.0));
+        caps.sort_by_key(|c| std::cmp::Reverse(c.0));
         if caps.len() == 1 {
             caps.clear();
         }

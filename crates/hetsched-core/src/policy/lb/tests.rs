@@ -274,12 +274,12 @@ fn migrate_util_from_overloaded_group() {
     let mut doms = sym8();
     let p = params(8);
     let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
-    for c in 1..4 {
-        busy(&mut cpus[c], 1, 300);
+    for c in &mut cpus[1..4] {
+        busy(c, 1, 300);
     }
     busy(&mut cpus[4], 3, 1024);
-    for c in 5..8 {
-        busy(&mut cpus[c], 1, 1024);
+    for c in &mut cpus[5..8] {
+        busy(c, 1, 1024);
     }
     let mut tasks = vec![Vec::new(); 8];
     tasks[4] = vec![
@@ -438,12 +438,12 @@ fn migrate_load_between_overloaded_groups() {
     let mut doms = sym8();
     let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
     busy(&mut cpus[0], 3, 1024);
-    for c in 1..4 {
-        busy(&mut cpus[c], 2, 1024);
+    for c in &mut cpus[1..4] {
+        busy(c, 2, 1024);
     }
     busy(&mut cpus[4], 2, 1024);
-    for c in 5..8 {
-        busy(&mut cpus[c], 1, 1024);
+    for c in &mut cpus[5..8] {
+        busy(c, 1, 1024);
     }
     let mut tasks = vec![Vec::new(); 8];
     tasks[0] = vec![
