@@ -57,6 +57,10 @@ enum PlatformsCmd {
     Show {
         /// Preset name or YAML path.
         name: String,
+        /// Also print the scheduling domains and groups the kernel builds (flags,
+        /// capacities, balance intervals).
+        #[arg(long)]
+        domains: bool,
     },
 }
 
@@ -171,9 +175,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
-            PlatformsCmd::Show { name } => {
+            PlatformsCmd::Show { name, domains } => {
                 let p = hetsched::load_platform(&name)?;
-                out(&hetsched::hetsched_platform::describe(&p))
+                out(&hetsched::hetsched_platform::describe(&p))?;
+                if domains {
+                    out("\n")?;
+                    out(&hetsched::hetsched_platform::describe_domains(&p))?;
+                }
+                Ok(())
             }
         },
         Cmd::Validate {

@@ -62,6 +62,21 @@ fn platforms_list_shows_eight_presets() {
 }
 
 #[test]
+fn platforms_show_domains() {
+    let o = hetsched(&["platforms", "show", "juno_r0", "--domains"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{s}");
+    // juno_r0: LITTLE 0,3-5 (446), big 1-2 (1024): PKG groups 1784 and 2048.
+    assert!(s.contains("CPU0 attaching sched-domain(s):"), "{s}");
+    assert!(s.contains("domain-0: span=0,3-5 level=MC"), "{s}");
+    assert!(
+        s.contains("0:{ span=0,3-5 cap=1784 }, 1:{ span=1-2 cap=2048 }"),
+        "{s}"
+    );
+    assert!(s.contains("SD_ASYM_CPUCAPACITY_FULL"), "{s}");
+}
+
+#[test]
 fn unknown_platform_is_one_line_error() {
     let l = err_line(&hetsched(&["run", "-p", "nosuchboard", "-w", "demo"]));
     assert!(l.contains("nosuchboard") && l.contains("hikey960"), "{l}");

@@ -199,11 +199,25 @@ pub struct CpufreqOptions {
 pub struct BalanceOptions {
     /// Periodic, newidle and idle balancing on/off.
     pub enabled: bool,
+    /// Misfit-task handling (Morten Rasmussen's series, v4.20): `rq->misfit_task_load`,
+    /// the `group_misfit_task` group type, the misfit nohz kick and misfit active balance.
+    /// Default true; false reproduces the kernels before it ("tip" of the misfit
+    /// experiment).
+    pub misfit: bool,
+    /// Load-balancer version around Vincent Guittot's fairness series: `"v5.10"` (default,
+    /// as v6.11) or `"v5.9"`: detach test `load/2 > imbalance` instead of
+    /// `(load >> nr_balance_failed) > imbalance`, `imbalance_pct` 125 instead of 117 at
+    /// non-LLC levels, no busy-interval −1 jiffy, `busy_factor` 32 instead of 16.
+    pub version: crate::sched::topology::LbVersion,
 }
 
 impl Default for BalanceOptions {
     fn default() -> Self {
-        BalanceOptions { enabled: true }
+        BalanceOptions {
+            enabled: true,
+            misfit: true,
+            version: crate::sched::topology::LbVersion::V5_10,
+        }
     }
 }
 
@@ -557,6 +571,21 @@ mod tests {
         assert!(Options::default()
             .apply_sets(&["eas.overutilized_gate=sometimes"])
             .is_err());
+    }
+
+    #[test]
+    fn balance_options_parse() {
+        use crate::sched::topology::LbVersion;
+        let d = Options::default();
+        assert!(d.balance.misfit);
+        assert_eq!(d.balance.version, LbVersion::V5_10);
+        let o = d
+            .apply_sets(&["balance.misfit=false", "balance.version=v5.9"])
+            .unwrap();
+        assert!(!o.balance.misfit);
+        assert_eq!(o.balance.version, LbVersion::V5_9);
+        let e = d.apply_sets(&["balance.version=v5.8"]).unwrap_err();
+        assert!(e.to_string().contains("v5.9"), "{e}");
     }
 
     #[test]

@@ -37,6 +37,26 @@ fn power_source_label(s: PowerSource) -> &'static str {
     }
 }
 
+/// The scheduling domains the kernel would build for `p` (`hetsched platforms show NAME
+/// --domains`), in the style of `sched_domain_debug()`, for the v5.10+ balancer.
+pub fn describe_domains(p: &Platform) -> String {
+    let doms = hetsched_core::sched::topology::SchedDomains::build(
+        p,
+        hetsched_core::sched::topology::LbVersion::default(),
+        0,
+    );
+    let mut s = format!(
+        "Scheduling domains (kernel/sched/topology.c, v6.11; sched_asym_cpucapacity {}):\n",
+        if doms.sched_asym_cpucap_active {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    s.push_str(&doms.describe());
+    s
+}
+
 /// One line for `hetsched platforms list`: name, CPU count, capacities, description.
 pub fn summary_line(p: &Platform) -> String {
     let assumed = if p

@@ -25,7 +25,7 @@ mod presets;
 
 use std::path::Path;
 
-pub use describe::{describe, summary_line};
+pub use describe::{describe, describe_domains, summary_line};
 pub use error::{PlatformError, SourcePos};
 pub use hetsched_core::platform::Platform;
 

@@ -3,6 +3,7 @@
 //! dispatch on hot paths).
 
 pub mod balance;
+pub mod lb;
 pub mod placement;
 
 use crate::sched::CpuSet;

@@ -91,9 +91,56 @@ impl CpuSet {
         })
     }
 
+    /// Union.
+    pub fn or(&self, o: &CpuSet) -> CpuSet {
+        let mut r = *self;
+        for (a, b) in r.bits.iter_mut().zip(o.bits.iter()) {
+            *a |= *b;
+        }
+        r
+    }
+
+    /// Whether every CPU of `self` is in `o` (`cpumask_subset()`).
+    pub fn is_subset(&self, o: &CpuSet) -> bool {
+        self.bits
+            .iter()
+            .zip(o.bits.iter())
+            .all(|(a, b)| a & !b == 0)
+    }
+
+    /// Whether the two sets share a CPU (`cpumask_intersects()`).
+    pub fn intersects(&self, o: &CpuSet) -> bool {
+        self.bits.iter().zip(o.bits.iter()).any(|(a, b)| a & b != 0)
+    }
+
     /// The words, least significant first, trimmed to `nr_cpus` CPUs.
     pub fn words(&self, nr_cpus: usize) -> &[u64] {
         &self.bits[..nr_cpus.div_ceil(64).clamp(1, WORDS)]
+    }
+}
+
+/// The kernel's `%*pbl` list format: `0,3-5`; empty set prints as an empty string.
+impl std::fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        let mut it = self.iter().peekable();
+        while let Some(start) = it.next() {
+            let mut end = start;
+            while it.peek() == Some(&(end + 1)) {
+                end += 1;
+                it.next();
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if end == start {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{end}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -111,5 +158,17 @@ mod tests {
         assert_eq!(s.first(), Some(0));
         assert_eq!(CpuSet::first_n(3).and(&s).weight(), 1);
         assert_eq!(s.words(8).len(), 1);
+    }
+
+    #[test]
+    fn set_ops_and_cpulist() {
+        let a = CpuSet::from_cpus(&[0, 3, 4, 5]);
+        let b = CpuSet::from_cpus(&[1, 2]);
+        assert_eq!(a.to_string(), "0,3-5");
+        assert_eq!(a.or(&b).to_string(), "0-5");
+        assert!(b.is_subset(&a.or(&b)));
+        assert!(!a.is_subset(&b));
+        assert!(!a.intersects(&b));
+        assert_eq!(CpuSet::EMPTY.to_string(), "");
     }
 }

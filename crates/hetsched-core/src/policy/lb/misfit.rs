@@ -1,0 +1,242 @@
+//! Misfit status, the nohz idle-balance kick and newidle balance
+//! (kernel/sched/fair.c, v6.11): `update_misfit_status()`, `nohz_balancer_kick()`,
+//! `set_rd_overloaded()` on `add_nr_running()`, `sched_balance_newidle()`.
+
+use super::{
+    check_cpu_capacity, CpuIdleType, LbDecision, LbEnv, LbParams, LbTask, LoadBalancer,
+    RootDomainState,
+};
+use crate::policy::MigrationReason;
+use crate::sched::capacity::{task_fits_cpu, CpuCapacity};
+use crate::sched::topology::{SchedDomains, SD_BALANCE_NEWIDLE};
+
+/// `update_misfit_status(p, rq)`: the new `rq->misfit_task_load` when `p` runs (or
+/// `None` = the CPU went idle) on a CPU of capacity `cap`. Zero when asymmetric capacity
+/// is inactive (returned as `None`: the kernel leaves the field untouched), when `p` is
+/// pinned to one CPU, already on its biggest allowed capacity (`max_allowed_capacity`,
+/// v6.10+), or fits; otherwise `max(task_h_load, 1)`. With `p.misfit` off (pre-misfit
+/// kernels) the status is always 0.
+pub fn update_misfit_status(
+    task: Option<(&LbTask, u64)>,
+    cap: &CpuCapacity,
+    asym_cpucap_active: bool,
+    p: &LbParams,
+) -> Option<u64> {
+    if !asym_cpucap_active {
+        return None;
+    }
+    if !p.misfit {
+        return Some(0);
+    }
+    let Some((t, max_allowed_capacity)) = task else {
+        return Some(0);
+    };
+    if t.cpus_allowed.weight() == 1
+        || cap.capacity_orig == max_allowed_capacity
+        || task_fits_cpu(
+            t.util_est,
+            t.uclamp_min,
+            t.uclamp_max,
+            cap,
+            p.uclamp_is_used,
+        )
+    {
+        return Some(0);
+    }
+    Some(t.h_load.max(1))
+}
+
+/// `p->max_allowed_capacity`: the largest original capacity among the allowed CPUs
+/// (`get_max_allowed_capacity()`, v6.10).
+pub fn max_allowed_capacity(allowed: &crate::sched::CpuSet, capacity_orig: &[u64]) -> u64 {
+    allowed
+        .iter()
+        .filter_map(|c| capacity_orig.get(c).copied())
+        .max()
+        .unwrap_or(0)
+}
+
+/// `add_nr_running()`'s overload rule: the root domain becomes overloaded when a runqueue
+/// goes from fewer than 2 to 2 or more tasks.
+pub fn overloaded_on_add_nr_running(prev_nr_running: u32, nr_running: u32) -> bool {
+    prev_nr_running < 2 && nr_running >= 2
+}
+
+/// `NOHZ_BALANCE_KICK`.
+pub const NOHZ_BALANCE_KICK: u32 = 0x1;
+/// `NOHZ_STATS_KICK`.
+pub const NOHZ_STATS_KICK: u32 = 0x2;
+/// `NOHZ_NEXT_KICK`.
+pub const NOHZ_NEXT_KICK: u32 = 0x8;
+
+/// The inputs of [`nohz_balancer_kick`] for the CPU whose tick runs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NohzKickInput {
+    /// `rq->idle_balance`: this CPU is idle balancing (no kick from an idle tick).
+    pub idle_balance: bool,
+    /// `nohz.has_blocked_load && jiffies > nohz.next_blocked`.
+    pub blocked_load_due: bool,
+    /// `time_before(jiffies, nohz.next_balance)`.
+    pub before_next_balance: bool,
+    /// `nohz.idle_cpus_mask` is empty.
+    pub no_idle_cpus: bool,
+    /// `nohz.needs_update`.
+    pub needs_update: bool,
+    /// `rq->nr_running`.
+    pub nr_running: u32,
+    /// `rq->cfs.h_nr_running`.
+    pub h_nr_running: u32,
+    /// The CPU's capacities.
+    pub cap: CpuCapacity,
+    /// `imbalance_pct` of the CPU's base domain (`rq->sd`), if it has one.
+    pub base_imbalance_pct: Option<u64>,
+    /// The CPU has an `sd_asym_cpucapacity` domain.
+    pub has_asym_cpucapacity: bool,
+    /// `rq->misfit_task_load`.
+    pub misfit_task_load: u64,
+    /// `sd_llc_shared->nr_busy_cpus` when the CPU has an LLC domain.
+    pub llc_nr_busy: Option<u32>,
+}
+
+/// `nohz_balancer_kick(rq)` (kernel/sched/fair.c, v6.11) as a pure decision: the
+/// `NOHZ_*_KICK` flags to send to the idle load balancer (0 = no kick). Kicks when the CPU
+/// has two or more tasks, a CFS task on reduced capacity, a misfit task on an
+/// asymmetric system (which skips the LLC test), or more than one busy CPU in its LLC.
+/// With `misfit` off (pre-misfit kernels) the asym-capacity block is absent.
+pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
+    if i.idle_balance {
+        return 0;
+    }
+    let mut flags = 0;
+    if i.blocked_load_due {
+        flags = NOHZ_STATS_KICK;
+    }
+    'out: {
+        if i.before_next_balance {
+            break 'out;
+        }
+        if i.no_idle_cpus {
+            return 0;
+        }
+        if i.nr_running >= 2 {
+            flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+            break 'out;
+        }
+        if let Some(pct) = i.base_imbalance_pct {
+            let cpu = super::LbCpu {
+                cap: i.cap,
+                ..Default::default()
+            };
+            if i.h_nr_running >= 1 && check_cpu_capacity(&cpu, pct) {
+                flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+                break 'out;
+            }
+        }
+        if misfit && i.has_asym_cpucapacity {
+            if i.misfit_task_load != 0 {
+                flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+            }
+            // Asymmetric systems skip the LLC logic.
+            break 'out;
+        }
+        if i.llc_nr_busy.is_some_and(|n| n > 1) {
+            flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+        }
+    }
+    if i.needs_update {
+        flags |= NOHZ_NEXT_KICK;
+    }
+    flags
+}
+
+/// The result of [`LoadBalancer::sched_balance_newidle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewidleOutcome {
+    /// Tasks pulled (in [`LoadBalancer::moves`]).
+    pub pulled: usize,
+    /// The last `sched_balance_rq()` decision, if a domain was balanced.
+    pub last: Option<LbDecision>,
+    /// Domains attempted.
+    pub domains_tried: usize,
+    /// The earliest `next_balance` seen (jiffies), for `rq->next_balance`.
+    pub next_balance: u64,
+}
+
+impl LoadBalancer {
+    /// `sched_balance_newidle(this_rq)` (kernel/sched/fair.c, v6.11) after
+    /// `update_misfit_status(NULL)` (the engine clears the misfit load): skipped when a
+    /// wake-up is pending, when the root domain is not overloaded or `avg_idle` is below
+    /// the base domain's `max_newidle_lb_cost`; otherwise balances the domains bottom-up
+    /// while `avg_idle` covers the accumulated cost, stopping at the first pull.
+    ///
+    /// Simplified: the cost of a pass is not measured; `cost_ns` is charged per domain
+    /// attempted (0 = free), and fed to `update_newidle_cost()`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_balance_newidle(
+        &mut self,
+        env: &impl LbEnv,
+        doms: &mut SchedDomains,
+        rd: &RootDomainState,
+        p: &LbParams,
+        this_cpu: usize,
+        avg_idle: u64,
+        cost_ns: u64,
+        jiffies: u64,
+    ) -> NewidleOutcome {
+        self.moves.clear();
+        let mut out = NewidleOutcome {
+            pulled: 0,
+            last: None,
+            domains_tried: 0,
+            next_balance: jiffies + p.hz,
+        };
+        if env.cpu(this_cpu).ttwu_pending {
+            return out;
+        }
+        let nlevels = doms.domains(this_cpu).len();
+        if nlevels == 0 {
+            return out;
+        }
+        let update_next = |doms: &SchedDomains, level: usize, next: &mut u64| {
+            let sd = &doms.cpus[this_cpu][level];
+            let interval =
+                super::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, false, p);
+            *next = (*next).min(sd.last_balance + interval);
+        };
+        if !rd.overloaded || avg_idle < doms.cpus[this_cpu][0].max_newidle_lb_cost {
+            update_next(doms, 0, &mut out.next_balance);
+            return out;
+        }
+        let mut curr_cost = 0u64;
+        for level in 0..nlevels {
+            update_next(doms, level, &mut out.next_balance);
+            if avg_idle < curr_cost + doms.cpus[this_cpu][level].max_newidle_lb_cost {
+                break;
+            }
+            let mut cont = true;
+            if doms.cpus[this_cpu][level].flags & SD_BALANCE_NEWIDLE != 0 {
+                let dec = self.sched_balance_rq(
+                    env,
+                    doms,
+                    rd,
+                    p,
+                    this_cpu,
+                    level,
+                    CpuIdleType::NewlyIdle,
+                    jiffies,
+                    MigrationReason::Newidle,
+                );
+                out.domains_tried += 1;
+                out.pulled = dec.moved;
+                cont = dec.continue_balancing;
+                out.last = Some(dec);
+                doms.cpus[this_cpu][level].update_newidle_cost(cost_ns, jiffies, p.hz);
+                curr_cost += cost_ns;
+            }
+            if out.pulled > 0 || !cont {
+                break;
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,666 @@
+//! The kernel's CFS load balancer as pure decision logic (kernel/sched/fair.c, v6.11; the
+//! v5.9 behaviour of the fairness series behind [`LbVersion`]).
+//!
+//! The engine implements [`LbEnv`], a read-only view of what the kernel reads per CPU and
+//! per queued fair task, keeps the [`SchedDomains`] (whose per-domain balance state this
+//! module updates) and calls [`LoadBalancer::sched_balance_rq`] for periodic, newidle and
+//! nohz idle balance. The answer is an [`LbDecision`]: tasks to move
+//! ([`LoadBalancer::moves`]) or an active-balance request, plus root-domain flag updates.
+//! [`LoadBalancer`] owns scratch buffers so a balance pass allocates nothing once warm.
+//!
+//! Module map: [`stats`] (group statistics and classification, busiest group),
+//! [`imbalance`] (`calculate_imbalance`, `sched_balance_find_src_group`,
+//! `sched_balance_find_src_rq`), [`detach`] (`can_migrate_task`, `detach_tasks`,
+//! active balance), [`misfit`] (`update_misfit_status`, the nohz kick, newidle gating),
+//! and this file (`sched_balance_rq`, `should_we_balance`, `need_active_balance`,
+//! balance intervals).
+
+pub mod detach;
+pub mod imbalance;
+pub mod misfit;
+pub mod stats;
+
+use std::collections::VecDeque;
+
+use super::{Migration, MigrationReason};
+use crate::sched::capacity::CpuCapacity;
+use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains};
+use crate::sched::CpuSet;
+
+/// `enum cpu_idle_type` (v6.10+ order: `__CPU_NOT_IDLE`, `CPU_IDLE`, `CPU_NEWLY_IDLE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CpuIdleType {
+    /// `__CPU_NOT_IDLE`: the balancing CPU is busy.
+    NotIdle,
+    /// `CPU_IDLE`: periodic balance on an idle CPU or nohz idle balance on its behalf.
+    Idle,
+    /// `CPU_NEWLY_IDLE`: the CPU is about to go idle.
+    NewlyIdle,
+}
+
+impl CpuIdleType {
+    /// `env->idle` tested as a boolean (`!= __CPU_NOT_IDLE`).
+    pub fn is_idle(self) -> bool {
+        self != CpuIdleType::NotIdle
+    }
+}
+
+/// `enum group_type`, ordered by pulling priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum GroupType {
+    /// `group_has_spare`.
+    #[default]
+    HasSpare,
+    /// `group_fully_busy`.
+    FullyBusy,
+    /// `group_misfit_task`.
+    MisfitTask,
+    /// `group_smt_balance` (never produced without SMT).
+    SmtBalance,
+    /// `group_asym_packing` (never produced without `SD_ASYM_PACKING`).
+    AsymPacking,
+    /// `group_imbalanced`.
+    Imbalanced,
+    /// `group_overloaded`.
+    Overloaded,
+}
+
+/// `enum migration_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MigrationType {
+    /// `migrate_load` (the zero value of a fresh `lb_env`).
+    #[default]
+    Load,
+    /// `migrate_util`.
+    Util,
+    /// `migrate_task`.
+    Task,
+    /// `migrate_misfit`.
+    Misfit,
+}
+
+/// `LBF_ALL_PINNED`.
+pub const LBF_ALL_PINNED: u32 = 0x01;
+/// `LBF_NEED_BREAK`.
+pub const LBF_NEED_BREAK: u32 = 0x02;
+/// `LBF_DST_PINNED`.
+pub const LBF_DST_PINNED: u32 = 0x04;
+/// `LBF_SOME_PINNED`.
+pub const LBF_SOME_PINNED: u32 = 0x08;
+/// `LBF_ACTIVE_LB`.
+pub const LBF_ACTIVE_LB: u32 = 0x10;
+/// `MAX_PINNED_INTERVAL` (ms).
+pub const MAX_PINNED_INTERVAL: u64 = 512;
+/// `SCHED_NR_MIGRATE_BREAK` = default `sysctl_sched_nr_migrate` (non-PREEMPT_RT).
+pub const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+
+/// What the balancer reads of one CPU (the engine fills it from its runqueue).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LbCpu {
+    /// `idle_cpu(cpu)`: the idle task is current, nothing queued, no wake-up pending.
+    pub idle: bool,
+    /// `rq->nr_running` (all classes; includes the stopper while it runs).
+    pub nr_running: u32,
+    /// `rq->cfs.h_nr_running` (called `h_nr_runnable` since v6.14).
+    pub h_nr_running: u32,
+    /// `cpu_load(rq)`: the root cfs_rq `load_avg`.
+    pub load: u64,
+    /// `cpu_util_cfs(cpu)`.
+    pub util_cfs: u64,
+    /// `cpu_util_cfs_boost(cpu)`.
+    pub util_cfs_boost: u64,
+    /// `cpu_runnable(rq)`: the root cfs_rq `runnable_avg`.
+    pub runnable: u64,
+    /// `capacity_of`, `arch_scale_cpu_capacity` and `get_actual_cpu_capacity`.
+    pub cap: CpuCapacity,
+    /// `rq->misfit_task_load` (see [`misfit::update_misfit_status`]).
+    pub misfit_task_load: u64,
+    /// `cpu_overutilized(cpu)`.
+    pub overutilized: bool,
+    /// `rq->ttwu_pending`.
+    pub ttwu_pending: bool,
+    /// `rq_clock_task(rq)` in ns (cache-hotness reference).
+    pub clock_task: u64,
+    /// `rq->curr->cpus_ptr` (active balance only kicks if `this_cpu` is allowed).
+    pub curr_cpus_allowed: CpuSet,
+    /// `rq->active_balance`: a stopper push is already pending on this CPU.
+    pub active_balance: bool,
+}
+
+/// What the balancer reads of one queued fair task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LbTask {
+    /// Task index (reported back in [`Migration::task`]).
+    pub id: usize,
+    /// `task_h_load(p)` (= `se.avg.load_avg` without task groups).
+    pub h_load: u64,
+    /// `task_util_est(p)`.
+    pub util_est: u64,
+    /// Effective `uclamp_min`.
+    pub uclamp_min: u64,
+    /// Effective `uclamp_max`.
+    pub uclamp_max: u64,
+    /// `p->cpus_ptr`.
+    pub cpus_allowed: CpuSet,
+    /// `task_on_cpu(rq, p)`: currently running.
+    pub running: bool,
+    /// `p->se.exec_start` in ns.
+    pub exec_start: u64,
+    /// `cfs_rq->next == &p->se` (the next buddy is cache hot).
+    pub next_buddy: bool,
+    /// `task_has_idle_policy(p)` (SCHED_IDLE is never cache hot).
+    pub idle_policy: bool,
+    /// `p->se.sched_delayed` (DELAY_DEQUEUE, v6.12+; always false on v6.11).
+    pub sched_delayed: bool,
+}
+
+/// The engine's read-only view for one balance pass.
+pub trait LbEnv {
+    /// The state of `cpu`.
+    fn cpu(&self, cpu: usize) -> LbCpu;
+    /// Number of tasks on `cpu`'s `cfs_tasks` list (running one included).
+    fn nr_cfs_tasks(&self, cpu: usize) -> usize;
+    /// The `i`-th task of `cpu`'s `cfs_tasks` counted from the **tail** (i = 0 is the
+    /// least recently picked task, the first one `detach_tasks()` examines).
+    fn cfs_task(&self, cpu: usize, i: usize) -> LbTask;
+}
+
+/// A simple owned [`LbEnv`]: per-CPU state and per-CPU task lists (tail first).
+#[derive(Debug, Clone, Default)]
+pub struct LbSnapshot {
+    /// Per CPU.
+    pub cpus: Vec<LbCpu>,
+    /// Per CPU, `cfs_tasks` from the tail.
+    pub tasks: Vec<Vec<LbTask>>,
+}
+
+impl LbEnv for LbSnapshot {
+    fn cpu(&self, cpu: usize) -> LbCpu {
+        self.cpus.get(cpu).copied().unwrap_or_default()
+    }
+    fn nr_cfs_tasks(&self, cpu: usize) -> usize {
+        self.tasks.get(cpu).map_or(0, Vec::len)
+    }
+    fn cfs_task(&self, cpu: usize, i: usize) -> LbTask {
+        self.tasks
+            .get(cpu)
+            .and_then(|t| t.get(i))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Root-domain state read by the balancer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RootDomainState {
+    /// `rd->overloaded` (`get_rd_overloaded()`).
+    pub overloaded: bool,
+    /// `rd->overutilized`.
+    pub overutilized: bool,
+    /// EAS is active: `rd->pd` is set (an energy model, schedutil, asymmetric capacity).
+    pub eas: bool,
+}
+
+impl RootDomainState {
+    /// `is_rd_overutilized(rd)` = `!sched_energy_enabled() || rd->overutilized`.
+    pub fn is_overutilized(&self) -> bool {
+        !self.eas || self.overutilized
+    }
+}
+
+/// Balancer parameters resolved from the options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LbParams {
+    /// Before or after the v5.10 fairness series (`balance.version`).
+    pub version: LbVersion,
+    /// Misfit handling (`balance.misfit`): status, `group_misfit_task`, kick, active balance.
+    pub misfit: bool,
+    /// `HZ`.
+    pub hz: u64,
+    /// `max_load_balance_interval` in jiffies (`HZ × nr_online_cpus / 10`).
+    pub max_load_balance_interval: u64,
+    /// `sysctl_sched_nr_migrate` (32).
+    pub nr_migrate: u32,
+    /// `sysctl_sched_migration_cost` in ns (500 000).
+    pub migration_cost: u64,
+    /// `uclamp_is_used()`.
+    pub uclamp_is_used: bool,
+    /// `CONFIG_PREEMPTION`: newidle balance stops after the first detached task.
+    pub preemption: bool,
+    /// `sched_feat(LB_MIN)` (default off).
+    pub lb_min: bool,
+    /// `sched_feat(CACHE_HOT_BUDDY)` (default on).
+    pub cache_hot_buddy: bool,
+}
+
+impl LbParams {
+    /// The defaults of `version` for a machine with `nr_cpus` CPUs at `hz`.
+    pub fn new(version: LbVersion, misfit: bool, hz: u64, nr_cpus: usize) -> LbParams {
+        LbParams {
+            version,
+            misfit,
+            hz,
+            max_load_balance_interval: (hz * nr_cpus as u64 / 10).max(1),
+            nr_migrate: SCHED_NR_MIGRATE_BREAK,
+            migration_cost: crate::sched::SYSCTL_SCHED_MIGRATION_COST,
+            uclamp_is_used: false,
+            preemption: true,
+            lb_min: false,
+            cache_hot_buddy: true,
+        }
+    }
+}
+
+/// `get_sd_balance_interval(sd, cpu_busy)` (kernel/sched/fair.c, v6.11): the interval in
+/// jiffies, `balance_interval × busy_factor` when busy, minus one jiffy when busy
+/// (v5.10+), clamped to `[1, max_load_balance_interval]`.
+pub fn get_sd_balance_interval(
+    balance_interval_ms: u64,
+    busy_factor: u64,
+    cpu_busy: bool,
+    p: &LbParams,
+) -> u64 {
+    let mut ms = balance_interval_ms;
+    if cpu_busy {
+        ms *= busy_factor;
+    }
+    let mut interval = msecs_to_jiffies(ms, p.hz);
+    if cpu_busy && p.version >= LbVersion::V5_10 {
+        interval = interval.saturating_sub(1);
+    }
+    interval.clamp(1, p.max_load_balance_interval.max(1))
+}
+
+/// What one `sched_balance_rq()` pass ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LbOutcome {
+    /// `should_we_balance()` said another CPU balances this domain.
+    NotBalancer,
+    /// No busiest group (or a zero imbalance).
+    NoBusyGroup,
+    /// A busiest group but no busiest runqueue.
+    NoBusyQueue,
+    /// Tasks were detached (see [`LoadBalancer::moves`]).
+    Moved,
+    /// Imbalance found but nothing moved (possibly an active balance).
+    Failed,
+    /// Every task of every candidate runqueue was pinned.
+    AllPinned,
+    /// Active balance was needed but the source's current task cannot run here.
+    OnePinned,
+}
+
+/// A request to push the running task of `src` to `dst` through the stopper
+/// (`stop_one_cpu_nowait(active_load_balance_cpu_stop)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveBalance {
+    /// The busiest CPU (the stopper runs there).
+    pub src: usize,
+    /// `push_cpu`.
+    pub dst: usize,
+    /// `Misfit` for `migrate_misfit`, else `Active`.
+    pub reason: MigrationReason,
+}
+
+/// The result of one `sched_balance_rq()` pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LbDecision {
+    /// How it ended.
+    pub outcome: LbOutcome,
+    /// `ld_moved`: number of tasks in [`LoadBalancer::moves`].
+    pub moved: usize,
+    /// An active balance to start (the engine sets `rq->active_balance` on `src`).
+    pub active: Option<ActiveBalance>,
+    /// `env.migration_type` at the end.
+    pub migration_type: MigrationType,
+    /// The imbalance computed by `calculate_imbalance()` (before detaching).
+    pub imbalance: i64,
+    /// The busiest runqueue, when one was found.
+    pub busiest: Option<usize>,
+    /// `*continue_balancing` (false when this CPU is not the domain's balancer).
+    pub continue_balancing: bool,
+    /// `set_rd_overloaded()` value when balancing at the root domain.
+    pub rd_overloaded: Option<bool>,
+    /// `set_rd_overutilized()` value (root: set or clear; lower levels: only set).
+    pub rd_overutilized: Option<bool>,
+}
+
+/// `struct lb_env`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Env {
+    /// The balancing CPU, whose domain `env->sd` is.
+    pub this_cpu: usize,
+    pub level: usize,
+    pub src_cpu: usize,
+    pub dst_cpu: usize,
+    pub dst_grpmask: CpuSet,
+    pub new_dst_cpu: usize,
+    pub idle: CpuIdleType,
+    pub imbalance: i64,
+    pub cpus: CpuSet,
+    pub flags: u32,
+    pub loop_: u32,
+    pub loop_break: u32,
+    pub loop_max: u32,
+    pub migration_type: MigrationType,
+}
+
+/// The load balancer with its reusable scratch buffers.
+#[derive(Debug, Default)]
+pub struct LoadBalancer {
+    /// The busiest runqueue's `cfs_tasks`, tail first, as `detach_tasks()` leaves it.
+    pub(crate) list: VecDeque<LbTask>,
+    pub(crate) moves: Vec<Migration>,
+    pub(crate) src_list_cpu: Option<usize>,
+}
+
+impl LoadBalancer {
+    /// An empty balancer.
+    pub fn new() -> LoadBalancer {
+        LoadBalancer::default()
+    }
+
+    /// The tasks detached by the last pass (task, src, dst, reason), in detach order.
+    pub fn moves(&self) -> &[Migration] {
+        &self.moves
+    }
+
+    /// The busiest runqueue of the last pass and its remaining `cfs_tasks` ids in the
+    /// order `detach_tasks()` left them (tail first): skipped tasks are moved to the head
+    /// (`list_move()`), so an engine that keeps the kernel's list order can mirror it.
+    pub fn src_cfs_order(&self) -> Option<(usize, impl Iterator<Item = usize> + '_)> {
+        self.src_list_cpu
+            .map(|cpu| (cpu, self.list.iter().map(|t| t.id)))
+    }
+
+    /// `sched_balance_rq(this_cpu, this_rq, sd, idle, &continue_balancing)`
+    /// (kernel/sched/fair.c, v6.11; `load_balance()` before v6.10) for `this_cpu`'s domain
+    /// at `level`. Updates the domain's `nr_balance_failed` and `balance_interval`, the
+    /// shared `sgc->imbalance` flags and group capacities; moves are tagged `reason`
+    /// (`Periodic`, `Newidle` or `NohzIdle`, as the caller ran it).
+    ///
+    /// Simplified: no `SD_SERIALIZE` (NUMA only), no NUMA `fbq_type`, no asym packing, no
+    /// SMT; `LBF_NEED_BREAK` re-entry is modelled but its lock release is not.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_balance_rq(
+        &mut self,
+        env: &impl LbEnv,
+        doms: &mut SchedDomains,
+        rd: &RootDomainState,
+        p: &LbParams,
+        this_cpu: usize,
+        level: usize,
+        idle: CpuIdleType,
+        jiffies: u64,
+        reason: MigrationReason,
+    ) -> LbDecision {
+        self.moves.clear();
+        self.list.clear();
+        self.src_list_cpu = None;
+        let mut dec = LbDecision {
+            outcome: LbOutcome::NoBusyGroup,
+            moved: 0,
+            active: None,
+            migration_type: MigrationType::Load,
+            imbalance: 0,
+            busiest: None,
+            continue_balancing: true,
+            rd_overloaded: None,
+            rd_overutilized: None,
+        };
+        let Some(sd) = doms.domains(this_cpu).get(level) else {
+            return dec;
+        };
+        let has_parent = level + 1 < doms.domains(this_cpu).len();
+        let n = doms.nr_cpus();
+        let mut e = Env {
+            this_cpu,
+            level,
+            src_cpu: this_cpu,
+            dst_cpu: this_cpu,
+            dst_grpmask: sd.groups[0].balance_mask,
+            new_dst_cpu: this_cpu,
+            idle,
+            imbalance: 0,
+            cpus: sd.span.and(&CpuSet::first_n(n)),
+            flags: 0,
+            loop_: 0,
+            loop_break: SCHED_NR_MIGRATE_BREAK,
+            loop_max: 0,
+            migration_type: MigrationType::Load,
+        };
+        let mut ld_moved = 0usize;
+        let mut active_balance = false;
+        let mut busiest;
+
+        // redo:
+        'redo: loop {
+            if !should_we_balance(env, doms, &e) {
+                dec.continue_balancing = false;
+                dec.outcome = LbOutcome::NotBalancer;
+                return self.out_balanced(doms, p, &e, this_cpu, level, has_parent, dec);
+            }
+            let found = imbalance::sched_balance_find_src_group(
+                env, doms, rd, p, &mut e, jiffies, &mut dec,
+            );
+            let Some(group) = found else {
+                dec.outcome = LbOutcome::NoBusyGroup;
+                return self.out_balanced(doms, p, &e, this_cpu, level, has_parent, dec);
+            };
+            dec.imbalance = e.imbalance;
+            let Some(b) = imbalance::sched_balance_find_src_rq(env, doms, p, &e, group) else {
+                dec.outcome = LbOutcome::NoBusyQueue;
+                return self.out_balanced(doms, p, &e, this_cpu, level, has_parent, dec);
+            };
+            busiest = b;
+            dec.busiest = Some(b);
+            e.src_cpu = b;
+            e.flags |= LBF_ALL_PINNED;
+            let bcpu = env.cpu(b);
+            if bcpu.nr_running > 1 {
+                e.loop_max = p.nr_migrate.min(bcpu.nr_running);
+                self.load_src_list(env, b);
+                let mut src_nr_running = bcpu.nr_running;
+                // more_balance:
+                loop {
+                    let cur = detach::detach_tasks(
+                        self,
+                        env,
+                        doms,
+                        p,
+                        &mut e,
+                        &mut src_nr_running,
+                        reason,
+                    );
+                    ld_moved += cur;
+                    if e.flags & LBF_NEED_BREAK != 0 {
+                        e.flags &= !LBF_NEED_BREAK;
+                        continue;
+                    }
+                    if e.flags & LBF_DST_PINNED != 0 && e.imbalance > 0 {
+                        // Revisit affine tasks with an alternate dst_cpu of our group.
+                        e.cpus.clear(e.dst_cpu);
+                        e.dst_cpu = e.new_dst_cpu;
+                        e.flags &= !LBF_DST_PINNED;
+                        e.loop_ = 0;
+                        e.loop_break = SCHED_NR_MIGRATE_BREAK;
+                        continue;
+                    }
+                    break;
+                }
+                // We failed to reach balance because of affinity.
+                if has_parent && e.flags & LBF_SOME_PINNED != 0 && e.imbalance > 0 {
+                    let sgc = doms.cpus[this_cpu][level + 1].groups[0].sgc;
+                    doms.sgc[sgc].imbalance = true;
+                }
+                // All tasks on this runqueue were pinned by CPU affinity.
+                if e.flags & LBF_ALL_PINNED != 0 {
+                    e.cpus.clear(b);
+                    if !e.cpus.is_subset(&e.dst_grpmask) {
+                        e.loop_ = 0;
+                        e.loop_break = SCHED_NR_MIGRATE_BREAK;
+                        continue 'redo;
+                    }
+                    dec.outcome = LbOutcome::AllPinned;
+                    return self.out_all_pinned(doms, p, &e, this_cpu, level, dec);
+                }
+            }
+            break;
+        }
+
+        let sd = &mut doms.cpus[this_cpu][level];
+        if ld_moved == 0 {
+            dec.outcome = LbOutcome::Failed;
+            if idle != CpuIdleType::NewlyIdle && e.migration_type != MigrationType::Misfit {
+                sd.nr_balance_failed += 1;
+            }
+            if need_active_balance(env, doms, &e) {
+                let bcpu = env.cpu(busiest);
+                if !bcpu.curr_cpus_allowed.contains(this_cpu) {
+                    dec.outcome = LbOutcome::OnePinned;
+                    return self.out_one_pinned(doms, p, &e, this_cpu, level, dec);
+                }
+                e.flags &= !LBF_ALL_PINNED;
+                if !bcpu.active_balance {
+                    active_balance = true;
+                    dec.active = Some(ActiveBalance {
+                        src: busiest,
+                        dst: this_cpu,
+                        reason: if e.migration_type == MigrationType::Misfit {
+                            MigrationReason::Misfit
+                        } else {
+                            MigrationReason::Active
+                        },
+                    });
+                }
+            }
+        } else {
+            dec.outcome = LbOutcome::Moved;
+            sd.nr_balance_failed = 0;
+        }
+        if !active_balance || need_active_balance(env, doms, &e) {
+            // We were unbalanced, so reset the balancing interval.
+            let sd = &mut doms.cpus[this_cpu][level];
+            sd.balance_interval = sd.min_interval;
+        }
+        dec.moved = ld_moved;
+        dec.migration_type = e.migration_type;
+        dec
+    }
+
+    fn load_src_list(&mut self, env: &impl LbEnv, cpu: usize) {
+        self.list.clear();
+        for i in 0..env.nr_cfs_tasks(cpu) {
+            self.list.push_back(env.cfs_task(cpu, i));
+        }
+        self.src_list_cpu = Some(cpu);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn out_balanced(
+        &mut self,
+        doms: &mut SchedDomains,
+        p: &LbParams,
+        e: &Env,
+        this_cpu: usize,
+        level: usize,
+        has_parent: bool,
+        dec: LbDecision,
+    ) -> LbDecision {
+        // We reach balance although we may have faced some affinity constraints. Clear
+        // the imbalance flag only if other tasks got a chance to move.
+        if has_parent && e.flags & LBF_ALL_PINNED == 0 {
+            let sgc = doms.cpus[this_cpu][level + 1].groups[0].sgc;
+            doms.sgc[sgc].imbalance = false;
+        }
+        self.out_all_pinned(doms, p, e, this_cpu, level, dec)
+    }
+
+    fn out_all_pinned(
+        &mut self,
+        doms: &mut SchedDomains,
+        p: &LbParams,
+        e: &Env,
+        this_cpu: usize,
+        level: usize,
+        dec: LbDecision,
+    ) -> LbDecision {
+        doms.cpus[this_cpu][level].nr_balance_failed = 0;
+        self.out_one_pinned(doms, p, e, this_cpu, level, dec)
+    }
+
+    fn out_one_pinned(
+        &mut self,
+        doms: &mut SchedDomains,
+        _p: &LbParams,
+        e: &Env,
+        this_cpu: usize,
+        level: usize,
+        mut dec: LbDecision,
+    ) -> LbDecision {
+        dec.moved = 0;
+        dec.migration_type = e.migration_type;
+        self.moves.clear();
+        // Newidle disregards intervals and misfit needs no back-off: no interval change.
+        if e.idle == CpuIdleType::NewlyIdle || e.migration_type == MigrationType::Misfit {
+            return dec;
+        }
+        let sd = &mut doms.cpus[this_cpu][level];
+        if (e.flags & LBF_ALL_PINNED != 0 && sd.balance_interval < MAX_PINNED_INTERVAL)
+            || sd.balance_interval < sd.max_interval
+        {
+            sd.balance_interval *= 2;
+        }
+        dec
+    }
+}
+
+/// `should_we_balance(env)` (kernel/sched/fair.c, v6.11): newidle balance always runs
+/// (unless something got queued); otherwise only the first idle CPU of the local group
+/// (or the group's first CPU when none is idle) balances the domain. Without SMT every
+/// core is idle when its CPU is.
+pub(crate) fn should_we_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env) -> bool {
+    if !e.cpus.contains(e.dst_cpu) {
+        return false;
+    }
+    if e.idle == CpuIdleType::NewlyIdle {
+        let d = env.cpu(e.dst_cpu);
+        return !(d.nr_running > 0 || d.ttwu_pending);
+    }
+    let sg = &doms.cpus[e.this_cpu][e.level].groups[0];
+    for cpu in sg.balance_mask.and(&e.cpus).iter() {
+        if !env.cpu(cpu).idle {
+            continue;
+        }
+        return cpu == e.dst_cpu;
+    }
+    sg.balance_mask.first() == Some(e.dst_cpu)
+}
+
+/// `check_cpu_capacity(rq, sd)`: the CFS capacity is noticeably reduced by other classes
+/// or IRQ (`capacity_of × imbalance_pct < capacity_orig × 100`).
+pub fn check_cpu_capacity(cpu: &LbCpu, imbalance_pct: u64) -> bool {
+    cpu.cap.capacity_of * imbalance_pct < cpu.cap.capacity_orig * 100
+}
+
+/// `need_active_balance(env)` (kernel/sched/fair.c, v6.11) without asym packing:
+/// `migrate_task` after more than `cache_nice_tries + 2` failures; an idle dst pulling the
+/// single CFS task of a CPU with reduced capacity to a clearly bigger one; `migrate_misfit`.
+pub(crate) fn need_active_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env) -> bool {
+    let sd = &doms.cpus[e.this_cpu][e.level];
+    if e.migration_type == MigrationType::Task && sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+        return true;
+    }
+    let src = env.cpu(e.src_cpu);
+    if e.idle.is_idle()
+        && src.h_nr_running == 1
+        && check_cpu_capacity(&src, sd.imbalance_pct)
+        && src.cap.capacity_of * sd.imbalance_pct < env.cpu(e.dst_cpu).cap.capacity_of * 100
+    {
+        return true;
+    }
+    e.migration_type == MigrationType::Misfit
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

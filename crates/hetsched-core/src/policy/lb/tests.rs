@@ -1,0 +1,747 @@
+//! Unit tests of the load balancer. Expected values are derived by hand from the kernel
+//! formulas quoted in each test.
+
+use super::detach::{detach_tasks, shr_bound};
+use super::misfit::{
+    max_allowed_capacity, nohz_balancer_kick, overloaded_on_add_nr_running, update_misfit_status,
+    NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
+};
+use super::stats::{group_classify, SgLbStats};
+use super::*;
+use crate::policy::MigrationReason;
+use crate::sched::capacity::CpuCapacity;
+use crate::sched::topology::tests::{juno, platform};
+use crate::sched::topology::{LbVersion, SchedDomains};
+
+const NOW: u64 = 10_000_000_000;
+
+fn caps(c: u64) -> CpuCapacity {
+    CpuCapacity {
+        capacity_of: c,
+        capacity_orig: c,
+        capacity_actual: c,
+    }
+}
+
+fn idle_cpu(cap: u64, n: usize) -> LbCpu {
+    LbCpu {
+        idle: true,
+        cap: caps(cap),
+        clock_task: NOW,
+        curr_cpus_allowed: CpuSet::first_n(n),
+        ..LbCpu::default()
+    }
+}
+
+/// A busy CPU: `nr` fair tasks, each of load 1024, util saturating the capacity.
+fn busy(c: &mut LbCpu, nr: u32, util: u64) {
+    c.idle = false;
+    c.nr_running = nr;
+    c.h_nr_running = nr;
+    c.load = 1024 * u64::from(nr);
+    c.util_cfs = util;
+    c.util_cfs_boost = util;
+    c.runnable = util;
+}
+
+fn task(id: usize, h_load: u64, util: u64, running: bool, hot: bool, n: usize) -> LbTask {
+    LbTask {
+        id,
+        h_load,
+        util_est: util,
+        uclamp_min: 0,
+        uclamp_max: 1024,
+        cpus_allowed: CpuSet::first_n(n),
+        running,
+        exec_start: if hot { NOW - 100_000 } else { 0 },
+        ..LbTask::default()
+    }
+}
+
+fn sym8() -> SchedDomains {
+    SchedDomains::build(
+        &platform(&[(&[0, 1, 2, 3], 1024), (&[4, 5, 6, 7], 1024)]),
+        LbVersion::V5_10,
+        0,
+    )
+}
+
+fn params(n: usize) -> LbParams {
+    LbParams::new(LbVersion::V5_10, true, 250, n)
+}
+
+const RD: RootDomainState = RootDomainState {
+    overloaded: true,
+    overutilized: false,
+    eas: false,
+};
+
+#[test]
+fn classification() {
+    // weight 4, capacity 4096, imbalance_pct 117.
+    let g = |nr: u32, util: u64, runnable: u64| SgLbStats {
+        sum_nr_running: nr,
+        group_weight: 4,
+        group_capacity: 4096,
+        group_util: util,
+        group_runnable: runnable,
+        ..SgLbStats::default()
+    };
+    // 5 > 4 tasks and 4096*100 = 409600 < 3600*117 = 421200: overloaded.
+    assert_eq!(
+        group_classify(117, false, &g(5, 3600, 3600)),
+        GroupType::Overloaded
+    );
+    // 5 tasks but util 1000 and runnable 1000 are low: not overloaded; has capacity
+    // since 409600 > 1000*117: has_spare even with more tasks than CPUs.
+    assert_eq!(
+        group_classify(117, false, &g(5, 1000, 1000)),
+        GroupType::HasSpare
+    );
+    // 4 tasks: 409600 > 3000*117 = 351000 -> has_spare; 409600 > 3600*117 false -> fully_busy.
+    assert_eq!(
+        group_classify(117, false, &g(4, 3000, 3000)),
+        GroupType::HasSpare
+    );
+    assert_eq!(
+        group_classify(117, false, &g(4, 3600, 3000)),
+        GroupType::FullyBusy
+    );
+    // runnable pressure: 4096*117 = 479232 < 4800*100 -> no capacity.
+    assert_eq!(
+        group_classify(117, false, &g(4, 100, 4800)),
+        GroupType::FullyBusy
+    );
+    // affinity imbalance wins over misfit, overload wins over both.
+    let mut m = g(2, 500, 500);
+    m.group_misfit_task_load = 700;
+    assert_eq!(group_classify(117, false, &m), GroupType::MisfitTask);
+    assert_eq!(group_classify(117, true, &m), GroupType::Imbalanced);
+    assert_eq!(
+        group_classify(117, true, &g(5, 3600, 3600)),
+        GroupType::Overloaded
+    );
+}
+
+/// Juno: a big unpinned task runs alone on LITTLE CPU 0; big CPU 2 runs a pinned task;
+/// big CPU 1 is idle and balances PKG.
+fn juno_misfit_env(misfit_load: u64) -> LbSnapshot {
+    let mut cpus: Vec<LbCpu> = [446, 1024, 1024, 446, 446, 446]
+        .iter()
+        .map(|&c| idle_cpu(c, 6))
+        .collect();
+    busy(&mut cpus[0], 1, 446);
+    cpus[0].load = 900;
+    cpus[0].misfit_task_load = misfit_load;
+    busy(&mut cpus[2], 1, 1024);
+    let mut tasks = vec![Vec::new(); 6];
+    tasks[0].push(task(10, 900, 700, true, true, 6));
+    let mut pinned = task(11, 1024, 1024, true, true, 6);
+    pinned.cpus_allowed = CpuSet::from_cpus(&[2]);
+    tasks[2].push(pinned);
+    cpus[2].curr_cpus_allowed = pinned.cpus_allowed;
+    LbSnapshot { cpus, tasks }
+}
+
+#[test]
+fn misfit_status() {
+    let p = params(6);
+    let t = task(1, 0, 600, true, false, 6);
+    // 600*1280 = 768000 >= 446*1024 = 456704: does not fit; h_load 0 -> max(0, 1) = 1.
+    assert_eq!(
+        update_misfit_status(Some((&t, 1024)), &caps(446), true, &p),
+        Some(1)
+    );
+    let t = task(1, 800, 600, true, false, 6);
+    assert_eq!(
+        update_misfit_status(Some((&t, 1024)), &caps(446), true, &p),
+        Some(800)
+    );
+    // Already on the biggest allowed capacity, or fits (356*1280 < 456704), or idle.
+    assert_eq!(
+        update_misfit_status(Some((&t, 1024)), &caps(1024), true, &p),
+        Some(0)
+    );
+    let small = task(1, 800, 356, true, false, 6);
+    assert_eq!(
+        update_misfit_status(Some((&small, 1024)), &caps(446), true, &p),
+        Some(0)
+    );
+    assert_eq!(update_misfit_status(None, &caps(446), true, &p), Some(0));
+    // Pinned to one CPU: never misfit. Symmetric system: field untouched.
+    let mut pinned = t;
+    pinned.cpus_allowed = CpuSet::from_cpus(&[0]);
+    assert_eq!(
+        update_misfit_status(Some((&pinned, 446)), &caps(446), true, &p),
+        Some(0)
+    );
+    assert_eq!(
+        update_misfit_status(Some((&t, 1024)), &caps(446), false, &p),
+        None
+    );
+    // Pre-misfit kernel.
+    let old = LbParams::new(LbVersion::V5_10, false, 250, 6);
+    assert_eq!(
+        update_misfit_status(Some((&t, 1024)), &caps(446), true, &old),
+        Some(0)
+    );
+    // max_allowed_capacity over the affinity.
+    let orig = [446, 1024, 1024, 446, 446, 446];
+    assert_eq!(
+        max_allowed_capacity(&CpuSet::from_cpus(&[0, 3]), &orig),
+        446
+    );
+    assert_eq!(max_allowed_capacity(&CpuSet::first_n(6), &orig), 1024);
+}
+
+#[test]
+fn misfit_active_balance_to_idle_big_cpu() {
+    let mut doms = SchedDomains::build(&juno(), LbVersion::V5_10, 0);
+    let p = params(6);
+    let env = juno_misfit_env(900);
+    let mut lb = LoadBalancer::new();
+    let rd = RootDomainState::default();
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &rd,
+        &p,
+        1,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // The LITTLE group is group_misfit_task (load 900): capacity_greater(1024, 446) and the
+    // local group has spare -> busiest; calculate_imbalance: migrate_misfit, imbalance 1.
+    assert_eq!(d.migration_type, MigrationType::Misfit);
+    assert_eq!(d.imbalance, 1);
+    assert_eq!(d.busiest, Some(0));
+    // CPU 0 has a single (running) task: nothing detached, the stopper must push it.
+    assert_eq!(d.outcome, LbOutcome::Failed);
+    assert_eq!(
+        d.active,
+        Some(ActiveBalance {
+            src: 0,
+            dst: 1,
+            reason: MigrationReason::Misfit
+        })
+    );
+    // Misfit failures do not count; the interval is reset to min_interval (6 ms).
+    assert_eq!(doms.cpus[1][1].nr_balance_failed, 0);
+    assert_eq!(doms.cpus[1][1].balance_interval, 6);
+    // Root level: the misfit sets the overload flag.
+    assert_eq!(d.rd_overloaded, Some(true));
+
+    // The stopper on CPU 0 (stopper current: nr_running 2, the task now queued) pushes it.
+    let mut at_stop = env.clone();
+    at_stop.cpus[0].nr_running = 2;
+    at_stop.tasks[0][0].running = false;
+    let m = lb
+        .active_load_balance_cpu_stop(&at_stop, &mut doms, &p, 0, 1, MigrationReason::Misfit)
+        .expect("pushed");
+    assert_eq!((m.task, m.src, m.dst), (10, 0, 1));
+}
+
+#[test]
+fn no_misfit_balance_in_pre_misfit_kernel() {
+    let mut doms = SchedDomains::build(&juno(), LbVersion::V5_10, 0);
+    let p = LbParams::new(LbVersion::V5_10, false, 250, 6);
+    // update_misfit_status() yields 0 with misfit off.
+    let env = juno_misfit_env(0);
+    let mut lb = LoadBalancer::new();
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RootDomainState::default(),
+        &p,
+        1,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // Both groups have spare; no PREFER_SIBLING at PKG (asym); local idle 1 <= remote
+    // idle 3 + 1 -> balanced.
+    assert_eq!(d.outcome, LbOutcome::NoBusyGroup);
+    assert_eq!(d.active, None);
+    // Balanced periodic pass: interval doubles 6 -> 12.
+    assert_eq!(doms.cpus[1][1].balance_interval, 12);
+}
+
+#[test]
+fn migrate_util_from_overloaded_group() {
+    let mut doms = sym8();
+    let p = params(8);
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    for c in &mut cpus[1..4] {
+        busy(c, 1, 300);
+    }
+    busy(&mut cpus[4], 3, 1024);
+    for c in &mut cpus[5..8] {
+        busy(c, 1, 1024);
+    }
+    let mut tasks = vec![Vec::new(); 8];
+    tasks[4] = vec![
+        task(40, 1024, 340, false, false, 8),
+        task(41, 1024, 340, false, true, 8),
+        task(42, 1024, 340, true, true, 8),
+    ];
+    let env = LbSnapshot { cpus, tasks };
+    let mut lb = LoadBalancer::new();
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        0,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // Remote: 6 tasks on 4 CPUs, util 4096: 409600 < 4096*117 -> overloaded. Local: 3
+    // tasks -> has_spare, util 900. PKG is not LLC: migrate_util,
+    // imbalance = max(4096, 900) - 900 = 3196.
+    assert_eq!(d.migration_type, MigrationType::Util);
+    assert_eq!(d.imbalance, 3196);
+    assert_eq!(d.busiest, Some(4));
+    // Task 40 (cold, util 340 <= 3196) moves; 41 is cache hot (nr_balance_failed 0 is not
+    // > cache_nice_tries 1); 42 runs. loop_max = min(32, 3) = 3.
+    assert_eq!(d.outcome, LbOutcome::Moved);
+    let moved: Vec<(usize, usize, usize)> =
+        lb.moves().iter().map(|m| (m.task, m.src, m.dst)).collect();
+    assert_eq!(moved, [(40, 4, 0)]);
+    // Skipped tasks rotated to the head: tail-first order is now 41, 42.
+    let (cpu, order) = lb.src_cfs_order().expect("src");
+    assert_eq!(cpu, 4);
+    assert_eq!(order.collect::<Vec<_>>(), [41, 42]);
+    assert_eq!(doms.cpus[0][1].balance_interval, 8);
+    assert_eq!(d.rd_overloaded, Some(true));
+}
+
+fn spare_env(pin_x_to: Option<&[usize]>) -> LbSnapshot {
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    busy(&mut cpus[0], 2, 800);
+    busy(&mut cpus[1], 1, 400);
+    let mut tasks = vec![Vec::new(); 8];
+    let mut x = task(1, 512, 300, false, false, 8);
+    if let Some(c) = pin_x_to {
+        x.cpus_allowed = CpuSet::from_cpus(c);
+    }
+    tasks[0] = vec![x, task(2, 512, 500, true, true, 8)];
+    tasks[1] = vec![task(3, 512, 400, true, true, 8)];
+    LbSnapshot { cpus, tasks }
+}
+
+#[test]
+fn migrate_task_with_prefer_sibling_and_dst_pinned_retry() {
+    let p = params(8);
+    // Remote group 0-3: 3 tasks, has_spare; local 4-7 idle. Symmetric: PREFER_SIBLING;
+    // sibling_imbalance = 3 - 0 = 3 > 1 -> force; migrate_task, imbalance 3 >> 1 = 1.
+    // Busiest runqueue: most CFS tasks -> CPU 0.
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    let env = spare_env(None);
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        4,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::NohzIdle,
+    );
+    assert_eq!((d.migration_type, d.imbalance), (MigrationType::Task, 1));
+    assert_eq!(d.busiest, Some(0));
+    let m = lb.moves();
+    assert_eq!(m.len(), 1);
+    assert_eq!((m[0].task, m[0].src, m[0].dst), (1, 0, 4));
+    assert_eq!(m[0].reason, MigrationReason::NohzIdle);
+
+    // Task 1 only allowed on CPUs 5-6: LBF_DST_PINNED picks CPU 5 (first of the local
+    // group allowed) and the retry moves it there.
+    let mut doms = sym8();
+    let env = spare_env(Some(&[5, 6]));
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        4,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    assert_eq!(d.outcome, LbOutcome::Moved);
+    let m = lb.moves();
+    assert_eq!((m[0].task, m[0].src, m[0].dst), (1, 0, 5));
+}
+
+#[test]
+fn pinned_failures_lead_to_active_balance() {
+    let p = params(8);
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    // Task 1 pinned to CPU 0: never movable; task 2 runs. Each periodic pass fails:
+    // nr_balance_failed 1, 2, 3, 4; migrate_task needs > cache_nice_tries + 2 = 3.
+    let env = spare_env(Some(&[0]));
+    for i in 1..=4u32 {
+        let d = lb.sched_balance_rq(
+            &env,
+            &mut doms,
+            &RD,
+            &p,
+            4,
+            1,
+            CpuIdleType::Idle,
+            0,
+            MigrationReason::Periodic,
+        );
+        assert_eq!(d.outcome, LbOutcome::Failed);
+        assert_eq!(doms.cpus[4][1].nr_balance_failed, i);
+        if i < 4 {
+            assert_eq!(d.active, None, "pass {i}");
+        } else {
+            assert_eq!(
+                d.active,
+                Some(ActiveBalance {
+                    src: 0,
+                    dst: 4,
+                    reason: MigrationReason::Active
+                })
+            );
+        }
+    }
+    // Newidle failures do not count.
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        4,
+        1,
+        CpuIdleType::NewlyIdle,
+        0,
+        MigrationReason::Newidle,
+    );
+    assert_eq!(d.outcome, LbOutcome::Failed);
+    assert_eq!(doms.cpus[4][1].nr_balance_failed, 4);
+}
+
+#[test]
+fn migrate_load_between_overloaded_groups() {
+    let p = params(8);
+    let mut doms = sym8();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    busy(&mut cpus[0], 3, 1024);
+    for c in &mut cpus[1..4] {
+        busy(c, 2, 1024);
+    }
+    busy(&mut cpus[4], 2, 1024);
+    for c in &mut cpus[5..8] {
+        busy(c, 1, 1024);
+    }
+    let mut tasks = vec![Vec::new(); 8];
+    tasks[0] = vec![
+        task(1, 1024, 340, false, false, 8),
+        task(2, 1024, 340, false, false, 8),
+        task(3, 1024, 340, true, true, 8),
+    ];
+    let env = LbSnapshot { cpus, tasks };
+    let mut lb = LoadBalancer::new();
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        4,
+        1,
+        CpuIdleType::NotIdle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // local avg = 5120*1024/4096 = 1280, busiest avg = 9216*1024/4096 = 2304,
+    // domain avg = 14336*1024/8192 = 1792; 100*2304 > 117*1280.
+    // imbalance = min(512*4096, 512*4096) / 1024 = 2048; busiest rq: max load/capacity = CPU 0.
+    assert_eq!((d.migration_type, d.imbalance), (MigrationType::Load, 2048));
+    assert_eq!(d.busiest, Some(0));
+    // 1024 <= 2048 -> move (imbalance 1024), 1024 <= 1024 -> move (imbalance 0), stop.
+    let ids: Vec<usize> = lb.moves().iter().map(|m| m.task).collect();
+    assert_eq!(ids, [1, 2]);
+}
+
+#[test]
+fn should_we_balance_and_intervals() {
+    let p = params(8);
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    let env = spare_env(None);
+    // CPU 5 is idle but CPU 4 is the first idle CPU of the local group.
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        5,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    assert_eq!(d.outcome, LbOutcome::NotBalancer);
+    assert!(!d.continue_balancing);
+    // Balanced pass doubles 8 -> 16, then stays at max_interval 16.
+    assert_eq!(doms.cpus[5][1].balance_interval, 16);
+    lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        5,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    assert_eq!(doms.cpus[5][1].balance_interval, 16);
+
+    // get_sd_balance_interval, HZ 250, 8 CPUs: max = 250*8/10 = 200 jiffies.
+    // v5.10 busy: 8 ms * 16 = 128 ms = 32 jiffies, minus 1 = 31. Idle: 8 ms = 2 jiffies.
+    assert_eq!(get_sd_balance_interval(8, 16, true, &p), 31);
+    assert_eq!(get_sd_balance_interval(8, 16, false, &p), 2);
+    // v5.9 busy: 8 ms * 32 = 256 ms = 64 jiffies, no adjustment.
+    let old = LbParams::new(LbVersion::V5_9, true, 250, 8);
+    assert_eq!(get_sd_balance_interval(8, 32, true, &old), 64);
+    // HZ 1000, 2 CPUs: 16 ms * 32 = 512 jiffies, clamped to max = 1000*2/10 = 200.
+    let fast = LbParams::new(LbVersion::V5_9, true, 1000, 2);
+    assert_eq!(get_sd_balance_interval(16, 32, true, &fast), 200);
+}
+
+fn detach_env(level_failed: u32, version: LbVersion) -> (SchedDomains, LbParams, Env) {
+    let mut doms = sym8();
+    doms.cpus[4][1].nr_balance_failed = level_failed;
+    let p = LbParams::new(version, true, 250, 8);
+    let e = Env {
+        this_cpu: 4,
+        level: 1,
+        src_cpu: 0,
+        dst_cpu: 4,
+        dst_grpmask: CpuSet::from_cpus(&[4, 5, 6, 7]),
+        new_dst_cpu: 4,
+        idle: CpuIdleType::NotIdle,
+        imbalance: 2048,
+        cpus: CpuSet::first_n(8),
+        flags: LBF_ALL_PINNED,
+        loop_: 0,
+        loop_break: SCHED_NR_MIGRATE_BREAK,
+        loop_max: 32,
+        migration_type: MigrationType::Load,
+    };
+    (doms, p, e)
+}
+
+fn run_detach(
+    lb: &mut LoadBalancer,
+    tasks: Vec<LbTask>,
+    failed: u32,
+    version: LbVersion,
+    tweak: impl FnOnce(&mut Env),
+) -> (Vec<usize>, Env) {
+    let (doms, p, mut e) = detach_env(failed, version);
+    tweak(&mut e);
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let n = tasks.len() as u32;
+    busy(&mut cpus[0], n, 1024);
+    let env = LbSnapshot {
+        cpus,
+        tasks: vec![tasks],
+    };
+    lb.list.clear();
+    lb.moves.clear();
+    for i in 0..env.nr_cfs_tasks(0) {
+        lb.list.push_back(env.cfs_task(0, i));
+    }
+    let mut nr = n;
+    detach_tasks(
+        lb,
+        &env,
+        &doms,
+        &p,
+        &mut e,
+        &mut nr,
+        MigrationReason::Periodic,
+    );
+    (lb.moves().iter().map(|m| m.task).collect(), e)
+}
+
+#[test]
+fn detach_v5_9_vs_v5_10_load_test() {
+    let mut lb = LoadBalancer::new();
+    let big = || {
+        vec![
+            task(1, 3000, 900, false, false, 8),
+            task(2, 100, 50, true, false, 8),
+        ]
+    };
+    // v5.9: 3000/2 = 1500 <= 2048 -> detached.
+    let (m, e) = run_detach(&mut lb, big(), 0, LbVersion::V5_9, |_| {});
+    assert_eq!(m, [1]);
+    assert_eq!(e.imbalance, 2048 - 3000);
+    // v5.10, no failure: 3000 >> 0 = 3000 > 2048 -> skipped.
+    let (m, _) = run_detach(&mut lb, big(), 0, LbVersion::V5_10, |_| {});
+    assert!(m.is_empty());
+    // v5.10 after one failure: 3000 >> 1 = 1500 <= 2048 -> detached.
+    let (m, _) = run_detach(&mut lb, big(), 1, LbVersion::V5_10, |_| {});
+    assert_eq!(m, [1]);
+    assert_eq!(shr_bound(3000, 100), 0);
+}
+
+#[test]
+fn detach_respects_affinity_hotness_and_loop_max() {
+    let mut lb = LoadBalancer::new();
+    // Affinity: task 1 allowed only on CPU 2 (not in the local group): SOME_PINNED, no
+    // alternative dst; task 2 is allowed -> ALL_PINNED cleared; task 3 running.
+    let mut t1 = task(1, 100, 50, false, false, 8);
+    t1.cpus_allowed = CpuSet::from_cpus(&[2]);
+    let tasks = vec![
+        t1,
+        task(2, 100, 50, false, true, 8),
+        task(3, 100, 50, true, false, 8),
+    ];
+    let (m, e) = run_detach(&mut lb, tasks.clone(), 0, LbVersion::V5_10, |_| {});
+    // Task 2 is hot and nr_balance_failed 0 <= cache_nice_tries 1: nothing moves.
+    assert!(m.is_empty());
+    assert_ne!(e.flags & LBF_SOME_PINNED, 0);
+    assert_eq!(e.flags & (LBF_DST_PINNED | LBF_ALL_PINNED), 0);
+    // After 2 failures (> cache_nice_tries) the hot task goes.
+    let (m, _) = run_detach(&mut lb, tasks, 2, LbVersion::V5_10, |_| {});
+    assert_eq!(m, [2]);
+    // loop_max: 40 cold tasks, migrate_task with imbalance 100: exactly 32 examined and
+    // detached (loop 33 > loop_max 32 stops before LBF_NEED_BREAK).
+    let many: Vec<LbTask> = (0..40).map(|i| task(i, 10, 5, false, false, 8)).collect();
+    let (m, e) = run_detach(&mut lb, many, 0, LbVersion::V5_10, |e| {
+        e.migration_type = MigrationType::Task;
+        e.imbalance = 100;
+        e.loop_max = 32;
+    });
+    assert_eq!(m.len(), 32);
+    assert_eq!(e.imbalance, 68);
+    assert_eq!(e.flags & LBF_NEED_BREAK, 0);
+    // An idle dst never takes the last task: with 2 tasks, one can go.
+    let two = vec![
+        task(1, 10, 5, false, false, 8),
+        task(2, 10, 5, false, false, 8),
+    ];
+    let (m, _) = run_detach(&mut lb, two, 0, LbVersion::V5_10, |e| {
+        e.migration_type = MigrationType::Task;
+        e.imbalance = 5;
+        e.idle = CpuIdleType::Idle;
+    });
+    assert_eq!(m, [1]);
+}
+
+#[test]
+fn misfit_detach_takes_only_non_fitting_tasks() {
+    let mut lb = LoadBalancer::new();
+    // On a 1024 CPU: util 900 does not fit (900*1280 = 1152000 >= 1048576), 500 fits.
+    let tasks = vec![
+        task(1, 100, 500, false, false, 8),
+        task(2, 100, 900, false, false, 8),
+    ];
+    let (m, e) = run_detach(&mut lb, tasks, 0, LbVersion::V5_10, |e| {
+        e.migration_type = MigrationType::Misfit;
+        e.imbalance = 1;
+    });
+    assert_eq!(m, [2]);
+    assert_eq!(e.imbalance, 0);
+}
+
+#[test]
+fn nohz_kick_decisions() {
+    let base = NohzKickInput {
+        nr_running: 1,
+        h_nr_running: 1,
+        cap: caps(446),
+        base_imbalance_pct: Some(117),
+        has_asym_cpucapacity: true,
+        misfit_task_load: 900,
+        llc_nr_busy: Some(1),
+        ..NohzKickInput::default()
+    };
+    let kick = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+    assert_eq!(nohz_balancer_kick(&base, true), kick);
+    // Pre-misfit kernel: the asym block is absent; one busy CPU in the LLC: no kick.
+    assert_eq!(nohz_balancer_kick(&base, false), 0);
+    // No misfit: an asym CPU never reaches the LLC test.
+    let calm = NohzKickInput {
+        misfit_task_load: 0,
+        llc_nr_busy: Some(3),
+        ..base
+    };
+    assert_eq!(nohz_balancer_kick(&calm, true), 0);
+    assert_eq!(nohz_balancer_kick(&calm, false), kick);
+    // Two tasks always kick; reduced capacity (300*117 < 446*100) kicks.
+    assert_eq!(
+        nohz_balancer_kick(
+            &NohzKickInput {
+                nr_running: 2,
+                ..calm
+            },
+            true
+        ),
+        kick
+    );
+    let mut reduced = calm;
+    reduced.cap.capacity_of = 300;
+    assert_eq!(nohz_balancer_kick(&reduced, true), kick);
+    // Not due / nobody idle.
+    assert_eq!(
+        nohz_balancer_kick(
+            &NohzKickInput {
+                before_next_balance: true,
+                ..base
+            },
+            true
+        ),
+        0
+    );
+    assert_eq!(
+        nohz_balancer_kick(
+            &NohzKickInput {
+                no_idle_cpus: true,
+                ..base
+            },
+            true
+        ),
+        0
+    );
+    assert!(overloaded_on_add_nr_running(1, 2));
+    assert!(!overloaded_on_add_nr_running(2, 3));
+}
+
+#[test]
+fn newidle_gating() {
+    let p = params(8);
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    let env = spare_env(None);
+    // Root domain not overloaded: no balance at all.
+    let not_over = RootDomainState {
+        overloaded: false,
+        ..RD
+    };
+    let o = lb.sched_balance_newidle(&env, &mut doms, &not_over, &p, 4, 1_000_000, 0, 0);
+    assert_eq!((o.domains_tried, o.pulled), (0, 0));
+    // Overloaded: MC (4-7) has nothing to pull, PKG pulls task 1 (stop after it).
+    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 1_000_000, 50_000, 0);
+    assert_eq!((o.domains_tried, o.pulled), (2, 1));
+    assert_eq!(lb.moves()[0].reason, MigrationReason::Newidle);
+    assert_eq!(doms.cpus[4][0].max_newidle_lb_cost, 50_000);
+    // avg_idle below the base domain's cost: skipped.
+    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 40_000, 50_000, 0);
+    assert_eq!(o.domains_tried, 0);
+}
