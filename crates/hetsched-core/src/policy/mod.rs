@@ -2,7 +2,6 @@
 //! the engine applies and traces them. Built-in policies are enum variants (no dynamic
 //! dispatch on hot paths).
 
-pub mod balance;
 pub mod lb;
 pub mod placement;
 

@@ -10,6 +10,7 @@
 //! (PELT, util_est update) → `pick_next_task_fair()` (newidle balance when empty) →
 //! `sched_switch`.
 
+mod balance;
 pub mod program;
 pub mod sync;
 
@@ -18,11 +19,11 @@ use crate::metrics::{CpuMetrics, MetricsSink, TaskMetrics};
 use crate::options::{MarkerChoice, Options, OptionsError, Settings};
 use crate::pelt::{self, CfsRqState, SeState, UtilEstVersion, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::platform::Platform;
-use crate::policy::{balance, placement, CpuView, Migration, MigrationReason, SchedView};
+use crate::policy::{placement, CpuView, Migration, MigrationReason, SchedView};
 use crate::sched::fair::{CfsRq, FairVariant, SchedEntity};
 use crate::sched::rt::{self as rtq, DlEntity, DlRq, RtRq};
 use crate::sched::{CpuSet, LoadWeight};
-use crate::time::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, Workload};
 use program::{Op, Pc, Step, TimerState};
@@ -225,6 +226,12 @@ struct Rq {
     need_resched: bool,
     /// Start of the deadline task's unaccounted run (`dl_se` exec start).
     seg_start_dl: Nanos,
+    /// `rq->avg_idle` and `rq->idle_stamp` (newidle balance gating).
+    avg_idle: u64,
+    idle_stamp: Nanos,
+    /// The previous task was moved away by a stopper; the next `__schedule()` switches
+    /// from it without putting it back.
+    prev_moved: bool,
 }
 
 /// Where a timer event's state lives.
@@ -304,7 +311,6 @@ struct Sim<'w> {
     alive: usize,
     nr_idle: usize,
     nr_overloaded: usize,
-    nohz_next_balance: Nanos,
     /// Affinity each phase applies: its `cpus`, else the task's, else all CPUs.
     phase_affinity: Vec<Vec<CpuSet>>,
     /// CPUs whose tick is armed. Ticks fire on a global grid (`sched_skew_tick=0`), so
@@ -322,6 +328,21 @@ struct Sim<'w> {
     /// Threads blocked on a resource (not in a timed sleep): a deadlock when it equals
     /// the number alive.
     nr_res_blocked: usize,
+    /// Scheduling domains (`build_sched_domains()`), with the balancer's per-domain state.
+    doms: crate::sched::topology::SchedDomains,
+    lb: crate::policy::lb::LoadBalancer,
+    lbp: crate::policy::lb::LbParams,
+    /// `rq->misfit_task_load` per CPU.
+    misfit: Vec<u64>,
+    /// `rq->active_balance` per CPU.
+    active_balance: Vec<bool>,
+    /// Position of each task in its rq's `cfs_tasks` list (larger = nearer the head).
+    cfs_stamp: Vec<u64>,
+    stamp_ctr: u64,
+    /// `rd->overloaded`.
+    rd_overload: bool,
+    /// `nohz.next_balance` in jiffies.
+    nohz_next_balance_j: u64,
     /// A run-time error that ends the run (deadlock, livelock).
     fatal: Option<String>,
     /// Run-time diagnostics that do not stop a run with a duration.
@@ -568,6 +589,9 @@ impl<'w> Sim<'w> {
                     next_balance: 0,
                     need_resched: false,
                     seg_start_dl: 0,
+                    avg_idle: 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST,
+                    idle_stamp: 0,
+                    prev_moved: false,
                 }
             })
             .collect();
@@ -658,6 +682,12 @@ impl<'w> Sim<'w> {
                 capacity: p.cpus[c].capacity,
             })
             .collect();
+        let (s_version, s_misfit, s_hz, s_tick) = (
+            s.options.balance.version,
+            s.options.balance.misfit,
+            s.options.sched.hz,
+            s.tick_ns,
+        );
         let mut sim = Sim {
             p,
             w,
@@ -673,6 +703,15 @@ impl<'w> Sim<'w> {
             unique_counts,
             fork_counts: BTreeMap::new(),
             nr_res_blocked: 0,
+            doms: crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick),
+            lb: crate::policy::lb::LoadBalancer::new(),
+            lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
+            misfit: vec![0; n],
+            active_balance: vec![false; n],
+            cfs_stamp: Vec::new(),
+            stamp_ctr: 0,
+            rd_overload: false,
+            nohz_next_balance_j: 0,
             fatal: None,
             warnings: Vec::new(),
             has_duration: false,
@@ -692,7 +731,6 @@ impl<'w> Sim<'w> {
             alive: 0,
             nr_idle: n,
             nr_overloaded: 0,
-            nohz_next_balance: 0,
             phase_affinity: w
                 .tasks
                 .iter()
@@ -798,6 +836,7 @@ impl<'w> Sim<'w> {
             .filter(|_| policy.is_fair())
             .map(|us| (us * 1000).clamp(100_000, 100_000_000))
             .unwrap_or(s.fair.base_slice);
+        self.cfs_stamp.push(0);
         self.ents.push(SchedEntity::new(
             LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
             slice,
@@ -1149,8 +1188,9 @@ impl<'w> Sim<'w> {
 
     /// `rd->overloaded`: some rq has more than one runnable task
     /// (`sched_update_overloaded` / `add_nr_running`, kernel/sched/sched.h).
+    #[allow(dead_code)]
     fn rd_overloaded(&self) -> bool {
-        self.nr_overloaded > 0
+        self.rd_overload
     }
 
     // ----------------------------------------------------------------- main loop
@@ -1235,8 +1275,9 @@ impl<'w> Sim<'w> {
                 }
                 Ev::NohzKick => {
                     self.nohz_kick_pending = false;
-                    self.nohz_next_balance = now + self.p.nr_cpus() as u64 * NSEC_PER_MSEC;
-                    self.nohz_idle_balance(out, now);
+                    if self.s.options.balance.enabled {
+                        self.nohz_idle_balance(out, now);
+                    }
                 }
                 Ev::DlReplenish { tid, gen } => {
                     if self.threads[tid as usize].dl_gen == gen {
@@ -1554,7 +1595,15 @@ impl<'w> Sim<'w> {
         rq.cfs.enqueue_entity(ents, tid);
         self.threads[tid].state = TState::Runnable;
         self.threads[tid].cpu = cpu;
+        // account_entity_enqueue(): at the head of cfs_tasks
+        self.stamp_ctr += 1;
+        self.cfs_stamp[tid] = self.stamp_ctr;
         self.refresh_view(cpu);
+        // add_nr_running(): a second runnable task overloads the root domain
+        let rq = &self.rqs[cpu];
+        if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() >= 2 {
+            self.rd_overload = true;
+        }
     }
 
     /// `dequeue_task_fair()`. `sleep` is DEQUEUE_SLEEP; otherwise a migration (DO_DETACH).
@@ -1752,72 +1801,17 @@ impl<'w> Sim<'w> {
                 }
             }
         }
-        // sched_balance_trigger()
+        // task_tick_fair(): update_misfit_status(curr, rq)
+        if class == Class::Fair {
+            self.update_misfit(cpu, Some(curr), now);
+        }
+        // sched_balance_trigger() and nohz_balancer_kick()
         if self.s.options.balance.enabled {
-            if now >= self.rqs[cpu].next_balance {
-                let busy_factor = 16;
-                let interval = self.p.nr_cpus() as u64 * NSEC_PER_MSEC * busy_factor;
-                self.rqs[cpu].next_balance = now + interval;
-                self.try_pull(out, cpu, now, MigrationReason::Periodic);
-            }
-            // nohz_balancer_kick(): an overloaded queue while some CPU sleeps tickless.
-            // Rate-limited like nohz.next_balance: idle CPUs balance at most once per
-            // idle balance interval (the domain weight in ms).
-            if self.rqs[cpu].cfs.nr_running >= 2
-                && !self.nohz_kick_pending
-                && self.nr_idle > 0
-                && now >= self.nohz_next_balance
-            {
-                self.nohz_kick_pending = true;
-                self.q.push(now, Ev::NohzKick);
-            }
+            self.balance_tick(out, cpu, now);
         }
     }
 
     // ----------------------------------------------------------------- balancing
-
-    fn movable_from(&self, src: usize, dst: usize) -> Option<usize> {
-        // detach_tasks() walks the tail of cfs_tasks (least recently run first); here the
-        // queued (not running) task that ran least recently and may run on dst.
-        self.rqs[src]
-            .cfs
-            .queue
-            .iter()
-            .copied()
-            .filter(|&t| self.threads[t].affinity.contains(dst))
-            .min_by_key(|&t| (self.ents[t].exec_start, t))
-    }
-
-    fn try_pull(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        now: Nanos,
-        reason: MigrationReason,
-    ) -> bool {
-        let view = SchedView { cpus: &self.view };
-        let m = balance::find_pull(&view, cpu, reason, |src| self.movable_from(src, cpu));
-        match m {
-            Some(m) => {
-                self.move_queued(out, m, now);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Idle balance run for every tickless idle CPU.
-    fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
-        for cpu in 0..self.p.nr_cpus() {
-            if self.view[cpu].idle {
-                self.update_rq_clock(cpu, now);
-                self.update_blocked_averages(out, cpu, now);
-                if self.try_pull(out, cpu, now, MigrationReason::NohzIdle) {
-                    self.set_resched(cpu);
-                }
-            }
-        }
-    }
 
     /// `detach_task()` + `attach_task()`: moves a queued task.
     fn move_queued(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
@@ -1831,11 +1825,37 @@ impl<'w> Sim<'w> {
     }
 
     /// `set_cpus_allowed_ptr()` → `migration_cpu_stop()`: the running task left its
-    /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose.
+    /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose. Called
+    /// from `__schedule()`, which then switches away from it.
     fn move_off_disallowed(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
         let aff = self.threads[tid].affinity;
         let view = SchedView { cpus: &self.view };
         let dst = placement::select_task_rq_baseline(&view, &aff, cpu).cpu;
+        let m = Migration {
+            task: tid,
+            src: cpu,
+            dst,
+            reason: MigrationReason::Affinity,
+        };
+        self.detach_running(out, m, now);
+    }
+
+    /// A stopper moves `cpu`'s running task (`migration_cpu_stop()` /
+    /// `active_load_balance_cpu_stop()`); the CPU reschedules from it.
+    fn move_running(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
+        self.update_rq_clock(m.src, now);
+        if self.threads[m.task].class == Class::Fair {
+            let fair = self.s.fair;
+            let (rq, ents) = (&mut self.rqs[m.src], &mut self.ents);
+            rq.cfs.update_curr(ents, now, &fair);
+        }
+        self.detach_running(out, m, now);
+        self.rqs[m.src].prev_moved = true;
+        self.set_resched(m.src);
+    }
+
+    fn detach_running(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
+        let (cpu, tid) = (m.src, m.task);
         self.account_op(cpu, now);
         if self.threads[tid].class == Class::Fair {
             self.update_load_avg(out, cpu, tid, 0, now);
@@ -1843,16 +1863,7 @@ impl<'w> Sim<'w> {
             rq.cfs.put_prev_entity(ents, tid);
         }
         self.rqs[cpu].curr = None;
-        self.move_queued(
-            out,
-            Migration {
-                task: tid,
-                src: cpu,
-                dst,
-                reason: MigrationReason::Affinity,
-            },
-            now,
-        );
+        self.move_queued(out, m, now);
         // the CPU switches away from the moved task
         self.rqs[cpu].curr = Some(tid);
     }
@@ -1918,8 +1929,8 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.account_op(cpu, now);
         let prev = self.rqs[cpu].curr;
-        let mut prev_moved = false;
-        if let Some(p) = prev {
+        let mut prev_moved = std::mem::take(&mut self.rqs[cpu].prev_moved);
+        if let Some(p) = prev.filter(|_| !prev_moved) {
             match self.threads[p].class {
                 Class::Fair if self.ents[p].on_rq => {
                     let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
@@ -1973,22 +1984,41 @@ impl<'w> Sim<'w> {
                 }
             }
         }
-        if next.is_none() && self.s.options.balance.enabled && self.rd_overloaded() {
-            // sched_balance_newidle(): skipped unless the root domain is overloaded
+        if next.is_none() && self.s.options.balance.enabled {
+            // pick_next_task_fair() found nothing: update_misfit_status(NULL), then
+            // sched_balance_newidle() (gated by rd->overloaded and avg_idle inside)
             self.update_blocked_averages(out, cpu, now);
-            if self.try_pull(out, cpu, now, MigrationReason::Newidle) {
+            if self.newidle_balance(out, cpu, now) {
                 next = self.pick_next(cpu);
             }
+        }
+        if next.is_none() {
+            self.rqs[cpu].idle_stamp = now;
+        } else if self.rqs[cpu].idle_stamp != 0 && prev.is_none() {
+            // ttwu_do_activate()'s avg_idle update when leaving idle
+            let rq = &mut self.rqs[cpu];
+            let delta = now - rq.idle_stamp;
+            let max = 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST;
+            if rq.avg_idle > max {
+                rq.avg_idle = max;
+            } else {
+                let diff = delta as i64 - rq.avg_idle as i64;
+                rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
+            }
+            rq.idle_stamp = 0;
         }
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         if let Some(n) = next {
             let pnow = self.rqs[cpu].clock.now();
             match self.threads[n].class {
                 Class::Fair => {
-                    // set_next_entity()
+                    // set_next_entity(); the task moves to the head of cfs_tasks
                     self.update_load_avg(out, cpu, n, UPDATE_TG, now);
                     let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
                     rq.cfs.set_next_entity(ents, n, now);
+                    self.stamp_ctr += 1;
+                    self.cfs_stamp[n] = self.stamp_ctr;
+                    self.update_misfit(cpu, Some(n), now);
                 }
                 // set_next_task_rt(): rq->curr was not RT until now
                 Class::Rt => {

@@ -1,0 +1,454 @@
+//! The kernel's load balancer ([`crate::policy::lb`]) wired to the engine: the view it
+//! reads ([`Env`], an [`LbEnv`] over the runqueues), and the places the kernel runs it
+//! (kernel/sched/fair.c, v6.11):
+//!
+//! - `sched_balance_trigger()` from the tick → `sched_balance_domains()` for the busy CPU,
+//!   each domain when `jiffies ≥ last_balance + get_sd_balance_interval()`;
+//! - `nohz_balancer_kick()` from a busy CPU's tick → `_nohz_idle_balance()`: every tickless
+//!   idle CPU whose `next_balance` is due balances its domains as `CPU_IDLE`;
+//! - `sched_balance_newidle()` when a CPU runs out of fair work;
+//! - active balance: the busiest CPU's stopper (`active_load_balance_cpu_stop()`) pushes its
+//!   running task, for a misfit task or after repeated failures;
+//! - `update_misfit_status()` at the tick and at pick.
+//!
+//! Simplifications: the stopper runs at once (no `migration/N` thread in the trace); the
+//! cost of a newidle pass is a constant ([`NEWIDLE_COST_NS`] per domain) rather than
+//! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
+
+use super::{Class, Out, Rq, Sim, Thread};
+use crate::pelt;
+use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK};
+use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
+use crate::policy::{Migration, MigrationReason};
+use crate::sched::capacity::{scale_rt_capacity, CpuCapacity};
+use crate::sched::fair::SchedEntity;
+use crate::sched::CpuSet;
+use crate::time::Nanos;
+use std::cell::RefCell;
+
+/// Modelled cost of one newidle balance pass over one domain (the kernel measures it with
+/// `sched_clock_cpu()`; a few µs on the boards of the seeds).
+pub(super) const NEWIDLE_COST_NS: u64 = 5_000;
+
+/// The balancer's view of the engine.
+pub(super) struct Env<'a> {
+    pub rqs: &'a [Rq],
+    pub threads: &'a [Thread],
+    pub ents: &'a [SchedEntity],
+    pub misfit: &'a [u64],
+    pub active: &'a [bool],
+    pub stamp: &'a [u64],
+    pub now: Nanos,
+    pub util_est: bool,
+    pub ue_ver: pelt::UtilEstVersion,
+    /// The CPU whose stopper is running (it counts in `nr_running`, its task is queued).
+    pub stopper: Option<usize>,
+    pub order: RefCell<Vec<Option<Vec<usize>>>>,
+}
+
+impl Env<'_> {
+    fn capacity(&self, cpu: usize) -> CpuCapacity {
+        let rq = &self.rqs[cpu];
+        CpuCapacity {
+            capacity_of: scale_rt_capacity(rq.cap, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
+            capacity_orig: rq.cap,
+            capacity_actual: rq.cap,
+        }
+    }
+
+    /// `cpu_util_cfs()`: max(util_avg, util_est) capped at the CPU's capacity.
+    pub(super) fn cpu_util_cfs(&self, cpu: usize) -> u64 {
+        let a = &self.rqs[cpu].cfs.avg;
+        let mut u = a.util_avg;
+        if self.util_est {
+            u = u.max(pelt::cfs_rq_util_est(a));
+        }
+        u.min(self.rqs[cpu].cap)
+    }
+
+    fn tasks_of(&self, cpu: usize) -> Vec<usize> {
+        let rq = &self.rqs[cpu];
+        let mut v: Vec<usize> = rq.cfs.queue.clone();
+        if let Some(c) = rq.cfs.curr {
+            if self.ents[c].on_rq && !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        // cfs_tasks from the tail: the least recently enqueued or picked first
+        v.sort_by_key(|&t| (self.stamp[t], t));
+        v
+    }
+}
+
+impl LbEnv for Env<'_> {
+    fn cpu(&self, cpu: usize) -> LbCpu {
+        let rq = &self.rqs[cpu];
+        let stop = self.stopper == Some(cpu);
+        let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
+        let cap = self.capacity(cpu);
+        let a = &rq.cfs.avg;
+        LbCpu {
+            idle: !stop && rq.curr.is_none() && nr == 0,
+            nr_running: (nr + usize::from(stop)) as u32,
+            h_nr_running: rq.cfs.nr_running,
+            load: a.load_avg,
+            util_cfs: self.cpu_util_cfs(cpu),
+            util_cfs_boost: self.cpu_util_cfs(cpu).max(a.runnable_avg).min(rq.cap),
+            runnable: a.runnable_avg,
+            cap,
+            misfit_task_load: self.misfit[cpu],
+            overutilized: false,
+            ttwu_pending: false,
+            clock_task: self.now,
+            curr_cpus_allowed: rq.curr.map_or(CpuSet::first_n(self.rqs.len()), |c| {
+                self.threads[c].affinity
+            }),
+            active_balance: self.active[cpu],
+        }
+    }
+
+    fn nr_cfs_tasks(&self, cpu: usize) -> usize {
+        let mut o = self.order.borrow_mut();
+        if o[cpu].is_none() {
+            o[cpu] = Some(self.tasks_of(cpu));
+        }
+        o[cpu].as_ref().map_or(0, Vec::len)
+    }
+
+    fn cfs_task(&self, cpu: usize, i: usize) -> LbTask {
+        self.nr_cfs_tasks(cpu);
+        let o = self.order.borrow();
+        let Some(&t) = o[cpu].as_ref().and_then(|v| v.get(i)) else {
+            return LbTask::default();
+        };
+        let e = &self.ents[t];
+        let running = self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && e.on_rq;
+        LbTask {
+            id: t,
+            h_load: e.avg.load_avg,
+            util_est: if self.util_est {
+                pelt::task_util_est(&e.avg, self.ue_ver)
+            } else {
+                e.avg.util_avg
+            },
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            cpus_allowed: self.threads[t].affinity,
+            running,
+            exec_start: e.exec_start,
+            next_buddy: false,
+            idle_policy: self.threads[t].policy == crate::workload::SchedPolicy::Idle,
+            sched_delayed: false,
+        }
+    }
+}
+
+/// Builds an [`Env`] from the engine's fields (field by field, so that the balancer's own
+/// state can be borrowed mutably beside it).
+macro_rules! lb_env {
+    ($s:expr, $now:expr, $stopper:expr) => {
+        Env {
+            rqs: &$s.rqs,
+            threads: &$s.threads,
+            ents: &$s.ents,
+            misfit: &$s.misfit,
+            active: &$s.active_balance,
+            stamp: &$s.cfs_stamp,
+            now: $now,
+            util_est: $s.s.options.pelt.util_est,
+            ue_ver: $s.ue_ver,
+            stopper: $stopper,
+            order: RefCell::new(vec![None; $s.rqs.len()]),
+        }
+    };
+}
+
+impl Sim<'_> {
+    pub(super) fn jiffies(&self, now: Nanos) -> u64 {
+        now / self.s.tick_ns
+    }
+
+    /// Applies the moves a balance pass decided, and its active-balance request.
+    fn apply_lb(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        moves: &[Migration],
+        active: Option<crate::policy::lb::ActiveBalance>,
+        rd_overloaded: Option<bool>,
+        now: Nanos,
+    ) {
+        for &m in moves {
+            self.move_queued(out, m, now);
+        }
+        if let Some(v) = rd_overloaded {
+            self.rd_overload = v;
+        }
+        if let Some(a) = active {
+            self.active_balance_stop(out, a.src, a.dst, a.reason, now);
+        }
+    }
+
+    /// `active_load_balance_cpu_stop()` on `src`: its stopper preempts the running task
+    /// and pushes a task to `dst`.
+    fn active_balance_stop(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        src: usize,
+        dst: usize,
+        reason: MigrationReason,
+        now: Nanos,
+    ) {
+        self.active_balance[src] = true;
+        let m = {
+            let env = lb_env!(self, now, Some(src));
+            self.lb
+                .active_load_balance_cpu_stop(&env, &mut self.doms, &self.lbp, src, dst, reason)
+        };
+        self.active_balance[src] = false;
+        if let Some(m) = m {
+            if self.rqs[m.src].curr == Some(m.task) {
+                self.move_running(out, m, now);
+            } else {
+                self.move_queued(out, m, now);
+            }
+        }
+    }
+
+    /// `sched_balance_domains(rq, idle)`: each domain of `cpu` that is due, bottom-up.
+    pub(super) fn sched_balance_domains(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        mut idle: CpuIdleType,
+        reason: MigrationReason,
+        now: Nanos,
+    ) {
+        let jiffies = self.jiffies(now);
+        let mut busy = idle == CpuIdleType::NotIdle;
+        let mut next_balance = jiffies + 60 * self.lbp.hz;
+        for level in 0..self.doms.domains(cpu).len() {
+            let sd = &self.doms.domains(cpu)[level];
+            let mut interval = crate::policy::lb::get_sd_balance_interval(
+                sd.balance_interval,
+                sd.busy_factor,
+                busy,
+                &self.lbp,
+            );
+            let mut cont = true;
+            if jiffies >= sd.last_balance + interval {
+                let dec = {
+                    let env = lb_env!(self, now, None);
+                    let rd = RootDomainState {
+                        overloaded: self.rd_overload,
+                        overutilized: false,
+                        eas: false,
+                    };
+                    self.lb.sched_balance_rq(
+                        &env,
+                        &mut self.doms,
+                        &rd,
+                        &self.lbp,
+                        cpu,
+                        level,
+                        idle,
+                        jiffies,
+                        reason,
+                    )
+                };
+                let moves = self.lb.moves().to_vec();
+                self.restamp_src();
+                cont = dec.continue_balancing;
+                self.apply_lb(out, &moves, dec.active, dec.rd_overloaded, now);
+                if !moves.is_empty() {
+                    // the CPU may no longer be idle
+                    idle = if self.view[cpu].idle {
+                        CpuIdleType::Idle
+                    } else {
+                        CpuIdleType::NotIdle
+                    };
+                    busy = idle == CpuIdleType::NotIdle;
+                }
+                let sd = &mut self.doms.cpus[cpu][level];
+                sd.last_balance = jiffies;
+                interval = crate::policy::lb::get_sd_balance_interval(
+                    sd.balance_interval,
+                    sd.busy_factor,
+                    busy,
+                    &self.lbp,
+                );
+            }
+            let sd = &self.doms.domains(cpu)[level];
+            next_balance = next_balance.min(sd.last_balance + interval);
+            if !cont {
+                break;
+            }
+        }
+        self.rqs[cpu].next_balance = next_balance;
+    }
+
+    /// Mirrors the list order `detach_tasks()` left on the busiest CPU.
+    fn restamp_src(&mut self) {
+        if let Some((_, order)) = self.lb.src_cfs_order() {
+            let order: Vec<usize> = order.collect();
+            for t in order {
+                self.stamp_ctr += 1;
+                self.cfs_stamp[t] = self.stamp_ctr;
+            }
+        }
+    }
+
+    /// `sched_balance_newidle()`: `cpu` has no fair task left. Returns whether it pulled.
+    pub(super) fn newidle_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) -> bool {
+        self.misfit[cpu] = 0;
+        let jiffies = self.jiffies(now);
+        let res = {
+            let env = lb_env!(self, now, None);
+            let rd = RootDomainState {
+                overloaded: self.rd_overload,
+                overutilized: false,
+                eas: false,
+            };
+            let avg_idle = self.rqs[cpu].avg_idle;
+            self.lb.sched_balance_newidle(
+                &env,
+                &mut self.doms,
+                &rd,
+                &self.lbp,
+                cpu,
+                avg_idle,
+                NEWIDLE_COST_NS,
+                jiffies,
+            )
+        };
+        let moves = self.lb.moves().to_vec();
+        self.restamp_src();
+        let (active, rdo) = res
+            .last
+            .map_or((None, None), |d| (d.active, d.rd_overloaded));
+        self.apply_lb(out, &moves, active, rdo, now);
+        if res.next_balance > 0 {
+            self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
+        }
+        !moves.is_empty()
+    }
+
+    /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none).
+    pub(super) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, now: Nanos) {
+        let env = lb_env!(self, now, None);
+        let cap = env.capacity(cpu);
+        let task = tid
+            .filter(|&t| self.threads[t].class == Class::Fair)
+            .map(|t| {
+                let e = &self.ents[t];
+                LbTask {
+                    id: t,
+                    h_load: e.avg.load_avg,
+                    util_est: if env.util_est {
+                        pelt::task_util_est(&e.avg, env.ue_ver)
+                    } else {
+                        e.avg.util_avg
+                    },
+                    uclamp_min: 0,
+                    uclamp_max: 1024,
+                    cpus_allowed: self.threads[t].affinity,
+                    ..LbTask::default()
+                }
+            });
+        let max_cap = task.map_or(0, |t| {
+            t.cpus_allowed
+                .iter()
+                .filter(|&c| c < self.rqs.len())
+                .map(|c| self.rqs[c].cap)
+                .max()
+                .unwrap_or(0)
+        });
+        let asym = self.doms.sched_asym_cpucap_active;
+        if let Some(v) =
+            misfit::update_misfit_status(task.as_ref().map(|t| (t, max_cap)), &cap, asym, &self.lbp)
+        {
+            drop(env);
+            self.misfit[cpu] = v;
+        }
+    }
+
+    /// `sched_balance_trigger()` + `nohz_balancer_kick()` from `cpu`'s tick.
+    pub(super) fn balance_tick(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let jiffies = self.jiffies(now);
+        if jiffies >= self.rqs[cpu].next_balance {
+            self.sched_balance_domains(
+                out,
+                cpu,
+                CpuIdleType::NotIdle,
+                MigrationReason::Periodic,
+                now,
+            );
+        }
+        if self.nohz_kick_pending {
+            return;
+        }
+        let rq = &self.rqs[cpu];
+        let env = lb_env!(self, now, None);
+        let cap = env.capacity(cpu);
+        drop(env);
+        let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
+            self.doms.domains(cpu)[lvl]
+                .span
+                .iter()
+                .filter(|&c| !self.view[c].idle)
+                .count() as u32
+        });
+        let input = NohzKickInput {
+            idle_balance: false,
+            blocked_load_due: false,
+            before_next_balance: jiffies < self.nohz_next_balance_j,
+            no_idle_cpus: self.nr_idle == 0,
+            needs_update: false,
+            nr_running: rq.cfs.nr_running + (rq.rt.nr_running() + rq.dl.nr_running()) as u32,
+            h_nr_running: rq.cfs.nr_running,
+            cap,
+            base_imbalance_pct: self.doms.domains(cpu).first().map(|d| d.imbalance_pct),
+            has_asym_cpucapacity: self.doms.sd_asym_cpucapacity[cpu].is_some(),
+            misfit_task_load: self.misfit[cpu],
+            llc_nr_busy,
+        };
+        let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
+        if flags & NOHZ_BALANCE_KICK != 0 {
+            self.nohz_kick_pending = true;
+            self.q.push(now, super::Ev::NohzKick);
+        }
+    }
+
+    /// `_nohz_idle_balance()`: every tickless idle CPU whose balance is due.
+    pub(super) fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        let jiffies = self.jiffies(now);
+        let mut next = jiffies + 60 * self.lbp.hz;
+        for cpu in 0..self.rqs.len() {
+            if !self.view[cpu].idle {
+                continue;
+            }
+            self.update_rq_clock(cpu, now);
+            self.update_blocked_averages(out, cpu, now);
+            if jiffies >= self.rqs[cpu].next_balance {
+                self.sched_balance_domains(
+                    out,
+                    cpu,
+                    CpuIdleType::Idle,
+                    MigrationReason::NohzIdle,
+                    now,
+                );
+                if !self.view[cpu].idle
+                    || self.rqs[cpu].curr.is_none() && self.rqs[cpu].cfs.nr_running > 0
+                {
+                    self.set_resched(cpu);
+                }
+            }
+            next = next.min(self.rqs[cpu].next_balance);
+        }
+        self.nohz_next_balance_j = next;
+    }
+}
