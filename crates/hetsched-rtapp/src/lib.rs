@@ -10,6 +10,7 @@
 //!   `src/rt-app_parse_config.c`; see [`event_prefix`] for event-key matching.
 //! * [`parse_str`] / [`read_file`]: the entry points; [`describe`] for
 //!   `hetsched validate`; [`to_rtapp_json`] to write a workload as strict rt-app JSON.
+//! * [`gen`]: built-in workload generators (`gen:sysbench-cpu:threads=4,…`).
 //!
 //! # Mapping decisions
 //!
@@ -48,6 +49,7 @@
 //!   `log_size`, `gnuplot`, `io_device`, `mem_buffer_size` (type-checked as rt-app does).
 
 pub mod error;
+pub mod gen;
 mod grammar;
 pub mod json;
 mod write;
