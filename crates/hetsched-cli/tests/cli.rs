@@ -271,7 +271,10 @@ fn gen_writes_rtapp_json_that_validate_reads_back() {
     let s = String::from_utf8_lossy(&o.stdout);
     // 2 groups × 40 tasks; each receiver reads 20 senders × 10 loops = 200 messages.
     assert!(s.contains("tasks: 80 (80 threads at start)"), "{s}");
-    assert!(s.contains("phase recv: loop 200, 2 events (run 1, sem_wait 1)"), "{s}");
+    assert!(
+        s.contains("phase recv: loop 200, 2 events (run 1, sem_wait 1)"),
+        "{s}"
+    );
     assert!(s.contains("warnings: 0"), "{s}");
 }
 
@@ -319,14 +322,16 @@ fn bad_generator_parameters_are_one_line_errors() {
         "{l}"
     );
     let l = err_line(&hetsched(&["gen", "nosuch"]));
-    assert!(l.contains("unknown generator") && l.contains("hackbench"), "{l}");
+    assert!(
+        l.contains("unknown generator") && l.contains("hackbench"),
+        "{l}"
+    );
     // The platform check points at the `cpus=` parameter: column 21 of the spec.
-    let l = err_line(&hetsched(&[
-        "run",
-        "rk3399",
-        "gen:periodic:duty=5,cpus=9",
-    ]));
-    assert!(l.contains("gen:periodic:duty=5,cpus=9:1:21: cpus names CPU 9"), "{l}");
+    let l = err_line(&hetsched(&["run", "rk3399", "gen:periodic:duty=5,cpus=9"]));
+    assert!(
+        l.contains("gen:periodic:duty=5,cpus=9:1:21: cpus names CPU 9"),
+        "{l}"
+    );
 }
 
 #[test]

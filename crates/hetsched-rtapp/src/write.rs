@@ -6,8 +6,7 @@ use std::fmt::Write as _;
 
 use hetsched_core::workload::{
     Calibration, Event, FtraceCategories, MemrunType, Phase, SchedAttrs, SchedPolicy, TaskSpec,
-    TimerMode,
-    Workload,
+    TimerMode, Workload,
 };
 
 use crate::grammar::{event_prefix, EVENT_PREFIXES, PHASE_LOOP_FOREVER};
@@ -191,6 +190,17 @@ impl Totals {
     }
 }
 
+/// A task's totals per task loop, per thread (× task loops) and for all its threads.
+fn task_totals(t: &TaskSpec) -> (Totals, Totals, Totals) {
+    let per_loop = t.phases.iter().fold(Totals::zero(), |acc, p| {
+        let n = (p.loop_count != PHASE_LOOP_FOREVER).then_some(p.loop_count);
+        acc.plus(Totals::of_phase(p).times(n))
+    });
+    let per_thread = per_loop.times(u64::try_from(t.loop_count).ok());
+    let all = per_thread.times(Some(u64::from(t.instances)));
+    (per_loop, per_thread, all)
+}
+
 /// `run 2, sem_post 1` — events per kind, in rt-app's key order.
 fn kinds_str<'a>(events: impl Iterator<Item = &'a Event>) -> String {
     let mut counts: Vec<(&'static str, u64)> = Vec::new();
@@ -284,6 +294,11 @@ pub fn describe(w: &Workload) -> String {
                 .flat_map(|p| p.events.iter().map(|e| &e.event))
         )
     );
+    let total = w
+        .tasks
+        .iter()
+        .fold(Totals::zero(), |acc, t| acc.plus(task_totals(t).2));
+    let _ = writeln!(s, "  all threads together: {}", total.show());
     for t in &w.tasks {
         let _ = writeln!(
             s,
@@ -300,11 +315,7 @@ pub fn describe(w: &Workload) -> String {
         );
         let _ = writeln!(s, "    starts as: {}", effective_str(w, t));
         let _ = writeln!(s, "    attrs: {}", attrs_str(&t.attrs));
-        let mut per_loop = Totals::zero();
         for p in &t.phases {
-            let it = Totals::of_phase(p);
-            let n = (p.loop_count != PHASE_LOOP_FOREVER).then_some(p.loop_count);
-            per_loop = per_loop.plus(it.times(n));
             let _ = writeln!(
                 s,
                 "    phase {}: loop {}, {} events ({}), attrs: {}",
@@ -316,19 +327,13 @@ pub fn describe(w: &Workload) -> String {
             );
             let evs: Vec<String> = p.events.iter().map(|e| event_str(&e.event)).collect();
             let _ = writeln!(s, "      {}", evs.join(", "));
-            let _ = writeln!(s, "      per iteration: {}", it.show());
+            let _ = writeln!(s, "      per iteration: {}", Totals::of_phase(p).show());
         }
+        let (per_loop, per_thread, all) = task_totals(t);
         let _ = writeln!(s, "    per task loop: {}", per_loop.show());
-        let thread_loops = u64::try_from(t.loop_count).ok();
-        let per_thread = per_loop.times(thread_loops);
         let _ = writeln!(s, "    per thread: {}", per_thread.show());
         if t.instances > 1 {
-            let _ = writeln!(
-                s,
-                "    all {} threads: {}",
-                t.instances,
-                per_thread.times(Some(u64::from(t.instances))).show()
-            );
+            let _ = writeln!(s, "    all {} threads: {}", t.instances, all.show());
         }
     }
     let _ = writeln!(s, "  warnings: {}", w.warnings.len());
@@ -531,18 +536,39 @@ mod tests {
     fn describe_gives_totals_policy_affinity_and_kinds() {
         let d = describe(&from_spec("gen:sysbench-cpu:threads=2,requests=1000,cpus=1-2").unwrap());
         // 1000 requests × 1200 µs per thread; two threads.
-        assert!(d.contains("    per thread: run 1200000 µs, runtime 0 µs, sleep 0 µs, timer waits 0"), "{d}");
+        assert!(
+            d.contains("    per thread: run 1200000 µs, runtime 0 µs, sleep 0 µs, timer waits 0"),
+            "{d}"
+        );
         assert!(d.contains("    all 2 threads: run 2400000 µs"), "{d}");
-        assert!(d.contains("starts as: SCHED_OTHER (global default), nice 0 (default), affinity cpus [1, 2]"), "{d}");
-        assert!(d.contains("phase requests: loop 1000, 1 events (run 1)"), "{d}");
-        assert!(d.contains("calibration: pLoad 100 ns/loop (run µs are work on the biggest CPU"), "{d}");
+        assert!(
+            d.contains("  all threads together: run 2400000 µs, runtime 0 µs"),
+            "{d}"
+        );
+        assert!(
+            d.contains(
+                "starts as: SCHED_OTHER (global default), nice 0 (default), affinity cpus [1, 2]"
+            ),
+            "{d}"
+        );
+        assert!(
+            d.contains("phase requests: loop 1000, 1 events (run 1)"),
+            "{d}"
+        );
+        assert!(
+            d.contains("calibration: pLoad 100 ns/loop (run µs are work on the biggest CPU"),
+            "{d}"
+        );
 
         // hackbench: receivers wait then read; senders alternate run and sem_post.
         let d = describe(&from_spec("gen:hackbench:groups=1,loops=10,fds=2").unwrap());
         // 2 receivers × (sem_wait, run) + 2 senders × 2 × (run, sem_post).
         assert!(d.contains("  events: run 6, sem_post 4, sem_wait 2"), "{d}");
         // A receiver: 2 senders × 10 loops = 20 reads of 5 µs.
-        assert!(d.contains("phase recv: loop 20, 2 events (run 1, sem_wait 1)"), "{d}");
+        assert!(
+            d.contains("phase recv: loop 20, 2 events (run 1, sem_wait 1)"),
+            "{d}"
+        );
         assert!(d.contains("per thread: run 100 µs"), "{d}");
 
         // Periodic with a forever task loop: per-iteration totals, unbounded overall.
@@ -553,9 +579,23 @@ mod tests {
         )
         .unwrap();
         let d = describe(&w);
-        assert!(d.contains("per iteration: run 100 µs, runtime 0 µs, sleep 5 µs, timer waits 1"), "{d}");
-        assert!(d.contains("per task loop: run 300 µs, runtime 0 µs, sleep 15 µs, timer waits 3"), "{d}");
-        assert!(d.contains("per thread: run unbounded, runtime 0 µs, sleep unbounded, timer waits unbounded"), "{d}");
-        assert!(d.contains("starts as: SCHED_FIFO, priority 10 (rt-app default), affinity all CPUs"), "{d}");
+        assert!(
+            d.contains("per iteration: run 100 µs, runtime 0 µs, sleep 5 µs, timer waits 1"),
+            "{d}"
+        );
+        assert!(
+            d.contains("per task loop: run 300 µs, runtime 0 µs, sleep 15 µs, timer waits 3"),
+            "{d}"
+        );
+        assert!(
+            d.contains(
+                "per thread: run unbounded, runtime 0 µs, sleep unbounded, timer waits unbounded"
+            ),
+            "{d}"
+        );
+        assert!(
+            d.contains("starts as: SCHED_FIFO, priority 10 (rt-app default), affinity all CPUs"),
+            "{d}"
+        );
     }
 }

@@ -196,7 +196,9 @@ impl Hackbench {
 pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
     let d = Hackbench::default();
     let h = Hackbench {
-        groups: p.u64_in("groups", 1, 100_000)?.map_or(d.groups, |v| v as u32),
+        groups: p
+            .u64_in("groups", 1, 100_000)?
+            .map_or(d.groups, |v| v as u32),
         loops: p.u64_in("loops", 1, u64::MAX / 2)?.unwrap_or(d.loops),
         fds: p.u64_in("fds", 1, 100_000)?.map_or(d.fds, |v| v as u32),
         write_us: p.u64_in("write_us", 1, u64::MAX / 2)?.unwrap_or(d.write_us),
@@ -299,7 +301,10 @@ mod tests {
         let e = from_spec("gen:hackbench:groups=16,name=hackbench")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("thread name `hackbench-0-r0-0` has 16 characters"), "{e}");
+        assert!(
+            e.contains("thread name `hackbench-0-r0-0` has 16 characters"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -328,7 +333,10 @@ mod tests {
     #[test]
     fn bad_parameters_are_one_line_errors() {
         for (spec, want) in [
-            ("gen:hackbench:groups=0", "groups=0: expected an integer from 1 to 100000"),
+            (
+                "gen:hackbench:groups=0",
+                "groups=0: expected an integer from 1 to 100000",
+            ),
             ("gen:hackbench:loops=-1", "loops=-1: expected an integer"),
             ("gen:hackbench:fds=x", "fds=x: expected an integer"),
             ("gen:hackbench:name=a.b", "name=a.b: expected a name"),

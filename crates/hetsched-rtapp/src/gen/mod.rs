@@ -294,7 +294,12 @@ pub fn list() -> String {
 }
 
 /// A phase of events (keys as rt-app's canonical names; spans set by [`from_spec`]).
-pub(crate) fn phase(name: &str, loop_count: u64, cpus: Option<Vec<usize>>, events: Vec<Event>) -> Phase {
+pub(crate) fn phase(
+    name: &str,
+    loop_count: u64,
+    cpus: Option<Vec<usize>>,
+    events: Vec<Event>,
+) -> Phase {
     Phase {
         name: name.to_string(),
         loop_count,
@@ -315,7 +320,12 @@ pub(crate) fn phase(name: &str, loop_count: u64, cpus: Option<Vec<usize>>, event
 
 /// A task whose phases run once (`loop: 1`). As the reader does, each phase's `cpus`
 /// is a copy of the task's unless the phase sets its own.
-pub(crate) fn task(name: String, instances: u32, attrs: SchedAttrs, phases: Vec<Phase>) -> TaskSpec {
+pub(crate) fn task(
+    name: String,
+    instances: u32,
+    attrs: SchedAttrs,
+    phases: Vec<Phase>,
+) -> TaskSpec {
     let phases = phases
         .into_iter()
         .map(|mut p| {
@@ -390,7 +400,10 @@ mod tests {
     #[test]
     fn unknown_and_repeated_parameters_are_named() {
         let e = from_spec("gen:hackbench:grups=2").unwrap_err().to_string();
-        assert!(e.contains("unknown parameter `grups`") && e.contains("groups"), "{e}");
+        assert!(
+            e.contains("unknown parameter `grups`") && e.contains("groups"),
+            "{e}"
+        );
         let e = from_spec("gen:hackbench:groups=2,groups=3")
             .unwrap_err()
             .to_string();
@@ -412,12 +425,14 @@ mod tests {
         // The pinned tasks' cpus span points at `pin=`: "gen:" (4) + "sysbench-cpu:" (13)
         // + "name=big," (9) + "threads=2," (10) + "requests=250," (13) = 49 characters
         // before it, so column 50.
-        assert_eq!(
-            w.tasks[0].attrs.cpus_span,
-            Some(Span { line: 1, col: 50 })
+        assert_eq!(w.tasks[0].attrs.cpus_span, Some(Span { line: 1, col: 50 }));
+        let e = from_spec("gen:sysbench-cpu+sysbench-cpu")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("task name `sysbench` is used by two generators"),
+            "{e}"
         );
-        let e = from_spec("gen:sysbench-cpu+sysbench-cpu").unwrap_err().to_string();
-        assert!(e.contains("task name `sysbench` is used by two generators"), "{e}");
     }
 
     /// Tasks with positions and written keys cleared: what must survive a round trip.

@@ -329,7 +329,11 @@ fn parse_fixed3(s: &str) -> Option<u64> {
         return None;
     }
     let i: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let mut f: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
+    let mut f: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
     for _ in frac.len()..3 {
         f *= 10;
     }

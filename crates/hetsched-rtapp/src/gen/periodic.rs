@@ -301,9 +301,7 @@ pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
     }
     let work = match p.duration_us("run")? {
         Some(r) => Work::RunUs(r),
-        None => p
-            .percent_milli("duty")?
-            .map_or(d.work, Work::DutyMilliPct),
+        None => p.percent_milli("duty")?.map_or(d.work, Work::DutyMilliPct),
     };
     let length = match p.u64_in("loops", 1, u64::MAX / 2)? {
         Some(n) => Length::Loops(n),
@@ -359,7 +357,10 @@ mod tests {
     fn events(spec: &str) -> (u64, Vec<Event>) {
         let w = from_spec(spec).unwrap();
         let p = &w.tasks[0].phases[0];
-        (p.loop_count, p.events.iter().map(|e| e.event.clone()).collect())
+        (
+            p.loop_count,
+            p.events.iter().map(|e| e.event.clone()).collect(),
+        )
     }
 
     fn timer(period_us: u64) -> Event {
@@ -379,8 +380,14 @@ mod tests {
             (625, vec![Event::Run { us: 800 }, timer(16_000)])
         );
         // 12.5 % of 1 ms = 125 µs; 33.333 % of 10 ms = 3333.3 → 3334 µs (rounded up).
-        assert_eq!(events("gen:periodic:duty=12.5,period=1ms,duration=1s").1[0], Event::Run { us: 125 });
-        assert_eq!(events("gen:periodic:duty=33.333,period=10ms,duration=1s").1[0], Event::Run { us: 3334 });
+        assert_eq!(
+            events("gen:periodic:duty=12.5,period=1ms,duration=1s").1[0],
+            Event::Run { us: 125 }
+        );
+        assert_eq!(
+            events("gen:periodic:duty=33.333,period=10ms,duration=1s").1[0],
+            Event::Run { us: 3334 }
+        );
     }
 
     #[test]
@@ -399,8 +406,7 @@ mod tests {
     #[test]
     fn run_and_loops_give_the_schedfreq_rows() {
         // Row 6/33/300: 6 ms of work each 33 ms period, 300 times, SCHED_FIFO on CPU 0.
-        let w = from_spec("gen:periodic:run=6ms,period=33ms,loops=300,policy=fifo,cpus=0")
-            .unwrap();
+        let w = from_spec("gen:periodic:run=6ms,period=33ms,loops=300,policy=fifo,cpus=0").unwrap();
         let t = &w.tasks[0];
         assert_eq!(t.attrs.policy, Some(SchedPolicy::Fifo));
         assert_eq!(t.attrs.cpus, Some(vec![0]));
@@ -428,16 +434,43 @@ mod tests {
     #[test]
     fn bad_parameters_are_one_line_errors() {
         for (spec, want) in [
-            ("gen:periodic:duty=101", "duty=101: expected a percentage from 0 to 100"),
-            ("gen:periodic:period=2s,duration=1s", "period=2000000us is longer than duration=1000000us"),
-            ("gen:periodic:run=20ms,period=10ms", "run=20000us is longer than period=10000us"),
+            (
+                "gen:periodic:duty=101",
+                "duty=101: expected a percentage from 0 to 100",
+            ),
+            (
+                "gen:periodic:period=2s,duration=1s",
+                "period=2000000us is longer than duration=1000000us",
+            ),
+            (
+                "gen:periodic:run=20ms,period=10ms",
+                "run=20000us is longer than period=10000us",
+            ),
             ("gen:periodic:duty=5,run=1ms", "duty and run are both given"),
-            ("gen:periodic:loops=3,duration=1s", "duration and loops are both given"),
-            ("gen:periodic:policy=fifo,priority=0", "priority=0: expected an RT priority from 1 to 99 for SCHED_FIFO"),
-            ("gen:periodic:policy=fifo,nice=1", "nice: expected a fair policy"),
-            ("gen:periodic:policy=rt", "policy=rt: expected one of SCHED_OTHER"),
-            ("gen:periodic:guaranteed=maybe", "guaranteed=maybe: expected one of period, sleep"),
-            ("gen:periodic:period=16", "period=16000000us is longer than duration=1000000us"),
+            (
+                "gen:periodic:loops=3,duration=1s",
+                "duration and loops are both given",
+            ),
+            (
+                "gen:periodic:policy=fifo,priority=0",
+                "priority=0: expected an RT priority from 1 to 99 for SCHED_FIFO",
+            ),
+            (
+                "gen:periodic:policy=fifo,nice=1",
+                "nice: expected a fair policy",
+            ),
+            (
+                "gen:periodic:policy=rt",
+                "policy=rt: expected one of SCHED_OTHER",
+            ),
+            (
+                "gen:periodic:guaranteed=maybe",
+                "guaranteed=maybe: expected one of period, sleep",
+            ),
+            (
+                "gen:periodic:period=16",
+                "period=16000000us is longer than duration=1000000us",
+            ),
         ] {
             let e = from_spec(spec).unwrap_err().to_string();
             assert!(e.starts_with("gen:periodic: "), "{e}");

@@ -87,7 +87,10 @@ impl StressNgCpu {
             ));
         }
         if self.timeout_us == 0 {
-            return Err(GenError::new(NAME, "timeout=0: expected a positive duration"));
+            return Err(GenError::new(
+                NAME,
+                "timeout=0: expected a positive duration",
+            ));
         }
         if let Some(n) = self.nice {
             if !(-20..=19).contains(&n) {
@@ -147,7 +150,10 @@ mod tests {
         let w = from_spec("gen:stress-ng-cpu:workers=3,timeout=60").unwrap();
         assert_eq!(w.tasks.len(), 1);
         let t = &w.tasks[0];
-        assert_eq!((t.name.as_str(), t.instances, t.loop_count), ("stress-ng", 3, 1));
+        assert_eq!(
+            (t.name.as_str(), t.instances, t.loop_count),
+            ("stress-ng", 3, 1)
+        );
         assert_eq!(t.phases[0].loop_count, 1);
         // 60 s of wall time = 60 000 000 µs of `runtime`, unpinned.
         assert_eq!(
@@ -156,18 +162,33 @@ mod tests {
         );
         assert_eq!(t.attrs.cpus, None);
         let w = from_spec("gen:stress-ng-cpu:timeout=1.5s,cpus=4-5").unwrap();
-        assert_eq!(w.tasks[0].phases[0].events[0].event, Event::Runtime { us: 1_500_000 });
+        assert_eq!(
+            w.tasks[0].phases[0].events[0].event,
+            Event::Runtime { us: 1_500_000 }
+        );
         assert_eq!(w.tasks[0].attrs.cpus, Some(vec![4, 5]));
     }
 
     #[test]
     fn bad_parameters_are_one_line_errors() {
         for (spec, want) in [
-            ("gen:stress-ng-cpu:workers=0", "workers=0: expected at least 1"),
-            ("gen:stress-ng-cpu:timeout=soon", "timeout=soon: expected a positive duration"),
-            ("gen:stress-ng-cpu:timeout=0s", "timeout=0s: expected a positive duration"),
+            (
+                "gen:stress-ng-cpu:workers=0",
+                "workers=0: expected at least 1",
+            ),
+            (
+                "gen:stress-ng-cpu:timeout=soon",
+                "timeout=soon: expected a positive duration",
+            ),
+            (
+                "gen:stress-ng-cpu:timeout=0s",
+                "timeout=0s: expected a positive duration",
+            ),
             // The last thread is "stress-ng-x-65535": 11 + 1 + 5 characters.
-            ("gen:stress-ng-cpu:workers=65536,name=stress-ng-x", "thread name `stress-ng-x-65535` has 17 characters"),
+            (
+                "gen:stress-ng-cpu:workers=65536,name=stress-ng-x",
+                "thread name `stress-ng-x-65535` has 17 characters",
+            ),
         ] {
             let e = from_spec(spec).unwrap_err().to_string();
             assert!(e.contains(want), "{spec}: {e}");

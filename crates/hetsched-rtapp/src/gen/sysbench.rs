@@ -186,8 +186,8 @@ impl SysbenchCpu {
                 }],
             )
         };
-        let uniform = counts.iter().all(|&c| c == counts[0])
-            && affinity.iter().all(|a| *a == affinity[0]);
+        let uniform =
+            counts.iter().all(|&c| c == counts[0]) && affinity.iter().all(|a| *a == affinity[0]);
         let tasks = if uniform {
             vec![task(
                 self.name.clone(),
@@ -212,7 +212,9 @@ impl SysbenchCpu {
 /// Reads the parameters and builds the workload.
 pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
     let d = SysbenchCpu::default();
-    let threads = p.u64_in("threads", 1, 4096)?.map_or(d.threads, |v| v as u32);
+    let threads = p
+        .u64_in("threads", 1, 4096)?
+        .map_or(d.threads, |v| v as u32);
     let requests = match (p.has("events"), p.has("requests")) {
         (true, true) => {
             return Err(GenError::new(
@@ -229,7 +231,9 @@ pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
         name: p.name("name")?.unwrap_or(d.name),
         threads,
         requests,
-        request_us: p.u64_in("request_us", 1, u64::MAX / 2)?.unwrap_or(d.request_us),
+        request_us: p
+            .u64_in("request_us", 1, u64::MAX / 2)?
+            .unwrap_or(d.request_us),
         cpus: p.cpus("cpus")?,
         pin: p.pin_list("pin")?,
         nice: p.i64_in("nice", -20, 19)?.map(|n| n as i32),
@@ -272,7 +276,10 @@ mod tests {
         let w = from_spec("gen:sysbench-cpu:requests=1000").unwrap();
         assert_eq!(w.tasks.len(), 1);
         let t = &w.tasks[0];
-        assert_eq!((t.name.as_str(), t.instances, t.loop_count), ("sysbench", 1, 1));
+        assert_eq!(
+            (t.name.as_str(), t.instances, t.loop_count),
+            ("sysbench", 1, 1)
+        );
         assert_eq!(t.phases.len(), 1);
         assert_eq!(t.phases[0].loop_count, 1000);
         assert_eq!(t.phases[0].events.len(), 1);
@@ -304,23 +311,43 @@ mod tests {
     #[test]
     fn pin_and_cpus_set_affinity_per_thread() {
         let w = from_spec("gen:sysbench-cpu:threads=3,requests=5,cpus=[0-3],pin=[1,-,2]").unwrap();
-        let aff: Vec<Option<Vec<usize>>> =
-            w.tasks.iter().map(|t| t.attrs.cpus.clone()).collect();
+        let aff: Vec<Option<Vec<usize>>> = w.tasks.iter().map(|t| t.attrs.cpus.clone()).collect();
         assert_eq!(aff, [Some(vec![1]), Some(vec![0, 1, 2, 3]), Some(vec![2])]);
         // Each phase carries its task's affinity, as the reader resolves it.
-        assert!(w.tasks.iter().all(|t| t.phases[0].attrs.cpus == t.attrs.cpus));
+        assert!(w
+            .tasks
+            .iter()
+            .all(|t| t.phases[0].attrs.cpus == t.attrs.cpus));
     }
 
     #[test]
     fn bad_parameters_are_one_line_errors() {
         for (spec, want) in [
-            ("gen:sysbench-cpu:threads=0", "threads=0: expected an integer from 1 to 4096"),
-            ("gen:sysbench-cpu:events=2,threads=3", "events=2: expected at least one per thread (3)"),
-            ("gen:sysbench-cpu:events=2,requests=3", "events and requests are both given"),
-            ("gen:sysbench-cpu:threads=2,pin=[1]", "pin: 1 entries for threads=2"),
+            (
+                "gen:sysbench-cpu:threads=0",
+                "threads=0: expected an integer from 1 to 4096",
+            ),
+            (
+                "gen:sysbench-cpu:events=2,threads=3",
+                "events=2: expected at least one per thread (3)",
+            ),
+            (
+                "gen:sysbench-cpu:events=2,requests=3",
+                "events and requests are both given",
+            ),
+            (
+                "gen:sysbench-cpu:threads=2,pin=[1]",
+                "pin: 1 entries for threads=2",
+            ),
             ("gen:sysbench-cpu:cpus=x", "cpus=x: expected a CPU list"),
-            ("gen:sysbench-cpu:nice=20", "nice=20: expected an integer from -20 to 19"),
-            ("gen:sysbench-cpu:name=averyveryverylongname", "name: thread name `averyveryverylongname-0` has 23 characters"),
+            (
+                "gen:sysbench-cpu:nice=20",
+                "nice=20: expected an integer from -20 to 19",
+            ),
+            (
+                "gen:sysbench-cpu:name=averyveryverylongname",
+                "name: thread name `averyveryverylongname-0` has 23 characters",
+            ),
         ] {
             let e = from_spec(spec).unwrap_err().to_string();
             assert!(e.starts_with("gen:sysbench-cpu: "), "{e}");
