@@ -9,6 +9,10 @@ A thin, typed layer over the native module ``hetsched._core``::
     r.cpus       # one row per CPU
     r.to_json()  # the bytes ``hetsched run --json`` prints
 
+    w = hs.generate("sysbench-cpu", threads=4, requests=1000)
+    hs.run("hikey960", w)   # or hs.run("hikey960", "gen:sysbench-cpu:threads=4,requests=1000")
+    w.json                  # the rt-app JSON
+
 Errors are :class:`HetschedError` subclasses (also :class:`ValueError`) whose message
 names the file, line and column of bad input.
 """
@@ -29,6 +33,7 @@ from ._core import HetschedError, OptionsError, PlatformError, RunError, Workloa
 __version__: str = _core.version()
 
 __all__ = [
+    "Generated",
     "HetschedError",
     "OptionsError",
     "PlatformError",
@@ -37,6 +42,8 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "describe_platform",
+    "generate",
+    "generators",
     "platforms",
     "run",
     "validate",
@@ -48,6 +55,34 @@ StrPath = Union[str, "os.PathLike[str]"]
 
 Sets = Union[Mapping[str, Any], Sequence[str], None]
 """Option assignments: ``{"fair.variant": "cfs"}`` or ``["fair.variant=cfs"]``."""
+
+
+class Generated:
+    """A workload made by a built-in generator (see :func:`generate`).
+
+    ``spec`` is the ``gen:NAME:k=v,...`` string that :func:`run` and :func:`validate`
+    accept (a ``Generated`` can be passed to them directly); ``json`` is the workload as
+    rt-app JSON, byte for byte what ``hetsched gen`` writes.
+    """
+
+    def __init__(self, spec: str, json_text: str) -> None:
+        self.spec = spec
+        self.json = json_text
+
+    def write(self, path: StrPath) -> None:
+        """Writes the rt-app JSON to ``path``."""
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(self.json)
+
+    def __str__(self) -> str:
+        return self.spec
+
+    def __repr__(self) -> str:
+        return f"<hetsched.Generated {self.spec!r}>"
+
+
+Workload = Union[StrPath, Generated]
+"""An rt-app JSON file, a shipped workload name, a ``gen:`` spec, or a :class:`Generated`."""
 
 
 class Result:
@@ -110,7 +145,7 @@ class Result:
 
 def run(
     platform: StrPath,
-    workload: StrPath,
+    workload: Workload,
     *,
     set: Sets = None,
     seed: int = 0,
@@ -121,7 +156,8 @@ def run(
 
     Args:
         platform: a preset name (see :func:`platforms`) or a platform YAML file.
-        workload: an rt-app JSON file, or a shipped workload name (see :func:`workloads`).
+        workload: an rt-app JSON file, a shipped workload name (see :func:`workloads`), a
+            generator spec ``"gen:NAME:k=v,..."`` or a :class:`Generated`.
         set: options, as ``{"fair.variant": "cfs"}`` (non-string values are JSON-encoded)
             or as ``["fair.variant=cfs"]``. Keys: ``hetsched schema options``.
         seed: seed of the run's random number generator.
@@ -135,7 +171,7 @@ def run(
     """
     text = _core.run(
         os.fspath(platform),
-        os.fspath(workload),
+        _workload_arg(workload),
         _set_args(set),
         seed,
         duration,
@@ -159,13 +195,53 @@ def describe_platform(name: StrPath) -> str:
     return _core.platform_describe(os.fspath(name))
 
 
-def validate(path: StrPath) -> str:
-    """Reads an rt-app workload and returns what was understood, as text.
+def validate(path: Workload) -> str:
+    """Reads an rt-app workload (or a generator spec) and returns what was understood,
+    as text: tasks, phases, events per kind, work and time totals, policy, affinity and
+    the reader's warnings.
 
     Raises:
-        WorkloadError: the file cannot be read; the message names the file, line and column.
+        WorkloadError: the file cannot be read (the message names the file, line and
+            column), or a generator's parameters are not valid.
     """
-    return _core.validate(os.fspath(path))
+    return _core.validate(_workload_arg(path))
+
+
+def generate(name: str, **params: Any) -> Generated:
+    """Runs built-in generator ``name`` (see :func:`generators`) with parameters.
+
+    Values may be strings (``period="16ms"``), numbers, booleans, or lists for CPU lists
+    and per-thread pins (``pin=[1, 2, None]``, ``None`` = not pinned)::
+
+        hs.generate("hackbench", groups=4, loops=100)
+        hs.generate("periodic", duty=5, period="16ms", duration="10s", cpus=[0, 1])
+
+    Raises:
+        WorkloadError: unknown generator or parameter, or a value out of range; the
+            message names the parameter and what was expected.
+    """
+    spec, text = _core.generate(name, [f"{k}={_param_value(v)}" for k, v in params.items()])
+    return Generated(spec, text)
+
+
+def generators() -> str:
+    """The built-in generators and their parameters, with defaults (``hetsched gen --list``)."""
+    return _core.generator_list()
+
+
+def _param_value(v: Any) -> str:
+    """A generator parameter as the ``k=v`` syntax writes it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join("-" if x is None else str(x) for x in v) + "]"
+    return str(v)
+
+
+def _workload_arg(workload: Workload) -> str:
+    if isinstance(workload, Generated):
+        return workload.spec
+    return os.fspath(workload)
 
 
 def _set_args(sets: Sets) -> list[str] | None:

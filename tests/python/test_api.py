@@ -155,3 +155,30 @@ def test_exception_hierarchy() -> None:
         assert issubclass(cls, ValueError)
         assert cls.__module__ == "hetsched"
     assert not issubclass(hs.HetschedError, ValueError)
+
+
+def test_generate_returns_json_and_a_runnable_workload(tmp_path: Path) -> None:
+    w = hs.generate("sysbench-cpu", requests=100, cpus=[4])
+    assert w.spec == "gen:sysbench-cpu:requests=100,cpus=[4]"
+    conf = json.loads(w.json)
+    assert conf["tasks"]["sysbench"]["phases"]["requests"]["loop"] == 100
+    # 100 requests x 1200 us of work on an A73 (capacity 1024) at fmax: 0.12 s.
+    r = hs.run("hikey960", w, set={"cpufreq.governor": "performance"})
+    assert r.tasks["completion_s"].iloc[0] == pytest.approx(0.12)
+    path = tmp_path / "sb.json"
+    w.write(path)
+    assert "instances 1, loop 1" in hs.validate(path)
+
+
+def test_generate_hackbench_validates_without_running() -> None:
+    text = hs.validate(hs.generate("hackbench", groups=2, loops=10))
+    assert "tasks: 80 (80 threads at start)" in text
+    assert "sem_wait" in text
+
+
+def test_generator_errors_name_the_parameter() -> None:
+    with pytest.raises(hs.WorkloadError, match=r"gen:hackbench: groups=0: expected"):
+        hs.generate("hackbench", groups=0)
+    with pytest.raises(hs.WorkloadError, match=r"unknown parameter `grups`"):
+        hs.generate("hackbench", grups=2)
+    assert "periodic:" in hs.generators()

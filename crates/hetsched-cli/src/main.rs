@@ -1,6 +1,7 @@
 //! The `hetsched` command-line interface.
 //!
-//! `hetsched run`, `hetsched platforms list|show`, `hetsched validate`, `hetsched schema`.
+//! `hetsched run`, `hetsched platforms list|show`, `hetsched validate`, `hetsched gen`,
+//! `hetsched schema`.
 //! Bad input gets one line naming the file, line and column and what was expected, and
 //! exit status 2.
 
@@ -35,12 +36,15 @@ enum Cmd {
     },
     /// Read an rt-app workload and print what was understood.
     Validate {
-        /// rt-app JSON file (or a shipped workload name).
+        /// rt-app JSON file, a shipped workload name, or a generator spec
+        /// (gen:hackbench:groups=4,loops=100; see `hetsched gen --list`).
         workload: String,
         /// How repeated keys in one JSON object are read.
         #[arg(long, value_enum, default_value_t = DupKeys::Ordered)]
         duplicate_keys: DupKeys,
     },
+    /// Write a built-in workload as rt-app JSON (`hetsched gen --list` for the generators).
+    Gen(GenArgs),
     /// Print a JSON schema.
     Schema {
         /// Which schema.
@@ -93,13 +97,33 @@ impl DupKeys {
 }
 
 #[derive(clap::Args)]
+struct GenArgs {
+    /// Generator: sysbench-cpu, stress-ng-cpu, hackbench, periodic.
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// Parameters, key=value (e.g. threads=4 requests=1000).
+    #[arg(value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Write the JSON to this file instead of standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// List the generators and their parameters.
+    #[arg(long, conflicts_with = "name")]
+    list: bool,
+}
+
+#[derive(clap::Args)]
 struct RunArgs {
+    /// PLATFORM and WORKLOAD, instead of (or to complete) --platform and --workload.
+    #[arg(value_name = "PLATFORM WORKLOAD", num_args = 0..=2)]
+    positional: Vec<String>,
     /// Platform preset name (see `hetsched platforms list`) or YAML file.
     #[arg(long, short)]
-    platform: String,
-    /// rt-app JSON workload file, or a shipped workload name (`demo`).
+    platform: Option<String>,
+    /// rt-app JSON workload file, a shipped workload name (`demo`), or a generator spec
+    /// (gen:sysbench-cpu:threads=4,requests=1000; see `hetsched gen --list`).
     #[arg(long, short)]
-    workload: String,
+    workload: Option<String>,
     /// Simulated duration (10s, 500ms); default: the workload's global.duration.
     #[arg(long, short)]
     duration: Option<String>,
@@ -192,6 +216,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             let w = hetsched::load_workload(&workload, &duplicate_keys.read_options())?;
             out(&hetsched::hetsched_rtapp::describe(&w))
         }
+        Cmd::Gen(a) => cmd_gen(a),
         Cmd::Schema { what } => {
             match what {
                 SchemaKind::Platform => {
@@ -206,15 +231,36 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+fn cmd_gen(a: GenArgs) -> anyhow::Result<()> {
+    if a.list {
+        return out(&hetsched::hetsched_rtapp::gen::list());
+    }
+    let name = a.name.unwrap_or_default();
+    let params = hetsched::split_params(&name, &a.params)?;
+    let json = hetsched::generate_json(&name, &params)?;
+    match &a.output {
+        Some(path) => std::fs::write(path, json).with_context(|| path.display().to_string()),
+        None => out(&json),
+    }
+}
+
 fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
+    let mut pos = a.positional.into_iter();
+    let platform = a.platform.or_else(|| pos.next());
+    let workload = a.workload.or_else(|| pos.next());
+    let (Some(platform), Some(workload), None) = (platform, workload, pos.next()) else {
+        anyhow::bail!(
+            "run: expected one platform and one workload: hetsched run PLATFORM WORKLOAD, or --platform P --workload W"
+        );
+    };
     let duration = a
         .duration
         .as_deref()
         .map(hetsched::parse_duration)
         .transpose()?;
     let req = hetsched::RunRequest {
-        platform: a.platform,
-        workload: a.workload,
+        platform,
+        workload,
         sets: a.sets,
         seed: a.seed,
         duration,

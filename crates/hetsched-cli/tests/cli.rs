@@ -247,3 +247,125 @@ fn rtapp_corpus_runs_on_presets() {
         }
     }
 }
+
+#[test]
+fn gen_writes_rtapp_json_that_validate_reads_back() {
+    let o = hetsched(&[
+        "gen",
+        "periodic",
+        "duty=5",
+        "period=16ms",
+        "duration=10s",
+        "name=tsk_a",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // LISA's PeriodicWload: run = 5 % × 16 ms = 800 µs, loop = 10 s / 16 ms = 625.
+    let p = &j["tasks"]["tsk_a"]["phases"]["periodic"];
+    assert_eq!(p["loop"], 625);
+    assert_eq!(p["run"], 800);
+    assert_eq!(p["timer"]["ref"], "unique");
+    assert_eq!(p["timer"]["period"], 16000);
+
+    // -o FILE, then validate the file.
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("hb.json");
+    let o = hetsched(&[
+        "gen",
+        "hackbench",
+        "groups=2",
+        "loops=10",
+        "-o",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let o = hetsched(&["validate", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    // 2 groups × 40 tasks; each receiver reads 20 senders × 10 loops = 200 messages.
+    assert!(s.contains("tasks: 80 (80 threads at start)"), "{s}");
+    assert!(
+        s.contains("phase recv: loop 200, 2 events (run 1, sem_wait 1)"),
+        "{s}"
+    );
+    assert!(s.contains("warnings: 0"), "{s}");
+}
+
+#[test]
+fn gen_list_names_generators_and_parameters() {
+    let o = hetsched(&["gen", "--list"]);
+    assert!(o.status.success());
+    let s = String::from_utf8_lossy(&o.stdout);
+    for g in ["sysbench-cpu:", "stress-ng-cpu:", "hackbench:", "periodic:"] {
+        assert!(s.lines().any(|l| l.starts_with(g)), "{g} in {s}");
+    }
+    for p in ["  request_us", "  timeout", "  write_us", "  duty"] {
+        assert!(s.contains(p), "{p} in {s}");
+    }
+}
+
+#[test]
+fn validate_gen_spec_describes_the_model() {
+    let o = hetsched(&["validate", "gen:hackbench:groups=4,loops=100"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.starts_with("workload hackbench (gen:hackbench:groups=4,loops=100)"),
+        "{s}"
+    );
+    // Per group 20 receivers × (sem_wait, run) and 20 senders × 20 × (run, sem_post).
+    assert!(
+        s.contains("events: run 1680, sem_post 1600, sem_wait 80"),
+        "{s}"
+    );
+    // A sender: 100 loops × 20 writes × 5 µs.
+    assert!(s.contains("per thread: run 10000 µs"), "{s}");
+}
+
+#[test]
+fn bad_generator_parameters_are_one_line_errors() {
+    let l = err_line(&hetsched(&["validate", "gen:hackbench:groups=0"]));
+    assert_eq!(
+        l,
+        "hetsched: error: gen:hackbench: groups=0: expected an integer from 1 to 100000"
+    );
+    let l = err_line(&hetsched(&["gen", "sysbench-cpu", "thread=4"]));
+    assert!(
+        l.contains("gen:sysbench-cpu: unknown parameter `thread`") && l.contains("threads"),
+        "{l}"
+    );
+    let l = err_line(&hetsched(&["gen", "nosuch"]));
+    assert!(
+        l.contains("unknown generator") && l.contains("hackbench"),
+        "{l}"
+    );
+    // The platform check points at the `cpus=` parameter: column 21 of the spec.
+    let l = err_line(&hetsched(&["run", "rk3399", "gen:periodic:duty=5,cpus=9"]));
+    assert!(
+        l.contains("gen:periodic:duty=5,cpus=9:1:21: cpus names CPU 9"),
+        "{l}"
+    );
+}
+
+#[test]
+fn run_takes_a_generator_spec_positionally() {
+    // One sysbench thread on CPU 4 of hikey960 (an A73, capacity 1024) at fmax: 100
+    // requests × 1200 µs of reference work = 0.12 s.
+    let o = hetsched(&[
+        "run",
+        "hikey960",
+        "gen:sysbench-cpu:requests=100,cpus=4",
+        "--set",
+        "cpufreq.governor=performance",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = &r["tasks"][0];
+    assert_eq!(t["comm"], "sysbench-0");
+    assert_eq!(t["completion_s"].as_f64(), Some(0.12));
+    assert_eq!(r["workload"], "sysbench-cpu");
+}

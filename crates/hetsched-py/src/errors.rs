@@ -56,7 +56,7 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             )?,
             workload: sub(
                 "WorkloadError",
-                "An rt-app workload file could not be read.",
+                "An rt-app workload file could not be read, or a generator's parameters are not valid.",
             )?,
             options: sub(
                 "OptionsError",
@@ -95,7 +95,7 @@ pub(crate) fn to_py(e: hetsched::Error) -> PyErr {
         };
         let class = match &e {
             E::Platform(_) => &c.platform,
-            E::Workload(_) => &c.workload,
+            E::Workload(_) | E::Generator(_) => &c.workload,
             E::Options(_) | E::Duration(_) | E::Run(CoreRun::Options(_)) => &c.options,
             E::Run(_) | E::Io { .. } => &c.run,
         };

@@ -93,6 +93,33 @@ fn workloads() -> Vec<&'static str> {
     hetsched::workload_preset_names()
 }
 
+/// Runs built-in generator `name` with `key=value` parameters and returns
+/// `(spec, rt-app JSON)`: the `gen:NAME:k=v,…` spec that `run` and `validate` accept,
+/// and the workload as rt-app JSON (`hetsched gen NAME k=v…`).
+#[pyfunction]
+fn generate(name: &str, params: Vec<String>) -> PyResult<(String, String)> {
+    let kv = hetsched::split_params(name, &params).map_err(errors::to_py)?;
+    let json = hetsched::generate_json(name, &kv).map_err(errors::to_py)?;
+    let w =
+        hetsched::hetsched_rtapp::gen::generate(name, &kv).map_err(|e| errors::to_py(e.into()))?;
+    Ok((w.source.unwrap_or_default(), json))
+}
+
+/// Names of the built-in generators.
+#[pyfunction]
+fn generators() -> Vec<&'static str> {
+    hetsched::hetsched_rtapp::gen::GENERATORS
+        .iter()
+        .map(|g| g.name)
+        .collect()
+}
+
+/// The generators and their parameters (`hetsched gen --list`).
+#[pyfunction]
+fn generator_list() -> String {
+    hetsched::hetsched_rtapp::gen::list()
+}
+
 /// JSON schema of the options (`set=` keys).
 #[pyfunction]
 fn options_schema() -> String {
@@ -116,6 +143,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(platform_describe, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(generator_list, m)?)?;
     m.add_function(wrap_pyfunction!(options_schema, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
     Ok(())

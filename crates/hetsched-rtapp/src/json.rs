@@ -125,6 +125,47 @@ pub fn parse(text: &str) -> Result<Document, JsonError> {
     Ok(Document { root, warnings })
 }
 
+/// Every repeated key of every object of `node`, in document order: the key of the
+/// object's parent member (`""` at the top), the repeated key, where its first
+/// occurrence in that object is, and where this repetition is.
+pub fn repeated_keys(node: &Node) -> Vec<RepeatedKey> {
+    fn walk(n: &Node, parent: &str, out: &mut Vec<RepeatedKey>) {
+        match &n.value {
+            Value::Array(items) => items.iter().for_each(|i| walk(i, parent, out)),
+            Value::Object(members) => {
+                for (i, m) in members.iter().enumerate() {
+                    if let Some(first) = members[..i].iter().find(|f| f.key == m.key) {
+                        out.push(RepeatedKey {
+                            parent: parent.to_string(),
+                            key: m.key.clone(),
+                            first: first.key_span,
+                            at: m.key_span,
+                        });
+                    }
+                    walk(&m.value, &m.key, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, "", &mut out);
+    out
+}
+
+/// A repeated key of one object (see [`repeated_keys`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatedKey {
+    /// The key of the member whose value is the object (`""` for the top level).
+    pub parent: String,
+    /// The repeated key.
+    pub key: String,
+    /// Its first occurrence in the object.
+    pub first: Span,
+    /// This repetition.
+    pub at: Span,
+}
+
 /// Rewrites every object of `node` the way json-c stores it: for a repeated key, the
 /// value of the last occurrence is kept at the position of the first.
 pub fn collapse_duplicates(node: &mut Node) {

@@ -10,6 +10,7 @@
 //!   `src/rt-app_parse_config.c`; see [`event_prefix`] for event-key matching.
 //! * [`parse_str`] / [`read_file`]: the entry points; [`describe`] for
 //!   `hetsched validate`; [`to_rtapp_json`] to write a workload as strict rt-app JSON.
+//! * [`gen`]: built-in workload generators (`gen:sysbench-cpu:threads=4,…`).
 //!
 //! # Mapping decisions
 //!
@@ -48,6 +49,7 @@
 //!   `log_size`, `gnuplot`, `io_device`, `mem_buffer_size` (type-checked as rt-app does).
 
 pub mod error;
+pub mod gen;
 mod grammar;
 pub mod json;
 mod write;
@@ -91,6 +93,23 @@ pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workloa
         jsonc: e.jsonc,
     })?;
     let mut root = doc.root;
+    // Repeated keys: json-c drops all but the last value; in `Ordered` mode a repeated
+    // event key is its own event (repeated attribute keys are reported by the grammar).
+    let repeated: Vec<String> = json::repeated_keys(&root)
+        .into_iter()
+        .filter_map(|json::RepeatedKey { parent, key, first, at }| match opts.duplicate_keys {
+            DuplicateKeys::JsonC => Some(format!(
+                "{origin}:{}:{}: repeated key `{key}`: json-c keeps this value at the first one's position ({}:{}) and drops the earlier value",
+                at.line, at.col, first.line, first.col
+            )),
+            // Repeated task and phase names are renamed by the grammar, which says so.
+            DuplicateKeys::Ordered if parent == "tasks" || parent == "phases" => None,
+            DuplicateKeys::Ordered => event_prefix(&key).map(|_| format!(
+                "{origin}:{}:{}: repeated event key `{key}` (first at {}:{}) is its own event, in order, as doc/workgen renames it; --duplicate-keys jsonc reads it as rt-app on the raw file (last value wins)",
+                at.line, at.col, first.line, first.col
+            )),
+        })
+        .collect();
     if opts.duplicate_keys == DuplicateKeys::JsonC {
         json::collapse_duplicates(&mut root);
     }
@@ -100,6 +119,7 @@ pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workloa
         .into_iter()
         .map(|m| format!("{origin}:{m}"))
         .collect();
+    warnings.extend(repeated);
     warnings.append(&mut w.warnings);
     w.warnings = warnings;
     Ok(w)
@@ -114,4 +134,35 @@ pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Workload, RtappError
         reason: e.to_string(),
     })?;
     parse_str(&String::from_utf8_lossy(&bytes), &origin, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn repeated_keys_are_reported_in_both_modes() {
+        // `run` at column 18 and again at column 41; a repeated phase name is the
+        // grammar's to report (renamed), not repeated here.
+        let text = r#"{"tasks": {"t": {"run": 10, "sleep": 1, "run": 5}}}"#;
+        let w = parse_str(text, "d.json", &ReadOptions::default()).unwrap();
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(w.warnings[0]
+            .starts_with("d.json:1:41: repeated event key `run` (first at 1:18) is its own event"));
+        assert_eq!(w.tasks[0].phases[0].events.len(), 3);
+        let jsonc = ReadOptions {
+            duplicate_keys: DuplicateKeys::JsonC,
+        };
+        let w = parse_str(text, "d.json", &jsonc).unwrap();
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(
+            w.warnings[0].contains("json-c keeps this value at the first one's position (1:18)")
+        );
+        assert_eq!(w.tasks[0].phases[0].events.len(), 2);
+        let phases = r#"{"tasks": {"t": {"phases": {"p": {"run": 1}, "p": {"run": 2}}}}}"#;
+        let w = parse_str(phases, "p.json", &ReadOptions::default()).unwrap();
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(w.warnings[0].contains("renamed"), "{:?}", w.warnings);
+    }
 }

@@ -5,11 +5,11 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use hetsched_core::workload::{
-    Calibration, Event, FtraceCategories, MemrunType, Phase, SchedAttrs, TaskSpec, TimerMode,
-    Workload,
+    Calibration, Event, FtraceCategories, MemrunType, Phase, SchedAttrs, SchedPolicy, TaskSpec,
+    TimerMode, Workload,
 };
 
-use crate::grammar::{event_prefix, PHASE_LOOP_FOREVER};
+use crate::grammar::{event_prefix, EVENT_PREFIXES, PHASE_LOOP_FOREVER};
 
 fn ftrace_list(f: &FtraceCategories) -> String {
     let cats: Vec<&str> = [
@@ -115,19 +115,137 @@ fn event_str(e: &Event) -> String {
     }
 }
 
-fn run_us(p: &Phase) -> u64 {
-    p.events
-        .iter()
-        .map(|e| match e.event {
-            Event::Run { us } => us,
-            _ => 0,
-        })
-        .fold(0u64, u64::saturating_add)
+/// Time totals of some events: `run` work (µs on the calibration reference), `runtime`
+/// and `sleep` (µs of wall time), and the number of `timer` waits. `None` = unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Totals {
+    run: Option<u64>,
+    runtime: Option<u64>,
+    sleep: Option<u64>,
+    timers: Option<u64>,
 }
 
-/// A human summary of a workload, for `hetsched validate W.json`: global settings,
-/// then per task its instances, loops, attributes and phases (loops, events in order,
-/// total `run` work per phase iteration and per task loop), then the warnings.
+impl Totals {
+    fn zero() -> Totals {
+        Totals {
+            run: Some(0),
+            runtime: Some(0),
+            sleep: Some(0),
+            timers: Some(0),
+        }
+    }
+
+    fn of_phase(p: &Phase) -> Totals {
+        let mut t = Totals::zero();
+        for e in &p.events {
+            let (slot, v) = match e.event {
+                Event::Run { us } => (&mut t.run, us),
+                Event::Runtime { us } => (&mut t.runtime, us),
+                Event::Sleep { us } => (&mut t.sleep, us),
+                Event::Timer { .. } => (&mut t.timers, 1),
+                _ => continue,
+            };
+            *slot = slot.map(|a| a.saturating_add(v));
+        }
+        t
+    }
+
+    /// Each total × `n`; `None` for `n` = forever makes non-zero totals unbounded.
+    fn times(self, n: Option<u64>) -> Totals {
+        let f = |v: Option<u64>| match (v, n) {
+            (Some(0), _) => Some(0),
+            (Some(v), Some(n)) => v.checked_mul(n),
+            _ => None,
+        };
+        Totals {
+            run: f(self.run),
+            runtime: f(self.runtime),
+            sleep: f(self.sleep),
+            timers: f(self.timers),
+        }
+    }
+
+    fn plus(self, o: Totals) -> Totals {
+        let f = |a: Option<u64>, b: Option<u64>| a.zip(b).and_then(|(a, b)| a.checked_add(b));
+        Totals {
+            run: f(self.run, o.run),
+            runtime: f(self.runtime, o.runtime),
+            sleep: f(self.sleep, o.sleep),
+            timers: f(self.timers, o.timers),
+        }
+    }
+
+    fn show(self) -> String {
+        let f = |v: Option<u64>, unit: &str| match v {
+            Some(v) => format!("{v}{unit}"),
+            None => "unbounded".into(),
+        };
+        format!(
+            "run {}, runtime {}, sleep {}, timer waits {}",
+            f(self.run, " µs"),
+            f(self.runtime, " µs"),
+            f(self.sleep, " µs"),
+            f(self.timers, "")
+        )
+    }
+}
+
+/// A task's totals per task loop, per thread (× task loops) and for all its threads.
+fn task_totals(t: &TaskSpec) -> (Totals, Totals, Totals) {
+    let per_loop = t.phases.iter().fold(Totals::zero(), |acc, p| {
+        let n = (p.loop_count != PHASE_LOOP_FOREVER).then_some(p.loop_count);
+        acc.plus(Totals::of_phase(p).times(n))
+    });
+    let per_thread = per_loop.times(u64::try_from(t.loop_count).ok());
+    let all = per_thread.times(Some(u64::from(t.instances)));
+    (per_loop, per_thread, all)
+}
+
+/// `run 2, sem_post 1` — events per kind, in rt-app's key order.
+fn kinds_str<'a>(events: impl Iterator<Item = &'a Event>) -> String {
+    let mut counts: Vec<(&'static str, u64)> = Vec::new();
+    for e in events {
+        let k = e.key();
+        match counts.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((k, 1)),
+        }
+    }
+    counts.sort_by_key(|(k, _)| EVENT_PREFIXES.iter().position(|p| p == k));
+    if counts.is_empty() {
+        return "none".into();
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, c)| format!("{k} {c}")).collect();
+    parts.join(", ")
+}
+
+/// Policy, priority and affinity a task's threads start with, defaults included.
+fn effective_str(w: &Workload, t: &TaskSpec) -> String {
+    let (policy, pdef) = match t.attrs.policy {
+        Some(p) => (p, ""),
+        None => (w.default_policy, " (global default)"),
+    };
+    let prio = match (t.attrs.priority, policy.is_fair()) {
+        (Some(n), true) => format!("nice {n}"),
+        (None, true) => "nice 0 (default)".into(),
+        (Some(n), false) => format!("priority {n}"),
+        (None, false) if policy == SchedPolicy::Deadline => "priority 0 (default)".into(),
+        (None, false) => "priority 10 (rt-app default)".into(),
+    };
+    let aff = match &t.attrs.cpus {
+        Some(c) => format!("cpus {c:?}"),
+        None => "all CPUs".into(),
+    };
+    format!("{}{pdef}, {prio}, affinity {aff}", policy.as_str())
+}
+
+/// A human summary of a workload, for `hetsched validate`: global settings and the
+/// event kinds of the whole workload; per task its instances, loops, delay, effective
+/// policy, priority and affinity, other attributes; per phase its loop count, events
+/// per kind and in order, and its totals per iteration; per task the totals per task
+/// loop, per thread and for all its threads where finite ("unbounded" where a loop is
+/// forever); then the warnings. `run` totals are work in µs on the calibration
+/// reference; `runtime` and `sleep` are µs of wall time.
 pub fn describe(w: &Workload) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -146,7 +264,16 @@ pub fn describe(w: &Workload) -> String {
             .map(|d| format!("{d} s"))
             .unwrap_or_else(|| "until every task ends".into())
     );
-    let _ = writeln!(s, "  calibration: {}", calibration_str(w.calibration));
+    let _ = writeln!(
+        s,
+        "  calibration: {} ({})",
+        calibration_str(w.calibration),
+        match w.calibration {
+            Calibration::Cpu(n) => format!("run µs are work on CPU{n} at its maximum frequency"),
+            Calibration::PLoadNs(_) =>
+                "run µs are work on the biggest CPU at its maximum frequency".into(),
+        }
+    );
     let _ = writeln!(
         s,
         "  default policy: {}, pi_enabled: {}, cumulative_slack: {}",
@@ -157,10 +284,25 @@ pub fn describe(w: &Workload) -> String {
     let _ = writeln!(s, "  ftrace: {}", ftrace_list(&w.ftrace));
     let threads: u64 = w.tasks.iter().map(|t| u64::from(t.instances)).sum();
     let _ = writeln!(s, "  tasks: {} ({threads} threads at start)", w.tasks.len());
+    let _ = writeln!(
+        s,
+        "  events: {}",
+        kinds_str(
+            w.tasks
+                .iter()
+                .flat_map(|t| t.phases.iter())
+                .flat_map(|p| p.events.iter().map(|e| &e.event))
+        )
+    );
+    let total = w
+        .tasks
+        .iter()
+        .fold(Totals::zero(), |acc, t| acc.plus(task_totals(t).2));
+    let _ = writeln!(s, "  all threads together: {}", total.show());
     for t in &w.tasks {
         let _ = writeln!(
             s,
-            "  task {} (line {}): instances {}, loop {}, delay {} µs, attrs: {}",
+            "  task {} (line {}): instances {}, loop {}, delay {} µs",
             t.name,
             t.span.line,
             t.instances,
@@ -170,37 +312,29 @@ pub fn describe(w: &Workload) -> String {
                 t.loop_count.to_string()
             },
             t.delay_us,
-            attrs_str(&t.attrs)
         );
-        let mut per_loop: Option<u64> = Some(0);
+        let _ = writeln!(s, "    starts as: {}", effective_str(w, t));
+        let _ = writeln!(s, "    attrs: {}", attrs_str(&t.attrs));
         for p in &t.phases {
-            let r = run_us(p);
-            per_loop = per_loop.and_then(|acc| {
-                if p.loop_count == PHASE_LOOP_FOREVER && r > 0 {
-                    None
-                } else {
-                    Some(acc.saturating_add(r.saturating_mul(p.loop_count.min(u64::MAX / 2))))
-                }
-            });
             let _ = writeln!(
                 s,
-                "    phase {}: loop {}, {} events, run {} µs per iteration, attrs: {}",
+                "    phase {}: loop {}, {} events ({}), attrs: {}",
                 p.name,
                 loops(p.loop_count),
                 p.events.len(),
-                r,
+                kinds_str(p.events.iter().map(|e| &e.event)),
                 attrs_str(&p.attrs)
             );
             let evs: Vec<String> = p.events.iter().map(|e| event_str(&e.event)).collect();
             let _ = writeln!(s, "      {}", evs.join(", "));
+            let _ = writeln!(s, "      per iteration: {}", Totals::of_phase(p).show());
         }
-        let _ = writeln!(
-            s,
-            "    run work per task loop: {}",
-            per_loop
-                .map(|u| format!("{u} µs"))
-                .unwrap_or_else(|| "unbounded (a phase loops forever)".into())
-        );
+        let (per_loop, per_thread, all) = task_totals(t);
+        let _ = writeln!(s, "    per task loop: {}", per_loop.show());
+        let _ = writeln!(s, "    per thread: {}", per_thread.show());
+        if t.instances > 1 {
+            let _ = writeln!(s, "    all {} threads: {}", t.instances, all.show());
+        }
     }
     let _ = writeln!(s, "  warnings: {}", w.warnings.len());
     for m in &w.warnings {
@@ -390,4 +524,78 @@ pub fn to_rtapp_json(w: &Workload) -> String {
     let mut s = nested(0, &root);
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::gen::from_spec;
+
+    #[test]
+    fn describe_gives_totals_policy_affinity_and_kinds() {
+        let d = describe(&from_spec("gen:sysbench-cpu:threads=2,requests=1000,cpus=1-2").unwrap());
+        // 1000 requests × 1200 µs per thread; two threads.
+        assert!(
+            d.contains("    per thread: run 1200000 µs, runtime 0 µs, sleep 0 µs, timer waits 0"),
+            "{d}"
+        );
+        assert!(d.contains("    all 2 threads: run 2400000 µs"), "{d}");
+        assert!(
+            d.contains("  all threads together: run 2400000 µs, runtime 0 µs"),
+            "{d}"
+        );
+        assert!(
+            d.contains(
+                "starts as: SCHED_OTHER (global default), nice 0 (default), affinity cpus [1, 2]"
+            ),
+            "{d}"
+        );
+        assert!(
+            d.contains("phase requests: loop 1000, 1 events (run 1)"),
+            "{d}"
+        );
+        assert!(
+            d.contains("calibration: pLoad 100 ns/loop (run µs are work on the biggest CPU"),
+            "{d}"
+        );
+
+        // hackbench: receivers wait then read; senders alternate run and sem_post.
+        let d = describe(&from_spec("gen:hackbench:groups=1,loops=10,fds=2").unwrap());
+        // 2 receivers × (sem_wait, run) + 2 senders × 2 × (run, sem_post).
+        assert!(d.contains("  events: run 6, sem_post 4, sem_wait 2"), "{d}");
+        // A receiver: 2 senders × 10 loops = 20 reads of 5 µs.
+        assert!(
+            d.contains("phase recv: loop 20, 2 events (run 1, sem_wait 1)"),
+            "{d}"
+        );
+        assert!(d.contains("per thread: run 100 µs"), "{d}");
+
+        // Periodic with a forever task loop: per-iteration totals, unbounded overall.
+        let w = crate::parse_str(
+            r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "phases": {"p": {"loop": 3, "run": 100, "timer": {"ref": "unique", "period": 1000}, "sleep": 5}}}}}"#,
+            "f.json",
+            &Default::default(),
+        )
+        .unwrap();
+        let d = describe(&w);
+        assert!(
+            d.contains("per iteration: run 100 µs, runtime 0 µs, sleep 5 µs, timer waits 1"),
+            "{d}"
+        );
+        assert!(
+            d.contains("per task loop: run 300 µs, runtime 0 µs, sleep 15 µs, timer waits 3"),
+            "{d}"
+        );
+        assert!(
+            d.contains(
+                "per thread: run unbounded, runtime 0 µs, sleep unbounded, timer waits unbounded"
+            ),
+            "{d}"
+        );
+        assert!(
+            d.contains("starts as: SCHED_FIFO, priority 10 (rt-app default), affinity all CPUs"),
+            "{d}"
+        );
+    }
 }

@@ -34,6 +34,9 @@ pub enum Error {
     /// Workload file.
     #[error(transparent)]
     Workload(#[from] hetsched_rtapp::RtappError),
+    /// A built-in generator's name or parameters (`gen:NAME:k=v,…`).
+    #[error(transparent)]
+    Generator(#[from] hetsched_rtapp::gen::GenError),
     /// Options or the run.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -65,11 +68,16 @@ pub fn load_platform(name_or_path: &str) -> Result<Platform, Error> {
     Ok(hetsched_platform::load(name_or_path)?)
 }
 
-/// Loads a workload: a path to an rt-app JSON file, or the name of a shipped workload.
+/// Loads a workload: a built-in generator spec `gen:NAME[:k=v,…][+NAME…]` (see
+/// [`hetsched_rtapp::gen`]), a path to an rt-app JSON file, or the name of a shipped
+/// workload.
 pub fn load_workload(
     name_or_path: &str,
     opts: &hetsched_rtapp::ReadOptions,
 ) -> Result<Workload, Error> {
+    if name_or_path.starts_with("gen:") {
+        return Ok(hetsched_rtapp::gen::from_spec(name_or_path)?);
+    }
     let path = Path::new(name_or_path);
     if !path.exists() {
         if let Some((name, text)) = WORKLOAD_PRESETS.iter().find(|(n, _)| *n == name_or_path) {
@@ -80,6 +88,30 @@ pub fn load_workload(
         }
     }
     Ok(hetsched_rtapp::read_file(path, opts)?)
+}
+
+/// Runs generator `name` with `key=value` parameters and returns the workload as strict
+/// rt-app JSON (`hetsched gen NAME k=v…`, Python's `hetsched.generate`).
+pub fn generate_json(name: &str, params: &[(String, String)]) -> Result<String, Error> {
+    let w = hetsched_rtapp::gen::generate(name, params)?;
+    Ok(hetsched_rtapp::to_rtapp_json(&w))
+}
+
+/// Splits `key=value` arguments; an argument without `=` is an error naming the generator.
+pub fn split_params(name: &str, args: &[String]) -> Result<Vec<(String, String)>, Error> {
+    args.iter()
+        .map(|a| {
+            a.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| {
+                    Error::Generator(hetsched_rtapp::gen::GenError::new(
+                        name,
+                        format!("`{a}`: expected key=value (for example threads=4)"),
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// Parses a duration such as `10s`, `2.5s`, `500ms`, `100us`, `1000ns`.
@@ -122,7 +154,7 @@ pub fn parse_duration(s: &str) -> Result<Nanos, Error> {
 pub struct RunRequest {
     /// Platform preset name or YAML path.
     pub platform: String,
-    /// Workload path or shipped workload name.
+    /// Workload path, shipped workload name, or generator spec (`gen:…`).
     pub workload: String,
     /// `key=value` option assignments.
     pub sets: Vec<String>,
@@ -202,6 +234,21 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("1h").is_err());
         assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn generator_specs_load_and_write_json() {
+        let w = load_workload("gen:hackbench:groups=2,loops=3", &Default::default()).unwrap();
+        assert_eq!(w.tasks.len(), 80);
+        assert_eq!(w.source.as_deref(), Some("gen:hackbench:groups=2,loops=3"));
+        let e = load_workload("gen:hackbench:groups=0", &Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("gen:hackbench: groups=0"), "{e}");
+        let p = split_params("periodic", &["duty=5".into(), "period=16ms".into()]).unwrap();
+        let json = generate_json("periodic", &p).unwrap();
+        assert!(json.contains("\"run\": 800"), "{json}");
+        assert!(split_params("periodic", &["duty".into()]).is_err());
     }
 
     #[test]
