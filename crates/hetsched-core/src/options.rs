@@ -92,6 +92,31 @@ pub struct FairOptions {
     pub gentle_fair_sleepers: bool,
     /// CFS START_DEBIT.
     pub start_debit: bool,
+    /// Wake-up placement on asymmetric systems: `v6_11` (default; `select_idle_capacity()`,
+    /// v5.7+) or `wake_cap` (v4.12–v5.6: `wake_cap()` disables wake_affine for a task that
+    /// does not fit the smaller of the waking and previous CPUs and sends it to the slow path).
+    pub wakeup: WakeupVariant,
+    /// WA_IDLE: `wake_affine()` prefers an idle waking or previous CPU.
+    pub wa_idle: bool,
+    /// WA_WEIGHT: `wake_affine()` compares capacity-scaled loads.
+    pub wa_weight: bool,
+    /// WA_BIAS: the load comparison favours prev by half of `imbalance_pct`.
+    pub wa_bias: bool,
+    /// SIS_UTIL: `select_idle_cpu()` scans at most `nr_idle_scan` CPUs of the LLC, from the
+    /// LLC's utilization at the last periodic balance (v5.20+; off = scan the whole LLC).
+    pub sis_util: bool,
+}
+
+/// The wake-up placement generation (`fair.wakeup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum WakeupVariant {
+    /// v5.7+ (`select_idle_capacity()` on asymmetric systems), as in v6.11.
+    #[default]
+    #[serde(rename = "v6_11", alias = "v6.11")]
+    V6_11,
+    /// v4.12–v5.6 `wake_cap()` with `SD_BALANCE_WAKE` below asymmetric domains.
+    #[serde(rename = "wake_cap")]
+    WakeCap,
 }
 
 impl Default for FairOptions {
@@ -109,6 +134,11 @@ impl Default for FairOptions {
             wakeup_granularity_ns: 1_000_000,
             gentle_fair_sleepers: true,
             start_debit: true,
+            wakeup: WakeupVariant::V6_11,
+            wa_idle: true,
+            wa_weight: true,
+            wa_bias: true,
+            sis_util: true,
         }
     }
 }
@@ -174,6 +204,21 @@ impl Default for BalanceOptions {
     }
 }
 
+/// `[rt]`: the RT class (kernel/sched/rt.c, features.h).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RtOptions {
+    /// RT_PUSH_IPI: a CPU lowering its RT priority asks the overloaded CPUs to push their
+    /// tasks (IPI) instead of pulling from them itself. Default on (v6.11).
+    pub push_ipi: bool,
+}
+
+impl Default for RtOptions {
+    fn default() -> Self {
+        RtOptions { push_ipi: true }
+    }
+}
+
 /// Which rt-app markers to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -221,6 +266,8 @@ pub struct Options {
     pub cpufreq: CpufreqOptions,
     /// Load balancing.
     pub balance: BalanceOptions,
+    /// RT class.
+    pub rt: RtOptions,
     /// Trace contents.
     pub trace: TraceOptions,
 }

@@ -3,7 +3,11 @@
 //! dispatch on hot paths).
 
 pub mod balance;
+pub mod domains;
+pub mod find_dst;
 pub mod placement;
+pub mod rt;
+pub mod select_fair;
 
 use crate::sched::CpuSet;
 use serde::Serialize;

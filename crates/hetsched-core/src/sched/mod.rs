@@ -3,6 +3,7 @@
 //! Constants and tables are the kernel's (kernel/sched/core.c, kernel/sched/sched.h,
 //! kernel/sched/fair.c, v6.11).
 
+pub mod capacity;
 pub mod cpuset;
 pub mod fair;
 
