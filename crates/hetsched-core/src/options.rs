@@ -465,6 +465,26 @@ mod tests {
     }
 
     #[test]
+    fn placement_options_parse_with_v6_11_defaults() {
+        let d = Options::default();
+        assert_eq!(d.fair.wakeup, WakeupVariant::V6_11);
+        assert!(d.fair.sis_util && d.fair.wa_idle && d.fair.wa_weight && d.fair.wa_bias);
+        assert!(d.rt.push_ipi);
+        let o = d
+            .apply_sets(&[
+                "fair.wakeup=wake_cap",
+                "rt.push_ipi=false",
+                "fair.sis_util=false",
+            ])
+            .unwrap();
+        assert_eq!(o.fair.wakeup, WakeupVariant::WakeCap);
+        assert!(!o.rt.push_ipi && !o.fair.sis_util);
+        let o = d.apply_sets(&["fair.wakeup=v6.11"]).unwrap();
+        assert_eq!(o.fair.wakeup, WakeupVariant::V6_11);
+        assert!(d.apply_sets(&["fair.wakeup=v5_4"]).is_err());
+    }
+
+    #[test]
     fn hash_is_stable_for_equal_settings() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
