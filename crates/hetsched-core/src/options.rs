@@ -95,6 +95,31 @@ pub struct FairOptions {
     pub gentle_fair_sleepers: bool,
     /// CFS START_DEBIT.
     pub start_debit: bool,
+    /// Wake-up placement on asymmetric systems: `v6_11` (default; `select_idle_capacity()`,
+    /// v5.7+) or `wake_cap` (v4.12–v5.6: `wake_cap()` disables wake_affine for a task that
+    /// does not fit the smaller of the waking and previous CPUs and sends it to the slow path).
+    pub wakeup: WakeupVariant,
+    /// WA_IDLE: `wake_affine()` prefers an idle waking or previous CPU.
+    pub wa_idle: bool,
+    /// WA_WEIGHT: `wake_affine()` compares capacity-scaled loads.
+    pub wa_weight: bool,
+    /// WA_BIAS: the load comparison favours prev by half of `imbalance_pct`.
+    pub wa_bias: bool,
+    /// SIS_UTIL: `select_idle_cpu()` scans at most `nr_idle_scan` CPUs of the LLC, from the
+    /// LLC's utilization at the last periodic balance (v5.20+; off = scan the whole LLC).
+    pub sis_util: bool,
+}
+
+/// The wake-up placement generation (`fair.wakeup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum WakeupVariant {
+    /// v5.7+ (`select_idle_capacity()` on asymmetric systems), as in v6.11.
+    #[default]
+    #[serde(rename = "v6_11", alias = "v6.11")]
+    V6_11,
+    /// v4.12–v5.6 `wake_cap()` with `SD_BALANCE_WAKE` below asymmetric domains.
+    #[serde(rename = "wake_cap")]
+    WakeCap,
 }
 
 impl Default for FairOptions {
@@ -112,6 +137,11 @@ impl Default for FairOptions {
             wakeup_granularity_ns: 1_000_000,
             gentle_fair_sleepers: true,
             start_debit: true,
+            wakeup: WakeupVariant::V6_11,
+            wa_idle: true,
+            wa_weight: true,
+            wa_bias: true,
+            sis_util: true,
         }
     }
 }
@@ -255,6 +285,21 @@ pub struct EasOptions {
     pub em_max_complexity: bool,
 }
 
+/// `[rt]`: the RT class (kernel/sched/rt.c, features.h).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RtOptions {
+    /// RT_PUSH_IPI: a CPU lowering its RT priority asks the overloaded CPUs to push their
+    /// tasks (IPI) instead of pulling from them itself. Default on (v6.11).
+    pub push_ipi: bool,
+}
+
+impl Default for RtOptions {
+    fn default() -> Self {
+        RtOptions { push_ipi: true }
+    }
+}
+
 /// Which rt-app markers to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -304,6 +349,8 @@ pub struct Options {
     pub balance: BalanceOptions,
     /// Energy-aware scheduling.
     pub eas: EasOptions,
+    /// RT class.
+    pub rt: RtOptions,
     /// Trace contents.
     pub trace: TraceOptions,
 }
@@ -586,6 +633,26 @@ mod tests {
         assert_eq!(o.balance.version, LbVersion::V5_9);
         let e = d.apply_sets(&["balance.version=v5.8"]).unwrap_err();
         assert!(e.to_string().contains("v5.9"), "{e}");
+    }
+
+    #[test]
+    fn placement_options_parse_with_v6_11_defaults() {
+        let d = Options::default();
+        assert_eq!(d.fair.wakeup, WakeupVariant::V6_11);
+        assert!(d.fair.sis_util && d.fair.wa_idle && d.fair.wa_weight && d.fair.wa_bias);
+        assert!(d.rt.push_ipi);
+        let o = d
+            .apply_sets(&[
+                "fair.wakeup=wake_cap",
+                "rt.push_ipi=false",
+                "fair.sis_util=false",
+            ])
+            .unwrap();
+        assert_eq!(o.fair.wakeup, WakeupVariant::WakeCap);
+        assert!(!o.rt.push_ipi && !o.fair.sis_util);
+        let o = d.apply_sets(&["fair.wakeup=v6.11"]).unwrap();
+        assert_eq!(o.fair.wakeup, WakeupVariant::V6_11);
+        assert!(d.apply_sets(&["fair.wakeup=v5_4"]).is_err());
     }
 
     #[test]

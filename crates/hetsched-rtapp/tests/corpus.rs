@@ -450,7 +450,9 @@ fn resume_pairs_with_suspend_by_name() {
     // rt-app pairs them by that string, so there is nothing to warn about.
     let w = read("browser-short.json", DuplicateKeys::Ordered);
     assert!(
-        !w.warnings.iter().any(|m| m.contains("matches no `suspend`")),
+        !w.warnings
+            .iter()
+            .any(|m| m.contains("matches no `suspend`")),
         "{:?}",
         w.warnings
     );

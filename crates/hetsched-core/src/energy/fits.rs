@@ -1,25 +1,10 @@
-//! `util_fits_cpu()`: a local copy for the energy modules.
-//!
-//! The shared capacity primitives (`src/sched/capacity.rs`) are being written in parallel;
-//! this copy exists so that EAS and the over-utilisation check can be built and tested
-//! now. When the shared module lands, this one should be replaced by a re-export.
+//! `util_fits_cpu()` for the energy modules, which pass capacities as numbers: an adapter
+//! over the shared implementation in `src/sched/capacity.rs`.
 
-use crate::platform::SCHED_CAPACITY_SCALE;
-use crate::sched::fits_capacity;
+use crate::sched::capacity::{self, CpuCapacity};
 
-/// `util_fits_cpu(util, uclamp_min, uclamp_max, cpu)` (kernel/sched/fair.c, v6.2–v6.11):
-/// `1` if `util` fits `capacity_of(cpu)` with the 20 % margin (or uclamp_max makes it fit),
-/// `0` if it does not, `-1` if it fits by util but `uclamp_min` cannot be reached on this
-/// CPU's actual capacity.
-///
-/// * `capacity_of` is `rq->cpu_capacity` (capacity left for CFS);
-/// * `arch_capacity` is `arch_scale_cpu_capacity()`;
-/// * `actual_capacity` is `get_actual_cpu_capacity()` (arch capacity minus hw/cpufreq
-///   pressure; equal to `arch_capacity` when pressure is not modelled);
-/// * `uclamp_used` is the `sched_uclamp_used` static key.
-///
-/// Simplification: none for the function itself; thermal pressure is whatever the caller
-/// passes in `actual_capacity`.
+/// `util_fits_cpu()` with the capacities as plain numbers: an adapter over the single
+/// implementation in [`crate::sched::capacity::util_fits_cpu`].
 pub fn util_fits_cpu(
     util: u64,
     uclamp_min: u64,
@@ -29,19 +14,13 @@ pub fn util_fits_cpu(
     actual_capacity: u64,
     uclamp_used: bool,
 ) -> i32 {
-    let mut fits = fits_capacity(util, capacity_of);
-    if !uclamp_used {
-        return i32::from(fits);
-    }
-    // A 1024-capacity CPU with uclamp_max = 1024 is the default: not a hint.
-    let default_max = arch_capacity == SCHED_CAPACITY_SCALE && uclamp_max == SCHED_CAPACITY_SCALE;
-    let uclamp_max_fits = !default_max && uclamp_max <= arch_capacity;
-    fits = fits || uclamp_max_fits;
-    let uclamp_min = uclamp_min.min(uclamp_max);
-    if fits && util < uclamp_min && uclamp_min > actual_capacity {
-        return -1;
-    }
-    i32::from(fits)
+    let cap = CpuCapacity {
+        orig: arch_capacity,
+        capacity: capacity_of,
+        hw_pressure: arch_capacity.saturating_sub(actual_capacity),
+        cpufreq_pressure: 0,
+    };
+    capacity::util_fits_cpu(util, uclamp_min, uclamp_max, &cap, uclamp_used)
 }
 
 #[cfg(test)]

@@ -2,8 +2,12 @@
 //! the engine applies and traces them. Built-in policies are enum variants (no dynamic
 //! dispatch on hot paths).
 
+pub mod domains;
+pub mod find_dst;
 pub mod lb;
 pub mod placement;
+pub mod rt;
+pub mod select_fair;
 
 use crate::sched::CpuSet;
 use serde::Serialize;

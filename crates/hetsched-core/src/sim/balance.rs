@@ -50,9 +50,10 @@ impl Env<'_> {
     fn capacity(&self, cpu: usize) -> CpuCapacity {
         let rq = &self.rqs[cpu];
         CpuCapacity {
-            capacity_of: scale_rt_capacity(rq.cap, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
-            capacity_orig: rq.cap,
-            capacity_actual: rq.cap,
+            orig: rq.cap,
+            capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
+            hw_pressure: 0,
+            cpufreq_pressure: 0,
         }
     }
 

@@ -234,7 +234,7 @@ pub(crate) fn sched_balance_find_src_rq(
 ) -> Option<usize> {
     let sd = &doms.cpus[e.this_cpu][e.level];
     let span = sd.groups[group].span.and(&e.cpus);
-    let dst_cap = env.cpu(e.dst_cpu).cap.capacity_of;
+    let dst_cap = env.cpu(e.dst_cpu).cap.capacity;
     let mut busiest = None;
     let (mut busiest_util, mut busiest_load, mut busiest_capacity, mut busiest_nr) =
         (0u64, 0u64, 1u64, 0u32);
@@ -244,7 +244,7 @@ pub(crate) fn sched_balance_find_src_rq(
         if nr_running == 0 {
             continue;
         }
-        let capacity = rq.cap.capacity_of;
+        let capacity = rq.cap.capacity;
         // For ASYM_CPUCAPACITY domains, don't pick a CPU that could eventually lead to
         // active balancing high->low capacity.
         if sd.flags & SD_ASYM_CPUCAPACITY != 0

@@ -32,7 +32,7 @@ pub fn update_misfit_status(
         return Some(0);
     };
     if t.cpus_allowed.weight() == 1
-        || cap.capacity_orig == max_allowed_capacity
+        || cap.orig == max_allowed_capacity
         || task_fits_cpu(
             t.util_est,
             t.uclamp_min,

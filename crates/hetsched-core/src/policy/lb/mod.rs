@@ -640,7 +640,7 @@ pub(crate) fn should_we_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env) 
 /// `check_cpu_capacity(rq, sd)`: the CFS capacity is noticeably reduced by other classes
 /// or IRQ (`capacity_of × imbalance_pct < capacity_orig × 100`).
 pub fn check_cpu_capacity(cpu: &LbCpu, imbalance_pct: u64) -> bool {
-    cpu.cap.capacity_of * imbalance_pct < cpu.cap.capacity_orig * 100
+    cpu.cap.capacity * imbalance_pct < cpu.cap.orig * 100
 }
 
 /// `need_active_balance(env)` (kernel/sched/fair.c, v6.11) without asym packing:
@@ -655,7 +655,7 @@ pub(crate) fn need_active_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env
     if e.idle.is_idle()
         && src.h_nr_running == 1
         && check_cpu_capacity(&src, sd.imbalance_pct)
-        && src.cap.capacity_of * sd.imbalance_pct < env.cpu(e.dst_cpu).cap.capacity_of * 100
+        && src.cap.capacity * sd.imbalance_pct < env.cpu(e.dst_cpu).cap.capacity * 100
     {
         return true;
     }

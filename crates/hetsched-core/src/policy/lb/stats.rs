@@ -181,7 +181,7 @@ pub(crate) fn update_sd_pick_busiest(
     if sgs.sum_h_nr_running == 0 {
         return false;
     }
-    let dst_cap = env.cpu(e.dst_cpu).cap.capacity_of;
+    let dst_cap = env.cpu(e.dst_cpu).cap.capacity;
     // Don't try to pull misfit tasks we can't help.
     if sd.flags & SD_ASYM_CPUCAPACITY != 0
         && sgs.group_type == GroupType::MisfitTask
@@ -258,7 +258,7 @@ pub(crate) fn update_sd_lb_stats(
         doms.update_group_capacity(
             e.this_cpu,
             e.level,
-            &|c| env.cpu(c).cap.capacity_of,
+            &|c| env.cpu(c).cap.capacity,
             jiffies,
             p.hz,
             p.max_load_balance_interval,

@@ -17,9 +17,10 @@ const NOW: u64 = 10_000_000_000;
 
 fn caps(c: u64) -> CpuCapacity {
     CpuCapacity {
-        capacity_of: c,
-        capacity_orig: c,
-        capacity_actual: c,
+        orig: c,
+        capacity: c,
+        hw_pressure: 0,
+        cpufreq_pressure: 0,
     }
 }
 
@@ -696,7 +697,7 @@ fn nohz_kick_decisions() {
         kick
     );
     let mut reduced = calm;
-    reduced.cap.capacity_of = 300;
+    reduced.cap.capacity = 300;
     assert_eq!(nohz_balancer_kick(&reduced, true), kick);
     // Not due / nobody idle.
     assert_eq!(

@@ -1,0 +1,289 @@
+//! The minimal sched-domain input that placement reads: per CPU, its domains bottom-up
+//! (span, `SD_*` flags, `imbalance_pct`, groups), and what the kernel derives from them once
+//! (`sd_llc`, `sd_llc_size`, `sd_llc_id`, `sd_asym_cpucapacity`, the
+//! `sched_asym_cpucapacity` static key) in `update_top_cache_domain()` and
+//! `asym_cpu_capacity_scan()` (kernel/sched/topology.c, v6.11).
+//!
+//! The full topology (degeneration rules, group capacities, balance intervals) belongs to
+//! `sched/topology.rs`; this struct is deliberately small so that it can be filled from it.
+//! [`SdTopology::from_clusters`] builds the usual arm64 two-level (MC = cluster, PKG = all)
+//! hierarchy for tests and until the full topology is wired in.
+
+use crate::sched::CpuSet;
+
+/// `SD_BALANCE_NEWIDLE` (include/linux/sched/sd_flags.h, v6.11 bit order).
+pub const SD_BALANCE_NEWIDLE: u32 = 1 << 0;
+/// `SD_BALANCE_EXEC` (= `WF_EXEC`).
+pub const SD_BALANCE_EXEC: u32 = 1 << 1;
+/// `SD_BALANCE_FORK` (= `WF_FORK`).
+pub const SD_BALANCE_FORK: u32 = 1 << 2;
+/// `SD_BALANCE_WAKE` (= `WF_TTWU`).
+pub const SD_BALANCE_WAKE: u32 = 1 << 3;
+/// `SD_WAKE_AFFINE`.
+pub const SD_WAKE_AFFINE: u32 = 1 << 4;
+/// `SD_ASYM_CPUCAPACITY`: the span holds CPUs of different capacities.
+pub const SD_ASYM_CPUCAPACITY: u32 = 1 << 5;
+/// `SD_ASYM_CPUCAPACITY_FULL`: the span holds every capacity of the root domain.
+pub const SD_ASYM_CPUCAPACITY_FULL: u32 = 1 << 6;
+/// `SD_SHARE_CPUCAPACITY` (SMT).
+pub const SD_SHARE_CPUCAPACITY: u32 = 1 << 7;
+/// `SD_CLUSTER`.
+pub const SD_CLUSTER: u32 = 1 << 8;
+/// `SD_SHARE_LLC` (`SD_SHARE_PKG_RESOURCES` before v6.10).
+pub const SD_SHARE_LLC: u32 = 1 << 9;
+/// `SD_SERIALIZE`.
+pub const SD_SERIALIZE: u32 = 1 << 10;
+/// `SD_ASYM_PACKING`.
+pub const SD_ASYM_PACKING: u32 = 1 << 11;
+/// `SD_PREFER_SIBLING`.
+pub const SD_PREFER_SIBLING: u32 = 1 << 12;
+/// `SD_OVERLAP`.
+pub const SD_OVERLAP: u32 = 1 << 13;
+/// `SD_NUMA`.
+pub const SD_NUMA: u32 = 1 << 14;
+
+/// One sched domain of one CPU, as placement sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainInfo {
+    /// `sched_domain_span(sd)`.
+    pub span: CpuSet,
+    /// `sd->flags` (the `SD_*` constants of this module).
+    pub flags: u32,
+    /// `sd->imbalance_pct` (117 by default since v5.10, 110 at SMT level).
+    pub imbalance_pct: u32,
+    /// The spans of `sd->groups`, in the kernel's list order: the group holding the CPU
+    /// first, then the others as `build_sched_groups()` meets them walking the span from the
+    /// CPU (`for_each_cpu_wrap`). Group capacities are read from the live per-CPU
+    /// `capacity_of()` values by the users.
+    pub groups: Vec<CpuSet>,
+}
+
+/// Per-CPU domain hierarchies plus the derived per-CPU pointers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SdTopology {
+    per_cpu: Vec<Vec<DomainInfo>>,
+    llc: Vec<Option<usize>>,
+    asym: Vec<Option<usize>>,
+    asym_active: bool,
+}
+
+impl SdTopology {
+    /// Takes each CPU's domains bottom-up (index 0 = lowest level; degenerate levels already
+    /// removed) and derives `sd_llc` (highest domain with `SD_SHARE_LLC`),
+    /// `sd_asym_cpucapacity` (lowest domain with `SD_ASYM_CPUCAPACITY_FULL`) and
+    /// `sched_asym_cpucap_active()` (any domain with `SD_ASYM_CPUCAPACITY`).
+    pub fn new(per_cpu: Vec<Vec<DomainInfo>>) -> SdTopology {
+        let llc = per_cpu
+            .iter()
+            .map(|ds| ds.iter().rposition(|d| d.flags & SD_SHARE_LLC != 0))
+            .collect();
+        let asym = per_cpu
+            .iter()
+            .map(|ds| {
+                ds.iter()
+                    .position(|d| d.flags & SD_ASYM_CPUCAPACITY_FULL != 0)
+            })
+            .collect();
+        let asym_active = per_cpu
+            .iter()
+            .flatten()
+            .any(|d| d.flags & SD_ASYM_CPUCAPACITY != 0);
+        SdTopology {
+            per_cpu,
+            llc,
+            asym,
+            asym_active,
+        }
+    }
+
+    /// The arm64 default hierarchy for CPUs grouped in LLC clusters (`cluster_of[cpu]`):
+    /// MC = the cluster (`SD_SHARE_LLC`), PKG = all CPUs, both with the `sd_init()` defaults
+    /// of v5.10+ (NEWIDLE|EXEC|FORK|WAKE_AFFINE|PREFER_SIBLING, `imbalance_pct` 117), the
+    /// asymmetry flags of `asym_cpu_capacity_classify()` (v5.14+), single-CPU levels and a
+    /// PKG equal to MC removed as `sd_degenerate()` / `sd_parent_degenerate()` do.
+    /// Simplified: `SD_PREFER_SIBLING` is not cleared below an asymmetric domain (placement
+    /// does not read it).
+    pub fn from_clusters(cluster_of: &[usize], capacities: &[u64]) -> SdTopology {
+        let n = cluster_of.len().min(capacities.len());
+        let all = CpuSet::first_n(n);
+        let mut all_caps: Vec<u64> = capacities[..n].to_vec();
+        all_caps.sort_unstable();
+        all_caps.dedup();
+        let classify = |span: &CpuSet| -> u32 {
+            let mut caps: Vec<u64> = span.iter().map(|c| capacities[c]).collect();
+            caps.sort_unstable();
+            caps.dedup();
+            match caps.len() {
+                0 | 1 => 0,
+                k if k == all_caps.len() => SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL,
+                _ => SD_ASYM_CPUCAPACITY,
+            }
+        };
+        let base = SD_BALANCE_NEWIDLE
+            | SD_BALANCE_EXEC
+            | SD_BALANCE_FORK
+            | SD_WAKE_AFFINE
+            | SD_PREFER_SIBLING;
+        let per_cpu = (0..n)
+            .map(|cpu| {
+                let mut levels = Vec::new();
+                let mc_span = CpuSet::from_cpus(
+                    &(0..n)
+                        .filter(|&c| cluster_of[c] == cluster_of[cpu])
+                        .collect::<Vec<_>>(),
+                );
+                if mc_span.weight() > 1 {
+                    levels.push(DomainInfo {
+                        span: mc_span,
+                        flags: base | SD_SHARE_LLC | classify(&mc_span),
+                        imbalance_pct: 117,
+                        groups: wrap_order(&mc_span, cpu, n)
+                            .into_iter()
+                            .map(|c| CpuSet::from_cpus(&[c]))
+                            .collect(),
+                    });
+                }
+                if all != mc_span && n > 1 {
+                    let mut groups: Vec<CpuSet> = Vec::new();
+                    for c in wrap_order(&all, cpu, n) {
+                        if groups.iter().any(|g| g.contains(c)) {
+                            continue;
+                        }
+                        let g: Vec<usize> =
+                            (0..n).filter(|&x| cluster_of[x] == cluster_of[c]).collect();
+                        groups.push(CpuSet::from_cpus(&g));
+                    }
+                    levels.push(DomainInfo {
+                        span: all,
+                        flags: base | classify(&all),
+                        imbalance_pct: 117,
+                        groups,
+                    });
+                }
+                levels
+            })
+            .collect();
+        SdTopology::new(per_cpu)
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.per_cpu.len()
+    }
+
+    /// `for_each_domain(cpu, sd)`: the CPU's domains, bottom-up.
+    pub fn domains(&self, cpu: usize) -> &[DomainInfo] {
+        self.per_cpu.get(cpu).map_or(&[], |v| v.as_slice())
+    }
+
+    /// `per_cpu(sd_llc, cpu)`: the highest domain sharing the last-level cache.
+    pub fn sd_llc(&self, cpu: usize) -> Option<&DomainInfo> {
+        let lvl = (*self.llc.get(cpu)?)?;
+        self.per_cpu[cpu].get(lvl)
+    }
+
+    /// `per_cpu(sd_llc_size, cpu)`: weight of `sd_llc`, 1 without one.
+    pub fn sd_llc_size(&self, cpu: usize) -> usize {
+        self.sd_llc(cpu).map_or(1, |d| d.span.weight())
+    }
+
+    /// `per_cpu(sd_llc_id, cpu)`: first CPU of `sd_llc`, the CPU itself without one.
+    pub fn sd_llc_id(&self, cpu: usize) -> usize {
+        self.sd_llc(cpu).and_then(|d| d.span.first()).unwrap_or(cpu)
+    }
+
+    /// `cpus_share_cache(this_cpu, that_cpu)`.
+    pub fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        a == b || self.sd_llc_id(a) == self.sd_llc_id(b)
+    }
+
+    /// `per_cpu(sd_asym_cpucapacity, cpu)`: the lowest domain with
+    /// `SD_ASYM_CPUCAPACITY_FULL`.
+    pub fn sd_asym_cpucapacity(&self, cpu: usize) -> Option<&DomainInfo> {
+        let lvl = (*self.asym.get(cpu)?)?;
+        self.per_cpu[cpu].get(lvl)
+    }
+
+    /// `sched_asym_cpucap_active()`: some domain has `SD_ASYM_CPUCAPACITY`.
+    pub fn asym_cpucap_active(&self) -> bool {
+        self.asym_active
+    }
+}
+
+/// `for_each_cpu_wrap(cpu, mask, start)`: the CPUs of `mask` from `start` upwards, then from
+/// 0 up to `start` (a `start ≥ nr_cpus` begins at 0).
+pub fn wrap_order(mask: &CpuSet, start: usize, nr_cpus: usize) -> Vec<usize> {
+    let start = if start >= nr_cpus { 0 } else { start };
+    mask.iter()
+        .filter(|&c| c >= start)
+        .chain(mask.iter().filter(|&c| c < start))
+        .collect()
+}
+
+/// Allocation-free [`wrap_order`] for hot paths.
+pub fn for_each_cpu_wrap(
+    mask: &CpuSet,
+    start: usize,
+    nr_cpus: usize,
+) -> impl Iterator<Item = usize> + '_ {
+    let start = if start >= nr_cpus { 0 } else { start };
+    mask.iter()
+        .filter(move |&c| c >= start)
+        .chain(mask.iter().filter(move |&c| c < start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hikey960_like() {
+        let t = SdTopology::from_clusters(
+            &[0, 0, 0, 0, 1, 1, 1, 1],
+            &[462, 462, 462, 462, 1024, 1024, 1024, 1024],
+        );
+        assert!(t.asym_cpucap_active());
+        assert_eq!(t.domains(5).len(), 2);
+        assert_eq!(t.sd_llc_size(5), 4);
+        assert_eq!(t.sd_llc_id(5), 4);
+        assert!(t.cpus_share_cache(4, 7));
+        assert!(!t.cpus_share_cache(3, 4));
+        let asym = t.sd_asym_cpucapacity(1).unwrap();
+        assert_eq!(asym.span.weight(), 8);
+        assert_eq!(asym.flags & SD_SHARE_LLC, 0);
+        // Groups of CPU 5's PKG domain: its own cluster first.
+        assert_eq!(
+            t.domains(5)[1].groups,
+            vec![
+                CpuSet::from_cpus(&[4, 5, 6, 7]),
+                CpuSet::from_cpus(&[0, 1, 2, 3])
+            ]
+        );
+        // MC groups of CPU 6 in wrap order 6, 7, 4, 5.
+        let mc: Vec<usize> = t.domains(6)[0]
+            .groups
+            .iter()
+            .filter_map(|g| g.first())
+            .collect();
+        assert_eq!(mc, vec![6, 7, 4, 5]);
+    }
+
+    #[test]
+    fn dynamiq_single_cluster_carries_asym() {
+        let t = SdTopology::from_clusters(&[0, 0, 0], &[300, 300, 1024]);
+        assert_eq!(t.domains(0).len(), 1);
+        let d = &t.domains(0)[0];
+        assert_ne!(d.flags & SD_ASYM_CPUCAPACITY_FULL, 0);
+        assert_ne!(d.flags & SD_SHARE_LLC, 0);
+        assert!(t.sd_asym_cpucapacity(2).is_some());
+    }
+
+    #[test]
+    fn symmetric_has_no_asym() {
+        let t = SdTopology::from_clusters(&[0, 0, 1, 1], &[1024; 4]);
+        assert!(!t.asym_cpucap_active());
+        assert!(t.sd_asym_cpucapacity(0).is_none());
+        assert_eq!(wrap_order(&CpuSet::first_n(4), 3, 4), vec![3, 0, 1, 2]);
+        assert_eq!(wrap_order(&CpuSet::first_n(4), 4, 4), vec![0, 1, 2, 3]);
+    }
+}
