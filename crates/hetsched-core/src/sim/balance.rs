@@ -44,17 +44,51 @@ pub(super) struct Env<'a> {
     /// The CPU whose stopper is running (it counts in `nr_running`, its task is queued).
     pub stopper: Option<usize>,
     pub order: RefCell<Vec<Option<Vec<usize>>>>,
+    /// `LbCpu` per CPU, computed on first use in a pass (the balancer reads each many
+    /// times).
+    pub cpus: RefCell<Vec<Option<LbCpu>>>,
+}
+
+/// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
+/// (`scale_rt_capacity()`; no IRQ time, no thermal or cpufreq pressure).
+fn rq_capacity(rq: &Rq) -> CpuCapacity {
+    CpuCapacity {
+        orig: rq.cap,
+        capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
+        hw_pressure: 0,
+        cpufreq_pressure: 0,
+    }
 }
 
 impl Env<'_> {
-    fn capacity(&self, cpu: usize) -> CpuCapacity {
+    fn compute_cpu(&self, cpu: usize) -> LbCpu {
         let rq = &self.rqs[cpu];
-        CpuCapacity {
-            orig: rq.cap,
-            capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
-            hw_pressure: 0,
-            cpufreq_pressure: 0,
+        let stop = self.stopper == Some(cpu);
+        let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
+        let cap = self.capacity(cpu);
+        let a = &rq.cfs.avg;
+        LbCpu {
+            idle: !stop && rq.curr.is_none() && nr == 0,
+            nr_running: (nr + usize::from(stop)) as u32,
+            h_nr_running: rq.cfs.nr_running,
+            load: a.load_avg,
+            util_cfs: self.cpu_util_cfs(cpu),
+            util_cfs_boost: self.cpu_util_cfs(cpu).max(a.runnable_avg).min(rq.cap),
+            runnable: a.runnable_avg,
+            cap,
+            misfit_task_load: self.misfit[cpu],
+            overutilized: false,
+            ttwu_pending: false,
+            clock_task: self.now,
+            curr_cpus_allowed: rq.curr.map_or(CpuSet::first_n(self.rqs.len()), |c| {
+                self.threads[c].affinity
+            }),
+            active_balance: self.active[cpu],
         }
+    }
+
+    fn capacity(&self, cpu: usize) -> CpuCapacity {
+        rq_capacity(&self.rqs[cpu])
     }
 
     /// `cpu_util_cfs()`: max(util_avg, util_est) capped at the CPU's capacity.
@@ -83,29 +117,12 @@ impl Env<'_> {
 
 impl LbEnv for Env<'_> {
     fn cpu(&self, cpu: usize) -> LbCpu {
-        let rq = &self.rqs[cpu];
-        let stop = self.stopper == Some(cpu);
-        let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
-        let cap = self.capacity(cpu);
-        let a = &rq.cfs.avg;
-        LbCpu {
-            idle: !stop && rq.curr.is_none() && nr == 0,
-            nr_running: (nr + usize::from(stop)) as u32,
-            h_nr_running: rq.cfs.nr_running,
-            load: a.load_avg,
-            util_cfs: self.cpu_util_cfs(cpu),
-            util_cfs_boost: self.cpu_util_cfs(cpu).max(a.runnable_avg).min(rq.cap),
-            runnable: a.runnable_avg,
-            cap,
-            misfit_task_load: self.misfit[cpu],
-            overutilized: false,
-            ttwu_pending: false,
-            clock_task: self.now,
-            curr_cpus_allowed: rq.curr.map_or(CpuSet::first_n(self.rqs.len()), |c| {
-                self.threads[c].affinity
-            }),
-            active_balance: self.active[cpu],
+        if let Some(c) = self.cpus.borrow()[cpu] {
+            return c;
         }
+        let c = self.compute_cpu(cpu);
+        self.cpus.borrow_mut()[cpu] = Some(c);
+        c
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
@@ -160,6 +177,7 @@ macro_rules! lb_env {
             ue_ver: $s.ue_ver,
             stopper: $stopper,
             order: RefCell::new(vec![None; $s.rqs.len()]),
+            cpus: RefCell::new(vec![None; $s.rqs.len()]),
         }
     };
 }
@@ -339,9 +357,13 @@ impl Sim<'_> {
     }
 
     /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none).
-    pub(super) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, now: Nanos) {
-        let env = lb_env!(self, now, None);
-        let cap = env.capacity(cpu);
+    pub(super) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, _now: Nanos) {
+        let asym = self.doms.sched_asym_cpucap_active;
+        if !asym {
+            return; // the kernel returns before touching rq->misfit_task_load
+        }
+        let cap = rq_capacity(&self.rqs[cpu]);
+        let util_est = self.s.options.pelt.util_est;
         let task = tid
             .filter(|&t| self.threads[t].class == Class::Fair)
             .map(|t| {
@@ -349,8 +371,8 @@ impl Sim<'_> {
                 LbTask {
                     id: t,
                     h_load: e.avg.load_avg,
-                    util_est: if env.util_est {
-                        pelt::task_util_est(&e.avg, env.ue_ver)
+                    util_est: if util_est {
+                        pelt::task_util_est(&e.avg, self.ue_ver)
                     } else {
                         e.avg.util_avg
                     },
@@ -368,11 +390,9 @@ impl Sim<'_> {
                 .max()
                 .unwrap_or(0)
         });
-        let asym = self.doms.sched_asym_cpucap_active;
         if let Some(v) =
             misfit::update_misfit_status(task.as_ref().map(|t| (t, max_cap)), &cap, asym, &self.lbp)
         {
-            drop(env);
             self.misfit[cpu] = v;
         }
     }
@@ -393,9 +413,7 @@ impl Sim<'_> {
             return;
         }
         let rq = &self.rqs[cpu];
-        let env = lb_env!(self, now, None);
-        let cap = env.capacity(cpu);
-        drop(env);
+        let cap = rq_capacity(rq);
         let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
             self.doms.domains(cpu)[lvl]
                 .span
