@@ -14,27 +14,11 @@ use super::domains::{SdTopology, SD_ASYM_CPUCAPACITY};
 use super::select_fair::{effective_flags, FairWakeTask, FairWakeView, WakeCtx};
 use crate::options::WakeupVariant;
 use crate::platform::SCHED_CAPACITY_SCALE;
+use crate::policy::lb::stats::GroupLoad;
 use crate::sched::capacity::task_fits_cpu;
 use crate::sched::{CpuSet, NICE_0_LOAD};
 
-/// `enum group_type` (v6.11), ordered by how much a group needs help.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum GroupType {
-    /// `group_has_spare`.
-    HasSpare,
-    /// `group_fully_busy`.
-    FullyBusy,
-    /// `group_misfit_task` (in the wakeup path: no CPU of the group fits p).
-    MisfitTask,
-    /// `group_smt_balance` (not produced by the wakeup path).
-    SmtBalance,
-    /// `group_asym_packing` (not produced by the wakeup path).
-    AsymPacking,
-    /// `group_imbalanced` (not produced here: `sg_imbalanced()` is taken as false).
-    Imbalanced,
-    /// `group_overloaded`.
-    Overloaded,
-}
+pub use crate::policy::lb::GroupType;
 
 /// `struct sg_lb_stats` as `update_sg_wakeup_stats()` fills it (p left out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,26 +49,24 @@ pub struct SgWakeupStats {
     pub group_type: GroupType,
 }
 
+fn group_load(s: &SgWakeupStats) -> GroupLoad {
+    GroupLoad {
+        sum_nr_running: s.sum_nr_running,
+        group_weight: s.group_weight,
+        group_capacity: s.group_capacity,
+        group_util: s.group_util,
+        group_runnable: s.group_runnable,
+    }
+}
+
 /// `group_has_capacity(imbalance_pct, sgs)` (v6.11).
 pub fn group_has_capacity(imbalance_pct: u64, s: &SgWakeupStats) -> bool {
-    if s.sum_nr_running < s.group_weight {
-        return true;
-    }
-    if s.group_capacity * imbalance_pct < s.group_runnable * 100 {
-        return false;
-    }
-    s.group_capacity * 100 > s.group_util * imbalance_pct
+    group_load(s).has_capacity(imbalance_pct)
 }
 
 /// `group_is_overloaded(imbalance_pct, sgs)` (v6.11).
 pub fn group_is_overloaded(imbalance_pct: u64, s: &SgWakeupStats) -> bool {
-    if s.sum_nr_running <= s.group_weight {
-        return false;
-    }
-    if s.group_capacity * 100 < s.group_util * imbalance_pct {
-        return true;
-    }
-    s.group_capacity * imbalance_pct < s.group_runnable * 100
+    group_load(s).is_overloaded(imbalance_pct)
 }
 
 /// `group_classify()` (v6.11) for the wakeup path: overloaded, else misfit, else fully busy

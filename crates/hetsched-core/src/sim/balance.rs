@@ -60,6 +60,44 @@ fn rq_capacity(rq: &Rq) -> CpuCapacity {
     }
 }
 
+/// The root domain as the balancer reads it: `rd->overloaded`; EAS is not wired in, so
+/// never overutilized.
+fn rd_state(overloaded: bool) -> RootDomainState {
+    RootDomainState {
+        overloaded,
+        overutilized: false,
+        eas: false,
+    }
+}
+
+/// A fair task as the balancer reads it (not running; the caller sets `running`).
+fn lb_task(
+    ents: &[SchedEntity],
+    threads: &[Thread],
+    t: usize,
+    util_est: bool,
+    ue_ver: pelt::UtilEstVersion,
+) -> LbTask {
+    let e = &ents[t];
+    LbTask {
+        id: t,
+        h_load: e.avg.load_avg,
+        util_est: if util_est {
+            pelt::task_util_est(&e.avg, ue_ver)
+        } else {
+            e.avg.util_avg
+        },
+        uclamp_min: 0,
+        uclamp_max: 1024,
+        cpus_allowed: threads[t].affinity,
+        running: false,
+        exec_start: e.exec_start,
+        next_buddy: false,
+        idle_policy: threads[t].policy == crate::workload::SchedPolicy::Idle,
+        sched_delayed: false,
+    }
+}
+
 impl Env<'_> {
     fn compute_cpu(&self, cpu: usize) -> LbCpu {
         let rq = &self.rqs[cpu];
@@ -139,24 +177,11 @@ impl LbEnv for Env<'_> {
         let Some(&t) = o[cpu].as_ref().and_then(|v| v.get(i)) else {
             return LbTask::default();
         };
-        let e = &self.ents[t];
-        let running = self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && e.on_rq;
+        let running =
+            self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq;
         LbTask {
-            id: t,
-            h_load: e.avg.load_avg,
-            util_est: if self.util_est {
-                pelt::task_util_est(&e.avg, self.ue_ver)
-            } else {
-                e.avg.util_avg
-            },
-            uclamp_min: 0,
-            uclamp_max: 1024,
-            cpus_allowed: self.threads[t].affinity,
             running,
-            exec_start: e.exec_start,
-            next_buddy: false,
-            idle_policy: self.threads[t].policy == crate::workload::SchedPolicy::Idle,
-            sched_delayed: false,
+            ..lb_task(self.ents, self.threads, t, self.util_est, self.ue_ver)
         }
     }
 }
@@ -257,11 +282,7 @@ impl Sim<'_> {
             if jiffies >= sd.last_balance + interval {
                 let dec = {
                     let env = lb_env!(self, now, None);
-                    let rd = RootDomainState {
-                        overloaded: self.rd_overload,
-                        overutilized: false,
-                        eas: false,
-                    };
+                    let rd = rd_state(self.rd_overload);
                     self.lb.sched_balance_rq(
                         &env,
                         &mut self.doms,
@@ -327,11 +348,7 @@ impl Sim<'_> {
         let jiffies = self.jiffies(now);
         let res = {
             let env = lb_env!(self, now, None);
-            let rd = RootDomainState {
-                overloaded: self.rd_overload,
-                overutilized: false,
-                eas: false,
-            };
+            let rd = rd_state(self.rd_overload);
             let avg_idle = self.rqs[cpu].avg_idle;
             self.lb.sched_balance_newidle(
                 &env,
@@ -367,20 +384,13 @@ impl Sim<'_> {
         let task = tid
             .filter(|&t| self.threads[t].class == Class::Fair)
             .map(|t| {
-                let e = &self.ents[t];
-                LbTask {
-                    id: t,
-                    h_load: e.avg.load_avg,
-                    util_est: if util_est {
-                        pelt::task_util_est(&e.avg, self.ue_ver)
-                    } else {
-                        e.avg.util_avg
-                    },
-                    uclamp_min: 0,
-                    uclamp_max: 1024,
-                    cpus_allowed: self.threads[t].affinity,
-                    ..LbTask::default()
-                }
+                lb_task(
+                    self.ents.as_slice(),
+                    &self.threads,
+                    t,
+                    util_est,
+                    self.ue_ver,
+                )
             });
         let max_cap = task.map_or(0, |t| {
             t.cpus_allowed

@@ -2497,18 +2497,7 @@ impl<'w> Sim<'w> {
                 }
                 None
             }
-            Event::SemWait { .. } => {
-                let prio = self.threads[tid].eff_prio;
-                let sem = &mut self.res.sems[ra];
-                if sem.value > 0 {
-                    sem.value -= 1;
-                    None
-                } else {
-                    sem.waiters.push(tid, prio);
-                    self.threads[tid].wait_on = WaitOn::Sem(ra);
-                    Some(Step::Block)
-                }
-            }
+            Event::SemWait { .. } => (!self.sem_wait(tid, ra)).then_some(Step::Block),
             Event::Yield => {
                 self.sched_yield(cpu, tid, now);
                 Some(Step::Yield)
@@ -2547,18 +2536,21 @@ impl<'w> Sim<'w> {
                 self.res.barriers[b].waiting += 1;
                 true
             }
-            Retry::Sem(si) => {
-                let prio = self.threads[tid].eff_prio;
-                let sem = &mut self.res.sems[si];
-                if sem.value > 0 {
-                    sem.value -= 1;
-                    true
-                } else {
-                    sem.waiters.push(tid, prio);
-                    self.threads[tid].wait_on = WaitOn::Sem(si);
-                    false
-                }
-            }
+            Retry::Sem(si) => self.sem_wait(tid, si),
+        }
+    }
+
+    /// `sem_wait()`: take one unit, or queue `tid` (false: it must block).
+    fn sem_wait(&mut self, tid: usize, si: usize) -> bool {
+        let prio = self.threads[tid].eff_prio;
+        let sem = &mut self.res.sems[si];
+        if sem.value > 0 {
+            sem.value -= 1;
+            true
+        } else {
+            sem.waiters.push(tid, prio);
+            self.threads[tid].wait_on = WaitOn::Sem(si);
+            false
         }
     }
 

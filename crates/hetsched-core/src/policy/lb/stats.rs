@@ -56,26 +56,64 @@ pub struct SdLbStats {
     pub local_stat: SgLbStats,
 }
 
+/// The numbers `group_has_capacity()` and `group_is_overloaded()` read, shared by the
+/// balancer's `sg_lb_stats` and the wake-up path's statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupLoad {
+    /// `sum_nr_running`.
+    pub sum_nr_running: u32,
+    /// `group_weight`.
+    pub group_weight: u32,
+    /// `group_capacity`.
+    pub group_capacity: u64,
+    /// `group_util`.
+    pub group_util: u64,
+    /// `group_runnable`.
+    pub group_runnable: u64,
+}
+
+impl GroupLoad {
+    /// `group_has_capacity(imbalance_pct, sgs)` (kernel/sched/fair.c, v6.11).
+    pub fn has_capacity(&self, imbalance_pct: u64) -> bool {
+        if self.sum_nr_running < self.group_weight {
+            return true;
+        }
+        if self.group_capacity * imbalance_pct < self.group_runnable * 100 {
+            return false;
+        }
+        self.group_capacity * 100 > self.group_util * imbalance_pct
+    }
+
+    /// `group_is_overloaded(imbalance_pct, sgs)` (kernel/sched/fair.c, v6.11).
+    pub fn is_overloaded(&self, imbalance_pct: u64) -> bool {
+        if self.sum_nr_running <= self.group_weight {
+            return false;
+        }
+        if self.group_capacity * 100 < self.group_util * imbalance_pct {
+            return true;
+        }
+        self.group_capacity * imbalance_pct < self.group_runnable * 100
+    }
+}
+
+fn group_load(sgs: &SgLbStats) -> GroupLoad {
+    GroupLoad {
+        sum_nr_running: sgs.sum_nr_running,
+        group_weight: sgs.group_weight,
+        group_capacity: sgs.group_capacity,
+        group_util: sgs.group_util,
+        group_runnable: sgs.group_runnable,
+    }
+}
+
 /// `group_has_capacity(imbalance_pct, sgs)`.
 pub fn group_has_capacity(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
-    if sgs.sum_nr_running < sgs.group_weight {
-        return true;
-    }
-    if sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100 {
-        return false;
-    }
-    sgs.group_capacity * 100 > sgs.group_util * imbalance_pct
+    group_load(sgs).has_capacity(imbalance_pct)
 }
 
 /// `group_is_overloaded(imbalance_pct, sgs)`.
 pub fn group_is_overloaded(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
-    if sgs.sum_nr_running <= sgs.group_weight {
-        return false;
-    }
-    if sgs.group_capacity * 100 < sgs.group_util * imbalance_pct {
-        return true;
-    }
-    sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100
+    group_load(sgs).is_overloaded(imbalance_pct)
 }
 
 /// `group_classify(imbalance_pct, group, sgs)`; `sg_imbalanced` is `sgc->imbalance`.
