@@ -6,41 +6,17 @@
 //!
 //! The full topology (degeneration rules, group capacities, balance intervals) belongs to
 //! `sched/topology.rs`; this struct is deliberately small so that it can be filled from it.
+//! [`SdTopology::from_sched_domains`] fills it from the engine's domains;
 //! [`SdTopology::from_clusters`] builds the usual arm64 two-level (MC = cluster, PKG = all)
-//! hierarchy for tests and until the full topology is wired in.
+//! hierarchy for unit tests.
 
 use crate::sched::CpuSet;
 
-/// `SD_BALANCE_NEWIDLE` (include/linux/sched/sd_flags.h, v6.11 bit order).
-pub const SD_BALANCE_NEWIDLE: u32 = 1 << 0;
-/// `SD_BALANCE_EXEC` (= `WF_EXEC`).
-pub const SD_BALANCE_EXEC: u32 = 1 << 1;
-/// `SD_BALANCE_FORK` (= `WF_FORK`).
-pub const SD_BALANCE_FORK: u32 = 1 << 2;
-/// `SD_BALANCE_WAKE` (= `WF_TTWU`).
-pub const SD_BALANCE_WAKE: u32 = 1 << 3;
-/// `SD_WAKE_AFFINE`.
-pub const SD_WAKE_AFFINE: u32 = 1 << 4;
-/// `SD_ASYM_CPUCAPACITY`: the span holds CPUs of different capacities.
-pub const SD_ASYM_CPUCAPACITY: u32 = 1 << 5;
-/// `SD_ASYM_CPUCAPACITY_FULL`: the span holds every capacity of the root domain.
-pub const SD_ASYM_CPUCAPACITY_FULL: u32 = 1 << 6;
-/// `SD_SHARE_CPUCAPACITY` (SMT).
-pub const SD_SHARE_CPUCAPACITY: u32 = 1 << 7;
-/// `SD_CLUSTER`.
-pub const SD_CLUSTER: u32 = 1 << 8;
-/// `SD_SHARE_LLC` (`SD_SHARE_PKG_RESOURCES` before v6.10).
-pub const SD_SHARE_LLC: u32 = 1 << 9;
-/// `SD_SERIALIZE`.
-pub const SD_SERIALIZE: u32 = 1 << 10;
-/// `SD_ASYM_PACKING`.
-pub const SD_ASYM_PACKING: u32 = 1 << 11;
-/// `SD_PREFER_SIBLING`.
-pub const SD_PREFER_SIBLING: u32 = 1 << 12;
-/// `SD_OVERLAP`.
-pub const SD_OVERLAP: u32 = 1 << 13;
-/// `SD_NUMA`.
-pub const SD_NUMA: u32 = 1 << 14;
+pub use crate::sched::topology::{
+    SD_ASYM_CPUCAPACITY, SD_ASYM_CPUCAPACITY_FULL, SD_ASYM_PACKING, SD_BALANCE_EXEC,
+    SD_BALANCE_FORK, SD_BALANCE_NEWIDLE, SD_BALANCE_WAKE, SD_CLUSTER, SD_NUMA, SD_OVERLAP,
+    SD_PREFER_SIBLING, SD_SERIALIZE, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC, SD_WAKE_AFFINE,
+};
 
 /// One sched domain of one CPU, as placement sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +137,29 @@ impl SdTopology {
                     });
                 }
                 levels
+            })
+            .collect();
+        SdTopology::new(per_cpu)
+    }
+
+    /// The placement view of the full topology built by `build_sched_domains()`
+    /// ([`crate::sched::topology::SchedDomains`]): the same spans, flags, `imbalance_pct` and
+    /// group order, so that wake-up and fork placement walk exactly the domains the load
+    /// balancer uses.
+    pub fn from_sched_domains(d: &crate::sched::topology::SchedDomains) -> SdTopology {
+        let per_cpu = d
+            .cpus
+            .iter()
+            .map(|levels| {
+                levels
+                    .iter()
+                    .map(|sd| DomainInfo {
+                        span: sd.span,
+                        flags: sd.flags,
+                        imbalance_pct: sd.imbalance_pct as u32,
+                        groups: sd.groups.iter().map(|g| g.span).collect(),
+                    })
+                    .collect()
             })
             .collect();
         SdTopology::new(per_cpu)

@@ -5,7 +5,6 @@
 pub mod domains;
 pub mod find_dst;
 pub mod lb;
-pub mod placement;
 pub mod rt;
 pub mod select_fair;
 
@@ -69,35 +68,6 @@ pub struct CpuView {
     pub cluster: usize,
     /// `arch_scale_cpu_capacity()`.
     pub capacity: u64,
-}
-
-/// A read-only view of the scheduler state for policies.
-#[derive(Debug, Clone, Copy)]
-pub struct SchedView<'a> {
-    /// One entry per CPU.
-    pub cpus: &'a [CpuView],
-}
-
-/// A wake-up placement decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placement {
-    /// Chosen CPU.
-    pub cpu: usize,
-    /// Why.
-    pub reason: PlacementReason,
-}
-
-/// Why a CPU was chosen at wake-up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlacementReason {
-    /// The previous CPU is idle.
-    PrevIdle,
-    /// An idle CPU sharing the previous CPU's cache.
-    IdleSibling,
-    /// No idle CPU nearby: the previous CPU.
-    Prev,
-    /// The previous CPU is not allowed: `select_fallback_rq()`.
-    Fallback,
 }
 
 /// A task to move.

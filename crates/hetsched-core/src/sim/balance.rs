@@ -51,7 +51,7 @@ pub(super) struct Env<'a> {
 
 /// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
 /// (`scale_rt_capacity()`; no IRQ time, no thermal or cpufreq pressure).
-fn rq_capacity(rq: &Rq) -> CpuCapacity {
+pub(super) fn rq_capacity(rq: &Rq) -> CpuCapacity {
     CpuCapacity {
         orig: rq.cap,
         capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),

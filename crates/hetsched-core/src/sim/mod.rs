@@ -13,13 +13,14 @@
 mod balance;
 pub mod program;
 pub mod sync;
+mod wake;
 
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{CpuMetrics, MetricsSink, TaskMetrics};
 use crate::options::{MarkerChoice, Options, OptionsError, Settings};
 use crate::pelt::{self, CfsRqState, SeState, UtilEstVersion, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::platform::Platform;
-use crate::policy::{placement, CpuView, Migration, MigrationReason, SchedView};
+use crate::policy::{CpuView, Migration, MigrationReason};
 use crate::sched::fair::{CfsRq, FairVariant, SchedEntity};
 use crate::sched::rt::{self as rtq, DlEntity, DlRq, RtRq};
 use crate::sched::{CpuSet, LoadWeight};
@@ -92,6 +93,9 @@ pub struct RunResult {
     pub cpus: Vec<CpuMetrics>,
     /// Migrations by reason.
     pub migrations: BTreeMap<&'static str, u64>,
+    /// Fair wake-up and fork placements by the reason `select_task_rq_fair()` chose the
+    /// CPU (`target_idle`, `idle_capacity_fit`, `slow_path`, …).
+    pub placements: BTreeMap<&'static str, u64>,
     /// Run-time diagnostics (a deadlock in a run with a duration).
     pub warnings: Vec<String>,
     /// Engine statistics.
@@ -189,6 +193,10 @@ struct Thread {
     wu_lat_ns: i64,
     slack_ns: i64,
     done_loops: bool,
+    /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` (`record_wakee()`).
+    wakee: crate::policy::select_fair::WakeeState,
+    /// `p->recent_used_cpu`.
+    recent_used_cpu: usize,
 }
 
 impl Thread {
@@ -332,6 +340,12 @@ struct Sim<'w> {
     doms: crate::sched::topology::SchedDomains,
     lb: crate::policy::lb::LoadBalancer,
     lbp: crate::policy::lb::LbParams,
+    /// The same domains as placement reads them.
+    sdt: crate::policy::domains::SdTopology,
+    /// Each CPU's idle task's `record_wakee()` state (timer wake-ups while idle).
+    idle_wakee: Vec<crate::policy::select_fair::WakeeState>,
+    /// Fair placements by `select_task_rq_fair()` reason.
+    placements: BTreeMap<&'static str, u64>,
     /// `rq->misfit_task_load` per CPU.
     misfit: Vec<u64>,
     /// `rq->active_balance` per CPU.
@@ -555,6 +569,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
             .iter()
             .map(|&r| (r.as_str(), sim.migrations[r as usize]))
             .collect(),
+        placements: std::mem::take(&mut sim.placements),
         engine: EngineStats {
             events: sim.q.processed(),
             context_switches: sim.switches,
@@ -688,6 +703,8 @@ impl<'w> Sim<'w> {
             s.options.sched.hz,
             s.tick_ns,
         );
+        let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
+        let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let mut sim = Sim {
             p,
             w,
@@ -703,7 +720,10 @@ impl<'w> Sim<'w> {
             unique_counts,
             fork_counts: BTreeMap::new(),
             nr_res_blocked: 0,
-            doms: crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick),
+            doms,
+            sdt,
+            idle_wakee: vec![Default::default(); n],
+            placements: BTreeMap::new(),
             lb: crate::policy::lb::LoadBalancer::new(),
             lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
             misfit: vec![0; n],
@@ -829,6 +849,8 @@ impl<'w> Sim<'w> {
             wu_lat_ns: 0,
             slack_ns: 0,
             done_loops: false,
+            wakee: Default::default(),
+            recent_used_cpu: 0,
         });
         let slice = t
             .attrs
@@ -1345,16 +1367,18 @@ impl<'w> Sim<'w> {
         now: Nanos,
         parent_cpu: Option<usize>,
     ) {
-        // Fork balancing (sched_balance_find_dst_cpu, reduced): the allowed CPU with the
-        // fewest runnable tasks, lowest id first.
-        let aff = self.threads[tid].affinity;
-        let mut cpu = aff
-            .iter()
-            .min_by_key(|&c| (self.view[c].nr_running + u32::from(!self.view[c].idle), c))
-            .unwrap_or(0);
-        if self.threads[tid].class != Class::Fair {
-            cpu = self.select_task_rq_other(tid, parent_cpu.unwrap_or(cpu));
-        }
+        // select_task_rq(p, task_cpu(p), WF_FORK): the parent's CPU (CPU 0 for the
+        // threads rt-app's main thread creates at start).
+        let from = parent_cpu.unwrap_or(0);
+        self.threads[tid].recent_used_cpu = from;
+        let cpu = if self.threads[tid].class == Class::Fair {
+            let placed =
+                self.select_task_rq_fair(tid, from, from, crate::policy::select_fair::WF_FORK, now);
+            *self.placements.entry(placed.reason.as_str()).or_default() += 1;
+            placed.cpu
+        } else {
+            self.select_task_rq_other(tid, from)
+        };
         self.threads[tid].cpu = cpu;
         // Threads created at start share t_zero; a forked thread also starts from t_zero
         // (rt-app's thread_body(): t_first = t_zero), plus its delay.
@@ -1387,11 +1411,14 @@ impl<'w> Sim<'w> {
         waker: Option<usize>,
     ) {
         let prev = self.threads[tid].cpu;
-        let aff = self.threads[tid].affinity;
         let cpu = match self.threads[tid].class {
             Class::Fair => {
-                let view = SchedView { cpus: &self.view };
-                placement::select_task_rq_baseline(&view, &aff, prev).cpu
+                // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
+                let this_cpu = waker.unwrap_or(prev);
+                let wf = crate::policy::select_fair::WF_TTWU;
+                let placed = self.select_task_rq_fair(tid, prev, this_cpu, wf, now);
+                *self.placements.entry(placed.reason.as_str()).or_default() += 1;
+                placed.cpu
             }
             _ => self.select_task_rq_other(tid, prev),
         };
@@ -1828,9 +1855,14 @@ impl<'w> Sim<'w> {
     /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose. Called
     /// from `__schedule()`, which then switches away from it.
     fn move_off_disallowed(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
+        // The first idle allowed CPU, else the first allowed (a reduced
+        // `cpumask_any_and_distribute()` / `select_fallback_rq()`).
         let aff = self.threads[tid].affinity;
-        let view = SchedView { cpus: &self.view };
-        let dst = placement::select_task_rq_baseline(&view, &aff, cpu).cpu;
+        let dst = aff
+            .iter()
+            .find(|&c| c < self.view.len() && self.view[c].idle)
+            .or_else(|| aff.first())
+            .unwrap_or(cpu);
         let m = Migration {
             task: tid,
             src: cpu,

@@ -1,0 +1,253 @@
+//! Fair-class wake-up and fork placement wired to the engine: the view
+//! [`crate::policy::select_fair::select_task_rq_fair`] reads ([`WakeEnv`], a
+//! [`FairWakeView`] over the runqueues for the task being placed), the task and waker
+//! context, and the bookkeeping the kernel does around the call (kernel/sched/core.c
+//! `select_task_rq()`, `wake_up_new_task()`; kernel/sched/fair.c `select_task_rq_fair()`,
+//! `record_wakee()`, v6.11).
+//!
+//! - Wake-up (`WF_TTWU`): `this_cpu` is the waker's CPU for a futex wake-up, and the
+//!   sleeper's previous CPU for a timer wake-up (the hrtimer fires where it was armed).
+//!   `record_wakee()` updates the waker's flips; a timer wake-up in interrupt context
+//!   records on whatever runs there (the idle task when idle), as in the kernel.
+//! - Fork (`WF_FORK`): `prev_cpu` and `this_cpu` are the parent's CPU. Threads created at
+//!   the start by rt-app's main thread are forked from CPU 0 (where hetsched runs it).
+//! - Before reading the task's utilization the blocked task is synced to its previous
+//!   cfs_rq's clock (`sync_entity_load_avg()`), as `select_idle_sibling()` does on
+//!   asymmetric systems and `find_energy_efficient_cpu()` does under EAS.
+//!
+//! Simplifications: `nr_idle_scan` is not tracked (SIS_UTIL bounds nothing: the whole LLC
+//! is scanned; the LLCs of the modelled platforms have at most 6 CPUs); no cpuidle exit
+//! latencies (`idle_get_state()` is NULL); no uclamp in the engine yet (min 0, max 1024);
+//! no IRQ, thermal or cpufreq pressure in `capacity_of()`.
+
+use super::balance::rq_capacity;
+use super::{Class, Rq, Sim, Thread};
+use crate::pelt::{self, UtilEstVersion};
+use crate::policy::select_fair::{
+    self, FairPlacement, FairWakeParams, FairWakeTask, FairWakeView, WakeCtx, WakeeState,
+};
+use crate::sched::capacity::CpuCapacity;
+use crate::sched::fair::SchedEntity;
+use crate::time::Nanos;
+use crate::workload::SchedPolicy;
+
+/// The fair placement's view of the engine, for task `p` (the "without p" values leave its
+/// blocked contribution on its previous CPU out).
+pub(super) struct WakeEnv<'a> {
+    pub rqs: &'a [Rq],
+    pub threads: &'a [Thread],
+    pub ents: &'a [SchedEntity],
+    pub util_est: bool,
+    pub ue_ver: UtilEstVersion,
+    /// The task being placed.
+    pub p: usize,
+    /// `task_cpu(p)`.
+    pub p_cpu: usize,
+    /// `p->se.avg.last_update_time != 0` (it has a contribution on `p_cpu`).
+    pub p_attached: bool,
+    /// `task_on_rq_queued(p)`.
+    pub p_queued: bool,
+}
+
+impl WakeEnv<'_> {
+    fn nr_all(&self, cpu: usize) -> u32 {
+        let rq = &self.rqs[cpu];
+        rq.cfs.nr_running + (rq.rt.nr_running() + rq.dl.nr_running()) as u32
+    }
+
+    /// p has a contribution on `cpu` to subtract (`cpu == task_cpu(p)` and attached).
+    fn p_here(&self, cpu: usize) -> bool {
+        cpu == self.p_cpu && self.p_attached
+    }
+}
+
+impl FairWakeView for WakeEnv<'_> {
+    fn available_idle_cpu(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none() && self.nr_all(cpu) == 0
+    }
+
+    fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running
+        let rq = &self.rqs[cpu];
+        let nr = self.nr_all(cpu);
+        if nr == 0 || nr != rq.cfs.nr_running {
+            return false;
+        }
+        let idle_policy = |t: usize| self.threads[t].policy == SchedPolicy::Idle;
+        let queued_idle = rq.cfs.queue.iter().filter(|&&t| idle_policy(t)).count();
+        let curr_idle = rq.cfs.curr.filter(|&c| !rq.cfs.queue.contains(&c));
+        let n_idle = queued_idle + curr_idle.map_or(0, |c| usize::from(idle_policy(c)));
+        n_idle as u32 == nr
+    }
+
+    fn nr_running(&self, cpu: usize) -> u32 {
+        self.nr_all(cpu)
+    }
+
+    fn h_nr_running(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].cfs.nr_running
+    }
+
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.avg.load_avg
+    }
+
+    fn capacity(&self, cpu: usize) -> CpuCapacity {
+        rq_capacity(&self.rqs[cpu])
+    }
+
+    fn nr_idle_scan(&self, _cpu: usize) -> Option<u32> {
+        None
+    }
+
+    /// `cpu_load_without()` (kernel/sched/fair.c, v6.11).
+    fn cpu_load_without(&self, cpu: usize) -> u64 {
+        let load = self.rqs[cpu].cfs.avg.load_avg;
+        if !self.p_here(cpu) {
+            return load;
+        }
+        load.saturating_sub(self.ents[self.p].avg.load_avg)
+    }
+
+    /// `cpu_util(cpu, p, -1, 0)` after `cpu_util_without()`'s filter (v6.11): subtract p's
+    /// `util_avg` where it is attached, and its `util_est` where it is queued.
+    fn cpu_util_without(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        let a = &rq.cfs.avg;
+        let pa = &self.ents[self.p].avg;
+        let here = self.p_here(cpu);
+        let mut util = a.util_avg;
+        if here {
+            util = util.saturating_sub(pelt::task_util(pa));
+        }
+        if self.util_est {
+            let mut ue = pelt::cfs_rq_util_est(a);
+            if here && self.p_queued {
+                ue = ue.saturating_sub(pelt::task_util_est_raw(&pa.util_est, self.ue_ver));
+            }
+            util = util.max(ue);
+        }
+        util.min(rq.cap)
+    }
+
+    /// `cpu_runnable_without()` (v6.11).
+    fn cpu_runnable_without(&self, cpu: usize) -> u64 {
+        let r = self.rqs[cpu].cfs.avg.runnable_avg;
+        if !self.p_here(cpu) {
+            return r;
+        }
+        r.saturating_sub(self.ents[self.p].avg.runnable_avg)
+    }
+
+    /// `task_running_on_cpu()` (v6.11): p is queued here and has PELT history.
+    fn task_running_on_cpu(&self, cpu: usize) -> bool {
+        self.p_here(cpu) && self.p_queued
+    }
+
+    /// `idle_cpu_without()` (v6.11): curr is the idle task or p, and nothing else is queued.
+    fn idle_cpu_without(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        if rq.curr.is_some_and(|c| c != self.p) {
+            return false;
+        }
+        let nr = self.nr_all(cpu);
+        nr == 0 || (nr == 1 && self.p_here(cpu) && self.p_queued)
+    }
+
+    fn idle_exit_latency(&self, _cpu: usize) -> Option<u32> {
+        None
+    }
+
+    fn idle_stamp(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].idle_stamp
+    }
+}
+
+impl Sim<'_> {
+    /// `select_task_rq()` → `select_task_rq_fair(p, prev_cpu, wake_flags)` for fair thread
+    /// `tid` (kernel/sched/core.c and fair.c, v6.11), with `this_cpu` the CPU doing the
+    /// wake-up or fork. Applies `record_wakee()` and `p->recent_used_cpu`; returns the
+    /// decision.
+    pub(super) fn select_task_rq_fair(
+        &mut self,
+        tid: usize,
+        prev_cpu: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+        now: Nanos,
+    ) -> FairPlacement {
+        let ttwu = wake_flags & select_fair::WF_TTWU != 0;
+        // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock.
+        let attached = self.ents[tid].avg.last_update_time != 0;
+        if ttwu && attached && (self.sdt.asym_cpucap_active() || self.s.eas_enabled) {
+            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
+            let w = self.ents[tid].load.weight;
+            pelt::sync_entity_load_avg(&mut self.ents[tid].avg, last, w);
+        }
+        let e = &self.ents[tid];
+        let task = FairWakeTask {
+            id: tid,
+            prev_cpu,
+            allowed: self.threads[tid].affinity,
+            util_est: if self.s.options.pelt.util_est {
+                pelt::task_util_est(&e.avg, self.ue_ver)
+            } else {
+                pelt::task_util(&e.avg)
+            },
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            load: e.avg.load_avg,
+            wakee_flips: self.threads[tid].wakee.wakee_flips,
+            recent_used_cpu: self.threads[tid].recent_used_cpu,
+            wake_flags,
+        };
+        let curr = self.rqs[this_cpu].curr;
+        let current_load = curr
+            .filter(|&c| self.threads[c].class == Class::Fair)
+            .map_or(0, |c| self.ents[c].avg.load_avg);
+        let ctx = WakeCtx {
+            this_cpu,
+            current_load,
+            current_exiting: false,
+            current_per_cpu_kthread: false,
+            jiffies: self.jiffies(now),
+            hz: u64::from(self.s.options.sched.hz),
+            uclamp_used: false,
+            try_feec: false,
+        };
+        // `current`'s wakee bookkeeping: the running thread, or the CPU's idle task.
+        let mut waker: WakeeState = match curr {
+            Some(c) => self.threads[c].wakee,
+            None => self.idle_wakee[this_cpu],
+        };
+        let params = FairWakeParams::from_options(&self.s.options.fair);
+        let env = WakeEnv {
+            rqs: &self.rqs,
+            threads: &self.threads,
+            ents: &self.ents,
+            util_est: self.s.options.pelt.util_est,
+            ue_ver: self.ue_ver,
+            p: tid,
+            p_cpu: prev_cpu,
+            p_attached: attached && ttwu,
+            p_queued: false,
+        };
+        let placed = select_fair::select_task_rq_fair(
+            &env,
+            &self.sdt,
+            &params,
+            &ctx,
+            &task,
+            &mut waker,
+            || None,
+        );
+        match curr {
+            Some(c) => self.threads[c].wakee = waker,
+            None => self.idle_wakee[this_cpu] = waker,
+        }
+        if let Some(r) = placed.recent_used_cpu {
+            self.threads[tid].recent_used_cpu = r;
+        }
+        placed
+    }
+}
