@@ -456,10 +456,12 @@ impl Sim<'_> {
     pub(super) fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
         let jiffies = self.jiffies(now);
         let mut next = jiffies + 60 * self.lbp.hz;
+        let mut update_next_balance = false;
         for cpu in 0..self.rqs.len() {
             if !self.view[cpu].idle {
                 continue;
             }
+            update_next_balance = true;
             self.update_rq_clock(cpu, now);
             self.update_blocked_averages(out, cpu, now);
             if jiffies >= self.rqs[cpu].next_balance {
@@ -478,6 +480,9 @@ impl Sim<'_> {
             }
             next = next.min(self.rqs[cpu].next_balance);
         }
-        self.nohz_next_balance_j = next;
+        // With no idle CPU left, nohz.next_balance keeps its value.
+        if update_next_balance {
+            self.nohz_next_balance_j = next;
+        }
     }
 }

@@ -289,6 +289,8 @@ const PID_BASE: u32 = 1000;
 /// `last_update_time` of 0 as "not attached yet", so no clock may start at 0; traces
 /// therefore begin at 1.000000, like a trace taken one second after boot.
 pub const BOOT_OFFSET: Nanos = NSEC_PER_SEC;
+/// How long before the start every CPU has been idle (`rq->idle_stamp`).
+const IDLE_BEFORE_START_NS: Nanos = 1_000_000;
 const TASK_RUNNING: u32 = 0;
 const TASK_INTERRUPTIBLE: u32 = 1;
 const EXIT_DEAD: u32 = 16;
@@ -346,6 +348,8 @@ struct Sim<'w> {
     idle_wakee: Vec<crate::policy::select_fair::WakeeState>,
     /// Fair placements by `select_task_rq_fair()` reason.
     placements: BTreeMap<&'static str, u64>,
+    /// `distribute_cpu_mask_prev` of `cpumask_any_and_distribute()`.
+    distribute_prev: usize,
     /// `rq->misfit_task_load` per CPU.
     misfit: Vec<u64>,
     /// `rq->active_balance` per CPU.
@@ -605,7 +609,10 @@ impl<'w> Sim<'w> {
                     need_resched: false,
                     seg_start_dl: 0,
                     avg_idle: 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST,
-                    idle_stamp: 0,
+                    // Every CPU went idle (through a newidle pass) 1 ms before the workload
+                    // starts, as on a booted board: `sched_balance_find_dst_group_cpu()`
+                    // only picks idle CPUs with a non-zero `idle_stamp`.
+                    idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
                     prev_moved: false,
                 }
             })
@@ -724,6 +731,7 @@ impl<'w> Sim<'w> {
             sdt,
             idle_wakee: vec![Default::default(); n],
             placements: BTreeMap::new(),
+            distribute_prev: n - 1,
             lb: crate::policy::lb::LoadBalancer::new(),
             lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
             misfit: vec![0; n],
@@ -1855,14 +1863,16 @@ impl<'w> Sim<'w> {
     /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose. Called
     /// from `__schedule()`, which then switches away from it.
     fn move_off_disallowed(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
-        // The first idle allowed CPU, else the first allowed (a reduced
-        // `cpumask_any_and_distribute()` / `select_fallback_rq()`).
+        // __set_cpus_allowed_ptr_locked(): dest_cpu = cpumask_any_and_distribute(), the
+        // next allowed CPU after the one it returned last (lib/cpumask.c, v6.11).
         let aff = self.threads[tid].affinity;
-        let dst = aff
-            .iter()
-            .find(|&c| c < self.view.len() && self.view[c].idle)
-            .or_else(|| aff.first())
+        let n = self.p.nr_cpus();
+        let start = (self.distribute_prev + 1) % n.max(1);
+        let dst = (0..n)
+            .map(|i| (start + i) % n)
+            .find(|&c| aff.contains(c))
             .unwrap_or(cpu);
+        self.distribute_prev = dst;
         let m = Migration {
             task: tid,
             src: cpu,
@@ -2026,6 +2036,11 @@ impl<'w> Sim<'w> {
         }
         if next.is_none() {
             self.rqs[cpu].idle_stamp = now;
+            // nohz_balance_enter_idle() sets nohz.needs_update, and the next kick's
+            // NOHZ_NEXT_KICK pulls nohz.next_balance in to this CPU's next_balance; done
+            // here at once (a simplification: the kernel waits for a busy CPU's tick).
+            let nb = self.rqs[cpu].next_balance;
+            self.nohz_next_balance_j = self.nohz_next_balance_j.min(nb);
         } else if self.rqs[cpu].idle_stamp != 0 && prev.is_none() {
             // ttwu_do_activate()'s avg_idle update when leaving idle
             let rq = &mut self.rqs[cpu];
