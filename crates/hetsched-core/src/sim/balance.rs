@@ -16,11 +16,11 @@
 //! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
 
 use super::{Class, Out, Rq, Sim, Thread};
+use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
-use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::sched::capacity::{scale_rt_capacity, CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
@@ -389,11 +389,9 @@ impl Sim<'_> {
         };
         let moves = self.lb.moves().to_vec();
         self.restamp_src();
-        let (active, rdo, rdu) = res
-            .last
-            .map_or((None, None, None), |d| {
-                (d.active, d.rd_overloaded, d.rd_overutilized)
-            });
+        let (active, rdo, rdu) = res.last.map_or((None, None, None), |d| {
+            (d.active, d.rd_overloaded, d.rd_overutilized)
+        });
         self.apply_lb(out, &moves, active, (rdo, rdu), cpu, now);
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);

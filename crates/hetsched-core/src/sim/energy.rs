@@ -110,7 +110,13 @@ pub(super) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64;
 impl EnergyState {
     /// Builds the state: the EM, the schedutil policies (`sugov_init()` + `sugov_start()`,
     /// starting at `fixed_freq_khz`), the root domain (not overutilised at boot).
-    pub(super) fn new(p: &Platform, w: &Workload, s: &Settings, t0: Nanos, end: Nanos) -> EnergyState {
+    pub(super) fn new(
+        p: &Platform,
+        w: &Workload,
+        s: &Settings,
+        t0: Nanos,
+        end: Nanos,
+    ) -> EnergyState {
         let o = &s.options;
         let em = EnergyModel::build(p, o.eas.em_version);
         let sugov = if o.cpufreq.governor == Governor::Schedutil {
@@ -473,7 +479,14 @@ impl Sim<'_> {
             uclamp_max: t.uclamp[1],
             allowed: t.affinity,
         };
-        eas::find_energy_efficient_cpu(&view, &self.en.em, &task, prev_cpu, Some(&span), self.en.feec)
+        eas::find_energy_efficient_cpu(
+            &view,
+            &self.en.em,
+            &task,
+            prev_cpu,
+            Some(&span),
+            self.en.feec,
+        )
     }
 
     // ------------------------------------------------------------------ overutilized

@@ -859,11 +859,7 @@ impl<'w> Sim<'w> {
             wu_lat_ns: 0,
             slack_ns: 0,
             done_loops: false,
-            uclamp: energy::task_uclamp(
-                class == Class::Rt,
-                t.attrs.util_min,
-                t.attrs.util_max,
-            ),
+            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
             uclamp_on: None,
         });
         let slice = t
@@ -1063,15 +1059,16 @@ impl<'w> Sim<'w> {
             se_state,
             flags,
         );
-        if util_change {
-            // cfs_rq_util_change() -> cpufreq_update_util(rq, 0)
-            self.cpufreq_update_util(out, cpu, 0, now);
-        }
         if self.ents[tid].avg.last_update_time != before_se {
             self.trace_pelt_se(out, cpu, tid, now);
         }
         if self.rqs[cpu].cfs.avg.last_update_time != before_cfs {
             self.trace_pelt_cfs(out, cpu, now);
+        }
+        if util_change {
+            // cfs_rq_util_change() -> cpufreq_update_util(rq, 0), after the PELT
+            // tracepoints fired in ___update_load_avg()
+            self.cpufreq_update_util(out, cpu, 0, now);
         }
     }
 
