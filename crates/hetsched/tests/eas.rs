@@ -181,8 +181,8 @@ fn pelt_clock_slows_at_the_frequency_schedutil_applies() {
         let (_, text) = run_text(&s);
         let line = text
             .lines()
-            .filter(|l| l.contains("sched_pelt_cfs:") && l.contains("cpu=0 "))
-            .last()
+            .rev()
+            .find(|l| l.contains("sched_pelt_cfs:") && l.contains("cpu=0 "))
             .unwrap()
             .to_string();
         let u = line.split("util=").nth(1).unwrap();
