@@ -4,7 +4,14 @@
 //! (wake-up to first switch-in), completion time, migrations, residency per CPU. Per CPU:
 //! busy and idle time, time per OPP, time per idle state. Everything is accumulated in
 //! integer nanoseconds; floats appear only in the [`RunResult`] written at the end.
+//!
+//! With [`MetricsSink::with_energy`] the same events also feed an [`EnergyMeter`]: each
+//! CPU's time busy at each frequency and in each idle state (from `cpu_frequency`,
+//! `cpu_idle` and the idle↔busy `sched_switch`es).
+//!
+//! [`RunResult`]: crate::sim::RunResult
 
+use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::Serialize;
@@ -119,6 +126,9 @@ struct CpuAcc {
     idle_since: Nanos,
     /// Time per idle state index.
     idle_res: Vec<Nanos>,
+    /// Energy accounting: start of the current busy or idle interval, and whether busy.
+    e_since: Nanos,
+    e_busy: bool,
 }
 
 /// The metrics sink.
@@ -131,12 +141,41 @@ pub struct MetricsSink {
     /// pid → index + 1 in `tasks` (0 = unknown): pids are small and dense.
     by_pid: Vec<u32>,
     cpus: Vec<CpuAcc>,
+    energy: Option<EnergyMeter>,
 }
 
 impl MetricsSink {
     /// A new sink.
     pub fn new() -> MetricsSink {
         MetricsSink::default()
+    }
+
+    /// A sink that also meters energy.
+    pub fn with_energy(meter: EnergyMeter) -> MetricsSink {
+        MetricsSink {
+            energy: Some(meter),
+            ..MetricsSink::default()
+        }
+    }
+
+    /// The energy meter, when the sink has one.
+    pub fn energy(&self) -> Option<&EnergyMeter> {
+        self.energy.as_ref()
+    }
+
+    /// Charges `cpu`'s current interval (busy at its frequency, or idle in its idle state)
+    /// up to `now` to the energy meter.
+    fn energy_flush(&mut self, cpu: usize, now: Nanos) {
+        let Some(m) = self.energy.as_mut() else {
+            return;
+        };
+        let c = &mut self.cpus[cpu];
+        if c.e_busy {
+            m.busy(cpu, c.freq, c.e_since, now);
+        } else {
+            m.idle(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
+        }
+        c.e_since = now;
     }
 
     fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
@@ -223,6 +262,7 @@ impl TraceSink for MetricsSink {
             CpuAcc {
                 freq_since: start_ns,
                 idle_since: start_ns,
+                e_since: start_ns,
                 ..CpuAcc::default()
             };
             nr_cpus
@@ -248,6 +288,10 @@ impl TraceSink for MetricsSink {
                 next,
             } => {
                 let cpu = ctx.cpu as usize;
+                if (prev.pid == 0) != (next.pid == 0) {
+                    self.energy_flush(cpu, now);
+                    self.cpus[cpu].e_busy = next.pid != 0;
+                }
                 if prev.pid != 0 {
                     let t = self.task(prev.pid, prev.comm);
                     if let Some((since, c)) = t.running_since.take() {
@@ -283,6 +327,7 @@ impl TraceSink for MetricsSink {
                 self.task(pid, newcomm).comm = newcomm.to_string();
             }
             TraceEvent::CpuFrequency { cpu_id, state } => {
+                self.energy_flush(cpu_id as usize, now);
                 let c = &mut self.cpus[cpu_id as usize];
                 if c.freq != 0 {
                     *c.freq_res.entry(c.freq).or_default() += now - c.freq_since;
@@ -291,6 +336,7 @@ impl TraceSink for MetricsSink {
                 c.freq_since = now;
             }
             TraceEvent::CpuIdle { cpu_id, state } => {
+                self.energy_flush(cpu_id as usize, now);
                 let c = &mut self.cpus[cpu_id as usize];
                 if let Some(s) = c.idle_state.take() {
                     let s = s as usize;
@@ -318,6 +364,9 @@ impl TraceSink for MetricsSink {
             if let Some(r) = t.runnable_since.take() {
                 t.wait += end_ns - r;
             }
+        }
+        for cpu in 0..self.cpus.len() {
+            self.energy_flush(cpu, end_ns);
         }
         for c in &mut self.cpus {
             if let Some(b) = c.busy_since.take() {

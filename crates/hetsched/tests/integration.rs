@@ -230,9 +230,14 @@ proptest! {
         ),
         cfs in any::<bool>(),
         platform in prop::sample::select(vec!["hikey960", "juno_r0", "hikey620", "rk3399"]),
+        variant in prop::sample::select(vec![
+            "balance.misfit=true", "balance.misfit=false", "balance.version=v5.9",
+            "fair.wakeup=wake_cap",
+        ]),
     ) {
         let json = random_workload(&tasks);
-        let sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
+        let mut sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
+        sets.push(variant);
         let mut s = spec(platform, &json, &sets, 1);
         // the random cpus may exceed small platforms: map them in range
         let n = s.platform.nr_cpus();
@@ -261,5 +266,8 @@ proptest! {
         for c in &r.cpus {
             prop_assert!(c.busy_s <= 1.0 + 1e-9);
         }
+        // Every wake-up and fork of these fair tasks went through select_task_rq() once.
+        let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
+        prop_assert_eq!(r.placements.values().sum::<u64>(), wakeups, "{:?}", r.placements);
     }
 }

@@ -190,6 +190,9 @@ pub enum WakeReason {
     SlowPath,
     /// `select_fallback_rq()`: the choice was not an allowed CPU.
     Fallback,
+    /// One allowed CPU: `select_task_rq()` does not ask the class
+    /// (`p->nr_cpus_allowed == 1`).
+    Pinned,
 }
 
 impl WakeReason {
@@ -208,6 +211,7 @@ impl WakeReason {
             WakeReason::Target => "target",
             WakeReason::SlowPath => "slow_path",
             WakeReason::Fallback => "fallback",
+            WakeReason::Pinned => "pinned",
         }
     }
 }

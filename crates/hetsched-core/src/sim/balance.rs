@@ -16,11 +16,12 @@
 //! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
 
 use super::{Class, Out, Rq, Sim, Thread};
+use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
-use crate::sched::capacity::{scale_rt_capacity, CpuCapacity};
+use crate::sched::capacity::{scale_rt_capacity, CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::time::Nanos;
@@ -47,6 +48,8 @@ pub(super) struct Env<'a> {
     /// `LbCpu` per CPU, computed on first use in a pass (the balancer reads each many
     /// times).
     pub cpus: RefCell<Vec<Option<LbCpu>>>,
+    /// `cpu_overutilized()` inputs when EAS is enabled (`None`: never overutilised).
+    pub ou: Option<OuEnv<'a>>,
 }
 
 /// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
@@ -60,14 +63,22 @@ pub(super) fn rq_capacity(rq: &Rq) -> CpuCapacity {
     }
 }
 
-/// The root domain as the balancer reads it: `rd->overloaded`; EAS is not wired in, so
-/// never overutilized.
-fn rd_state(overloaded: bool) -> RootDomainState {
+/// The root domain as the balancer reads it: `rd->overloaded`, `rd->overutilized` and
+/// `sched_energy_enabled()`.
+fn rd_state(overloaded: bool, en: &super::energy::EnergyState) -> RootDomainState {
     RootDomainState {
         overloaded,
-        overutilized: false,
-        eas: false,
+        overutilized: en.ou.is_rd_overutilized(),
+        eas: en.eas,
     }
+}
+
+/// What `cpu_overutilized()` needs besides the rq (EAS on only).
+#[derive(Clone, Copy)]
+pub(super) struct OuEnv<'a> {
+    pub gate: OverutilizedGate,
+    pub uclamp_used: bool,
+    pub uclamp: &'a [UclampRq],
 }
 
 /// A fair task as the balancer reads it (not running; the caller sets `running`).
@@ -87,8 +98,8 @@ fn lb_task(
         } else {
             e.avg.util_avg
         },
-        uclamp_min: 0,
-        uclamp_max: 1024,
+        uclamp_min: threads[t].uclamp[0],
+        uclamp_max: threads[t].uclamp[1],
         cpus_allowed: threads[t].affinity,
         running: false,
         exec_start: e.exec_start,
@@ -115,7 +126,10 @@ impl Env<'_> {
             runnable: a.runnable_avg,
             cap,
             misfit_task_load: self.misfit[cpu],
-            overutilized: false,
+            overutilized: self.ou.is_some_and(|o| {
+                let c = super::energy::ou_cpu(rq, &o.uclamp[cpu], self.util_est);
+                cpu_overutilized(&c, o.uclamp_used, o.gate)
+            }),
             ttwu_pending: false,
             clock_task: self.now,
             curr_cpus_allowed: rq.curr.map_or(CpuSet::first_n(self.rqs.len()), |c| {
@@ -177,8 +191,14 @@ impl LbEnv for Env<'_> {
         let Some(&t) = o[cpu].as_ref().and_then(|v| v.get(i)) else {
             return LbTask::default();
         };
+        // `task_on_cpu()` (`p->on_cpu`): running here, or moved here by a stopper from a
+        // CPU that has not switched away from it yet.
         let running =
-            self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq;
+            (self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq)
+                || self
+                    .rqs
+                    .iter()
+                    .any(|rq| rq.prev_moved && rq.curr == Some(t));
         LbTask {
             running,
             ..lb_task(self.ents, self.threads, t, self.util_est, self.ue_ver)
@@ -203,6 +223,11 @@ macro_rules! lb_env {
             stopper: $stopper,
             order: RefCell::new(vec![None; $s.rqs.len()]),
             cpus: RefCell::new(vec![None; $s.rqs.len()]),
+            ou: $s.en.eas.then_some(OuEnv {
+                gate: $s.en.gate,
+                uclamp_used: $s.en.uclamp_used,
+                uclamp: &$s.en.uclamp,
+            }),
         }
     };
 }
@@ -218,9 +243,15 @@ impl Sim<'_> {
         out: &mut Out<'_, '_>,
         moves: &[Migration],
         active: Option<crate::policy::lb::ActiveBalance>,
-        rd_overloaded: Option<bool>,
+        rd: (Option<bool>, Option<bool>),
+        cpu: usize,
         now: Nanos,
     ) {
+        let (rd_overloaded, rd_overutilized) = rd;
+        // update_sd_lb_stats() -> set_rd_overutilized(), before any task moves
+        if let Some(v) = rd_overutilized {
+            self.set_rd_overutilized(out, cpu, v, now);
+        }
         for &m in moves {
             self.move_queued(out, m, now);
         }
@@ -282,7 +313,7 @@ impl Sim<'_> {
             if jiffies >= sd.last_balance + interval {
                 let dec = {
                     let env = lb_env!(self, now, None);
-                    let rd = rd_state(self.rd_overload);
+                    let rd = rd_state(self.rd_overload, &self.en);
                     self.lb.sched_balance_rq(
                         &env,
                         &mut self.doms,
@@ -298,7 +329,8 @@ impl Sim<'_> {
                 let moves = self.lb.moves().to_vec();
                 self.restamp_src();
                 cont = dec.continue_balancing;
-                self.apply_lb(out, &moves, dec.active, dec.rd_overloaded, now);
+                let rd = (dec.rd_overloaded, dec.rd_overutilized);
+                self.apply_lb(out, &moves, dec.active, rd, cpu, now);
                 if !moves.is_empty() {
                     // the CPU may no longer be idle
                     idle = if self.view[cpu].idle {
@@ -348,7 +380,7 @@ impl Sim<'_> {
         let jiffies = self.jiffies(now);
         let res = {
             let env = lb_env!(self, now, None);
-            let rd = rd_state(self.rd_overload);
+            let rd = rd_state(self.rd_overload, &self.en);
             let avg_idle = self.rqs[cpu].avg_idle;
             self.lb.sched_balance_newidle(
                 &env,
@@ -363,10 +395,10 @@ impl Sim<'_> {
         };
         let moves = self.lb.moves().to_vec();
         self.restamp_src();
-        let (active, rdo) = res
-            .last
-            .map_or((None, None), |d| (d.active, d.rd_overloaded));
-        self.apply_lb(out, &moves, active, rdo, now);
+        let (active, rdo, rdu) = res.last.map_or((None, None, None), |d| {
+            (d.active, d.rd_overloaded, d.rd_overutilized)
+        });
+        self.apply_lb(out, &moves, active, (rdo, rdu), cpu, now);
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
         }

@@ -11,6 +11,7 @@
 //! `sched_switch`.
 
 mod balance;
+pub mod energy;
 pub mod program;
 pub mod sync;
 mod wake;
@@ -100,6 +101,10 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// Engine statistics.
     pub engine: EngineStats,
+    /// Over-utilisation of the root domain (always present; zeros when EAS is off).
+    pub overutilized: energy::OverutilizedStats,
+    /// Energy per CPU, per performance domain and over time.
+    pub energy: energy::EnergyResult,
 }
 
 /// Engine statistics (deterministic: no wall-clock numbers).
@@ -123,6 +128,8 @@ enum Ev {
     NohzKick,
     /// A throttled deadline task's replenishment timer (`dl_task_timer()`).
     DlReplenish { tid: u32, gen: u32 },
+    /// A slow-path frequency transition of a performance domain completes.
+    FreqApply { pd: u32 },
     /// The end of the run.
     End,
 }
@@ -197,6 +204,10 @@ struct Thread {
     wakee: crate::policy::select_fair::WakeeState,
     /// `p->recent_used_cpu`.
     recent_used_cpu: usize,
+    /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
+    uclamp: [u64; 2],
+    /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).
+    uclamp_on: Option<[u64; 2]>,
 }
 
 impl Thread {
@@ -283,6 +294,9 @@ fn g_signals(i: &Interest) -> bool {
 fn g_markers(i: &Interest) -> bool {
     i.markers
 }
+fn g_overutilized(i: &Interest) -> bool {
+    i.overutilized
+}
 
 const PID_BASE: u32 = 1000;
 /// Simulated uptime when the workload starts. The kernel treats a PELT
@@ -367,6 +381,8 @@ struct Sim<'w> {
     warnings: Vec<String>,
     has_duration: bool,
     deadlock_reported: bool,
+    /// EAS, schedutil and uclamp state (sim/energy.rs).
+    en: energy::EnergyState,
 }
 
 fn span_at(w: &Workload, span: Span) -> String {
@@ -539,7 +555,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     let mut sim = Sim::new(spec, settings, BOOT_OFFSET + end);
     sim.has_duration = duration.is_some();
     let user_interest: Vec<Interest> = sinks.iter().map(|s| s.interest()).collect();
-    let metrics = MetricsSink::new();
+    let metrics = MetricsSink::with_energy(sim.en.meter(&spec.platform, sim.t0));
     let metrics_interest = metrics.interest();
     let any = user_interest
         .iter()
@@ -560,6 +576,16 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     }
     let (tasks, cpus) = out.metrics.results();
     let settings_hash = format!("{:016x}", sim.s.hash());
+    let end_now = sim.q.now();
+    let energy = match out.metrics.energy() {
+        Some(m) => energy::EnergyResult::from_meter(m, &spec.platform, sim.t0, sim.en.bucket_ns),
+        None => energy::EnergyResult::from_meter(
+            &sim.en.meter(&spec.platform, sim.t0),
+            &spec.platform,
+            sim.t0,
+            sim.en.bucket_ns,
+        ),
+    };
     Ok(RunResult {
         hetsched_version: env!("CARGO_PKG_VERSION").to_string(),
         seed: spec.seed,
@@ -580,6 +606,8 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         },
         settings: sim.s.clone(),
         warnings: std::mem::take(&mut sim.warnings),
+        overutilized: sim.overutilized_stats(end_now),
+        energy,
     })
 }
 
@@ -712,7 +740,9 @@ impl<'w> Sim<'w> {
         );
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
+        let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
         let mut sim = Sim {
+            en,
             p,
             w,
             ue_ver: s.options.pelt.util_est_version,
@@ -859,6 +889,8 @@ impl<'w> Sim<'w> {
             done_loops: false,
             wakee: Default::default(),
             recent_used_cpu: 0,
+            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
+            uclamp_on: None,
         });
         let slice = t
             .attrs
@@ -1048,7 +1080,7 @@ impl<'w> Sim<'w> {
         let before_cfs = self.rqs[cpu].cfs.avg.last_update_time;
         let rq = &mut self.rqs[cpu];
         let e = &mut self.ents[tid];
-        pelt::update_load_avg(
+        let util_change = pelt::update_load_avg(
             pnow,
             &mut rq.cfs.avg,
             &mut rq.cfs.removed,
@@ -1063,6 +1095,11 @@ impl<'w> Sim<'w> {
         if self.rqs[cpu].cfs.avg.last_update_time != before_cfs {
             self.trace_pelt_cfs(out, cpu, now);
         }
+        if util_change {
+            // cfs_rq_util_change() -> cpufreq_update_util(rq, 0), after the PELT
+            // tracepoints fired in ___update_load_avg()
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
     }
 
     /// `update_other_load_avgs()` + the blocked cfs_rq decay of an rq.
@@ -1070,10 +1107,10 @@ impl<'w> Sim<'w> {
         let st = self.cfs_state(cpu);
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
-        pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, false);
-        pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, false);
+        let mut decayed = pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, false);
+        decayed |= pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, false);
         let before = rq.cfs.avg.last_update_time;
-        pelt::update_cfs_rq_load_avg(
+        decayed |= pelt::update_cfs_rq_load_avg(
             &mut rq.cfs.avg,
             &mut rq.cfs.removed,
             pnow,
@@ -1083,6 +1120,9 @@ impl<'w> Sim<'w> {
         );
         if self.rqs[cpu].cfs.avg.last_update_time != before {
             self.trace_pelt_cfs(out, cpu, now);
+        }
+        if decayed {
+            self.cpufreq_update_util(out, cpu, 0, now);
         }
     }
 
@@ -1314,6 +1354,7 @@ impl<'w> Sim<'w> {
                         self.dl_replenish(out, tid as usize, now);
                     }
                 }
+                Ev::FreqApply { pd } => self.freq_apply_event(out, pd as usize, now),
                 Ev::End => {
                     self.finish(out, now);
                     return;
@@ -1549,6 +1590,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
         initial: bool,
     ) {
+        self.uclamp_inc(cpu, tid);
         match self.threads[tid].class {
             Class::Fair => self.enqueue_fair(out, cpu, tid, now, initial),
             Class::Rt => {
@@ -1575,6 +1617,10 @@ impl<'w> Sim<'w> {
                 self.refresh_view(cpu);
             }
         }
+        if self.threads[tid].class != Class::Fair {
+            // enqueue_top_rt_rq() / add_running_bw() -> cpufreq_update_util(rq, 0)
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
     }
 
     /// `dequeue_task()`: the class's dequeue.
@@ -1586,6 +1632,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
         sleep: bool,
     ) {
+        self.uclamp_dec(cpu, tid);
         match self.threads[tid].class {
             Class::Fair => self.dequeue_fair(out, cpu, tid, now, sleep),
             Class::Rt => {
@@ -1598,6 +1645,10 @@ impl<'w> Sim<'w> {
                 self.rqs[cpu].dl.dequeue(tid, key);
                 self.refresh_view(cpu);
             }
+        }
+        if self.threads[tid].class != Class::Fair {
+            // dequeue_top_rt_rq() / sub_running_bw() -> cpufreq_update_util(rq, 0)
+            self.cpufreq_update_util(out, cpu, 0, now);
         }
     }
 
@@ -1638,6 +1689,9 @@ impl<'w> Sim<'w> {
         let rq = &self.rqs[cpu];
         if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() >= 2 {
             self.rd_overload = true;
+        }
+        if !initial {
+            self.check_update_overutilized_status(out, cpu, now);
         }
     }
 
@@ -1839,6 +1893,7 @@ impl<'w> Sim<'w> {
         // task_tick_fair(): update_misfit_status(curr, rq)
         if class == Class::Fair {
             self.update_misfit(cpu, Some(curr), now);
+            self.check_update_overutilized_status(out, cpu, now);
         }
         // sched_balance_trigger() and nohz_balancer_kick()
         if self.s.options.balance.enabled {
@@ -2146,6 +2201,7 @@ impl<'w> Sim<'w> {
                 self.resume_thread(out, cpu, n, now);
             }
             None => {
+                self.en.idle_calls[cpu] += 1;
                 if out.any.power {
                     let ev = TraceEvent::CpuIdle {
                         cpu_id: cpu as u32,
@@ -2323,6 +2379,7 @@ impl<'w> Sim<'w> {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
             let attrs = &task.phases[pc.phase].attrs;
             let aff = self.phase_affinity[th.task][pc.phase];
+            self.set_task_uclamp(tid, attrs.util_min, attrs.util_max);
             if let Some(pol) = attrs.policy {
                 self.set_policy(out, tid, pol, attrs.priority);
             } else if let Some(prio) = attrs.priority {

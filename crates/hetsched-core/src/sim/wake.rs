@@ -17,8 +17,8 @@
 //!
 //! Simplifications: `nr_idle_scan` is not tracked (SIS_UTIL bounds nothing: the whole LLC
 //! is scanned; the LLCs of the modelled platforms have at most 6 CPUs); no cpuidle exit
-//! latencies (`idle_get_state()` is NULL); no uclamp in the engine yet (min 0, max 1024);
-//! no IRQ, thermal or cpufreq pressure in `capacity_of()`.
+//! latencies (`idle_get_state()` is NULL); no IRQ, thermal or cpufreq pressure in
+//! `capacity_of()`.
 
 use super::balance::rq_capacity;
 use super::{Class, Rq, Sim, Thread};
@@ -176,6 +176,16 @@ impl Sim<'_> {
         wake_flags: u32,
         now: Nanos,
     ) -> FairPlacement {
+        let allowed = self.threads[tid].affinity;
+        if allowed.weight() <= 1 {
+            // select_task_rq(): `cpumask_any(p->cpus_ptr)` without the class.
+            return FairPlacement {
+                cpu: allowed.first().unwrap_or(prev_cpu),
+                reason: select_fair::WakeReason::Pinned,
+                wake_affine: None,
+                recent_used_cpu: None,
+            };
+        }
         let ttwu = wake_flags & select_fair::WF_TTWU != 0;
         // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock.
         let attached = self.ents[tid].avg.last_update_time != 0;
@@ -188,14 +198,14 @@ impl Sim<'_> {
         let task = FairWakeTask {
             id: tid,
             prev_cpu,
-            allowed: self.threads[tid].affinity,
+            allowed,
             util_est: if self.s.options.pelt.util_est {
                 pelt::task_util_est(&e.avg, self.ue_ver)
             } else {
                 pelt::task_util(&e.avg)
             },
-            uclamp_min: 0,
-            uclamp_max: 1024,
+            uclamp_min: self.threads[tid].uclamp[0],
+            uclamp_max: self.threads[tid].uclamp[1],
             load: e.avg.load_avg,
             wakee_flips: self.threads[tid].wakee.wakee_flips,
             recent_used_cpu: self.threads[tid].recent_used_cpu,
@@ -212,8 +222,8 @@ impl Sim<'_> {
             current_per_cpu_kthread: false,
             jiffies: self.jiffies(now),
             hz: u64::from(self.s.options.sched.hz),
-            uclamp_used: false,
-            try_feec: false,
+            uclamp_used: self.en.uclamp_used,
+            try_feec: self.eas_wakeup_gate(),
         };
         // `current`'s wakee bookkeeping: the running thread, or the CPU's idle task.
         let mut waker: WakeeState = match curr {
@@ -239,7 +249,7 @@ impl Sim<'_> {
             &ctx,
             &task,
             &mut waker,
-            || None,
+            || self.find_energy_efficient_cpu(tid, prev_cpu),
         );
         match curr {
             Some(c) => self.threads[c].wakee = waker,

@@ -1,0 +1,712 @@
+//! Energy-aware scheduling and schedutil wired to the engine: the per-run state
+//! ([`EnergyState`]), the kernel's hook points that drive it, and the results it adds to
+//! [`super::RunResult`] ([`OverutilizedStats`], [`EnergyResult`]).
+//!
+//! Call sites in the engine, with the kernel functions they model (v6.11 unless noted):
+//!
+//! | Kernel site | Engine call |
+//! |---|---|
+//! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → [`Sim::cpufreq_update_util`] |
+//! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → [`Sim::cpufreq_update_util`] |
+//! | `enqueue_top_rt_rq()` / `dequeue_top_rt_rq()`, `add/sub_running_bw()` (DL) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT and DL → [`Sim::cpufreq_update_util`] |
+//! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | [`Sim::apply_freq`] (now, or at `Ev::FreqApply` one transition latency later) |
+//! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
+//! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` (not for a new task) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
+//! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance.rs` `apply_lb` → [`Sim::set_rd_overutilized`] |
+//! | `select_task_rq_fair()`: `sched_energy_enabled() && !is_rd_overutilized()` → `find_energy_efficient_cpu()` | [`Sim::eas_wakeup_gate`], [`Sim::find_energy_efficient_cpu`] |
+//!
+//! Simplifications, each also noted where it applies: every `cpufreq_update_util()` is
+//! treated as local (the kernel ignores some remote updates,
+//! `cpufreq_this_cpu_can_update()`); a frequency change brings the PELT clock and the work
+//! of every CPU of the policy up to date at the old speed before the new one applies (the
+//! kernel scales the whole next clock delta by the frequency read at that update, an error
+//! bounded by one tick); `cpu_bw_dl()` is 0 (DL running bandwidth is not tracked; DL tasks
+//! count through `cpu_util_dl()`); no IRQ time; no task ever sleeps in I/O, so the
+//! iowait boost is never requested (`SCHED_CPUFREQ_IOWAIT` is never passed); the sugov
+//! kthread's own CPU time is not charged.
+
+use super::program::Op;
+use super::{balance, g_overutilized, g_power, Class, Ev, Out, Rq, Sim};
+use crate::cpufreq::schedutil::{
+    cpufreq_policy_transition_delay_us, FreqRequest, SugovCpuInput, SugovParams, SugovPolicy,
+};
+use crate::cpufreq::RqSignals;
+use crate::energy::accounting::{EnergyMeter, EnergyUnit};
+use crate::energy::eas::{self, EasTask, EasView, FeecParams};
+use crate::energy::em::EnergyModel;
+use crate::energy::overutilized::{
+    cpu_overutilized, OuCpu, OverutilizedGate, RootDomainOverutilized,
+};
+use crate::options::{Governor, Settings};
+use crate::pelt;
+use crate::platform::Platform;
+use crate::sched::capacity::{uclamp_eff, UclampId, UclampReq, UclampRq, UclampSysctl};
+use crate::sched::CpuSet;
+use crate::time::{Nanos, NSEC_PER_SEC};
+use crate::trace::TraceEvent;
+use crate::workload::Workload;
+use serde::Serialize;
+
+/// Bucket of the energy-over-time series: 100 ms, widened so that a run has at most
+/// [`MAX_SERIES`] buckets.
+pub const SERIES_BUCKET_NS: Nanos = 100_000_000;
+/// Most buckets in the energy-over-time series.
+pub const MAX_SERIES: u64 = 1000;
+
+/// The engine's EAS, schedutil and uclamp state for one run.
+pub(super) struct EnergyState {
+    /// The Energy Model (built for every run; EAS and reported energy use it).
+    pub em: EnergyModel,
+    /// `sched_energy_enabled()`.
+    pub eas: bool,
+    /// `eas.overutilized_gate`.
+    pub gate: OverutilizedGate,
+    /// `find_energy_efficient_cpu()` options.
+    pub feec: FeecParams,
+    /// `rd->overutilized` with its time and trigger accounting.
+    pub ou: RootDomainOverutilized,
+    /// One schedutil policy per performance domain; empty when the governor is not
+    /// schedutil (then no hook does any work).
+    pub sugov: Vec<SugovPolicy>,
+    /// `sched_uclamp_used`: some task of the workload sets `util_min` or `util_max`.
+    pub uclamp_used: bool,
+    /// `rq->uclamp[]` per CPU.
+    pub uclamp: Vec<UclampRq>,
+    /// `tick_nohz_get_idle_calls_cpu()` per CPU: times the CPU entered idle.
+    pub idle_calls: Vec<u64>,
+    /// The root domain's span, as 64-bit words (`sched_overutilized` `span=`).
+    pub span: Vec<u64>,
+    /// Energy-over-time bucket (ns).
+    pub bucket_ns: Nanos,
+}
+
+/// Whether a workload sets any clamp (the kernel enables `sched_uclamp_used` at the first
+/// `sched_setattr()` with `SCHED_FLAG_UTIL_CLAMP`; here from the start of the run).
+fn workload_uses_uclamp(w: &Workload) -> bool {
+    w.tasks.iter().any(|t| {
+        t.attrs.util_min.is_some()
+            || t.attrs.util_max.is_some()
+            || t.phases
+                .iter()
+                .any(|ph| ph.attrs.util_min.is_some() || ph.attrs.util_max.is_some())
+    })
+}
+
+/// An rt-app clamp value: `-1` resets to the default (`None`), others are capped at 1024.
+fn clamp_value(v: Option<i32>) -> Option<u64> {
+    v.and_then(|x| u64::try_from(x).ok())
+}
+
+/// The effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` of a task of class `rt` with the
+/// user's requests (`uclamp_eff_value()` with the default sysctls).
+pub(super) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64; 2] {
+    let sysctl = UclampSysctl::default();
+    uclamp_eff(
+        &UclampReq::for_task(rt, clamp_value(min), clamp_value(max), &sysctl),
+        &sysctl,
+    )
+}
+
+impl EnergyState {
+    /// Builds the state: the EM, the schedutil policies (`sugov_init()` + `sugov_start()`,
+    /// starting at `fixed_freq_khz`), the root domain (not overutilised at boot).
+    pub(super) fn new(
+        p: &Platform,
+        w: &Workload,
+        s: &Settings,
+        t0: Nanos,
+        end: Nanos,
+    ) -> EnergyState {
+        let o = &s.options;
+        let em = EnergyModel::build(p, o.eas.em_version);
+        let sugov = if o.cpufreq.governor == Governor::Schedutil {
+            p.perf_domains
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| {
+                    let rate_limit_us = o.cpufreq.rate_limit_us.unwrap_or_else(|| {
+                        cpufreq_policy_transition_delay_us(
+                            pd.transition_latency_ns,
+                            0,
+                            o.cpufreq.rate_limit_default,
+                        )
+                    });
+                    let params = SugovParams {
+                        version: o.cpufreq.schedutil_version,
+                        rate_limit_us,
+                        fast_switch: o.cpufreq.fast_switch.unwrap_or(true),
+                        transition_latency_ns: pd.transition_latency_ns,
+                        tick_nsec: s.tick_ns,
+                        freq_invariant: o.pelt.frequency_invariance,
+                    };
+                    let max_cap = pd.cpus.first().map_or(1024, |&c| p.cpus[c].capacity);
+                    let em_pd = em.pds.get(i).and_then(Option::as_ref);
+                    SugovPolicy::new(pd, max_cap, em_pd, params, s.fixed_freq_khz[i])
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let n = p.nr_cpus();
+        let span = CpuSet::first_n(n).words(n).to_vec();
+        let dur = end.saturating_sub(t0);
+        let per = SERIES_BUCKET_NS * MAX_SERIES;
+        let bucket_ns = SERIES_BUCKET_NS * dur.div_ceil(per).max(1);
+        EnergyState {
+            em,
+            eas: s.eas_enabled,
+            gate: o.eas.overutilized_gate,
+            feec: FeecParams {
+                energy_margin: o.eas.feec_energy_margin,
+            },
+            ou: RootDomainOverutilized::new(s.eas_enabled, t0),
+            sugov,
+            uclamp_used: workload_uses_uclamp(w),
+            uclamp: vec![UclampRq::new(); n],
+            idle_calls: vec![0; n],
+            span,
+            bucket_ns,
+        }
+    }
+
+    /// The energy meter the metrics sink feeds (series from `t0`).
+    pub(super) fn meter(&self, p: &Platform, t0: Nanos) -> EnergyMeter {
+        EnergyMeter::new(p, &self.em, t0, self.bucket_ns)
+    }
+}
+
+/// `cpu_util_cfs(cpu)` of an rq: `max(util_avg, util_est)` capped at the CPU's capacity.
+pub(super) fn cpu_util_cfs(rq: &Rq, util_est: bool) -> u64 {
+    let a = &rq.cfs.avg;
+    let mut u = a.util_avg;
+    if util_est {
+        u = u.max(pelt::cfs_rq_util_est(a));
+    }
+    u.min(rq.cap)
+}
+
+/// `cpu_util_cfs_boost(cpu)`: as [`cpu_util_cfs`] with the runnable boost.
+pub(super) fn cpu_util_cfs_boost(rq: &Rq, util_est: bool) -> u64 {
+    cpu_util_cfs(rq, util_est).max(rq.cfs.avg.runnable_avg.min(rq.cap))
+}
+
+/// What `effective_cpu_util()` reads of an rq besides CFS: RT and DL utilisation, RT
+/// runnable, and the rq clamps. Simplified: no IRQ time, `cpu_bw_dl()` = 0.
+pub(super) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
+    RqSignals {
+        arch_capacity: rq.cap,
+        util_rt: rq.avg_rt.util_avg,
+        util_dl: rq.avg_dl.util_avg,
+        bw_dl: 0,
+        util_irq: 0,
+        rt_runnable: rq.rt.nr_running() > 0,
+        uclamp_min: uc.get(UclampId::Min),
+        uclamp_max: uc.get(UclampId::Max),
+        uclamp_idle: uc.is_idle(),
+    }
+}
+
+/// What `cpu_overutilized()` reads of an rq.
+pub(super) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
+    let cap = balance::rq_capacity(rq);
+    OuCpu {
+        util_cfs: cpu_util_cfs(rq, util_est),
+        capacity_of: cap.capacity,
+        arch_capacity: cap.orig,
+        actual_capacity: cap.actual(),
+        uclamp_min: uc.get(UclampId::Min),
+        uclamp_max: uc.get(UclampId::Max),
+        nr_running: rq.cfs.nr_running + (rq.rt.nr_running() + rq.dl.nr_running()) as u32,
+    }
+}
+
+/// Over-utilisation of a run (spec §4; experiments.md §4 metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OverutilizedStats {
+    /// Time the root domain was overutilised, s. 0 when EAS is off: the kernel never
+    /// writes `rd->overutilized` then (it reads as overutilised, `is_rd_overutilized()`).
+    pub time_s: f64,
+    /// `time_s` as a percentage of the run.
+    pub pct: f64,
+    /// 0→1 transitions of the flag ("OU triggers").
+    pub triggers: u64,
+}
+
+/// Energy of one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuEnergy {
+    /// CPU.
+    pub cpu: usize,
+    /// Its performance domain.
+    pub pd: usize,
+    /// Busy time × EM power of the OPP.
+    pub active: f64,
+    /// Idle-state residency × idle-state power.
+    pub idle: f64,
+    /// `active + idle`.
+    pub total: f64,
+}
+
+/// Energy of one performance domain (the sum over its CPUs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PdEnergy {
+    /// Performance domain index.
+    pub pd: usize,
+    /// Its CPUs.
+    pub cpus: Vec<usize>,
+    /// Σ active.
+    pub active: f64,
+    /// Σ idle.
+    pub idle: f64,
+    /// `active + idle`.
+    pub total: f64,
+}
+
+/// One bucket of the energy-over-time series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergyPoint {
+    /// Bucket start, s from the start of the run.
+    pub t_s: f64,
+    /// Energy in the bucket per performance domain.
+    pub pd: Vec<f64>,
+    /// Σ over domains.
+    pub total: f64,
+}
+
+/// Energy of a run, from the EM (active) and idle-state powers: reporting, as LISA's
+/// `estimate_from_trace()` does; the scheduler's EM ignores idle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergyResult {
+    /// `"J"`, or `"abstract (assumed model)"` when some power is assumed.
+    pub units: &'static str,
+    /// Some performance domain's power is assumed (not published).
+    pub assumed: bool,
+    /// Every idle state the CPUs were in has a published power; when false, that idle time
+    /// counts 0 (the engine's idle is WFI, whose power presets do not give).
+    pub idle_power_known: bool,
+    /// Performance domains without an EM (their active energy is 0).
+    pub pds_without_em: Vec<usize>,
+    /// Per CPU.
+    pub cpus: Vec<CpuEnergy>,
+    /// Per performance domain.
+    pub pds: Vec<PdEnergy>,
+    /// Σ active.
+    pub active: f64,
+    /// Σ idle.
+    pub idle: f64,
+    /// `active + idle`.
+    pub total: f64,
+    /// Bucket of [`EnergyResult::series`], s.
+    pub bucket_s: f64,
+    /// Energy over time (at most 1000 buckets).
+    pub series: Vec<EnergyPoint>,
+}
+
+impl EnergyResult {
+    /// The report of a meter fed by the metrics sink, for `platform`; `t0` is the start.
+    pub(super) fn from_meter(m: &EnergyMeter, p: &Platform, t0: Nanos, bucket_ns: Nanos) -> Self {
+        let r = m.report();
+        let cpus = p
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CpuEnergy {
+                cpu: i,
+                pd: c.perf_domain,
+                active: r.cpu_active[i],
+                idle: r.cpu_idle[i],
+                total: r.cpu_active[i] + r.cpu_idle[i],
+            })
+            .collect();
+        let pds = p
+            .perf_domains
+            .iter()
+            .enumerate()
+            .map(|(i, pd)| PdEnergy {
+                pd: i,
+                cpus: pd.cpus.clone(),
+                active: r.pd_active[i],
+                idle: r.pd_idle[i],
+                total: r.pd_active[i] + r.pd_idle[i],
+            })
+            .collect();
+        let s = |ns: Nanos| ns as f64 / NSEC_PER_SEC as f64;
+        EnergyResult {
+            units: match r.unit {
+                EnergyUnit::Joules => "J",
+                EnergyUnit::AbstractUnits => "abstract (assumed model)",
+            },
+            assumed: r.assumed,
+            idle_power_known: r.idle_power_known,
+            pds_without_em: r.pds_without_em.clone(),
+            cpus,
+            pds,
+            active: r.total_active,
+            idle: r.total_idle,
+            total: r.total,
+            bucket_s: s(bucket_ns),
+            series: m
+                .series()
+                .into_iter()
+                .map(|x| EnergyPoint {
+                    t_s: s(x.start_ns.saturating_sub(t0)),
+                    pd: x.pd,
+                    total: x.total,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The engine's runqueues as `find_energy_efficient_cpu()` reads them, with the waking
+/// task's PELT synced to its previous rq (`sync_entity_load_avg()`).
+struct View<'s, 'w> {
+    sim: &'s Sim<'w>,
+    /// The waking task.
+    tid: usize,
+    /// `task_cpu(p)`.
+    task_cpu: usize,
+    /// `task_util(p)` after the sync.
+    task_util: u64,
+    /// `_task_util_est(p)`.
+    task_ue: u64,
+    /// `task_on_rq_queued(p) || current == p`.
+    queued: bool,
+}
+
+impl EasView for View<'_, '_> {
+    /// `cpu_util(cpu, p, dst_cpu, boost)` (kernel/sched/fair.c, v6.8+; spec §1.8).
+    fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, boost: bool) -> u64 {
+        let rq = &self.sim.rqs[cpu];
+        let a = &rq.cfs.avg;
+        let p = p.filter(|&t| t == self.tid);
+        let mut util = a.util_avg;
+        if boost {
+            util = util.max(a.runnable_avg);
+        }
+        if p.is_some() {
+            if self.task_cpu == cpu && dst != Some(cpu) {
+                util = util.saturating_sub(self.task_util);
+            } else if self.task_cpu != cpu && dst == Some(cpu) {
+                util += self.task_util;
+            }
+        }
+        if self.sim.s.options.pelt.util_est {
+            let mut ue = pelt::cfs_rq_util_est(a);
+            if dst == Some(cpu) {
+                ue += self.task_ue;
+            } else if p.is_some() && self.queued {
+                ue = ue.saturating_sub(self.task_ue);
+            }
+            util = util.max(ue);
+        }
+        util.min(rq.cap)
+    }
+
+    fn capacity_of(&self, cpu: usize) -> u64 {
+        balance::rq_capacity(&self.sim.rqs[cpu]).capacity
+    }
+
+    fn actual_cpu_capacity(&self, cpu: usize) -> u64 {
+        balance::rq_capacity(&self.sim.rqs[cpu]).actual()
+    }
+
+    fn rq(&self, cpu: usize) -> RqSignals {
+        rq_signals(&self.sim.rqs[cpu], &self.sim.en.uclamp[cpu])
+    }
+
+    fn uclamp_is_used(&self) -> bool {
+        self.sim.en.uclamp_used
+    }
+}
+
+impl Sim<'_> {
+    // ------------------------------------------------------------------ EAS wake-up
+
+    /// `sched_energy_enabled() && !is_rd_overutilized(rd)`: whether a wake-up tries
+    /// `find_energy_efficient_cpu()` (`select_task_rq_fair()`, kernel/sched/fair.c v6.11).
+    pub(super) fn eas_wakeup_gate(&self) -> bool {
+        self.en.eas && !self.en.ou.is_rd_overutilized()
+    }
+
+    /// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec
+    /// §3.4) for fair thread `tid`: `None` is the kernel's −1 (no EM, no
+    /// `sd_asym_cpucapacity` domain spanning `prev_cpu`), else the target CPU.
+    ///
+    /// The task's PELT is synced to `prev_cpu`'s cfs_rq on a copy (`sync_entity_load_avg()`;
+    /// the engine's own copy is synced when the task is enqueued). Simplification: the
+    /// `sd_asym_cpucapacity` domain is `prev_cpu`'s rather than the waking CPU's (on the
+    /// platforms modelled both are the root domain).
+    pub(super) fn find_energy_efficient_cpu(&self, tid: usize, prev_cpu: usize) -> Option<usize> {
+        if !self.en.eas || self.threads[tid].class != Class::Fair {
+            return None;
+        }
+        let level = self.doms.sd_asym_cpucapacity[prev_cpu]?;
+        let doms = self.doms.domains(prev_cpu);
+        let span = doms[level..]
+            .iter()
+            .find(|sd| sd.span.contains(prev_cpu))
+            .map(|sd| sd.span)?;
+        let ent = &self.ents[tid];
+        let mut avg = ent.avg;
+        if avg.last_update_time != 0 {
+            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
+            pelt::sync_entity_load_avg(&mut avg, last, ent.load.weight);
+        }
+        let util_est = self.s.options.pelt.util_est;
+        let ue = if util_est {
+            pelt::task_util_est_raw(&avg.util_est, self.ue_ver)
+        } else {
+            0
+        };
+        let t = &self.threads[tid];
+        let view = View {
+            sim: self,
+            tid,
+            task_cpu: t.cpu,
+            task_util: avg.util_avg,
+            task_ue: ue,
+            queued: ent.on_rq || self.rqs[t.cpu].curr == Some(tid),
+        };
+        let task = EasTask {
+            id: tid,
+            util_est: if util_est {
+                avg.util_avg.max(ue)
+            } else {
+                avg.util_avg
+            },
+            uclamp_min: t.uclamp[0],
+            uclamp_max: t.uclamp[1],
+            allowed: t.affinity,
+        };
+        eas::find_energy_efficient_cpu(
+            &view,
+            &self.en.em,
+            &task,
+            prev_cpu,
+            Some(&span),
+            self.en.feec,
+        )
+    }
+
+    // ------------------------------------------------------------------ overutilized
+
+    /// `cpu_overutilized(cpu)` (kernel/sched/fair.c, v6.11; with the series' gate as an
+    /// option): false when EAS is off.
+    pub(super) fn cpu_overutilized(&self, cpu: usize) -> bool {
+        if !self.en.eas {
+            return false;
+        }
+        let c = ou_cpu(
+            &self.rqs[cpu],
+            &self.en.uclamp[cpu],
+            self.s.options.pelt.util_est,
+        );
+        cpu_overutilized(&c, self.en.uclamp_used, self.en.gate)
+    }
+
+    /// `set_rd_overutilized(rd, flag)`: writes the flag and fires the
+    /// `sched_overutilized_tp` tracepoint (every write, changed or not, as the kernel;
+    /// LISA's `sched_overutilized` event). No-op without EAS. `cpu` is where it runs.
+    pub(super) fn set_rd_overutilized(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        flag: bool,
+        now: Nanos,
+    ) {
+        if !self.en.eas {
+            return;
+        }
+        self.en.ou.set_rd_overutilized(now, flag);
+        if out.any.overutilized {
+            let ev = TraceEvent::SchedOverutilized {
+                overutilized: flag,
+                span: &self.en.span,
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_overutilized);
+        }
+    }
+
+    /// `check_update_overutilized_status(rq)`: set the flag when it is clear and `cpu` is
+    /// overutilised.
+    pub(super) fn check_update_overutilized_status(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        if !self.en.eas || self.en.ou.is_rd_overutilized() {
+            return;
+        }
+        if self.cpu_overutilized(cpu) {
+            self.set_rd_overutilized(out, cpu, true, now);
+        }
+    }
+
+    /// Over-utilisation figures up to `now`.
+    pub(super) fn overutilized_stats(&self, now: Nanos) -> OverutilizedStats {
+        let st = self.en.ou.stats(now);
+        let s = |ns: u64| ns as f64 / NSEC_PER_SEC as f64;
+        OverutilizedStats {
+            time_s: s(st.overutilized_ns),
+            pct: if st.total_ns == 0 {
+                0.0
+            } else {
+                100.0 * st.overutilized_ns as f64 / st.total_ns as f64
+            },
+            triggers: st.triggers,
+        }
+    }
+
+    // ------------------------------------------------------------------ uclamp
+
+    /// `uclamp_rq_inc(rq, p)` (kernel/sched/core.c, v6.11), before the class's enqueue:
+    /// fair and RT tasks, only while `sched_uclamp_used`.
+    pub(super) fn uclamp_inc(&mut self, cpu: usize, tid: usize) {
+        if !self.en.uclamp_used
+            || self.threads[tid].class == Class::Dl
+            || self.threads[tid].uclamp_on.is_some()
+        {
+            return;
+        }
+        let v = self.threads[tid].uclamp;
+        self.en.uclamp[cpu].inc(v);
+        self.threads[tid].uclamp_on = Some(v);
+    }
+
+    /// `uclamp_rq_dec(rq, p)`, before the class's dequeue: the values counted at enqueue.
+    pub(super) fn uclamp_dec(&mut self, cpu: usize, tid: usize) {
+        if let Some(v) = self.threads[tid].uclamp_on.take() {
+            self.en.uclamp[cpu].dec(v);
+        }
+    }
+
+    /// A phase sets `util_min`/`util_max` (`sched_setattr()` → `__setscheduler_uclamp()`,
+    /// then `uclamp_update_active()` re-counts a queued task).
+    pub(super) fn set_task_uclamp(&mut self, tid: usize, min: Option<i32>, max: Option<i32>) {
+        if min.is_none() && max.is_none() {
+            return;
+        }
+        let t = &self.threads[tid];
+        let is_rt = t.class == Class::Rt;
+        let cur = t.uclamp;
+        let keep = |v: Option<i32>, c: u64| match v {
+            None => Some(i32::try_from(c).unwrap_or(1024)),
+            Some(x) if x < 0 => None,
+            Some(x) => Some(x),
+        };
+        let v = task_uclamp(is_rt, keep(min, cur[0]), keep(max, cur[1]));
+        self.threads[tid].uclamp = v;
+        if self.threads[tid].uclamp_on.is_some() {
+            let cpu = self.threads[tid].cpu;
+            self.uclamp_dec(cpu, tid);
+            self.uclamp_inc(cpu, tid);
+        }
+    }
+
+    // ------------------------------------------------------------------ schedutil
+
+    /// What schedutil reads of `cpu` (`sugov_get_util()` inputs).
+    fn sugov_input(&self, cpu: usize) -> SugovCpuInput {
+        let rq = &self.rqs[cpu];
+        let ue = self.s.options.pelt.util_est;
+        SugovCpuInput {
+            rq: rq_signals(rq, &self.en.uclamp[cpu]),
+            util_cfs: cpu_util_cfs(rq, ue),
+            util_cfs_boost: cpu_util_cfs_boost(rq, ue),
+            uclamp_used: self.en.uclamp_used,
+            idle_calls: self.en.idle_calls[cpu],
+        }
+    }
+
+    /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the schedutil hook of
+    /// `cpu`'s policy (`sugov_update_single_freq()` / `sugov_update_shared()`). Returns
+    /// at once when the governor is not schedutil.
+    pub(super) fn cpufreq_update_util(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
+        if self.en.sugov.is_empty() {
+            return;
+        }
+        let p = self.p;
+        let pd = p.cpus[cpu].perf_domain;
+        let inputs: Vec<SugovCpuInput> = p.perf_domains[pd]
+            .cpus
+            .iter()
+            .map(|&c| self.sugov_input(c))
+            .collect();
+        let r = self.en.sugov[pd].update(now, cpu, flags, &inputs);
+        self.freq_request(out, pd, r, now);
+    }
+
+    fn freq_request(&mut self, out: &mut Out<'_, '_>, pd: usize, r: FreqRequest, now: Nanos) {
+        match r {
+            FreqRequest::ApplyNow { freq_khz } => self.apply_freq(out, pd, freq_khz, now),
+            FreqRequest::ApplyAt { at_ns, .. } => {
+                self.q.push(at_ns, Ev::FreqApply { pd: pd as u32 })
+            }
+            FreqRequest::Queued | FreqRequest::Unchanged => {}
+        }
+    }
+
+    /// The slow path's transition completed (`sugov_work()` → `__cpufreq_driver_target()`
+    /// returned): the policy's frequency applies; a request made meanwhile starts the next.
+    pub(super) fn freq_apply_event(&mut self, out: &mut Out<'_, '_>, pd: usize, now: Nanos) {
+        let Some(pol) = self.en.sugov.get_mut(pd) else {
+            return;
+        };
+        let r = pol.transition_done(now);
+        let f = pol.cur();
+        self.apply_freq(out, pd, f, now);
+        self.freq_request(out, pd, r, now);
+    }
+
+    /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's
+    /// PELT clock and running op are brought up to `now` at the old speed, then
+    /// `freq_scale` (`topology_set_freq_scale()`: `(cur << 10) / max`, 1024 without
+    /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
+    /// is traced per CPU. Nothing happens when the frequency is unchanged
+    /// (`__cpufreq_driver_target()` returns early).
+    pub(super) fn apply_freq(&mut self, out: &mut Out<'_, '_>, pd: usize, khz: u64, now: Nanos) {
+        let p = self.p;
+        let cpus = &p.perf_domains[pd].cpus;
+        if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {
+            return;
+        }
+        for &c in cpus {
+            self.update_rq_clock(c, now);
+            self.account_op(c, now);
+        }
+        let fi = self.s.options.pelt.frequency_invariance;
+        for &c in cpus {
+            let rq = &mut self.rqs[c];
+            rq.freq_khz = khz;
+            rq.freq_scale = if fi {
+                (khz << 10) / rq.max_freq_khz.max(1)
+            } else {
+                1024
+            };
+        }
+        for &c in cpus {
+            let running = self.rqs[c]
+                .curr
+                .is_some_and(|t| matches!(self.threads[t].op, Op::Run { .. }));
+            if running {
+                self.arm_op(c, now);
+            }
+            if out.any.power {
+                let ev = TraceEvent::CpuFrequency {
+                    cpu_id: c as u32,
+                    state: khz,
+                };
+                out.emit(&self.ctx(c, now), &ev, g_power);
+            }
+            self.trace_capacity(out, c, now);
+        }
+    }
+}

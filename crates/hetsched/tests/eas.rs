@@ -1,0 +1,343 @@
+//! EAS and schedutil in the engine: frequency choices against schedutil's formula, the PELT
+//! clock at a low frequency, EAS placement and over-utilisation on the presets, the
+//! lone-task gate, energy in the results, determinism.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+use hetsched::hetsched_core::options::Options;
+use hetsched::hetsched_core::platform::Platform;
+use hetsched::hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
+use hetsched::hetsched_core::{run, RunResult, RunSpec};
+use hetsched::hetsched_trace::FtraceTextSink;
+
+const NS: u64 = 1_000_000_000;
+const SU: &str = "cpufreq.governor=schedutil";
+const BOOT: u64 = hetsched::hetsched_core::sim::BOOT_OFFSET;
+
+fn spec(platform: &str, json: &str, sets: &[&str], ms: u64) -> RunSpec {
+    RunSpec {
+        platform: hetsched::load_platform(platform).unwrap(),
+        workload: hetsched::hetsched_rtapp::parse_str(json, "test.json", &Default::default())
+            .unwrap(),
+        options: Options::default().apply_sets(sets).unwrap(),
+        seed: 3,
+        duration_ns: Some(ms * 1_000_000),
+    }
+}
+
+fn run_text(s: &RunSpec) -> (RunResult, String) {
+    let mut sink = FtraceTextSink::new(Vec::new());
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(s, &mut sinks).unwrap()
+    };
+    (r, String::from_utf8(sink.into_inner().unwrap()).unwrap())
+}
+
+/// `cpufreq_driver_resolve_freq()` (RELATION_L) over the usable OPPs of `cpu`'s domain.
+fn resolve(p: &Platform, cpu: usize, khz: u64) -> u64 {
+    p.pd_of(cpu).resolve_freq(khz)
+}
+
+/// schedutil's v6.8 choice for a CFS-only CPU: `resolve(fmax × min(1.25·u, cap) / cap)`
+/// (`sugov_effective_cpu_perf()` then `map_util_freq()`; min = 0, max = capacity).
+fn sugov_freq(p: &Platform, cpu: usize, util: u64) -> u64 {
+    let cap = p.cpus[cpu].capacity;
+    let perf = (util + (util >> 2)).min(cap);
+    resolve(p, cpu, p.pd_of(cpu).max_freq_khz * perf / cap)
+}
+
+/// Records, for one CPU, every `cpu_frequency` with the last traced root cfs_rq signals.
+struct FreqProbe {
+    cpu: u32,
+    util: u64,
+    runnable: u64,
+    ue: u64,
+    /// (time, kHz, util, runnable, util_est) at each frequency change.
+    changes: Vec<(u64, u64, u64, u64, u64)>,
+}
+
+impl TraceSink for FreqProbe {
+    fn interest(&self) -> Interest {
+        Interest {
+            power: true,
+            signals: true,
+            ..Interest::default()
+        }
+    }
+    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        match *ev {
+            TraceEvent::SchedPeltCfs {
+                cpu,
+                util,
+                rbl_load,
+                ..
+            } if cpu == self.cpu => {
+                self.util = util;
+                self.runnable = rbl_load;
+            }
+            TraceEvent::SchedUtilEstCfs { cpu, enqueued, .. } if cpu == self.cpu => {
+                self.ue = enqueued;
+            }
+            TraceEvent::CpuFrequency { cpu_id, state } if cpu_id == self.cpu => {
+                self.changes
+                    .push((ctx.ts, state, self.util, self.runnable, self.ue));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn schedutil_frequency_follows_a_periodic_task_on_hikey960() {
+    // 4 ms of rt-app work (calibrated on CPU 0, capacity 462: 1.8 ms at the A73's fmax)
+    // every 16 ms, pinned to the A73 CPU 4; CPUs 5-7 of its policy stay empty, so the
+    // policy's request is CPU 4's.
+    let json = r#"{"tasks": {"p": {"cpus": [4], "loop": -1,
+        "run": 4000, "timer": {"ref": "unique", "period": 16000}}}}"#;
+    let s = spec("hikey960", json, &[SU], 2000);
+    let p = s.platform.clone();
+    let mut probe = FreqProbe {
+        cpu: 4,
+        util: 0,
+        runnable: 0,
+        ue: 0,
+        changes: Vec::new(),
+    };
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut probe];
+        run(&s, &mut sinks).unwrap()
+    };
+    // Each change after the first second matches the formula with the signals of that
+    // instant: boost util = max(util, runnable, util_est), or without util_est at a dequeue
+    // (the rq's util_est is lowered before the update and traced after it).
+    // The first entry is the start frequency (fmax), set before the workload starts.
+    let steady: Vec<_> = probe.changes.iter().skip(1).collect();
+    assert!(steady.len() >= 4, "frequency changes: {:?}", probe.changes);
+    for &&(t, f, util, run, ue) in &steady {
+        let with_ue = sugov_freq(&p, 4, util.max(run).max(ue).min(1024));
+        let without = sugov_freq(&p, 4, util.max(run).min(1024));
+        assert!(
+            f == with_ue || f == without,
+            "at {t}: {f} kHz, formula gives {with_ue} / {without} (util {util} runnable {run} ue {ue})"
+        );
+    }
+    // Once util_est has settled (its EWMA falls from the initial 512 to the task's size),
+    // the task's util stays below 1024 × 0.8 × 903 / 2362 = 313 and the policy stays at the
+    // lowest OPP: no change in the second half of the run.
+    let late = BOOT + NS;
+    assert!(
+        probe.changes.iter().all(|c| c.0 < late),
+        "{:?}",
+        probe.changes
+    );
+    assert_eq!(probe.changes.last().unwrap().1, 903_000);
+    let res = &r.cpus[4].freq_residency_s;
+    assert!(
+        res.get(&903_000).copied().unwrap_or(0.0) > 1.8,
+        "residency {res:?}"
+    );
+}
+
+#[test]
+fn uclamp_bounds_the_schedutil_request() {
+    // An always-running task (util → 1024) with util_max 512 on hikey960 CPU 4:
+    // perf = max(0, min(1.25 × 1024, 512)) = 512 → 2362 MHz × 512 / 1024 = 1181 MHz →
+    // resolve → 1421 MHz. With util_min 700 and util_max 1024 on a task of util ~64:
+    // perf = max(700, 1.25 × util) = 700 → 1614.6 MHz → 1805 MHz.
+    let capped = r#"{"tasks": {"c": {"cpus": [4], "util_max": 512, "loop": -1, "run": 100000}}}"#;
+    let r = run(&spec("hikey960", capped, &[SU], 1000), &mut []).unwrap();
+    let res = &r.cpus[4].freq_residency_s;
+    assert!(
+        res.get(&1_421_000).copied().unwrap_or(0.0) > 0.95,
+        "{res:?}"
+    );
+    let boosted = r#"{"tasks": {"b": {"cpus": [4], "util_min": 700, "loop": -1,
+        "run": 1000, "timer": {"ref": "unique", "period": 16000}}}}"#;
+    let r = run(&spec("hikey960", boosted, &[SU], 1000), &mut []).unwrap();
+    // The rq clamp holds only while the task is runnable: 1805 MHz from its enqueue to its
+    // dequeue (0.59 ms apart, more than rate_limit_us = 1.5 × 300 µs), then the lowest OPP
+    // while it sleeps, except in the first period, where the new task's initial util
+    // (1024 / 2 = 512 → 1.25 × 512 = 640 → 1476 MHz) keeps 1805 MHz for 16 ms.
+    let res = &r.cpus[4].freq_residency_s;
+    let busy = r.cpus[4].busy_s;
+    let at = |f: u64| res.get(&f).copied().unwrap_or(0.0);
+    let extra = at(1_805_000) - busy;
+    assert!((0.0..0.02).contains(&extra), "{res:?}, busy {busy}");
+    assert!(at(903_000) > 0.9, "{res:?}");
+}
+
+#[test]
+fn pelt_clock_slows_at_the_frequency_schedutil_applies() {
+    // Always running on the A53 CPU 0 (capacity 462) with util_max 100: schedutil asks
+    // 1844 MHz × 100 / 462 = 399 MHz → the lowest OPP, 533 MHz. PELT time then advances at
+    // 462/1024 × 533/1844 = 0.130 of wall time instead of 0.451 at fmax. The task starts at
+    // util (462 − 0) / 2 = 231 (`post_init_entity_util_avg()`), so after 60 ms util is
+    // 1024 − 793 × 0.5^(60·0.130/32) ≈ 354 against 1024 − 793 × 0.5^(60·0.451/32) ≈ 583.
+    let json = r#"{"tasks": {"h": {"cpus": [0], "util_max": 100, "loop": -1, "run": 100000}}}"#;
+    let util_at = |sets: &[&str]| {
+        let s = spec("hikey960", json, sets, 60);
+        let (_, text) = run_text(&s);
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| l.contains("sched_pelt_cfs:") && l.contains("cpu=0 "))
+            .unwrap()
+            .to_string();
+        let u = line.split("util=").nth(1).unwrap();
+        u.split_whitespace().next().unwrap().parse::<f64>().unwrap()
+    };
+    let slow = util_at(&[SU]);
+    let fast = util_at(&[]);
+    assert!((slow - 354.0).abs() < 20.0, "schedutil: util {slow}");
+    assert!((fast - 583.0).abs() < 30.0, "performance: util {fast}");
+}
+
+/// Share of the given tasks' run time spent on `cpus`.
+fn share_on(r: &RunResult, prefix: &str, cpus: &[usize]) -> f64 {
+    let (mut on, mut all) = (0.0, 0.0);
+    for t in r.tasks.iter().filter(|t| t.comm.starts_with(prefix)) {
+        for (c, &s) in t.residency_s.iter().enumerate() {
+            all += s;
+            if cpus.contains(&c) {
+                on += s;
+            }
+        }
+    }
+    on / all
+}
+
+#[test]
+fn small_tasks_stay_on_juno_littles_with_eas() {
+    // Four tasks of ~6 % (1 ms at fmax every 16 ms): feec places each on a LITTLE (A53,
+    // CPUs 0, 3, 4, 5), where the energy cost is lower; nothing is overutilised.
+    let json = r#"{"tasks": {"s": {"instance": 4, "loop": -1,
+        "run": 1000, "timer": {"ref": "unique", "period": 16000}}}}"#;
+    let (r, text) = run_text(&spec("juno_r0", json, &[SU, "eas.mode=on"], 3000));
+    assert!(r.settings.eas_enabled);
+    let little = share_on(&r, "s-", &[0, 3, 4, 5]);
+    assert!(little > 0.9, "LITTLE share {little}");
+    assert!(r.overutilized.pct < 1.0, "{:?}", r.overutilized);
+    assert!(!text.contains("overutilized=1"));
+    // Without EAS (performance governor) the same tasks do use the big CPUs.
+    let r2 = run(&spec("juno_r0", json, &[], 3000), &mut []).unwrap();
+    assert!(!r2.settings.eas_enabled);
+    assert_eq!(r2.overutilized.triggers, 0);
+    assert!(share_on(&r2, "s-", &[0, 3, 4, 5]) < little);
+}
+
+#[test]
+fn big_task_on_a_little_trips_overutilized_and_moves_up() {
+    // One always-running task starts on a LITTLE of juno_r0 (fork placement: the lowest
+    // idle CPU, 0): its util passes 80 % of 446, the root domain becomes overutilised,
+    // the misfit task is pushed to an A57 (CPU 1 or 2).
+    let json = r#"{"tasks": {"big": {"loop": -1, "run": 100000}}}"#;
+    let (r, text) = run_text(&spec("juno_r0", json, &[SU, "eas.mode=on"], 2000));
+    assert!(
+        text.contains("sched_overutilized:   overutilized=1 span=0x3f")
+            || text.contains("overutilized=1 span=0x3f"),
+        "no sched_overutilized=1 in the trace"
+    );
+    assert!(r.overutilized.triggers >= 1);
+    let big = share_on(&r, "big", &[1, 2]);
+    assert!(big > 0.8, "big-CPU share {big}");
+    assert!(r.migrations.values().sum::<u64>() >= 1);
+}
+
+#[test]
+fn lone_task_gate_on_rk3399() {
+    // One always-running task: mainline keeps the root domain overutilised (util 1024 on a
+    // 1024 CPU does not fit with the 80 % margin); the series' gate ignores a lone task on
+    // a non-reduced max-capacity CPU, so the flag is cleared once it runs on a big CPU.
+    let json = r#"{"tasks": {"hog": {"loop": -1, "run": 100000}}}"#;
+    let base = run(&spec("rk3399", json, &[SU, "eas.mode=on"], 3000), &mut []).unwrap();
+    let patch = run(
+        &spec(
+            "rk3399",
+            json,
+            &[SU, "eas.mode=on", "eas.overutilized_gate=ignore_lone_task"],
+            3000,
+        ),
+        &mut [],
+    )
+    .unwrap();
+    assert!(
+        base.overutilized.pct >= 90.0,
+        "base {:?}",
+        base.overutilized
+    );
+    assert!(
+        patch.overutilized.pct <= 10.0,
+        "patch {:?}",
+        patch.overutilized
+    );
+}
+
+#[test]
+fn energy_totals_are_consistent() {
+    let json = r#"{"tasks": {"m": {"instance": 3, "loop": -1,
+        "run": 3000, "timer": {"ref": "unique", "period": 10000}}}}"#;
+    for sets in [&[SU, "eas.mode=on"][..], &[][..]] {
+        let r = run(&spec("hikey960", json, sets, 1500), &mut []).unwrap();
+        let e = &r.energy;
+        assert_eq!(e.units, "J");
+        assert!(!e.assumed);
+        assert!(e.active > 0.0 && e.total >= e.active);
+        for pd in &e.pds {
+            let sum: f64 = e
+                .cpus
+                .iter()
+                .filter(|c| c.pd == pd.pd)
+                .map(|c| c.total)
+                .sum();
+            assert!(
+                (sum - pd.total).abs() <= 1e-9 * pd.total.max(1.0),
+                "pd {}",
+                pd.pd
+            );
+        }
+        let per_pd: f64 = e.pds.iter().map(|p| p.total).sum();
+        assert!((per_pd - e.total).abs() <= 1e-9 * e.total);
+        // the series covers the run (100 ms buckets) and sums to the total
+        assert_eq!(e.bucket_s, 0.1);
+        assert_eq!(e.series.len(), 15);
+        let ser: f64 = e.series.iter().map(|p| p.total).sum();
+        assert!(
+            (ser - e.total).abs() <= 1e-6 * e.total,
+            "{ser} vs {}",
+            e.total
+        );
+    }
+    // schedutil at lower OPPs spends less energy than the performance governor here.
+    let su = run(&spec("hikey960", json, &[SU], 1500), &mut []).unwrap();
+    let perf = run(&spec("hikey960", json, &[], 1500), &mut []).unwrap();
+    assert!(su.energy.active < perf.energy.active);
+    // An assumed model is labelled.
+    let a = run(&spec("m1pro", json, &[], 200), &mut []).unwrap();
+    assert!(a.energy.assumed);
+    assert_eq!(a.energy.units, "abstract (assumed model)");
+}
+
+#[test]
+fn eas_on_where_it_cannot_run_says_why() {
+    let json = r#"{"tasks": {"t": {"loop": 1, "run": 1000}}}"#;
+    let e = run(&spec("juno_r0", json, &["eas.mode=on"], 100), &mut []).unwrap_err();
+    assert!(e.to_string().contains("schedutil"), "{e}");
+    let e = run(&spec("hikey620", json, &[SU, "eas.mode=on"], 100), &mut []).unwrap_err();
+    assert!(e.to_string().contains("different capacities"), "{e}");
+}
+
+#[test]
+fn eas_runs_are_deterministic() {
+    let json = r#"{"tasks": {"a": {"instance": 3, "loop": -1,
+        "run": 2000, "timer": {"ref": "unique", "period": 12000}},
+        "b": {"loop": -1, "run": 30000, "sleep": 20000}}}"#;
+    for slow in ["cpufreq.fast_switch=true", "cpufreq.fast_switch=false"] {
+        let s = spec("juno_r0", json, &[SU, "eas.mode=on", slow], 1500);
+        let (r1, t1) = run_text(&s);
+        let (r2, t2) = run_text(&s);
+        assert_eq!(t1, t2);
+        assert_eq!(hetsched::result_json(&r1), hetsched::result_json(&r2));
+    }
+}
