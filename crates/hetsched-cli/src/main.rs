@@ -135,6 +135,10 @@ struct ReproduceArgs {
     /// Fewer runs and shorter workloads, for CI.
     #[arg(long)]
     quick: bool,
+    /// Exit with status 1 when a reproduction criterion is not met (by default the
+    /// verdicts are only printed and written).
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(clap::Args)]
@@ -342,7 +346,11 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     };
     let mut failed = Vec::new();
     for name in names {
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let progress = |done: usize, total: usize| {
+            if !tty {
+                return;
+            }
             eprint!("\r[{name}] {done}/{total} runs");
             if done == total {
                 eprintln!();
@@ -373,6 +381,9 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
             "hetsched: reproduce: criteria not all met for: {}",
             failed.join(", ")
         );
+        if a.check {
+            std::process::exit(1);
+        }
     }
     Ok(())
 }

@@ -16,8 +16,10 @@
 //!   of a millisecond, so 1 ms is the spread of start times the series had.
 //! * **Work scale** ([`NoiseConfig::work_jitter_ppm`], default 10 000 ppm = ±1 %): each
 //!   `run` and `runtime` event as written gets its amount multiplied by
-//!   `(1e6 + d) / 1e6` with `d` uniform in `−ppm..=+ppm`, in integer µs (rounded down,
-//!   never below 1 µs for a non-zero amount). ±1 % is the run-to-run spread of a CPU-bound
+//!   `(1e6 + d) / 1e6` with `d` uniform in `−ppm..=+ppm`, in integer µs (rt-app's unit),
+//!   rounded to the nearest µs and never below 1 µs for a non-zero amount — so at ±1 %
+//!   events shorter than 50 µs keep their length (rounding down instead would shorten
+//!   them all: a bias, not noise). ±1 % is the run-to-run spread of a CPU-bound
 //!   benchmark on an idle board (cache and DRAM-refresh effects); the fairness series
 //!   quotes ±1.6–2.7 % on hackbench, which includes scheduling effects this model
 //!   produces by itself.
@@ -119,14 +121,16 @@ impl NoiseConfig {
     }
 }
 
-/// `amount × (1e6 + d) / 1e6` for `d` uniform in `−ppm..=ppm`, rounded down, at least 1
-/// for a non-zero amount. `ppm` is capped at 1e6 (a factor in 0..=2).
+/// `amount × (1e6 + d) / 1e6` for `d` uniform in `−ppm..=ppm`, rounded to the nearest
+/// integer (halves up), at least 1 for a non-zero amount. `ppm` is capped at 1e6 (a factor in 0..=2).
 fn scale(rng: &mut Rng, amount: u64, ppm: u64) -> u64 {
     let ppm = ppm.min(PPM);
     let d = rng.below(2 * ppm + 1);
     // factor in ppm: PPM - ppm + d ∈ [PPM - ppm, PPM + ppm]
     let f = u128::from(PPM - ppm + d);
-    let v = u128::from(amount) * f / u128::from(PPM);
+    // Rounded to the nearest µs: rounding down would shorten every short event (a 5 µs
+    // hackbench write would become 4 µs for any factor below 1), a bias, not noise.
+    let v = (u128::from(amount) * f + u128::from(PPM / 2)) / u128::from(PPM);
     let v = u64::try_from(v).unwrap_or(u64::MAX);
     if amount > 0 {
         v.max(1)
@@ -364,7 +368,7 @@ mod tests {
 
     #[test]
     fn scale_bounds_by_hand() {
-        // ±1 %: 1200 µs → 1188..=1212.
+        // ±1 %: 1200 µs → 1188..=1212; 5 µs → 4.95..=5.05, rounded: always 5.
         let mut rng = Rng::new(3);
         let mut seen = BTreeSet::new();
         for _ in 0..2000 {
@@ -373,6 +377,9 @@ mod tests {
             seen.insert(v);
         }
         assert!(seen.len() > 10);
+        for _ in 0..100 {
+            assert_eq!(scale(&mut rng, 5, 10_000), 5);
+        }
         // Never below 1 µs for a non-zero amount, 0 stays 0.
         assert_eq!(scale(&mut rng, 0, 10_000), 0);
         assert!(scale(&mut rng, 1, 1_000_000) >= 1);
@@ -418,9 +425,9 @@ mod tests {
             let (before, after) = (run_amounts(&w), run_amounts(&n));
             let (mut lo_sum, mut hi_sum, mut sum) = (0u128, 0u128, 0u128);
             for (&a, &b) in before.iter().zip(&after) {
-                // floor(a × (1e6 ∓ ppm) / 1e6), at least 1
-                let lo = (u128::from(a) * u128::from(PPM - ppm) / u128::from(PPM)).max(1);
-                let hi = u128::from(a) * u128::from(PPM + ppm) / u128::from(PPM);
+                // round(a × (1e6 ∓ ppm) / 1e6), at least 1
+                let r = |f: u64| (u128::from(a) * u128::from(f) + u128::from(PPM / 2)) / u128::from(PPM);
+                let (lo, hi) = (r(PPM - ppm).max(1), r(PPM + ppm));
                 prop_assert!((lo..=hi).contains(&u128::from(b)), "{} -> {}", a, b);
                 lo_sum += lo;
                 hi_sum += hi;

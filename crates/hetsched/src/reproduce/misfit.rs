@@ -138,7 +138,8 @@ fn pct_improvement(before: f64, after: f64) -> f64 {
 fn shape(v: &[f64]) -> (usize, f64) {
     let min = v.iter().copied().fold(f64::INFINITY, f64::min);
     let max = v.iter().copied().fold(0.0, f64::max);
-    if !(min > 0.0) {
+    // no times, or a zero time (a NaN would fail the comparison too)
+    if min.is_nan() || min <= 0.0 || !min.is_finite() {
         return (0, 0.0);
     }
     (
