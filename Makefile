@@ -8,7 +8,7 @@ VENV    := .venv
 VPY     := $(VENV)/bin/python
 HETSCHED := target/release/hetsched
 
-.PHONY: demo build test lint rust-test py-test lisa-test bench python clean
+.PHONY: demo build test lint rust-test py-test lisa-test bench python clean reproduce-check
 
 ## demo: build the CLI and run the built-in two-cluster scenario on hikey960
 demo: build
@@ -53,6 +53,13 @@ py-test: python
 lisa-test: build
 	bash tools/lisa-venv.sh
 	.venv-lisa/bin/python -m pytest -q -p no:cacheprovider tests/python/lisa
+
+## reproduce-check: every `hetsched reproduce` experiment at full size (release), failing
+## when a reproduction criterion of docs/experiments.md is not met; reports in out/.
+## Not part of `make test` (see README, "Reproducing the series", for how long it takes).
+reproduce-check: build
+	@mkdir -p out
+	$(HETSCHED) reproduce all --jobs 2 --check --json out/reproduce.json
 
 ## bench: the pinned benchmarks of crates/hetsched-bench (never part of `make test`)
 bench:

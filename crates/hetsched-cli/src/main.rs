@@ -1,7 +1,7 @@
 //! The `hetsched` command-line interface.
 //!
 //! `hetsched run`, `hetsched platforms list|show`, `hetsched validate`, `hetsched gen`,
-//! `hetsched schema`.
+//! `hetsched schema`, `hetsched reproduce`.
 //! Bad input gets one line naming the file, line and column and what was expected, and
 //! exit status 2.
 
@@ -45,6 +45,9 @@ enum Cmd {
     },
     /// Write a built-in workload as rt-app JSON (`hetsched gen --list` for the generators).
     Gen(GenArgs),
+    /// Rerun a reference experiment (misfit, fairness, all) with the policy before and
+    /// after its patch series, beside the series' own numbers (docs/experiments.md).
+    Reproduce(ReproduceArgs),
     /// Print a JSON schema.
     Schema {
         /// Which schema.
@@ -113,6 +116,32 @@ struct GenArgs {
 }
 
 #[derive(clap::Args)]
+struct ReproduceArgs {
+    /// Experiment: misfit, fairness, or all.
+    name: String,
+    /// Repeated runs per case and variant (default: the experiment's, e.g. 10).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Base seed of the runs' noise and engine seeds.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the JSON report to this file (with `all`: NAME.json is added before the
+    /// extension, e.g. out.json → out.misfit.json).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Worker threads for the independent runs (the output does not depend on it).
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Fewer runs and shorter workloads, for CI.
+    #[arg(long)]
+    quick: bool,
+    /// Exit with status 1 when a reproduction criterion is not met (by default the
+    /// verdicts are only printed and written).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
 struct RunArgs {
     /// PLATFORM and WORKLOAD, instead of (or to complete) --platform and --workload.
     #[arg(value_name = "PLATFORM WORKLOAD", num_args = 0..=2)]
@@ -145,6 +174,13 @@ struct RunArgs {
     /// Do not print the summary.
     #[arg(long, short)]
     quiet: bool,
+    /// Apply the noise model (start offsets, ±1 % work, background kthreads; see
+    /// docs/experiments.md) to the workload before the run.
+    #[arg(long)]
+    noise: bool,
+    /// Seed of the noise model (default: --seed).
+    #[arg(long, requires = "noise")]
+    noise_seed: Option<u64>,
 }
 
 /// Writes to standard output; a closed pipe (`hetsched … | head`) ends quietly.
@@ -217,6 +253,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             out(&hetsched::hetsched_rtapp::describe(&w))
         }
         Cmd::Gen(a) => cmd_gen(a),
+        Cmd::Reproduce(a) => cmd_reproduce(a),
         Cmd::Schema { what } => {
             match what {
                 SchemaKind::Platform => {
@@ -266,6 +303,10 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         duration,
         trace: a.trace.clone(),
         read: a.duplicate_keys.read_options(),
+        noise: a
+            .noise
+            .then(hetsched::hetsched_core::noise::NoiseConfig::default),
+        noise_seed: a.noise_seed.unwrap_or(a.seed),
     };
     let result = hetsched::run_request(&req)?;
     for w in &result.warnings {
@@ -284,6 +325,64 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         out(&hetsched::summary::render(&result.result))?;
         if let Some(t) = &a.trace {
             out(&format!("trace: {}\n", t.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
+    use hetsched::reproduce::{self, ReproduceOptions, EXPERIMENTS};
+    let names: Vec<&str> = if a.name == "all" {
+        EXPERIMENTS.to_vec()
+    } else {
+        vec![a.name.as_str()]
+    };
+    let opts = ReproduceOptions {
+        runs: a.runs,
+        seed: a.seed,
+        jobs: a.jobs.max(1),
+        quick: a.quick,
+        ..ReproduceOptions::default()
+    };
+    let mut failed = Vec::new();
+    for name in names {
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let progress = |done: usize, total: usize| {
+            if !tty {
+                return;
+            }
+            eprint!("\r[{name}] {done}/{total} runs");
+            if done == total {
+                eprintln!();
+            }
+        };
+        let report = reproduce::run(name, &opts, &progress)?;
+        out(&report.table)?;
+        out("\n")?;
+        if let Some(path) = &a.json {
+            let path = if a.name == "all" {
+                let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+                let ext = path
+                    .extension()
+                    .map(|e| format!(".{}", e.to_string_lossy()))
+                    .unwrap_or_default();
+                path.with_file_name(format!("{stem}.{name}{ext}"))
+            } else {
+                path.clone()
+            };
+            std::fs::write(&path, report.to_json()).with_context(|| path.display().to_string())?;
+        }
+        if !report.all_pass() {
+            failed.push(name);
+        }
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "hetsched: reproduce: criteria not all met for: {}",
+            failed.join(", ")
+        );
+        if a.check {
+            std::process::exit(1);
         }
     }
     Ok(())

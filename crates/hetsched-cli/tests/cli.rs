@@ -369,3 +369,55 @@ fn run_takes_a_generator_spec_positionally() {
     assert_eq!(t["completion_s"].as_f64(), Some(0.12));
     assert_eq!(r["workload"], "sysbench-cpu");
 }
+
+#[test]
+fn reproduce_unknown_name_lists_the_known_ones() {
+    let o = hetsched(&["reproduce", "hmp"]);
+    assert_eq!(
+        err_line(&o),
+        "hetsched: error: reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, all"
+    );
+}
+
+#[test]
+fn reproduce_misfit_writes_json_and_run_noise_is_seeded() {
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-repro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("misfit.json");
+    let o = hetsched(&[
+        "reproduce",
+        "misfit",
+        "--quick",
+        "--runs",
+        "1",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("juno_r0 avg/max"), "{table}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(j["results"]["tip"]["juno_r0"]["longest_avg_s"].is_f64());
+    // `run --noise`: same noise seed, same bytes; another noise seed, other bytes.
+    let w = "gen:sysbench-cpu:requests=50";
+    let run = |seed: &str| {
+        let o = hetsched(&[
+            "run",
+            "hikey960",
+            w,
+            "--noise",
+            "--noise-seed",
+            seed,
+            "--json",
+            "-",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert_eq!(run("1"), run("1"));
+    assert_ne!(run("1"), run("2"));
+    let plain = hetsched(&["run", "hikey960", w, "--json", "-"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("bgnoise"));
+    assert!(run("1").contains("bgnoise"));
+}

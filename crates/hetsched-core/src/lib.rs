@@ -5,6 +5,7 @@
 //! - [`engine`]: the event queue and the run's seeded RNG.
 //! - [`platform`]: CPUs, clusters, performance domains, OPPs, capacity derivation.
 //! - [`workload`]: tasks, phases and events with rt-app's meaning.
+//! - [`noise`]: the seeded noise model for repeated runs (a workload transform).
 //! - [`pelt`]: PELT and util_est with the kernel's fixed-point arithmetic.
 //! - [`energy`]: the Energy Model, EAS placement (`find_energy_efficient_cpu`), over-utilisation
 //!   and energy accounting.
@@ -20,6 +21,7 @@ pub mod cpufreq;
 pub mod energy;
 pub mod engine;
 pub mod metrics;
+pub mod noise;
 pub mod options;
 pub mod pelt;
 pub mod platform;

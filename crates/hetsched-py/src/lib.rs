@@ -45,6 +45,7 @@ fn run(
         duration,
         trace,
         read: errors::read_options(duplicate_keys)?,
+        ..hetsched::RunRequest::default()
     };
     py.detach(|| hetsched::run_request(&req).map(|out| hetsched::result_json(&out.result)))
         .map_err(errors::to_py)

@@ -5,6 +5,7 @@
 //! (rt-app JSON files, or the workloads shipped in `presets/workloads/`), traces go to
 //! `hetsched-trace` writers, and the run itself is [`hetsched_core::run`].
 
+use hetsched_core::noise::{apply_noise, NoiseConfig};
 use hetsched_core::options::Options;
 use hetsched_core::platform::Platform;
 use hetsched_core::time::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -13,6 +14,7 @@ use hetsched_core::workload::Workload;
 use hetsched_core::{RunError, RunResult, RunSpec};
 use std::path::{Path, PathBuf};
 
+pub mod reproduce;
 pub mod summary;
 
 pub use hetsched_core;
@@ -48,6 +50,10 @@ pub enum Error {
         "--duration {0}: expected a number with a unit: ns, us, ms or s (for example 10s, 500ms)"
     )]
     Duration(String),
+    /// `hetsched reproduce`: an unknown experiment, or a run whose result lacks what
+    /// the experiment measures.
+    #[error("reproduce: {0}")]
+    Reproduce(String),
     /// I/O on an output file.
     #[error("{path}: {err}")]
     Io {
@@ -166,6 +172,11 @@ pub struct RunRequest {
     pub trace: Option<PathBuf>,
     /// How repeated JSON keys are read.
     pub read: hetsched_rtapp::ReadOptions,
+    /// The noise model applied to the workload before the run
+    /// ([`hetsched_core::noise::apply_noise`]); `None` (the default) = no noise.
+    pub noise: Option<NoiseConfig>,
+    /// Seed of the noise model's draws (independent of the engine's `seed`).
+    pub noise_seed: u64,
 }
 
 /// A run's result with the inputs it was made from.
@@ -180,7 +191,10 @@ pub struct Outcome {
 /// Loads everything a request names, runs it, and writes the trace if asked.
 pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
     let platform = load_platform(&req.platform)?;
-    let workload = load_workload(&req.workload, &req.read)?;
+    let mut workload = load_workload(&req.workload, &req.read)?;
+    if let Some(cfg) = &req.noise {
+        workload = apply_noise(&workload, cfg, platform.cpus.len(), req.noise_seed);
+    }
     let options = Options::default().apply_sets(&req.sets)?;
     let mut warnings = workload.warnings.clone();
     let spec = RunSpec {

@@ -1,0 +1,442 @@
+//! The noise model for repeated runs: a seeded, pure transform of a [`Workload`].
+//!
+//! A board never runs a test twice the same way; a deterministic simulator always does,
+//! so it cannot show a deviation. `docs/experiments.md` ("Noise model") asks for seeded
+//! noise that may offset each task's start, scale each work item by a small random
+//! factor and add background activity. [`apply_noise`] does exactly that to the workload
+//! *before* the run, so the engine needs no change and the same seed always gives the
+//! same workload (and so the same result).
+//!
+//! # What it does, and the defaults
+//!
+//! * **Start offsets** ([`NoiseConfig::start_jitter_us`], default 1000 µs): each task's
+//!   rt-app `delay` grows by a uniform random integer in `0..=start_jitter_us`. On the
+//!   board the processes of a test script are forked one after the other by a shell
+//!   (`for i in …; do sysbench … & done`); a fork + exec on a Cortex-A53 takes the order
+//!   of a millisecond, so 1 ms is the spread of start times the series had.
+//! * **Work scale** ([`NoiseConfig::work_jitter_ppm`], default 10 000 ppm = ±1 %): each
+//!   `run` and `runtime` event as written gets its amount multiplied by
+//!   `(1e6 + d) / 1e6` with `d` uniform in `−ppm..=+ppm`, in integer µs (rt-app's unit),
+//!   rounded to the nearest µs and never below 1 µs for a non-zero amount — so at ±1 %
+//!   events shorter than 50 µs keep their length (rounding down instead would shorten
+//!   them all: a bias, not noise). ±1 % is the run-to-run spread of a CPU-bound
+//!   benchmark on an idle board (cache and DRAM-refresh effects); the fairness series
+//!   quotes ±1.6–2.7 % on hackbench, which includes scheduling effects this model
+//!   produces by itself.
+//! * **Background** ([`BackgroundNoise`], default on): one SCHED_OTHER task per CPU,
+//!   pinned to it, running `run_us` (default 50 µs of work at capacity 1024 and fmax) every
+//!   `period_us` (default 10 ms), its first activation at a uniform random phase in the
+//!   period. This stands for the per-CPU kernel threads of an idle system (kworkers,
+//!   ksoftirqd, RCU, vmstat): together about 0.5 % of each CPU, a figure of the order
+//!   `top` shows on an idle Linux board, and frequent enough (100 Hz) to perturb every
+//!   balance interval without changing the capacity the benchmark sees.
+//!
+//! The background tasks are named `bgnoise<cpu>` (threads `bgnoise<cpu>-0`); the
+//! experiments leave them out of their metrics.
+//!
+//! # Simplifications
+//!
+//! * One draw per task *as written*: a task with `instance: N` gets the same offset and
+//!   the same scale for its N threads, and a `run` inside a looped phase repeats the same
+//!   scaled amount every iteration (drawing per iteration would mean unrolling loops).
+//!   Generators that want independent threads write one task per thread.
+//! * The per-CPU tick phase of the spec's noise model is not applied: the tick belongs
+//!   to the engine, which this transform does not touch. The background tasks' random
+//!   phases perturb the same balance decisions.
+//! * A workload without `global.duration` ends when its tasks end; background tasks that
+//!   looped forever would keep it running, so there they run for a bounded horizon:
+//!   `horizon_factor` × a lower bound of the workload's length (the larger of the longest
+//!   thread's own work and sleep, and the total work spread over all CPUs). The default
+//!   factor 4 covers the slowest CPU of every preset (capacity ≥ 1/4 of the biggest), so
+//!   the background outlives the benchmark; the run then ends with the background.
+
+use crate::engine::Rng;
+use crate::workload::{Event, EventSpec, Phase, SchedAttrs, SchedPolicy, Span, TaskSpec, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Parts per million.
+const PPM: u64 = 1_000_000;
+
+/// Background activity: short periodic kernel-thread-like fair tasks, one per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackgroundNoise {
+    /// Whether the background tasks are added.
+    pub enabled: bool,
+    /// Work per activation, µs at capacity 1024 and fmax (a `run` event). Default 50.
+    pub run_us: u64,
+    /// Period between activations, µs (an rt-app `timer`). Default 10 000 (10 ms).
+    pub period_us: u64,
+    /// For workloads without a duration: how many times a lower bound of the workload's
+    /// length the background runs for. Default 4.
+    pub horizon_factor: u64,
+}
+
+impl Default for BackgroundNoise {
+    fn default() -> Self {
+        BackgroundNoise {
+            enabled: true,
+            run_us: 50,
+            period_us: 10_000,
+            horizon_factor: 4,
+        }
+    }
+}
+
+/// The noise model's parameters (see the module documentation for the defaults and why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NoiseConfig {
+    /// Each task's start is delayed by a uniform random `0..=start_jitter_us` µs.
+    pub start_jitter_us: u64,
+    /// Each `run`/`runtime` amount is scaled by a uniform random factor within
+    /// ±`work_jitter_ppm` parts per million (10 000 = ±1 %).
+    pub work_jitter_ppm: u64,
+    /// Background activity.
+    pub background: BackgroundNoise,
+}
+
+impl Default for NoiseConfig {
+    fn default() -> Self {
+        NoiseConfig {
+            start_jitter_us: 1000,
+            work_jitter_ppm: 10_000,
+            background: BackgroundNoise::default(),
+        }
+    }
+}
+
+impl NoiseConfig {
+    /// No noise at all: [`apply_noise`] returns the workload unchanged.
+    pub fn off() -> NoiseConfig {
+        NoiseConfig {
+            start_jitter_us: 0,
+            work_jitter_ppm: 0,
+            background: BackgroundNoise {
+                enabled: false,
+                ..BackgroundNoise::default()
+            },
+        }
+    }
+}
+
+/// `amount × (1e6 + d) / 1e6` for `d` uniform in `−ppm..=ppm`, rounded to the nearest
+/// integer (halves up), at least 1 for a non-zero amount. `ppm` is capped at 1e6 (a factor in 0..=2).
+fn scale(rng: &mut Rng, amount: u64, ppm: u64) -> u64 {
+    let ppm = ppm.min(PPM);
+    let d = rng.below(2 * ppm + 1);
+    // factor in ppm: PPM - ppm + d ∈ [PPM - ppm, PPM + ppm]
+    let f = u128::from(PPM - ppm + d);
+    // Rounded to the nearest µs: rounding down would shorten every short event (a 5 µs
+    // hackbench write would become 4 µs for any factor below 1), a bias, not noise.
+    let v = (u128::from(amount) * f + u128::from(PPM / 2)) / u128::from(PPM);
+    let v = u64::try_from(v).unwrap_or(u64::MAX);
+    if amount > 0 {
+        v.max(1)
+    } else {
+        0
+    }
+}
+
+/// Work (`run`, `runtime`) and waiting (`sleep`, `timer` period) of one thread of `t`,
+/// µs, saturating; a forever loop counts once.
+fn thread_span_us(t: &TaskSpec) -> (u64, u64) {
+    let mut work = 0u64;
+    let mut total = 0u64;
+    for p in &t.phases {
+        let mut pw = 0u64;
+        let mut pt = 0u64;
+        for e in &p.events {
+            match e.event {
+                Event::Run { us } | Event::Runtime { us } => {
+                    pw = pw.saturating_add(us);
+                    pt = pt.saturating_add(us);
+                }
+                Event::Sleep { us } => pt = pt.saturating_add(us),
+                Event::Timer { period_us, .. } => pt = pt.saturating_add(period_us),
+                _ => {}
+            }
+        }
+        let loops = if p.loop_count == u64::MAX {
+            1
+        } else {
+            p.loop_count
+        };
+        work = work.saturating_add(pw.saturating_mul(loops));
+        total = total.saturating_add(pt.saturating_mul(loops));
+    }
+    let loops = u64::try_from(t.loop_count).unwrap_or(1).max(1);
+    (work.saturating_mul(loops), total.saturating_mul(loops))
+}
+
+/// A lower bound of how long `w` runs, µs: the longest thread's delay, work and sleep,
+/// or all the work spread over `nr_cpus`, whichever is larger.
+fn length_lower_bound_us(w: &Workload, nr_cpus: usize) -> u64 {
+    let mut longest = 0u64;
+    let mut all_work = 0u64;
+    for t in &w.tasks {
+        let (work, span) = thread_span_us(t);
+        longest = longest.max(t.delay_us.saturating_add(span));
+        all_work = all_work.saturating_add(work.saturating_mul(u64::from(t.instances)));
+    }
+    longest.max(all_work / (nr_cpus.max(1) as u64))
+}
+
+fn event(e: Event) -> EventSpec {
+    EventSpec {
+        key: e.key().to_string(),
+        event: e,
+        span: Span::default(),
+    }
+}
+
+/// Applies the noise model to `w` for a platform of `nr_cpus` CPUs, drawing from
+/// [`Rng::new`]`(seed)` in a fixed order (tasks in order: offset, then each work event;
+/// then the background phases by CPU). Same inputs, same workload; [`NoiseConfig::off`]
+/// returns `w` unchanged. The CPU count is needed for the per-CPU background tasks.
+pub fn apply_noise(w: &Workload, cfg: &NoiseConfig, nr_cpus: usize, seed: u64) -> Workload {
+    let mut out = w.clone();
+    let mut rng = Rng::new(seed);
+    for t in &mut out.tasks {
+        if cfg.start_jitter_us > 0 {
+            let j = rng.below(cfg.start_jitter_us.saturating_add(1));
+            t.delay_us = t.delay_us.saturating_add(j);
+        }
+        if cfg.work_jitter_ppm > 0 {
+            for p in &mut t.phases {
+                for e in &mut p.events {
+                    match &mut e.event {
+                        Event::Run { us } | Event::Runtime { us } => {
+                            *us = scale(&mut rng, *us, cfg.work_jitter_ppm);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let bg = &cfg.background;
+    if bg.enabled && bg.run_us > 0 && bg.period_us > 0 && nr_cpus > 0 {
+        // Forever under a duration; otherwise enough periods to cover the horizon.
+        let loops: i64 = match w.duration_s {
+            Some(d) if d > 0 => -1,
+            _ => {
+                let horizon = length_lower_bound_us(w, nr_cpus)
+                    .saturating_mul(bg.horizon_factor.max(1))
+                    .saturating_add(cfg.start_jitter_us);
+                i64::try_from(horizon.div_ceil(bg.period_us).max(1)).unwrap_or(i64::MAX)
+            }
+        };
+        let names: BTreeSet<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
+        let mut added = Vec::with_capacity(nr_cpus);
+        for cpu in 0..nr_cpus {
+            // A name no task of the workload uses.
+            let mut name = format!("bgnoise{cpu}");
+            while names.contains(name.as_str()) {
+                name.push('_');
+            }
+            let phase_delay = rng.below(bg.period_us);
+            let attrs = SchedAttrs {
+                policy: Some(SchedPolicy::Other),
+                cpus: Some(vec![cpu]),
+                ..SchedAttrs::default()
+            };
+            added.push(TaskSpec {
+                name: name.clone(),
+                instances: 1,
+                loop_count: loops,
+                delay_us: phase_delay,
+                attrs: attrs.clone(),
+                phases: vec![Phase {
+                    name: "phase0".into(),
+                    loop_count: 1,
+                    attrs,
+                    events: vec![
+                        event(Event::Run { us: bg.run_us }),
+                        event(Event::Timer {
+                            name: format!("unique-{name}"),
+                            period_us: bg.period_us,
+                            mode: crate::workload::TimerMode::Relative,
+                        }),
+                    ],
+                }],
+                span: Span::default(),
+            });
+        }
+        out.tasks.extend(added);
+    }
+    out
+}
+
+/// Whether `comm` (a thread name) is one of the background tasks [`apply_noise`] adds.
+pub fn is_background_comm(comm: &str) -> bool {
+    comm.strip_prefix("bgnoise")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::{prop_assert, prop_assert_eq, prop_oneof, proptest, Strategy};
+
+    fn task(name: &str, events: Vec<Event>, loops: u64) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            instances: 1,
+            loop_count: 1,
+            delay_us: 0,
+            attrs: SchedAttrs::default(),
+            phases: vec![Phase {
+                name: "p".into(),
+                loop_count: loops,
+                attrs: SchedAttrs::default(),
+                events: events.into_iter().map(event).collect(),
+            }],
+            span: Span::default(),
+        }
+    }
+
+    fn wl(tasks: Vec<TaskSpec>) -> Workload {
+        Workload {
+            name: "t".into(),
+            tasks,
+            ..Workload::default()
+        }
+    }
+
+    fn run_amounts(w: &Workload) -> Vec<u64> {
+        w.tasks
+            .iter()
+            .flat_map(|t| t.phases.iter())
+            .flat_map(|p| p.events.iter())
+            .filter_map(|e| match e.event {
+                Event::Run { us } | Event::Runtime { us } => Some(us),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn off_is_identity_and_same_seed_same_workload() {
+        let w = wl(vec![
+            task("a", vec![Event::Run { us: 1200 }], 1000),
+            task(
+                "b",
+                vec![Event::Runtime { us: 5 }, Event::Sleep { us: 7 }],
+                3,
+            ),
+        ]);
+        assert_eq!(apply_noise(&w, &NoiseConfig::off(), 8, 42), w);
+        let c = NoiseConfig::default();
+        assert_eq!(apply_noise(&w, &c, 8, 42), apply_noise(&w, &c, 8, 42));
+        assert_ne!(apply_noise(&w, &c, 8, 42), apply_noise(&w, &c, 8, 43));
+    }
+
+    #[test]
+    fn background_is_one_pinned_periodic_task_per_cpu() {
+        // a: 1000 × 1200 µs = 1.2 s of work; b: 0.6 s. Lower bound of the length:
+        // max(1.2 s longest thread, 1.8 s / 6 CPUs = 0.3 s) = 1.2 s; × 4 = 4.8 s, plus
+        // the 1 ms start jitter: 4 801 000 µs / 10 000 µs per period → 481 loops.
+        let w = wl(vec![
+            task("a", vec![Event::Run { us: 1200 }], 1000),
+            task("b", vec![Event::Run { us: 600 }], 1000),
+        ]);
+        let n = apply_noise(&w, &NoiseConfig::default(), 6, 1);
+        assert_eq!(n.tasks.len(), 2 + 6);
+        for (cpu, t) in n.tasks[2..].iter().enumerate() {
+            assert_eq!(t.name, format!("bgnoise{cpu}"));
+            assert!(is_background_comm(&format!("{}-0", t.name)));
+            assert_eq!(t.attrs.cpus, Some(vec![cpu]));
+            assert_eq!(t.phases[0].attrs.cpus, Some(vec![cpu]));
+            assert_eq!(t.loop_count, 481);
+            assert!(t.delay_us < 10_000);
+            assert_eq!(t.phases[0].events[0].event, Event::Run { us: 50 });
+        }
+        assert!(!is_background_comm("a-0"));
+        // Under a duration the background loops forever.
+        let mut d = w.clone();
+        d.duration_s = Some(10);
+        let n = apply_noise(&d, &NoiseConfig::default(), 2, 1);
+        assert_eq!(n.tasks[2].loop_count, -1);
+        // Phases differ between CPUs for this seed (random phase).
+        let n = apply_noise(&w, &NoiseConfig::default(), 8, 7);
+        let phases: BTreeSet<u64> = n.tasks[2..].iter().map(|t| t.delay_us).collect();
+        assert!(phases.len() > 1);
+    }
+
+    #[test]
+    fn scale_bounds_by_hand() {
+        // ±1 %: 1200 µs → 1188..=1212; 5 µs → 4.95..=5.05, rounded: always 5.
+        let mut rng = Rng::new(3);
+        let mut seen = BTreeSet::new();
+        for _ in 0..2000 {
+            let v = scale(&mut rng, 1200, 10_000);
+            assert!((1188..=1212).contains(&v), "{v}");
+            seen.insert(v);
+        }
+        assert!(seen.len() > 10);
+        for _ in 0..100 {
+            assert_eq!(scale(&mut rng, 5, 10_000), 5);
+        }
+        // Never below 1 µs for a non-zero amount, 0 stays 0.
+        assert_eq!(scale(&mut rng, 0, 10_000), 0);
+        assert!(scale(&mut rng, 1, 1_000_000) >= 1);
+    }
+
+    fn arb_workload() -> impl Strategy<Value = Workload> {
+        let ev = prop_oneof![
+            (1u64..5_000_000).prop_map(|us| Event::Run { us }),
+            (1u64..5_000_000).prop_map(|us| Event::Runtime { us }),
+            (1u64..100_000).prop_map(|us| Event::Sleep { us }),
+        ];
+        let t = (proptest::collection::vec(ev, 1..5), 1u64..100, 0u64..1000);
+        proptest::collection::vec(t, 1..6).prop_map(|ts| {
+            wl(ts
+                .into_iter()
+                .enumerate()
+                .map(|(i, (evs, loops, delay))| {
+                    let mut t = task(&format!("t{i}"), evs, loops);
+                    t.delay_us = delay;
+                    t
+                })
+                .collect())
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn no_jitter_no_background_no_offsets_is_identity(w in arb_workload(), seed: u64) {
+            prop_assert_eq!(apply_noise(&w, &NoiseConfig::off(), 8, seed), w);
+        }
+
+        #[test]
+        fn work_stays_within_the_bound(
+            w in arb_workload(), seed: u64, ppm in 0u64..200_000, jitter in 0u64..5000,
+        ) {
+            let cfg = NoiseConfig {
+                start_jitter_us: jitter,
+                work_jitter_ppm: ppm,
+                background: BackgroundNoise { enabled: false, ..BackgroundNoise::default() },
+            };
+            let n = apply_noise(&w, &cfg, 4, seed);
+            prop_assert_eq!(n.tasks.len(), w.tasks.len());
+            let (before, after) = (run_amounts(&w), run_amounts(&n));
+            let (mut lo_sum, mut hi_sum, mut sum) = (0u128, 0u128, 0u128);
+            for (&a, &b) in before.iter().zip(&after) {
+                // round(a × (1e6 ∓ ppm) / 1e6), at least 1
+                let r = |f: u64| (u128::from(a) * u128::from(f) + u128::from(PPM / 2)) / u128::from(PPM);
+                let (lo, hi) = (r(PPM - ppm).max(1), r(PPM + ppm));
+                prop_assert!((lo..=hi).contains(&u128::from(b)), "{} -> {}", a, b);
+                lo_sum += lo;
+                hi_sum += hi;
+                sum += u128::from(b);
+            }
+            prop_assert!(lo_sum <= sum && sum <= hi_sum);
+            for (t0, t1) in w.tasks.iter().zip(&n.tasks) {
+                prop_assert!(t1.delay_us >= t0.delay_us && t1.delay_us <= t0.delay_us + jitter);
+            }
+        }
+    }
+}

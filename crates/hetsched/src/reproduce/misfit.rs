@@ -1,0 +1,421 @@
+//! `hetsched reproduce misfit`: Morten Rasmussen's misfit-task load balancing (v4.20;
+//! seed 000, `docs/experiments.md` §1).
+//!
+//! # What runs
+//!
+//! On `juno_r0` and `hikey960` with the `performance` governor, the series' script: for
+//! each big CPU (the CPUs of the platform's maximum capacity) one `sysbench --test=cpu`
+//! pinned to it with `--max-requests=250` ("keep the bigs busy"), and for each LITTLE CPU
+//! one unpinned sysbench with 1000 requests, all started together. A request is 1200 µs
+//! of work at capacity 1024 and fmax (the `sysbench-cpu` generator's default). Each
+//! sysbench is its own generator part (`gen:sysbench-cpu:name=big0,…+…`), so each is
+//! one task and the noise model gives each its own start offset and work scale.
+//!
+//! Variants: `tip` = `balance.misfit=false` (the kernel before the series: capacity-aware
+//! wake-up, ordinary load balancing only) and `misfit` = the default (misfit status, the
+//! `group_misfit_task` group type, the misfit nohz kick and misfit active balance).
+//!
+//! # Metrics
+//!
+//! Per run, the completion time (first wake-up to exit) of each unpinned task, in LITTLE
+//! CPU order, and the longest of them; over the runs the average and the maximum of that
+//! longest time. The single-run table is run 0.
+//!
+//! # Criteria
+//!
+//! From §1: on each board misfit lowers the average longest time, by at least half and
+//! at most twice the seed's improvement (Juno 8.30 %, Hikey960 28.81 %, computed from the
+//! seed's averages). The single-run shape is made measurable as: under `tip`, one or two
+//! tasks finish at least 15 % after the fastest (the seed: two on both boards, at
+//! +26…+51 %), and under `misfit` the spread slowest/fastest is smaller than under `tip`
+//! (the seed: 1.26 < 1.39 on Juno, 1.06 < 1.50 on Hikey960).
+
+use super::{
+    mean, obj, render_criteria, request, round, run_jobs, task_of, workload_tasks, Job, Progress,
+    Report, ReproduceOptions, Verdict,
+};
+use crate::{load_platform, Error};
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
+
+/// Experiment name.
+pub const NAME: &str = "misfit";
+/// Platforms (cases), in table order.
+pub const PLATFORMS: &[&str] = &["juno_r0", "hikey960"];
+/// Variants and their option assignments.
+pub const VARIANTS: &[(&str, &[&str])] = &[
+    (
+        "tip",
+        &["cpufreq.governor=performance", "balance.misfit=false"],
+    ),
+    ("misfit", &["cpufreq.governor=performance"]),
+];
+/// Runs by default (the series' 10-run summary).
+pub const DEFAULT_RUNS: usize = 10;
+/// Runs with `--quick`.
+pub const QUICK_RUNS: usize = 3;
+/// The script's REQUESTS.
+pub const REQUESTS: u64 = 1000;
+/// "Far behind" in the single-run shape criterion: ≥ 15 % after the fastest task.
+pub const BEHIND_FACTOR: f64 = 1.15;
+
+/// The seed's figures: (variant, platform, longest avg, longest max, single run).
+const SEED: &[(&str, &str, f64, f64, [f64; 4])] = &[
+    (
+        "tip",
+        "juno_r0",
+        1.7465,
+        1.7469,
+        [1.2608, 1.2995, 1.5954, 1.7463],
+    ),
+    (
+        "tip",
+        "hikey960",
+        2.5997,
+        2.6131,
+        [1.7431, 2.2914, 2.5976, 1.7280],
+    ),
+    (
+        "misfit",
+        "juno_r0",
+        1.6016,
+        1.6192,
+        [1.2575, 1.3004, 1.5860, 1.5871],
+    ),
+    (
+        "misfit",
+        "hikey960",
+        1.8506,
+        1.9666,
+        [1.7866, 1.7513, 1.6918, 1.6965],
+    ),
+];
+
+/// The workload spec of the series' script on a platform whose big CPUs are `bigs` and
+/// LITTLE CPUs `littles`.
+pub fn workload_spec(bigs: &[usize], littles: &[usize]) -> String {
+    let mut parts = Vec::new();
+    for (i, c) in bigs.iter().enumerate() {
+        parts.push(format!(
+            "sysbench-cpu:name=big{i},requests={},cpus={c}",
+            REQUESTS / 4
+        ));
+    }
+    for i in 0..littles.len() {
+        parts.push(format!("sysbench-cpu:name=little{i},requests={REQUESTS}"));
+    }
+    format!("gen:{}", parts.join("+"))
+}
+
+/// Big and LITTLE CPUs of a platform: the CPUs of the maximum capacity, and the others.
+fn split_cpus(platform: &str) -> Result<(Vec<usize>, Vec<usize>), Error> {
+    let p = load_platform(platform)?;
+    let max = p.max_capacity();
+    let (b, l): (Vec<_>, Vec<_>) = p.cpus.iter().partition(|c| c.capacity == max);
+    Ok((
+        b.iter().map(|c| c.id).collect(),
+        l.iter().map(|c| c.id).collect(),
+    ))
+}
+
+fn seed_ref(
+    variant: &str,
+    platform: &str,
+) -> Option<&'static (&'static str, &'static str, f64, f64, [f64; 4])> {
+    SEED.iter().find(|s| s.0 == variant && s.1 == platform)
+}
+
+fn pct_improvement(before: f64, after: f64) -> f64 {
+    if before > 0.0 {
+        (before - after) / before * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// How many of `v` finish at least [`BEHIND_FACTOR`] after the fastest, and the spread
+/// slowest / fastest.
+fn shape(v: &[f64]) -> (usize, f64) {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    // no times, or a zero time (a NaN would fail the comparison too)
+    if min.is_nan() || min <= 0.0 || !min.is_finite() {
+        return (0, 0.0);
+    }
+    (
+        v.iter().filter(|&&x| x >= min * BEHIND_FACTOR).count(),
+        max / min,
+    )
+}
+
+/// Runs the experiment.
+pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Error> {
+    let runs = opts
+        .runs
+        .unwrap_or(if opts.quick { QUICK_RUNS } else { DEFAULT_RUNS })
+        .max(1);
+    let mut specs = Vec::new();
+    for p in PLATFORMS {
+        let (bigs, littles) = split_cpus(p)?;
+        specs.push((workload_spec(&bigs, &littles), littles.len()));
+    }
+    let mut jobs = Vec::new();
+    for (vi, (_, sets)) in VARIANTS.iter().enumerate() {
+        for (ci, p) in PLATFORMS.iter().enumerate() {
+            for r in 0..runs {
+                jobs.push(Job {
+                    variant: vi,
+                    case: ci,
+                    run: r,
+                    req: request(opts, p, specs[ci].0.clone(), p, r, sets, None),
+                });
+            }
+        }
+    }
+    let results = run_jobs(&jobs, opts.jobs, progress)?;
+
+    // completion[v][c][r] = unpinned tasks' completion times, LITTLE order.
+    let mut completion = vec![vec![vec![Vec::new(); runs]; PLATFORMS.len()]; VARIANTS.len()];
+    for (job, res) in jobs.iter().zip(&results) {
+        let mut v = Vec::new();
+        for i in 0..specs[job.case].1 {
+            let comm = format!("little{i}");
+            let t = workload_tasks(res)
+                .find(|t| task_of(&t.comm) == comm)
+                .and_then(|t| t.completion_s)
+                .ok_or_else(|| {
+                    Error::Reproduce(format!(
+                        "misfit: {} run {}: task {comm} did not finish",
+                        PLATFORMS[job.case], job.run
+                    ))
+                })?;
+            v.push(t);
+        }
+        completion[job.variant][job.case][job.run] = v;
+    }
+
+    let mut out = Map::new();
+    let mut reference = Map::new();
+    // longest[v][c] = (avg, max)
+    let mut longest = vec![vec![(0.0, 0.0); PLATFORMS.len()]; VARIANTS.len()];
+    for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
+        let mut per_case = Map::new();
+        let mut ref_case = Map::new();
+        for (ci, p) in PLATFORMS.iter().enumerate() {
+            let runs_c = &completion[vi][ci];
+            let per_run_longest: Vec<f64> = runs_c
+                .iter()
+                .map(|v| v.iter().copied().fold(0.0, f64::max))
+                .collect();
+            let avg = mean(&per_run_longest);
+            let max = per_run_longest.iter().copied().fold(0.0, f64::max);
+            longest[vi][ci] = (avg, max);
+            per_case.insert(
+                (*p).to_string(),
+                obj(vec![
+                    ("runs", Value::from(runs)),
+                    ("longest_avg_s", Value::from(round(avg, 4))),
+                    ("longest_max_s", Value::from(round(max, 4))),
+                    (
+                        "per_run_longest_s",
+                        Value::from(
+                            per_run_longest
+                                .iter()
+                                .map(|x| round(*x, 6))
+                                .collect::<Vec<_>>(),
+                        ),
+                    ),
+                    (
+                        "per_run_completion_s",
+                        Value::from(
+                            runs_c
+                                .iter()
+                                .map(|v| v.iter().map(|x| round(*x, 6)).collect::<Vec<_>>())
+                                .collect::<Vec<_>>(),
+                        ),
+                    ),
+                    ("workload", Value::from(specs[ci].0.clone())),
+                ]),
+            );
+            if let Some(s) = seed_ref(vname, p) {
+                ref_case.insert(
+                    (*p).to_string(),
+                    obj(vec![
+                        ("longest_avg_s", Value::from(s.2)),
+                        ("longest_max_s", Value::from(s.3)),
+                        ("single_run_completion_s", Value::from(s.4.to_vec())),
+                    ]),
+                );
+            }
+        }
+        out.insert((*vname).to_string(), Value::Object(per_case));
+        reference.insert((*vname).to_string(), Value::Object(ref_case));
+    }
+
+    // Criteria.
+    let mut criteria = Vec::new();
+    for (ci, p) in PLATFORMS.iter().enumerate() {
+        let (Some(st), Some(sm)) = (seed_ref("tip", p), seed_ref("misfit", p)) else {
+            continue;
+        };
+        let seed_imp = pct_improvement(st.2, sm.2);
+        let imp = pct_improvement(longest[0][ci].0, longest[1][ci].0);
+        criteria.push(Verdict {
+            name: format!("{p}: misfit lowers the average longest completion time (%)"),
+            measured: imp,
+            threshold: "> 0".into(),
+            pass: imp > 0.0,
+        });
+        let (lo, hi) = (seed_imp / 2.0, seed_imp * 2.0);
+        criteria.push(Verdict {
+            name: format!(
+                "{p}: improvement within a factor of two of the seed's {seed_imp:.2} % (%)"
+            ),
+            measured: imp,
+            threshold: format!("{lo:.2} … {hi:.2}"),
+            pass: (lo..=hi).contains(&imp),
+        });
+        let (tip_behind, tip_spread) = shape(&completion[0][ci][0]);
+        let (_, mis_spread) = shape(&completion[1][ci][0]);
+        criteria.push(Verdict {
+            name: format!("{p}: single run, tip: tasks ≥ 15 % behind the fastest"),
+            measured: tip_behind as f64,
+            threshold: "1 or 2".into(),
+            pass: (1..=2).contains(&tip_behind),
+        });
+        criteria.push(Verdict {
+            name: format!(
+                "{p}: single run, misfit spread slowest/fastest below tip's ({tip_spread:.3})"
+            ),
+            measured: mis_spread,
+            threshold: format!("< {tip_spread:.3}"),
+            pass: mis_spread < tip_spread,
+        });
+    }
+
+    let notes = vec![
+        format!(
+            "Workload per platform: the series' script as generator parts, e.g. {} (1200 µs of work per request at capacity 1024 and fmax); governor performance.",
+            specs[0].0
+        ),
+        "tip = balance.misfit=false; misfit = default options. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
+        "Completion = exit − first wake-up of each unpinned task; the background noise tasks are left out.".into(),
+    ];
+
+    // Table.
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "misfit: longest completion time of the unpinned tasks (s), {runs} runs, base seed {}",
+        opts.seed
+    );
+    let _ = writeln!(
+        t,
+        "{:<8} {:>18} {:>18} | {:>18} {:>18}",
+        "", "juno_r0 avg/max", "seed avg/max", "hikey960 avg/max", "seed avg/max"
+    );
+    for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
+        let mut line = format!("{vname:<8}");
+        for (ci, p) in PLATFORMS.iter().enumerate() {
+            let (a, m) = longest[vi][ci];
+            let s = seed_ref(vname, p).map_or((0.0, 0.0), |s| (s.2, s.3));
+            if ci > 0 {
+                line.push_str(" |");
+            }
+            let _ = write!(line, " {:>8.4} {:>9.4} {:>8.4} {:>9.4}", a, m, s.0, s.1);
+        }
+        let _ = writeln!(t, "{line}");
+    }
+    let mut line = format!("{:<8}", "change");
+    for (ci, p) in PLATFORMS.iter().enumerate() {
+        let imp = -pct_improvement(longest[0][ci].0, longest[1][ci].0);
+        let simp = match (seed_ref("tip", p), seed_ref("misfit", p)) {
+            (Some(a), Some(b)) => -pct_improvement(a.2, b.2),
+            _ => 0.0,
+        };
+        if ci > 0 {
+            line.push_str(" |");
+        }
+        let _ = write!(line, " {:>17.1}% {:>17.1}%", imp, simp);
+    }
+    let _ = writeln!(t, "{line}");
+    let _ = writeln!(
+        t,
+        "\nSingle run (run 0): completion of each unpinned task (s), beside the seed's single run"
+    );
+    for (ci, p) in PLATFORMS.iter().enumerate() {
+        for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
+            let ours: Vec<String> = completion[vi][ci][0]
+                .iter()
+                .map(|x| format!("{x:.4}"))
+                .collect();
+            let seed: Vec<String> = seed_ref(vname, p)
+                .map(|s| s.4.iter().map(|x| format!("{x:.4}")).collect())
+                .unwrap_or_default();
+            let _ = writeln!(
+                t,
+                "  {:<9} {:<7} {}   seed: {}",
+                p,
+                vname,
+                ours.join(" "),
+                seed.join(" ")
+            );
+        }
+    }
+    render_criteria(&mut t, &criteria);
+    let _ = writeln!(t, "\nNotes:");
+    for n in &notes {
+        let _ = writeln!(t, "  - {n}");
+    }
+
+    Ok(Report {
+        experiment: NAME,
+        runs,
+        seed: opts.seed,
+        noise: opts.noise,
+        results: out,
+        seed_reference: reference,
+        criteria,
+        notes,
+        table: t,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn script_on_juno() {
+        let (b, l) = split_cpus("juno_r0").unwrap();
+        assert_eq!((b, l.clone()), (vec![1, 2], vec![0, 3, 4, 5]));
+        let w = crate::load_workload(&workload_spec(&[1, 2], &l), &Default::default()).unwrap();
+        // two pinned tasks of 250 requests, four unpinned of 1000
+        let loops: Vec<(String, u64, Option<Vec<usize>>)> = w
+            .tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.phases[0].loop_count, t.attrs.cpus.clone()))
+            .collect();
+        assert_eq!(loops[0], ("big0".into(), 250, Some(vec![1])));
+        assert_eq!(loops[1], ("big1".into(), 250, Some(vec![2])));
+        assert_eq!(loops[2], ("little0".into(), 1000, None));
+        assert_eq!(loops.len(), 6);
+    }
+
+    #[test]
+    fn seed_improvements_and_shape() {
+        // (1.7465 − 1.6016) / 1.7465 = 8.296 %; (2.5997 − 1.8506) / 2.5997 = 28.815 %.
+        assert!((pct_improvement(1.7465, 1.6016) - 8.2966).abs() < 1e-3);
+        assert!((pct_improvement(2.5997, 1.8506) - 28.8149).abs() < 1e-3);
+        // The seed's own single runs satisfy the shape criteria: Juno tip has 1.5954 and
+        // 1.7463 ≥ 1.15 × 1.2608 = 1.4499; spread 1.7463 / 1.2608 = 1.385 > misfit's
+        // 1.5871 / 1.2575 = 1.262.
+        let (n, s_tip) = shape(&SEED[0].4);
+        assert_eq!(n, 2);
+        let (_, s_mis) = shape(&SEED[2].4);
+        assert!(s_mis < s_tip && (s_tip - 1.3851).abs() < 1e-3);
+        let (n, _) = shape(&SEED[1].4);
+        assert_eq!(n, 2);
+    }
+}

@@ -1,0 +1,346 @@
+//! `hetsched reproduce NAME`: the reference experiments of `docs/experiments.md`, each
+//! rerun with the policy before and after its patch series and printed beside the
+//! series' own numbers.
+//!
+//! An experiment is variants × cases × runs. Every run is one [`crate::run_request`] with
+//! the noise model ([`hetsched_core::noise`]) on; the noise seed and the engine seed of
+//! run `i` of case `c` are derived from (base seed, `c`, `i`) by [`run_seed`] — the same
+//! seeds for every variant, so variants are compared on identical noise. Runs are
+//! independent and may run on several threads ([`ReproduceOptions::jobs`]); results are
+//! put back in index order, so the output is byte-identical whatever the thread count.
+//!
+//! # The JSON report
+//!
+//! ```json
+//! {"experiment": "misfit", "runs": 10, "seed": 0, "noise": {…},
+//!  "results": {VARIANT: {CASE: {…metrics…}}},
+//!  "seed_reference": {VARIANT: {CASE: {…the series' figures, same keys…}}},
+//!  "criteria": [{"name": …, "measured": …, "threshold": …, "pass": true}],
+//!  "notes": […]}
+//! ```
+//!
+//! `results` is nested variant first, then case: for `misfit` the variants are `tip` and
+//! `misfit` and the cases the platforms `juno_r0` and `hikey960`, each with
+//! `longest_avg_s`, `longest_max_s` and `per_run_completion_s` (a list per run of the
+//! unpinned tasks' completion times); for `fairness` the variants are `v5.9` and `v5.10`
+//! and the cases `9_threads`, `11_threads` (`ratio_avg_pct`, `ratio_sd_pct`,
+//! `ratio_worst_pct`) and `hackbench_1grp` … `hackbench_16grp` (`time_s`). `runs` is the
+//! number of repeated runs of the main measurement (each case also says its own).
+
+pub mod fairness;
+pub mod misfit;
+
+use crate::{run_request, Error, RunRequest};
+use hetsched_core::noise::NoiseConfig;
+use hetsched_core::RunResult;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The experiments `hetsched reproduce` knows, in `all` order.
+pub const EXPERIMENTS: &[&str] = &[misfit::NAME, fairness::NAME];
+
+/// How to run an experiment.
+#[derive(Debug, Clone)]
+pub struct ReproduceOptions {
+    /// Repeated runs per case and variant; `None` = the experiment's default.
+    pub runs: Option<usize>,
+    /// Base seed of the per-run seeds.
+    pub seed: u64,
+    /// Worker threads (at least 1).
+    pub jobs: usize,
+    /// Fewer runs and shorter workloads, for CI.
+    pub quick: bool,
+    /// The noise model.
+    pub noise: NoiseConfig,
+}
+
+impl Default for ReproduceOptions {
+    fn default() -> Self {
+        ReproduceOptions {
+            runs: None,
+            seed: 0,
+            jobs: 1,
+            quick: false,
+            noise: NoiseConfig::default(),
+        }
+    }
+}
+
+/// One reproduction criterion of `docs/experiments.md`, evaluated on the numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// What is checked.
+    pub name: String,
+    /// The measured value.
+    pub measured: f64,
+    /// What it had to be, in words (`≥ 8 points`, `4.15 … 16.6 %`).
+    pub threshold: String,
+    /// Whether it holds.
+    pub pass: bool,
+}
+
+/// An experiment's outcome: the JSON report's parts and the printed table.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Experiment name.
+    pub experiment: &'static str,
+    /// Repeated runs of the main measurement.
+    pub runs: usize,
+    /// Base seed.
+    pub seed: u64,
+    /// The noise model used.
+    pub noise: NoiseConfig,
+    /// `results[VARIANT][CASE]` = metrics.
+    pub results: Map<String, Value>,
+    /// The series' figures, nested like `results`.
+    pub seed_reference: Map<String, Value>,
+    /// The criteria and their verdicts.
+    pub criteria: Vec<Verdict>,
+    /// Modelling notes (also printed under the table).
+    pub notes: Vec<String>,
+    /// The table, the criteria and the notes as printed.
+    pub table: String,
+}
+
+impl Report {
+    /// The JSON report (pretty, deterministic bytes, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut m = Map::new();
+        m.insert("experiment".into(), Value::from(self.experiment));
+        m.insert("runs".into(), Value::from(self.runs));
+        m.insert("seed".into(), Value::from(self.seed));
+        m.insert(
+            "noise".into(),
+            serde_json::to_value(self.noise).unwrap_or(Value::Null),
+        );
+        m.insert("results".into(), Value::Object(self.results.clone()));
+        m.insert(
+            "seed_reference".into(),
+            Value::Object(self.seed_reference.clone()),
+        );
+        m.insert(
+            "criteria".into(),
+            serde_json::to_value(&self.criteria).unwrap_or(Value::Null),
+        );
+        m.insert("notes".into(), Value::from(self.notes.clone()));
+        let mut s = serde_json::to_string_pretty(&Value::Object(m)).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Whether every criterion holds.
+    pub fn all_pass(&self) -> bool {
+        self.criteria.iter().all(|v| v.pass)
+    }
+}
+
+/// Progress callback: `(runs done, runs in all)`.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Runs experiment `name` (one of [`EXPERIMENTS`]).
+pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Error> {
+    match name {
+        misfit::NAME => misfit::run(opts, progress),
+        fairness::NAME => fairness::run(opts, progress),
+        _ => Err(Error::Reproduce(format!(
+            "unknown experiment `{name}`; expected one of: {}, all",
+            EXPERIMENTS.join(", ")
+        ))),
+    }
+}
+
+/// FNV-1a 64 of `s`.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The seed of run `run` of case `case` (noise and engine): a function of the base seed,
+/// the case and the run index only — never of the variant.
+pub fn run_seed(base: u64, case: &str, run: usize) -> u64 {
+    mix(mix(base ^ fnv1a(case)).wrapping_add(run as u64))
+}
+
+/// One run to do: a request and where its result goes.
+#[derive(Debug, Clone)]
+pub(crate) struct Job {
+    /// Variant index.
+    pub variant: usize,
+    /// Case index.
+    pub case: usize,
+    /// Run index.
+    pub run: usize,
+    /// The request.
+    pub req: RunRequest,
+}
+
+/// A request for run `run` of `case` with the variant's `sets`, noise on.
+pub(crate) fn request(
+    opts: &ReproduceOptions,
+    platform: &str,
+    workload: String,
+    case: &str,
+    run: usize,
+    sets: &[&str],
+    duration: Option<u64>,
+) -> RunRequest {
+    let seed = run_seed(opts.seed, case, run);
+    RunRequest {
+        platform: platform.to_string(),
+        workload,
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        seed,
+        duration,
+        noise: Some(opts.noise),
+        noise_seed: seed,
+        ..RunRequest::default()
+    }
+}
+
+/// Runs `jobs` on `threads` worker threads; results in job order. The first error (in
+/// job order) is returned.
+pub(crate) fn run_jobs(
+    jobs: &[Job],
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Vec<RunResult>, Error> {
+    let n = jobs.len();
+    let slots: Vec<Mutex<Option<Result<RunResult, Error>>>> =
+        (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let worker = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            break;
+        }
+        let r = run_request(&jobs[i].req).map(|o| o.result);
+        if let Ok(mut s) = slots[i].lock() {
+            *s = Some(r);
+        }
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, n);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads.clamp(1, n.max(1)) {
+            s.spawn(worker);
+        }
+        worker();
+    });
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(Error::Reproduce(format!("run {i} did not complete"))))
+        })
+        .collect()
+}
+
+/// Threads of a result that belong to the workload (not the noise model's background).
+pub(crate) fn workload_tasks(
+    r: &RunResult,
+) -> impl Iterator<Item = &hetsched_core::metrics::TaskMetrics> {
+    r.tasks
+        .iter()
+        .filter(|t| !hetsched_core::noise::is_background_comm(&t.comm))
+}
+
+/// The task name of a thread's comm `<task>-<thread index>`.
+pub(crate) fn task_of(comm: &str) -> &str {
+    comm.rsplit_once('-').map_or(comm, |(t, _)| t)
+}
+
+/// Mean of `v` (0 for none).
+pub(crate) fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Sample standard deviation of `v` (n − 1; 0 for fewer than two values).
+pub(crate) fn sd(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
+
+/// Rounds to `d` decimals for the JSON (the runs' own numbers are kept in full where
+/// listed per run).
+pub(crate) fn round(x: f64, d: i32) -> f64 {
+    let p = 10f64.powi(d);
+    (x * p).round() / p
+}
+
+/// A JSON object from pairs.
+pub(crate) fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// Renders the criteria lines.
+pub(crate) fn render_criteria(out: &mut String, criteria: &[Verdict]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "\nReproduction criteria (docs/experiments.md):");
+    for v in criteria {
+        let _ = writeln!(
+            out,
+            "  [{}] {}: measured {:.2}, required {}",
+            if v.pass { "PASS" } else { "FAIL" },
+            v.name,
+            v.measured,
+            v.threshold
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn seeds_depend_on_case_and_run_not_variant() {
+        let a = run_seed(0, "juno_r0", 0);
+        assert_eq!(a, run_seed(0, "juno_r0", 0));
+        assert_ne!(a, run_seed(0, "juno_r0", 1));
+        assert_ne!(a, run_seed(0, "hikey960", 0));
+        assert_ne!(a, run_seed(1, "juno_r0", 0));
+    }
+
+    #[test]
+    fn statistics_by_hand() {
+        // mean(1, 2, 3, 4) = 2.5; sample sd = sqrt((2.25 + 0.25 + 0.25 + 2.25) / 3)
+        // = sqrt(5/3) = 1.29099…
+        assert_eq!(mean(&[1.0, 2.0, 3.0, 4.0]), 2.5);
+        assert!((sd(&[1.0, 2.0, 3.0, 4.0]) - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(sd(&[7.0]), 0.0);
+        assert_eq!(round(1.23456, 3), 1.235);
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let e = run("hmp", &ReproduceOptions::default(), &|_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, all"
+        );
+    }
+}
