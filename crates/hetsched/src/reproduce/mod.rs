@@ -29,6 +29,7 @@
 
 pub mod fairness;
 pub mod misfit;
+pub mod overutilized;
 
 use crate::{run_request, Error, RunRequest};
 use hetsched_core::noise::NoiseConfig;
@@ -39,7 +40,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The experiments `hetsched reproduce` knows, in `all` order.
-pub const EXPERIMENTS: &[&str] = &[misfit::NAME, fairness::NAME];
+pub const EXPERIMENTS: &[&str] = &[misfit::NAME, fairness::NAME, overutilized::NAME];
 
 /// How to run an experiment.
 #[derive(Debug, Clone)]
@@ -144,6 +145,7 @@ pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Resul
     match name {
         misfit::NAME => misfit::run(opts, progress),
         fairness::NAME => fairness::run(opts, progress),
+        overutilized::NAME => overutilized::run(opts, progress),
         _ => Err(Error::Reproduce(format!(
             "unknown experiment `{name}`; expected one of: {}, all",
             EXPERIMENTS.join(", ")
@@ -340,7 +342,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, all"
+            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, all"
         );
     }
 }
