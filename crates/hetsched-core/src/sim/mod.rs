@@ -355,6 +355,12 @@ struct Sim<'w> {
     /// Scheduling domains (`build_sched_domains()`), with the balancer's per-domain state.
     doms: crate::sched::topology::SchedDomains,
     lb: crate::policy::lb::LoadBalancer,
+    /// The balancer view's per-pass memo (sim/balance.rs).
+    lb_scratch: balance::LbScratch,
+    /// Per thread: `p->max_allowed_capacity` and the affinity it was computed for.
+    max_cap_memo: Vec<(CpuSet, u64)>,
+    /// Some thread may have `SCHED_IDLE` (`sched_idle_cpu()` is false on every CPU if not).
+    idle_policy_possible: bool,
     lbp: crate::policy::lb::LbParams,
     /// The same domains as placement reads them.
     sdt: crate::policy::domains::SdTopology,
@@ -763,6 +769,9 @@ impl<'w> Sim<'w> {
             placements: BTreeMap::new(),
             distribute_prev: n - 1,
             lb: crate::policy::lb::LoadBalancer::new(),
+            lb_scratch: balance::LbScratch::default(),
+            max_cap_memo: Vec::new(),
+            idle_policy_possible: wake::workload_may_use_idle_policy(w),
             lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
             misfit: vec![0; n],
             active_balance: vec![false; n],

@@ -47,6 +47,19 @@ pub(super) struct WakeEnv<'a> {
     pub p_attached: bool,
     /// `task_on_rq_queued(p)`.
     pub p_queued: bool,
+    /// Some thread may have `SCHED_IDLE` (see [`workload_may_use_idle_policy`]); when
+    /// not, `cfs.idle_h_nr_running` is 0 on every CPU.
+    pub idle_policy_possible: bool,
+}
+
+/// Whether any thread of `w` can ever have `SCHED_IDLE`: the workload's default policy,
+/// a task's or a phase's policy (the only places a thread's policy comes from).
+pub(super) fn workload_may_use_idle_policy(w: &crate::workload::Workload) -> bool {
+    let idle = |p: Option<SchedPolicy>| p == Some(SchedPolicy::Idle);
+    w.default_policy == SchedPolicy::Idle
+        || w.tasks
+            .iter()
+            .any(|t| idle(t.attrs.policy) || t.phases.iter().any(|ph| idle(ph.attrs.policy)))
 }
 
 impl WakeEnv<'_> {
@@ -70,7 +83,7 @@ impl FairWakeView for WakeEnv<'_> {
         // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running
         let rq = &self.rqs[cpu];
         let nr = self.nr_all(cpu);
-        if nr == 0 || nr != rq.cfs.nr_running {
+        if nr == 0 || nr != rq.cfs.nr_running || !self.idle_policy_possible {
             return false;
         }
         let idle_policy = |t: usize| self.threads[t].policy == SchedPolicy::Idle;
@@ -241,6 +254,7 @@ impl Sim<'_> {
             p_cpu: prev_cpu,
             p_attached: attached && ttwu,
             p_queued: false,
+            idle_policy_possible: self.idle_policy_possible,
         };
         let placed = select_fair::select_task_rq_fair(
             &env,
