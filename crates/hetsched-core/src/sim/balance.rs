@@ -144,6 +144,9 @@ fn lb_task(
 }
 
 impl Env<'_> {
+    /// The [`LbCpu`] of `cpu` from the rq (out of line: [`LbEnv::cpu`] mostly returns
+    /// the pass's memo, and that path stays small).
+    #[inline(never)]
     fn compute_cpu(&self, cpu: usize) -> LbCpu {
         let rq = &self.rqs[cpu];
         let stop = self.stopper == Some(cpu);
@@ -470,22 +473,22 @@ impl Sim<'_> {
         if !asym {
             return; // the kernel returns before touching rq->misfit_task_load
         }
+        // The kernel's cheap tests first, as it orders them: no (fair) task, a task
+        // allowed on one CPU only, or one already on its biggest allowed capacity give 0
+        // (with `balance.misfit` off too) before task_fits_cpu() reads any signal.
+        let Some(t) = tid.filter(|&t| self.threads[t].class == Class::Fair) else {
+            self.misfit[cpu] = 0;
+            return;
+        };
+        let max_cap = self.max_allowed_capacity(t);
+        if self.threads[t].affinity.weight() == 1 || self.rqs[cpu].cap == max_cap {
+            self.misfit[cpu] = 0;
+            return;
+        }
         let cap = rq_capacity(&self.rqs[cpu]);
         let util_est = self.s.options.pelt.util_est;
-        let task = tid
-            .filter(|&t| self.threads[t].class == Class::Fair)
-            .map(|t| {
-                lb_task(
-                    self.ents.as_slice(),
-                    &self.threads,
-                    t,
-                    util_est,
-                    self.ue_ver,
-                )
-            });
-        let max_cap = tid.map_or(0, |t| self.max_allowed_capacity(t));
-        if let Some(v) =
-            misfit::update_misfit_status(task.as_ref().map(|t| (t, max_cap)), &cap, asym, &self.lbp)
+        let task = lb_task(&self.ents, &self.threads, t, util_est, self.ue_ver);
+        if let Some(v) = misfit::update_misfit_status(Some((&task, max_cap)), &cap, asym, &self.lbp)
         {
             self.misfit[cpu] = v;
         }
