@@ -222,15 +222,29 @@ impl Env<'_> {
 
 impl LbEnv for Env<'_> {
     fn cpu(&self, cpu: usize) -> LbCpu {
-        {
-            let cpus = self.scratch.cpus.borrow();
+        // `try_borrow*`: a `with_cpu()` reader holding the memo may read another CPU; the
+        // value is then computed without being stored (the same value).
+        if let Ok(cpus) = self.scratch.cpus.try_borrow() {
             if cpus[cpu].0 == self.pass {
                 return cpus[cpu].1;
             }
         }
         let c = self.compute_cpu(cpu);
-        self.scratch.cpus.borrow_mut()[cpu] = (self.pass, c);
+        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
+            cpus[cpu] = (self.pass, c);
+        }
         c
+    }
+
+    fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
+        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
+            if cpus[cpu].0 != self.pass {
+                cpus[cpu] = (self.pass, self.compute_cpu(cpu));
+            }
+            let cpus = std::cell::RefMut::map(cpus, |v| &mut v[cpu].1);
+            return f(&cpus);
+        }
+        f(&self.cpu(cpu))
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
