@@ -144,17 +144,17 @@ fn lb_task(
 }
 
 impl Env<'_> {
-    /// The [`LbCpu`] of `cpu` from the rq (out of line: [`LbEnv::cpu`] mostly returns
-    /// the pass's memo, and that path stays small).
+    /// Writes the [`LbCpu`] of `cpu` from the rq into `out` (in place: the memo slot; out
+    /// of line: [`LbEnv::cpu`] mostly returns the pass's memo, and that path stays small).
     #[inline(never)]
-    fn compute_cpu(&self, cpu: usize) -> LbCpu {
+    fn fill_cpu(&self, cpu: usize, out: &mut LbCpu) {
         let rq = &self.rqs[cpu];
         let stop = self.stopper == Some(cpu);
         let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
         let cap = self.capacity(cpu);
         let a = &rq.cfs.avg;
         let util_cfs = self.cpu_util_cfs(cpu);
-        LbCpu {
+        *out = LbCpu {
             idle: !stop && rq.curr.is_none() && nr == 0,
             nr_running: (nr + usize::from(stop)) as u32,
             h_nr_running: rq.cfs.nr_running,
@@ -175,7 +175,7 @@ impl Env<'_> {
                 |c| self.threads[c].affinity,
             ),
             active_balance: self.active[cpu],
-        }
+        };
     }
 
     fn capacity(&self, cpu: usize) -> CpuCapacity {
@@ -222,29 +222,23 @@ impl Env<'_> {
 
 impl LbEnv for Env<'_> {
     fn cpu(&self, cpu: usize) -> LbCpu {
-        // `try_borrow*`: a `with_cpu()` reader holding the memo may read another CPU; the
-        // value is then computed without being stored (the same value).
-        if let Ok(cpus) = self.scratch.cpus.try_borrow() {
-            if cpus[cpu].0 == self.pass {
-                return cpus[cpu].1;
-            }
-        }
-        let c = self.compute_cpu(cpu);
-        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
-            cpus[cpu] = (self.pass, c);
-        }
-        c
+        self.with_cpu(cpu, |c| *c)
     }
 
+    /// The pass's memo of `cpu`, filled on first use. A reader already holding the memo
+    /// (a `with_cpu()` inside `f`) gets the value computed apart (the same value).
     fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
         if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
-            if cpus[cpu].0 != self.pass {
-                cpus[cpu] = (self.pass, self.compute_cpu(cpu));
+            let slot = &mut cpus[cpu];
+            if slot.0 != self.pass {
+                slot.0 = self.pass;
+                self.fill_cpu(cpu, &mut slot.1);
             }
-            let cpus = std::cell::RefMut::map(cpus, |v| &mut v[cpu].1);
-            return f(&cpus);
+            return f(&slot.1);
         }
-        f(&self.cpu(cpu))
+        let mut c = LbCpu::default();
+        self.fill_cpu(cpu, &mut c);
+        f(&c)
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
@@ -276,7 +270,7 @@ impl LbEnv for Env<'_> {
     }
 
     /// The engine delivers wake-ups at once: no `rq->ttwu_pending` (as in
-    /// [`Env::compute_cpu`]).
+    /// [`Env::fill_cpu`]).
     fn ttwu_pending(&self, _cpu: usize) -> bool {
         false
     }
