@@ -99,6 +99,29 @@ impl CpuSet {
         })
     }
 
+    /// CPUs in ascending order, the iterator owning its copy of the set.
+    pub fn into_cpus(self) -> impl Iterator<Item = usize> {
+        self.bits.into_iter().enumerate().flat_map(|(i, mut w)| {
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// The CPUs of `self` that are not in `o` (`cpumask_andnot()`).
+    pub fn andnot(&self, o: &CpuSet) -> CpuSet {
+        let mut r = *self;
+        for (a, b) in r.bits.iter_mut().zip(o.bits.iter()) {
+            *a &= !*b;
+        }
+        r
+    }
+
     /// Union.
     pub fn or(&self, o: &CpuSet) -> CpuSet {
         let mut r = *self;
