@@ -80,10 +80,14 @@ impl FairWakeView for WakeEnv<'_> {
     }
 
     fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running
+        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running; without any
+        // SCHED_IDLE thread idle_h_nr_running is 0 and the test is false
+        if !self.idle_policy_possible {
+            return false;
+        }
         let rq = &self.rqs[cpu];
         let nr = self.nr_all(cpu);
-        if nr == 0 || nr != rq.cfs.nr_running || !self.idle_policy_possible {
+        if nr == 0 || nr != rq.cfs.nr_running {
             return false;
         }
         let idle_policy = |t: usize| self.threads[t].policy == SchedPolicy::Idle;
@@ -273,5 +277,63 @@ impl Sim<'_> {
             self.threads[tid].recent_used_cpu = r;
         }
         placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Phase, SchedAttrs, Span, TaskSpec, Workload};
+
+    fn task(task_policy: Option<SchedPolicy>, phase_policy: Option<SchedPolicy>) -> TaskSpec {
+        let attrs = |policy| SchedAttrs {
+            policy,
+            ..SchedAttrs::default()
+        };
+        TaskSpec {
+            name: "t".into(),
+            instances: 1,
+            loop_count: 1,
+            delay_us: 0,
+            attrs: attrs(task_policy),
+            phases: vec![Phase {
+                name: "p".into(),
+                loop_count: 1,
+                attrs: attrs(phase_policy),
+                events: vec![],
+            }],
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn idle_policy_is_possible_only_where_the_workload_names_it() {
+        let w = |tasks, default_policy| Workload {
+            tasks,
+            default_policy,
+            ..Workload::default()
+        };
+        let (other, idle, batch) = (SchedPolicy::Other, SchedPolicy::Idle, SchedPolicy::Batch);
+        assert!(!workload_may_use_idle_policy(&w(
+            vec![task(None, None)],
+            other
+        )));
+        assert!(!workload_may_use_idle_policy(&w(
+            vec![task(Some(batch), Some(other))],
+            other
+        )));
+        // the workload default, a task's policy, or one phase's policy is enough
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(None, None)],
+            idle
+        )));
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(None, None), task(Some(idle), None)],
+            other
+        )));
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(Some(other), Some(idle))],
+            other
+        )));
     }
 }
