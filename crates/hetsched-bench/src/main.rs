@@ -11,6 +11,9 @@
 //! - `--check-target`: best of three `periodic` runs against the target (exit 1 if missed).
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
 //!   10 simulated seconds, trace off.
+//! - `dump NAME`: runs benchmark NAME once with the ftrace text on stdout and then the
+//!   result JSON on stderr, for byte-identity checks of optimisations
+//!   (`hetsched-bench dump periodic 2>r.json | sha256sum`).
 
 use hetsched_core::options::Options;
 use hetsched_core::platform::{Cluster, Cpu, Opp, PerfDomain, Platform, PowerSource};
@@ -139,8 +142,9 @@ fn peak_rss_mib() -> f64 {
 /// Target of this release for `periodic`.
 const PERIODIC_TARGET_XRT: f64 = 1000.0;
 
-fn bench(name: &str) -> Result<f64, String> {
-    let (platform, workload, secs, trace) = match name {
+/// The pinned inputs of benchmark `name`: platform, workload, simulated seconds, trace on.
+fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
+    Ok(match name {
         "periodic" => (
             hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
             periodic_workload(32, 3.0),
@@ -159,14 +163,37 @@ fn bench(name: &str) -> Result<f64, String> {
                 "unknown benchmark `{other}`; expected periodic, periodic-trace or large"
             ))
         }
-    };
-    let spec = RunSpec {
+    })
+}
+
+fn spec_of(platform: Platform, workload: Workload, secs: u64) -> RunSpec {
+    RunSpec {
         platform,
         workload,
         options: Options::default(),
         seed: 1,
         duration_ns: Some(secs * NSEC_PER_SEC),
+    }
+}
+
+/// `dump NAME`: the full ftrace text on stdout, the result JSON on stderr.
+fn dump(name: &str) -> Result<(), String> {
+    let (platform, workload, secs, _) = inputs(name)?;
+    let spec = spec_of(platform, workload, secs);
+    let stdout = std::io::stdout();
+    let mut sink = hetsched_trace::FtraceTextSink::new(std::io::BufWriter::new(stdout.lock()));
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(&spec, &mut sinks).map_err(|e| e.to_string())?
     };
+    sink.flush().map_err(|e| e.to_string())?;
+    eprintln!("{}", hetsched::result_json(&r));
+    Ok(())
+}
+
+fn bench(name: &str) -> Result<f64, String> {
+    let (platform, workload, secs, trace) = inputs(name)?;
+    let spec = spec_of(platform, workload, secs);
     let trace_path =
         std::env::temp_dir().join(format!("hetsched-bench-{}.txt", std::process::id()));
     let start = Instant::now();
@@ -222,6 +249,19 @@ fn main() -> ExitCode {
     } else {
         args.iter().map(String::as_str).collect()
     };
+    if names.first() == Some(&"dump") {
+        return match names.get(1).map(|n| dump(n)) {
+            Some(Ok(())) => ExitCode::SUCCESS,
+            Some(Err(e)) => {
+                eprintln!("hetsched-bench: error: {e}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("hetsched-bench: usage: hetsched-bench dump NAME");
+                ExitCode::from(2)
+            }
+        };
+    }
     for n in names {
         let r = if n == "--check-target" {
             check_target().map(|ok| if ok { 0 } else { 1 })

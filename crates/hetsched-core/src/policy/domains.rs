@@ -226,9 +226,11 @@ pub fn for_each_cpu_wrap(
     nr_cpus: usize,
 ) -> impl Iterator<Item = usize> + '_ {
     let start = if start >= nr_cpus { 0 } else { start };
-    mask.iter()
-        .filter(move |&c| c >= start)
-        .chain(mask.iter().filter(move |&c| c < start))
+    // the CPUs from `start` up, then those below it: each bit visited once
+    let below = CpuSet::first_n(start);
+    mask.andnot(&below)
+        .into_cpus()
+        .chain(mask.and(&below).into_cpus())
 }
 
 #[cfg(test)]
@@ -283,6 +285,15 @@ mod tests {
         assert!(!t.asym_cpucap_active());
         assert!(t.sd_asym_cpucapacity(0).is_none());
         assert_eq!(wrap_order(&CpuSet::first_n(4), 3, 4), vec![3, 0, 1, 2]);
+        // for_each_cpu_wrap(): the mask's CPUs ≥ start ascending, then those < start
+        // (start ≥ nr_cpus counts as 0), across word boundaries
+        let m = CpuSet::from_cpus(&[1, 5, 63, 64, 65, 130, 200, 255]);
+        let wrap = |start: usize, n: usize| for_each_cpu_wrap(&m, start, n).collect::<Vec<_>>();
+        assert_eq!(wrap(64, 256), vec![64, 65, 130, 200, 255, 1, 5, 63]);
+        assert_eq!(wrap(6, 256), vec![63, 64, 65, 130, 200, 255, 1, 5]);
+        assert_eq!(wrap(0, 256), vec![1, 5, 63, 64, 65, 130, 200, 255]);
+        assert_eq!(wrap(255, 256), vec![255, 1, 5, 63, 64, 65, 130, 200]);
+        assert_eq!(wrap(300, 256), vec![1, 5, 63, 64, 65, 130, 200, 255]);
         assert_eq!(wrap_order(&CpuSet::first_n(4), 4, 4), vec![0, 1, 2, 3]);
     }
 }

@@ -196,6 +196,23 @@ pub enum WakeReason {
 }
 
 impl WakeReason {
+    /// Every reason, in declaration order (`r as usize` indexes it).
+    pub const ALL: [WakeReason; 13] = [
+        WakeReason::CurrentCpu,
+        WakeReason::EnergyEfficient,
+        WakeReason::TargetIdle,
+        WakeReason::PrevIdle,
+        WakeReason::PerCpuKthread,
+        WakeReason::RecentUsedCpu,
+        WakeReason::IdleCapacityFit,
+        WakeReason::IdleCapacityBest,
+        WakeReason::IdleSibling,
+        WakeReason::Target,
+        WakeReason::SlowPath,
+        WakeReason::Fallback,
+        WakeReason::Pinned,
+    ];
+
     /// snake_case name for traces and counters.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -902,6 +919,18 @@ mod tests {
     ) -> FairPlacement {
         let mut waker = WakeeState::default();
         select_task_rq_fair(view, topo, params, ctx, task, &mut waker, || None)
+    }
+
+    #[test]
+    fn wake_reason_all_is_indexed_by_discriminant() {
+        // the engine counts placements in an array indexed by `r as usize`
+        for (i, r) in WakeReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+        let mut names: Vec<&str> = WakeReason::ALL.iter().map(|r| r.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), WakeReason::ALL.len());
     }
 
     #[test]

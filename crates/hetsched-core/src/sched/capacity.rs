@@ -302,6 +302,12 @@ pub fn scale_rt_capacity(
         return 1;
     }
     let free = max - used;
+    if util_irq == 0 {
+        // scale_irq_capacity() with no IRQ time: free × max / max = free exactly (here
+        // 0 < free < max ≤ 1024, no overflow); skips a division on the balancer's and the
+        // wake-up path's per-CPU reads.
+        return free.max(1);
+    }
     // scale_irq_capacity(free, irq, max)
     (free * (max - util_irq) / max).max(1)
 }
@@ -487,6 +493,10 @@ mod tests {
         assert_eq!(scale_rt_capacity(1024, 24, 0, 100, 0, 100), 810);
         assert_eq!(scale_rt_capacity(446, 0, 0, 446, 0, 0), 1);
         assert_eq!(scale_rt_capacity(446, 0, 0, 0, 0, 500), 1);
+        // no IRQ time: the free capacity itself, (446 − 46 − 0) = 400, as
+        // (446 − 46) × 446 / 446 gives
+        assert_eq!(scale_rt_capacity(446, 0, 0, 46, 0, 0), 400);
+        assert_eq!(scale_rt_capacity(446, 0, 0, 445, 0, 0), 1);
     }
 
     #[test]

@@ -19,9 +19,17 @@ impl CpuSet {
 
     /// CPUs `0..n`.
     pub fn first_n(n: usize) -> CpuSet {
+        // Word by word (this is on the balancer's per-CPU path): full words, then the
+        // low `n % 64` bits of the next one.
+        let n = n.min(MAX_CPUS);
         let mut s = CpuSet::EMPTY;
-        for c in 0..n.min(MAX_CPUS) {
-            s.set(c);
+        for (i, w) in s.bits.iter_mut().enumerate() {
+            let lo = i * 64;
+            if n >= lo + 64 {
+                *w = u64::MAX;
+            } else if n > lo {
+                *w = (1u64 << (n - lo)) - 1;
+            }
         }
         s
     }
@@ -91,6 +99,29 @@ impl CpuSet {
         })
     }
 
+    /// CPUs in ascending order, the iterator owning its copy of the set.
+    pub fn into_cpus(self) -> impl Iterator<Item = usize> {
+        self.bits.into_iter().enumerate().flat_map(|(i, mut w)| {
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// The CPUs of `self` that are not in `o` (`cpumask_andnot()`).
+    pub fn andnot(&self, o: &CpuSet) -> CpuSet {
+        let mut r = *self;
+        for (a, b) in r.bits.iter_mut().zip(o.bits.iter()) {
+            *a &= !*b;
+        }
+        r
+    }
+
     /// Union.
     pub fn or(&self, o: &CpuSet) -> CpuSet {
         let mut r = *self;
@@ -158,6 +189,19 @@ mod tests {
         assert_eq!(s.first(), Some(0));
         assert_eq!(CpuSet::first_n(3).and(&s).weight(), 1);
         assert_eq!(s.words(8).len(), 1);
+    }
+
+    #[test]
+    fn first_n_word_boundaries() {
+        // CPUs 0..n one by one, the definition the word-wise version must match
+        for n in [0, 1, 63, 64, 65, 127, 128, 200, 255, 256, 300] {
+            let mut want = CpuSet::EMPTY;
+            for c in 0..n.min(MAX_CPUS) {
+                want.set(c);
+            }
+            assert_eq!(CpuSet::first_n(n), want, "n = {n}");
+            assert_eq!(CpuSet::first_n(n).weight(), n.min(MAX_CPUS));
+        }
     }
 
     #[test]

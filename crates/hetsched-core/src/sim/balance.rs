@@ -25,7 +25,7 @@ use crate::sched::capacity::{scale_rt_capacity, CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::time::Nanos;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// Modelled cost of one newidle balance pass over one domain (the kernel measures it with
 /// `sched_clock_cpu()`; a few µs on the boards of the seeds).
@@ -44,12 +44,46 @@ pub(super) struct Env<'a> {
     pub ue_ver: pelt::UtilEstVersion,
     /// The CPU whose stopper is running (it counts in `nr_running`, its task is queued).
     pub stopper: Option<usize>,
-    pub order: RefCell<Vec<Option<Vec<usize>>>>,
-    /// `LbCpu` per CPU, computed on first use in a pass (the balancer reads each many
-    /// times).
-    pub cpus: RefCell<Vec<Option<LbCpu>>>,
+    /// The engine's memo of this pass's reads (see [`LbScratch`]).
+    pub scratch: &'a LbScratch,
+    /// This pass's stamp in `scratch`.
+    pub pass: u64,
     /// `cpu_overutilized()` inputs when EAS is enabled (`None`: never overutilised).
     pub ou: Option<OuEnv<'a>>,
+}
+
+/// The balancer's reads memoised for one pass (an [`Env`]): each CPU's [`LbCpu`] and
+/// `cfs_tasks` order are computed on first use in the pass (the balancer reads each many
+/// times), and the tasks still `on_cpu` on a CPU that a stopper moved them from. It lives
+/// in the engine so that a pass allocates nothing once warm; an entry belongs to the pass
+/// whose stamp it carries, so starting a pass ([`LbScratch::begin`]) clears nothing.
+/// Nothing is kept from one pass to the next: the values are the same as computing them
+/// at every read.
+#[derive(Debug, Default)]
+pub(super) struct LbScratch {
+    /// The last pass stamp handed out (0 = none yet; entries stamped 0 are empty).
+    last: Cell<u64>,
+    cpus: RefCell<Vec<(u64, LbCpu)>>,
+    order: RefCell<Vec<(u64, Vec<usize>)>>,
+    /// (pass, tasks that are `curr` of an rq with `prev_moved`).
+    moved_on_cpu: RefCell<(u64, Vec<usize>)>,
+}
+
+impl LbScratch {
+    /// A new pass over `nr_cpus` CPUs: its stamp.
+    pub(super) fn begin(&self, nr_cpus: usize) -> u64 {
+        let pass = self.last.get() + 1;
+        self.last.set(pass);
+        let mut cpus = self.cpus.borrow_mut();
+        if cpus.len() < nr_cpus {
+            cpus.resize(nr_cpus, (0, LbCpu::default()));
+        }
+        let mut order = self.order.borrow_mut();
+        if order.len() < nr_cpus {
+            order.resize_with(nr_cpus, || (0, Vec::new()));
+        }
+        pass
+    }
 }
 
 /// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
@@ -110,19 +144,23 @@ fn lb_task(
 }
 
 impl Env<'_> {
-    fn compute_cpu(&self, cpu: usize) -> LbCpu {
+    /// Writes the [`LbCpu`] of `cpu` from the rq into `out` (in place: the memo slot; out
+    /// of line: [`LbEnv::cpu`] mostly returns the pass's memo, and that path stays small).
+    #[inline(never)]
+    fn fill_cpu(&self, cpu: usize, out: &mut LbCpu) {
         let rq = &self.rqs[cpu];
         let stop = self.stopper == Some(cpu);
         let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
         let cap = self.capacity(cpu);
         let a = &rq.cfs.avg;
-        LbCpu {
+        let util_cfs = self.cpu_util_cfs(cpu);
+        *out = LbCpu {
             idle: !stop && rq.curr.is_none() && nr == 0,
             nr_running: (nr + usize::from(stop)) as u32,
             h_nr_running: rq.cfs.nr_running,
             load: a.load_avg,
-            util_cfs: self.cpu_util_cfs(cpu),
-            util_cfs_boost: self.cpu_util_cfs(cpu).max(a.runnable_avg).min(rq.cap),
+            util_cfs,
+            util_cfs_boost: util_cfs.max(a.runnable_avg).min(rq.cap),
             runnable: a.runnable_avg,
             cap,
             misfit_task_load: self.misfit[cpu],
@@ -132,11 +170,12 @@ impl Env<'_> {
             }),
             ttwu_pending: false,
             clock_task: self.now,
-            curr_cpus_allowed: rq.curr.map_or(CpuSet::first_n(self.rqs.len()), |c| {
-                self.threads[c].affinity
-            }),
+            curr_cpus_allowed: rq.curr.map_or_else(
+                || CpuSet::first_n(self.rqs.len()),
+                |c| self.threads[c].affinity,
+            ),
             active_balance: self.active[cpu],
-        }
+        };
     }
 
     fn capacity(&self, cpu: usize) -> CpuCapacity {
@@ -153,56 +192,87 @@ impl Env<'_> {
         u.min(self.rqs[cpu].cap)
     }
 
-    fn tasks_of(&self, cpu: usize) -> Vec<usize> {
+    /// `cpu`'s `cfs_tasks` from the tail into `v` (the least recently enqueued or
+    /// picked first).
+    fn tasks_of(&self, cpu: usize, v: &mut Vec<usize>) {
         let rq = &self.rqs[cpu];
-        let mut v: Vec<usize> = rq.cfs.queue.clone();
+        v.clear();
+        v.extend_from_slice(&rq.cfs.queue);
         if let Some(c) = rq.cfs.curr {
             if self.ents[c].on_rq && !v.contains(&c) {
                 v.push(c);
             }
         }
-        // cfs_tasks from the tail: the least recently enqueued or picked first
         v.sort_by_key(|&t| (self.stamp[t], t));
-        v
+    }
+
+    /// `t` is `curr` of a CPU whose stopper moved it away, and that CPU has not switched
+    /// from it yet (`p->on_cpu` is still set). One scan of the rqs per pass.
+    fn moved_on_cpu(&self, t: usize) -> bool {
+        let mut m = self.scratch.moved_on_cpu.borrow_mut();
+        if m.0 != self.pass {
+            m.0 = self.pass;
+            m.1.clear();
+            let currs = self.rqs.iter().filter(|rq| rq.prev_moved);
+            m.1.extend(currs.filter_map(|rq| rq.curr));
+        }
+        m.1.contains(&t)
     }
 }
 
 impl LbEnv for Env<'_> {
     fn cpu(&self, cpu: usize) -> LbCpu {
-        if let Some(c) = self.cpus.borrow()[cpu] {
-            return c;
+        self.with_cpu(cpu, |c| *c)
+    }
+
+    /// The pass's memo of `cpu`, filled on first use. A reader already holding the memo
+    /// (a `with_cpu()` inside `f`) gets the value computed apart (the same value).
+    fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
+        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
+            let slot = &mut cpus[cpu];
+            if slot.0 != self.pass {
+                slot.0 = self.pass;
+                self.fill_cpu(cpu, &mut slot.1);
+            }
+            return f(&slot.1);
         }
-        let c = self.compute_cpu(cpu);
-        self.cpus.borrow_mut()[cpu] = Some(c);
-        c
+        let mut c = LbCpu::default();
+        self.fill_cpu(cpu, &mut c);
+        f(&c)
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
-        let mut o = self.order.borrow_mut();
-        if o[cpu].is_none() {
-            o[cpu] = Some(self.tasks_of(cpu));
+        let mut o = self.scratch.order.borrow_mut();
+        let (stamp, v) = &mut o[cpu];
+        if *stamp != self.pass {
+            *stamp = self.pass;
+            self.tasks_of(cpu, v);
         }
-        o[cpu].as_ref().map_or(0, Vec::len)
+        v.len()
     }
 
     fn cfs_task(&self, cpu: usize, i: usize) -> LbTask {
         self.nr_cfs_tasks(cpu);
-        let o = self.order.borrow();
-        let Some(&t) = o[cpu].as_ref().and_then(|v| v.get(i)) else {
+        let o = self.scratch.order.borrow();
+        let Some(&t) = o[cpu].1.get(i) else {
             return LbTask::default();
         };
+        drop(o);
         // `task_on_cpu()` (`p->on_cpu`): running here, or moved here by a stopper from a
         // CPU that has not switched away from it yet.
         let running =
             (self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq)
-                || self
-                    .rqs
-                    .iter()
-                    .any(|rq| rq.prev_moved && rq.curr == Some(t));
+                || self.moved_on_cpu(t);
         LbTask {
             running,
             ..lb_task(self.ents, self.threads, t, self.util_est, self.ue_ver)
         }
+    }
+
+    /// The engine delivers wake-ups at once: no `rq->ttwu_pending` (as in
+    /// [`Env::fill_cpu`]).
+    fn ttwu_pending(&self, _cpu: usize) -> bool {
+        false
     }
 }
 
@@ -221,8 +291,8 @@ macro_rules! lb_env {
             util_est: $s.s.options.pelt.util_est,
             ue_ver: $s.ue_ver,
             stopper: $stopper,
-            order: RefCell::new(vec![None; $s.rqs.len()]),
-            cpus: RefCell::new(vec![None; $s.rqs.len()]),
+            scratch: &$s.lb_scratch,
+            pass: $s.lb_scratch.begin($s.rqs.len()),
             ou: $s.en.eas.then_some(OuEnv {
                 gate: $s.en.gate,
                 uclamp_used: $s.en.uclamp_used,
@@ -411,32 +481,50 @@ impl Sim<'_> {
         if !asym {
             return; // the kernel returns before touching rq->misfit_task_load
         }
+        // The kernel's cheap tests first, as it orders them: no (fair) task, a task
+        // allowed on one CPU only, or one already on its biggest allowed capacity give 0
+        // (with `balance.misfit` off too) before task_fits_cpu() reads any signal.
+        let Some(t) = tid.filter(|&t| self.threads[t].class == Class::Fair) else {
+            self.misfit[cpu] = 0;
+            return;
+        };
+        let max_cap = self.max_allowed_capacity(t);
+        if self.threads[t].affinity.weight() == 1 || self.rqs[cpu].cap == max_cap {
+            self.misfit[cpu] = 0;
+            return;
+        }
         let cap = rq_capacity(&self.rqs[cpu]);
         let util_est = self.s.options.pelt.util_est;
-        let task = tid
-            .filter(|&t| self.threads[t].class == Class::Fair)
-            .map(|t| {
-                lb_task(
-                    self.ents.as_slice(),
-                    &self.threads,
-                    t,
-                    util_est,
-                    self.ue_ver,
-                )
-            });
-        let max_cap = task.map_or(0, |t| {
-            t.cpus_allowed
-                .iter()
-                .filter(|&c| c < self.rqs.len())
-                .map(|c| self.rqs[c].cap)
-                .max()
-                .unwrap_or(0)
-        });
-        if let Some(v) =
-            misfit::update_misfit_status(task.as_ref().map(|t| (t, max_cap)), &cap, asym, &self.lbp)
+        let task = lb_task(&self.ents, &self.threads, t, util_est, self.ue_ver);
+        if let Some(v) = misfit::update_misfit_status(Some((&task, max_cap)), &cap, asym, &self.lbp)
         {
             self.misfit[cpu] = v;
         }
+    }
+
+    /// `p->max_allowed_capacity` (`get_max_allowed_capacity()`, kernel/sched/fair.c,
+    /// v6.10): the largest original capacity among `t`'s allowed CPUs. The kernel stores
+    /// it when the affinity changes; the engine memoises it per thread with the affinity
+    /// it was computed for, and recomputes it when that differs.
+    fn max_allowed_capacity(&mut self, t: usize) -> u64 {
+        let allowed = self.threads[t].affinity;
+        if let Some(&(a, cap)) = self.max_cap_memo.get(t) {
+            if a == allowed {
+                return cap;
+            }
+        }
+        let cap = allowed
+            .iter()
+            .filter(|&c| c < self.rqs.len())
+            .map(|c| self.rqs[c].cap)
+            .max()
+            .unwrap_or(0);
+        if self.max_cap_memo.len() <= t {
+            // an empty set's maximum is 0: the filler entries are right as they are
+            self.max_cap_memo.resize(t + 1, (CpuSet::EMPTY, 0));
+        }
+        self.max_cap_memo[t] = (allowed, cap);
+        cap
     }
 
     /// `sched_balance_trigger()` + `nohz_balancer_kick()` from `cpu`'s tick.

@@ -355,13 +355,20 @@ struct Sim<'w> {
     /// Scheduling domains (`build_sched_domains()`), with the balancer's per-domain state.
     doms: crate::sched::topology::SchedDomains,
     lb: crate::policy::lb::LoadBalancer,
+    /// The balancer view's per-pass memo (sim/balance.rs).
+    lb_scratch: balance::LbScratch,
+    /// Per thread: `p->max_allowed_capacity` and the affinity it was computed for.
+    max_cap_memo: Vec<(CpuSet, u64)>,
+    /// Some thread may have `SCHED_IDLE` (`sched_idle_cpu()` is false on every CPU if not).
+    idle_policy_possible: bool,
     lbp: crate::policy::lb::LbParams,
     /// The same domains as placement reads them.
     sdt: crate::policy::domains::SdTopology,
     /// Each CPU's idle task's `record_wakee()` state (timer wake-ups while idle).
     idle_wakee: Vec<crate::policy::select_fair::WakeeState>,
-    /// Fair placements by `select_task_rq_fair()` reason.
-    placements: BTreeMap<&'static str, u64>,
+    /// Fair placements by `select_task_rq_fair()` reason (indexed by `WakeReason as
+    /// usize`; named in the result).
+    placements: [u64; crate::policy::select_fair::WakeReason::ALL.len()],
     /// `distribute_cpu_mask_prev` of `cpumask_any_and_distribute()`.
     distribute_prev: usize,
     /// `rq->misfit_task_load` per CPU.
@@ -599,7 +606,12 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
             .iter()
             .map(|&r| (r.as_str(), sim.migrations[r as usize]))
             .collect(),
-        placements: std::mem::take(&mut sim.placements),
+        // the reasons that occurred, by name
+        placements: crate::policy::select_fair::WakeReason::ALL
+            .iter()
+            .filter(|&&r| sim.placements[r as usize] > 0)
+            .map(|&r| (r.as_str(), sim.placements[r as usize]))
+            .collect(),
         engine: EngineStats {
             events: sim.q.processed(),
             context_switches: sim.switches,
@@ -760,9 +772,12 @@ impl<'w> Sim<'w> {
             doms,
             sdt,
             idle_wakee: vec![Default::default(); n],
-            placements: BTreeMap::new(),
+            placements: [0; crate::policy::select_fair::WakeReason::ALL.len()],
             distribute_prev: n - 1,
             lb: crate::policy::lb::LoadBalancer::new(),
+            lb_scratch: balance::LbScratch::default(),
+            max_cap_memo: Vec::new(),
+            idle_policy_possible: wake::workload_may_use_idle_policy(w),
             lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
             misfit: vec![0; n],
             active_balance: vec![false; n],
@@ -1423,7 +1438,7 @@ impl<'w> Sim<'w> {
         let cpu = if self.threads[tid].class == Class::Fair {
             let placed =
                 self.select_task_rq_fair(tid, from, from, crate::policy::select_fair::WF_FORK, now);
-            *self.placements.entry(placed.reason.as_str()).or_default() += 1;
+            self.placements[placed.reason as usize] += 1;
             placed.cpu
         } else {
             self.select_task_rq_other(tid, from)
@@ -1466,7 +1481,7 @@ impl<'w> Sim<'w> {
                 let this_cpu = waker.unwrap_or(prev);
                 let wf = crate::policy::select_fair::WF_TTWU;
                 let placed = self.select_task_rq_fair(tid, prev, this_cpu, wf, now);
-                *self.placements.entry(placed.reason.as_str()).or_default() += 1;
+                self.placements[placed.reason as usize] += 1;
                 placed.cpu
             }
             _ => self.select_task_rq_other(tid, prev),

@@ -47,6 +47,19 @@ pub(super) struct WakeEnv<'a> {
     pub p_attached: bool,
     /// `task_on_rq_queued(p)`.
     pub p_queued: bool,
+    /// Some thread may have `SCHED_IDLE` (see [`workload_may_use_idle_policy`]); when
+    /// not, `cfs.idle_h_nr_running` is 0 on every CPU.
+    pub idle_policy_possible: bool,
+}
+
+/// Whether any thread of `w` can ever have `SCHED_IDLE`: the workload's default policy,
+/// a task's or a phase's policy (the only places a thread's policy comes from).
+pub(super) fn workload_may_use_idle_policy(w: &crate::workload::Workload) -> bool {
+    let idle = |p: Option<SchedPolicy>| p == Some(SchedPolicy::Idle);
+    w.default_policy == SchedPolicy::Idle
+        || w.tasks
+            .iter()
+            .any(|t| idle(t.attrs.policy) || t.phases.iter().any(|ph| idle(ph.attrs.policy)))
 }
 
 impl WakeEnv<'_> {
@@ -67,7 +80,11 @@ impl FairWakeView for WakeEnv<'_> {
     }
 
     fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running
+        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running; without any
+        // SCHED_IDLE thread idle_h_nr_running is 0 and the test is false
+        if !self.idle_policy_possible {
+            return false;
+        }
         let rq = &self.rqs[cpu];
         let nr = self.nr_all(cpu);
         if nr == 0 || nr != rq.cfs.nr_running {
@@ -241,6 +258,7 @@ impl Sim<'_> {
             p_cpu: prev_cpu,
             p_attached: attached && ttwu,
             p_queued: false,
+            idle_policy_possible: self.idle_policy_possible,
         };
         let placed = select_fair::select_task_rq_fair(
             &env,
@@ -259,5 +277,63 @@ impl Sim<'_> {
             self.threads[tid].recent_used_cpu = r;
         }
         placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Phase, SchedAttrs, Span, TaskSpec, Workload};
+
+    fn task(task_policy: Option<SchedPolicy>, phase_policy: Option<SchedPolicy>) -> TaskSpec {
+        let attrs = |policy| SchedAttrs {
+            policy,
+            ..SchedAttrs::default()
+        };
+        TaskSpec {
+            name: "t".into(),
+            instances: 1,
+            loop_count: 1,
+            delay_us: 0,
+            attrs: attrs(task_policy),
+            phases: vec![Phase {
+                name: "p".into(),
+                loop_count: 1,
+                attrs: attrs(phase_policy),
+                events: vec![],
+            }],
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn idle_policy_is_possible_only_where_the_workload_names_it() {
+        let w = |tasks, default_policy| Workload {
+            tasks,
+            default_policy,
+            ..Workload::default()
+        };
+        let (other, idle, batch) = (SchedPolicy::Other, SchedPolicy::Idle, SchedPolicy::Batch);
+        assert!(!workload_may_use_idle_policy(&w(
+            vec![task(None, None)],
+            other
+        )));
+        assert!(!workload_may_use_idle_policy(&w(
+            vec![task(Some(batch), Some(other))],
+            other
+        )));
+        // the workload default, a task's policy, or one phase's policy is enough
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(None, None)],
+            idle
+        )));
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(None, None), task(Some(idle), None)],
+            other
+        )));
+        assert!(workload_may_use_idle_policy(&w(
+            vec![task(Some(other), Some(idle))],
+            other
+        )));
     }
 }

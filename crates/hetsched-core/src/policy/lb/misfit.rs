@@ -190,7 +190,7 @@ impl LoadBalancer {
             domains_tried: 0,
             next_balance: jiffies + p.hz,
         };
-        if env.cpu(this_cpu).ttwu_pending {
+        if env.ttwu_pending(this_cpu) {
             return out;
         }
         let nlevels = doms.domains(this_cpu).len();

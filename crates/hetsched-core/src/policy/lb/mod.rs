@@ -163,6 +163,16 @@ pub trait LbEnv {
     /// The `i`-th task of `cpu`'s `cfs_tasks` counted from the **tail** (i = 0 is the
     /// least recently picked task, the first one `detach_tasks()` examines).
     fn cfs_task(&self, cpu: usize, i: usize) -> LbTask;
+    /// Calls `f` with the state of `cpu` (what [`LbEnv::cpu`] returns), for a reader of a
+    /// few fields on a hot path; an engine that memoises the state lends it uncopied.
+    fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
+        f(&self.cpu(cpu))
+    }
+    /// `rq->ttwu_pending` of `cpu` alone (the first test of `sched_balance_newidle()`);
+    /// an engine that can answer it without building the whole [`LbCpu`] overrides it.
+    fn ttwu_pending(&self, cpu: usize) -> bool {
+        self.cpu(cpu).ttwu_pending
+    }
 }
 
 /// A simple owned [`LbEnv`]: per-CPU state and per-CPU task lists (tail first).

@@ -153,43 +153,44 @@ pub(crate) fn update_sg_lb_stats(
     let balancing_at_rd = e.level + 1 == chain.len();
     let mut sgs = SgLbStats::default();
     for i in group.span.and(&e.cpus).iter() {
-        let rq = env.cpu(i);
-        sgs.group_load += rq.load;
-        sgs.group_util += rq.util_cfs;
-        sgs.group_runnable += rq.runnable;
-        sgs.sum_h_nr_running += rq.h_nr_running;
-        let nr_running = rq.nr_running;
-        sgs.sum_nr_running += nr_running;
-        if rq.overutilized {
-            *sg_overutilized = true;
-        }
-        // No need to call idle_cpu() if nr_running is not 0
-        if nr_running == 0 && rq.idle {
-            sgs.idle_cpus += 1;
-            // Idle cpu can't have misfit task
-            continue;
-        }
-        // Overload indicator is only updated at root domain
-        if balancing_at_rd && nr_running > 1 {
-            *sg_overloaded = true;
-        }
-        if local_group {
-            continue;
-        }
-        if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
-            if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
-                sgs.group_misfit_task_load = rq.misfit_task_load;
+        env.with_cpu(i, |rq| {
+            sgs.group_load += rq.load;
+            sgs.group_util += rq.util_cfs;
+            sgs.group_runnable += rq.runnable;
+            sgs.sum_h_nr_running += rq.h_nr_running;
+            let nr_running = rq.nr_running;
+            sgs.sum_nr_running += nr_running;
+            if rq.overutilized {
+                *sg_overutilized = true;
+            }
+            // No need to call idle_cpu() if nr_running is not 0
+            if nr_running == 0 && rq.idle {
+                sgs.idle_cpus += 1;
+                // Idle cpu can't have misfit task
+                return;
+            }
+            // Overload indicator is only updated at root domain
+            if balancing_at_rd && nr_running > 1 {
                 *sg_overloaded = true;
             }
-        } else if e.idle.is_idle()
-            && rq.h_nr_running == 1
-            && check_cpu_capacity(&rq, sd.imbalance_pct)
-        {
-            // sched_reduced_capacity(): a task on a CPU with reduced capacity.
-            if sgs.group_misfit_task_load < rq.load {
-                sgs.group_misfit_task_load = rq.load;
+            if local_group {
+                return;
             }
-        }
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+                if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
+                    sgs.group_misfit_task_load = rq.misfit_task_load;
+                    *sg_overloaded = true;
+                }
+            } else if e.idle.is_idle()
+                && rq.h_nr_running == 1
+                && check_cpu_capacity(rq, sd.imbalance_pct)
+            {
+                // sched_reduced_capacity(): a task on a CPU with reduced capacity.
+                if sgs.group_misfit_task_load < rq.load {
+                    sgs.group_misfit_task_load = rq.load;
+                }
+            }
+        });
     }
     let sgc = &doms.sgc[group.sgc];
     sgs.group_capacity = sgc.capacity;
