@@ -47,8 +47,8 @@
 //! 5 % either way.
 
 use super::{
-    mean, obj, render_criteria, request, round, run_jobs, sd, workload_tasks, Job, Progress,
-    Report, ReproduceOptions, Verdict,
+    mean, obj, render_footer, request, round, run_jobs, sd, workload_tasks, Job, Progress, Report,
+    ReproduceOptions, Verdict,
 };
 use crate::Error;
 use hetsched_core::time::NSEC_PER_SEC;
@@ -379,11 +379,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             pct(s.0, s.1)
         );
     }
-    render_criteria(&mut t, &criteria);
-    let _ = writeln!(t, "\nNotes:");
-    for n in &notes {
-        let _ = writeln!(t, "  - {n}");
-    }
+    render_footer(&mut t, &criteria, &notes);
 
     Ok(Report {
         experiment: NAME,

@@ -295,8 +295,8 @@ pub(crate) fn obj(pairs: Vec<(&str, Value)>) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
-/// Renders the criteria lines.
-pub(crate) fn render_criteria(out: &mut String, criteria: &[Verdict]) {
+/// Renders the criteria lines and the notes under a table.
+pub(crate) fn render_footer(out: &mut String, criteria: &[Verdict], notes: &[String]) {
     use std::fmt::Write as _;
     let _ = writeln!(out, "\nReproduction criteria (docs/experiments.md):");
     for v in criteria {
@@ -308,6 +308,10 @@ pub(crate) fn render_criteria(out: &mut String, criteria: &[Verdict]) {
             v.measured,
             v.threshold
         );
+    }
+    let _ = writeln!(out, "\nNotes:");
+    for n in notes {
+        let _ = writeln!(out, "  - {n}");
     }
 }
 

@@ -31,7 +31,7 @@
 //! patch OU ratio ≤ 0.05 against ≥ 0.8 for base.
 
 use super::{
-    mean, obj, render_criteria, request, round, run_jobs, task_of, workload_tasks, Job, Progress,
+    mean, obj, render_footer, request, round, run_jobs, task_of, workload_tasks, Job, Progress,
     Report, ReproduceOptions, Verdict,
 };
 use crate::{load_platform, Error};
@@ -451,11 +451,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             }
         }
     }
-    render_criteria(&mut t, &criteria);
-    let _ = writeln!(t, "\nNotes:");
-    for n in &notes {
-        let _ = writeln!(t, "  - {n}");
-    }
+    render_footer(&mut t, &criteria, &notes);
 
     Ok(Report {
         experiment: NAME,
