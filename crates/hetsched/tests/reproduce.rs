@@ -160,3 +160,10 @@ fn overutilized_json_has_the_issue_keys_and_is_deterministic() {
     assert!(ou("base", "rk3399_1x") >= 90.0 && ou("patch", "rk3399_1x") <= 10.0);
     assert!(ou("base", "rk3399_3x") >= 90.0 && ou("patch", "rk3399_3x") >= 90.0);
 }
+
+#[test]
+fn overutilized_quick_meets_the_criteria() {
+    let r = quick("overutilized", None, 2);
+    let failed: Vec<_> = r.criteria.iter().filter(|v| !v.pass).collect();
+    assert!(failed.is_empty(), "{failed:#?}\n{}", r.table);
+}
