@@ -143,6 +143,10 @@ struct Invariants {
     curr: Vec<u32>,
     running_on: std::collections::HashMap<u32, u32>,
     switches: u64,
+    /// (cpu, kHz) of every `cpu_frequency` event.
+    freqs: Vec<(u32, u64)>,
+    /// `overutilized=` values in order.
+    ou: Vec<bool>,
 }
 
 impl TraceSink for Invariants {
@@ -185,6 +189,8 @@ impl TraceSink for Invariants {
             TraceEvent::SchedPeltCfs { util, .. } => {
                 assert!(util <= 1024 * 64, "cfs util {util}");
             }
+            TraceEvent::CpuFrequency { cpu_id, state } => self.freqs.push((cpu_id, state)),
+            TraceEvent::SchedOverutilized { overutilized, .. } => self.ou.push(overutilized),
             _ => {}
         }
     }
@@ -231,13 +237,16 @@ proptest! {
         cfs in any::<bool>(),
         platform in prop::sample::select(vec!["hikey960", "juno_r0", "hikey620", "rk3399"]),
         variant in prop::sample::select(vec![
-            "balance.misfit=true", "balance.misfit=false", "balance.version=v5.9",
-            "fair.wakeup=wake_cap",
+            &["balance.misfit=true"][..], &["balance.misfit=false"], &["balance.version=v5.9"],
+            &["fair.wakeup=wake_cap"],
+            // schedutil: EAS where the platform allows it (eas.mode=auto)
+            &["cpufreq.governor=schedutil"],
+            &["cpufreq.governor=schedutil", "eas.overutilized_gate=ignore_lone_task"],
         ]),
     ) {
         let json = random_workload(&tasks);
         let mut sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
-        sets.push(variant);
+        sets.extend_from_slice(variant);
         let mut s = spec(platform, &json, &sets, 1);
         // the random cpus may exceed small platforms: map them in range
         let n = s.platform.nr_cpus();
@@ -266,6 +275,19 @@ proptest! {
         for c in &r.cpus {
             prop_assert!(c.busy_s <= 1.0 + 1e-9);
         }
+        // Frequencies are OPPs of the CPU's domain; overutilized only reported under EAS,
+        // its time within the run and one trigger per 0→1 transition at most.
+        for &(cpu, khz) in &inv.freqs {
+            let pd = s.platform.pd_of(cpu as usize);
+            prop_assert!(pd.opps.iter().any(|o| o.freq_khz == khz), "cpu {cpu} at {khz} kHz");
+        }
+        prop_assert!((0.0..=100.0 + 1e-9).contains(&r.overutilized.pct));
+        if !r.settings.eas_enabled {
+            prop_assert!(inv.ou.is_empty() && r.overutilized.triggers == 0);
+        }
+        let rises = inv.ou.windows(2).filter(|w| !w[0] && w[1]).count() as u64
+            + u64::from(inv.ou.first() == Some(&true));
+        prop_assert_eq!(r.overutilized.triggers, rises);
         // Every wake-up and fork of these fair tasks went through select_task_rq() once.
         let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
         prop_assert_eq!(r.placements.values().sum::<u64>(), wakeups, "{:?}", r.placements);
