@@ -237,7 +237,10 @@ pub struct BalanceOptions {
     /// Load-balancer version around Vincent Guittot's fairness series: `"v5.10"` (default,
     /// as v6.11) or `"v5.9"`: detach test `load/2 > imbalance` instead of
     /// `(load >> nr_balance_failed) > imbalance`, `imbalance_pct` 125 instead of 117 at
-    /// non-LLC levels, no busy-interval −1 jiffy, `busy_factor` 32 instead of 16.
+    /// non-LLC levels, no busy-interval −1 jiffy, `busy_factor` 32 instead of 16; or
+    /// `"v4.20"`: the balancer before the v5.5 rework (`avg_load`/`load_per_task`,
+    /// `group_no_capacity`, `fix_small_imbalance()`, load-only migration, the v4.20 misfit
+    /// rules), with the v5.9 values above.
     pub version: crate::sched::topology::LbVersion,
 }
 
@@ -633,6 +636,11 @@ mod tests {
         assert_eq!(o.balance.version, LbVersion::V5_9);
         let e = d.apply_sets(&["balance.version=v5.8"]).unwrap_err();
         assert!(e.to_string().contains("v5.9"), "{e}");
+        let o = d.apply_sets(&["balance.version=v4.20"]).unwrap();
+        assert_eq!(o.balance.version, LbVersion::V4_20);
+        // Ordered by kernel release, so `>= V5_10` tests keep their meaning.
+        assert!(LbVersion::V4_20 < LbVersion::V5_9 && LbVersion::V5_9 < LbVersion::V5_10);
+        assert!(d.apply_sets(&["balance.version=v4.19"]).is_err());
     }
 
     #[test]

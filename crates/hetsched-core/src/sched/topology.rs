@@ -163,11 +163,20 @@ pub fn sd_flag_names(flags: u32) -> String {
 /// (`load/2 > imbalance` vs `(load >> nr_balance_failed) > imbalance`), the default
 /// `imbalance_pct` (125 vs 117 at non-LLC levels), the busy interval adjustment (−1 jiffy)
 /// and `busy_factor` (32 vs 16).
+///
+/// [`LbVersion::V4_20`] goes further back, before his v5.5 "rework load_balance" series:
+/// the `avg_load`/`load_per_task` balancer (`group_other`/`group_no_capacity`,
+/// `fix_small_imbalance()`, load-only migration) with the v4.20 misfit additions; it has
+/// the v5.9 values for everything above. Versions are ordered, so `version >= V5_10`
+/// tests keep their meaning.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema, Default,
 )]
 pub enum LbVersion {
-    /// v5.9 and earlier.
+    /// v4.20: the balancer before the v5.5 rework (see `policy::lb`), misfit included.
+    #[serde(rename = "v4.20")]
+    V4_20,
+    /// v5.5 to v5.9: the reworked balancer before the fairness series.
     #[serde(rename = "v5.9")]
     V5_9,
     /// v5.10 and later (the v6.11 default).
@@ -342,7 +351,8 @@ fn asym_cpu_capacity_classify(sd_span: &CpuSet, cpu_map: &CpuSet, caps: &[CpuSet
 }
 
 /// `sd_init()` without the child update (kernel/sched/topology.c, v6.11; v5.9 values
-/// for `LbVersion::V5_9`).
+/// for `LbVersion::V5_9` and `LbVersion::V4_20`; the v4.20 `busy_idx`/`idle_idx` load
+/// indexes are not modelled).
 fn sd_init(
     tl: &TopologyLevel,
     span: CpuSet,
@@ -353,7 +363,7 @@ fn sd_init(
 ) -> SchedDomain {
     let sd_weight = span.weight() as u64;
     let (busy_factor, imbalance_pct) = match version {
-        LbVersion::V5_9 => (32, 125),
+        LbVersion::V4_20 | LbVersion::V5_9 => (32, 125),
         LbVersion::V5_10 => (16, 117),
     };
     let mut sd = SchedDomain {

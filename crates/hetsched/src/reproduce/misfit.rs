@@ -11,9 +11,14 @@
 //! sysbench is its own generator part (`gen:sysbench-cpu:name=big0,…+…`), so each is
 //! one task and the noise model gives each its own start offset and work scale.
 //!
-//! Variants: `tip` = `balance.misfit=false` (the kernel before the series: capacity-aware
-//! wake-up, ordinary load balancing only) and `misfit` = the default (misfit status, the
-//! `group_misfit_task` group type, the misfit nohz kick and misfit active balance).
+//! Variants: both run the balancer of the series' kernel, `balance.version=v4.20` (before
+//! the v5.5 `load_balance()` rework: `avg_load`/`load_per_task`, `group_no_capacity`,
+//! `fix_small_imbalance()`, load-only migration). `tip` adds `balance.misfit=false` (the
+//! kernel before the series: capacity-aware wake-up, ordinary load balancing only) and
+//! `misfit` keeps the series (misfit status, the `group_misfit_task` group type, the
+//! misfit nohz kick and misfit active balance). With the reworked balancer (v5.5+) `tip`
+//! would move only one LITTLE task to a big CPU (`migrate_task` evens idle CPUs, and
+//! `local->idle_cpus <= busiest->idle_cpus + 1` stops it there), unlike the seed's board.
 //!
 //! # Metrics
 //!
@@ -46,9 +51,16 @@ pub const PLATFORMS: &[&str] = &["juno_r0", "hikey960"];
 pub const VARIANTS: &[(&str, &[&str])] = &[
     (
         "tip",
-        &["cpufreq.governor=performance", "balance.misfit=false"],
+        &[
+            "cpufreq.governor=performance",
+            "balance.version=v4.20",
+            "balance.misfit=false",
+        ],
     ),
-    ("misfit", &["cpufreq.governor=performance"]),
+    (
+        "misfit",
+        &["cpufreq.governor=performance", "balance.version=v4.20"],
+    ),
 ];
 /// Runs by default (the series' 10-run summary).
 pub const DEFAULT_RUNS: usize = 10;
@@ -298,7 +310,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             "Workload per platform: the series' script as generator parts, e.g. {} (1200 µs of work per request at capacity 1024 and fmax); governor performance.",
             specs[0].0
         ),
-        "tip = balance.misfit=false; misfit = default options. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
+        "Both variants run the v4.20 balancer (balance.version=v4.20, the series' kernel, before the v5.5 load_balance rework); tip = balance.misfit=false; misfit = the series on. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
         "Completion = exit − first wake-up of each unpinned task; the background noise tasks are left out.".into(),
     ];
 

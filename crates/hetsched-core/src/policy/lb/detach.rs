@@ -143,7 +143,7 @@ pub(crate) fn detach_tasks(
                         false
                     } else {
                         let eff = match p.version {
-                            LbVersion::V5_9 => load / 2,
+                            LbVersion::V4_20 | LbVersion::V5_9 => load / 2,
                             LbVersion::V5_10 => shr_bound(load, nr_balance_failed),
                         };
                         if eff as i64 > e.imbalance {
@@ -157,7 +157,7 @@ pub(crate) fn detach_tasks(
                 MigrationType::Util => {
                     let util = t.util_est;
                     let eff = match p.version {
-                        LbVersion::V5_9 => util,
+                        LbVersion::V4_20 | LbVersion::V5_9 => util,
                         LbVersion::V5_10 => shr_bound(util, nr_balance_failed),
                     };
                     if eff as i64 > e.imbalance {
@@ -255,6 +255,7 @@ impl LoadBalancer {
             loop_break: SCHED_NR_MIGRATE_BREAK,
             loop_max: 0,
             migration_type: MigrationType::Load,
+            src_grp_type: super::GroupType::HasSpare,
         };
         for i in 0..env.nr_cfs_tasks(busiest) {
             let t = env.cfs_task(busiest, i);

@@ -1,5 +1,18 @@
 //! The kernel's CFS load balancer as pure decision logic (kernel/sched/fair.c, v6.11; the
-//! v5.9 behaviour of the fairness series behind [`LbVersion`]).
+//! v5.9 behaviour of the fairness series, and the v4.20 balancer from before the v5.5
+//! `load_balance()` rework, behind [`LbVersion`]).
+//!
+//! v4.20 ([`LbVersion::V4_20`]) is modelled as version branches of the same functions:
+//! group statistics with `avg_load`, `load_per_task` and `group_no_capacity`, the
+//! `group_other`/`group_misfit_task`/`group_imbalanced`/`group_overloaded` types, the
+//! v4.20 `find_busiest_group()` decision, `calculate_imbalance()` with
+//! `fix_small_imbalance()`, `find_busiest_queue()` on `weighted_cpuload() / capacity`
+//! (or the biggest misfit load), and `need_active_balance()`. Migration is always
+//! `migrate_load` (`detach_tasks()`: skip when `load/2 > imbalance`); a misfit group is
+//! remembered as `env->src_grp_type`. Not modelled: the decayed `cpu_load[]` indexes
+//! (load index 0 on `load_avg` instead), `LBF_NOHZ_STATS`, v4.20's newidle entry test
+//! (`avg_idle < sysctl_sched_migration_cost`), its `should_we_balance()` (newidle always
+//! balances) and its `update_misfit_status()` (no pinned/`max_allowed_capacity` tests).
 //!
 //! The engine implements [`LbEnv`], a read-only view of what the kernel reads per CPU and
 //! per queued fair task, keeps the [`SchedDomains`] (whose per-domain balance state this
@@ -353,6 +366,8 @@ pub(crate) struct Env {
     pub loop_break: u32,
     pub loop_max: u32,
     pub migration_type: MigrationType,
+    /// v4.20 `env->src_grp_type`: the busiest group's type (misfit handling).
+    pub src_grp_type: GroupType,
 }
 
 /// The load balancer with its reusable scratch buffers.
@@ -438,6 +453,7 @@ impl LoadBalancer {
             loop_break: SCHED_NR_MIGRATE_BREAK,
             loop_max: 0,
             migration_type: MigrationType::Load,
+            src_grp_type: GroupType::HasSpare,
         };
         let mut ld_moved = 0usize;
         let mut active_balance = false;
@@ -518,37 +534,57 @@ impl LoadBalancer {
             break;
         }
 
+        let legacy = p.version == LbVersion::V4_20;
         let sd = &mut doms.cpus[this_cpu][level];
         if ld_moved == 0 {
             dec.outcome = LbOutcome::Failed;
             if idle != CpuIdleType::NewlyIdle && e.migration_type != MigrationType::Misfit {
                 sd.nr_balance_failed += 1;
             }
-            if need_active_balance(env, doms, &e) {
+            if need_active_balance(env, doms, p, &e) {
                 let bcpu = env.cpu(busiest);
                 if !bcpu.curr_cpus_allowed.contains(this_cpu) {
                     dec.outcome = LbOutcome::OnePinned;
+                    if legacy {
+                        // v4.20 reports the pinned current task as all pinned.
+                        e.flags |= LBF_ALL_PINNED;
+                    }
                     return self.out_one_pinned(doms, p, &e, this_cpu, level, dec);
                 }
                 e.flags &= !LBF_ALL_PINNED;
                 if !bcpu.active_balance {
                     active_balance = true;
+                    let misfit = e.migration_type == MigrationType::Misfit
+                        || (legacy && e.src_grp_type == GroupType::MisfitTask);
                     dec.active = Some(ActiveBalance {
                         src: busiest,
                         dst: this_cpu,
-                        reason: if e.migration_type == MigrationType::Misfit {
+                        reason: if misfit {
                             MigrationReason::Misfit
                         } else {
                             MigrationReason::Active
                         },
                     });
                 }
+                if legacy {
+                    // We've kicked active balancing, force task migration.
+                    let sd = &mut doms.cpus[this_cpu][level];
+                    sd.nr_balance_failed = sd.cache_nice_tries + 1;
+                }
             }
         } else {
             dec.outcome = LbOutcome::Moved;
             sd.nr_balance_failed = 0;
         }
-        if !active_balance || need_active_balance(env, doms, &e) {
+        if legacy {
+            // v4.20: reset the interval unless an active balance began, which backs off.
+            let sd = &mut doms.cpus[this_cpu][level];
+            if !active_balance {
+                sd.balance_interval = sd.min_interval;
+            } else if sd.balance_interval < sd.max_interval {
+                sd.balance_interval *= 2;
+            }
+        } else if !active_balance || need_active_balance(env, doms, p, &e) {
             // We were unbalanced, so reset the balancing interval.
             let sd = &mut doms.cpus[this_cpu][level];
             sd.balance_interval = sd.min_interval;
@@ -578,8 +614,8 @@ impl LoadBalancer {
         dec: LbDecision,
     ) -> LbDecision {
         // We reach balance although we may have faced some affinity constraints. Clear
-        // the imbalance flag only if other tasks got a chance to move.
-        if has_parent && e.flags & LBF_ALL_PINNED == 0 {
+        // the imbalance flag only if other tasks got a chance to move (v4.20: always).
+        if has_parent && (e.flags & LBF_ALL_PINNED == 0 || p.version == LbVersion::V4_20) {
             let sgc = doms.cpus[this_cpu][level + 1].groups[0].sgc;
             doms.sgc[sgc].imbalance = false;
         }
@@ -602,7 +638,7 @@ impl LoadBalancer {
     fn out_one_pinned(
         &mut self,
         doms: &mut SchedDomains,
-        _p: &LbParams,
+        p: &LbParams,
         e: &Env,
         this_cpu: usize,
         level: usize,
@@ -611,8 +647,11 @@ impl LoadBalancer {
         dec.moved = 0;
         dec.migration_type = e.migration_type;
         self.moves.clear();
-        // Newidle disregards intervals and misfit needs no back-off: no interval change.
-        if e.idle == CpuIdleType::NewlyIdle || e.migration_type == MigrationType::Misfit {
+        // Newidle disregards intervals and misfit needs no back-off: no interval change
+        // (v5.1+; v4.20 backs off on newidle too).
+        if (e.idle == CpuIdleType::NewlyIdle && p.version > LbVersion::V4_20)
+            || e.migration_type == MigrationType::Misfit
+        {
             return dec;
         }
         let sd = &mut doms.cpus[this_cpu][level];
@@ -656,9 +695,21 @@ pub fn check_cpu_capacity(cpu: &LbCpu, imbalance_pct: u64) -> bool {
 /// `need_active_balance(env)` (kernel/sched/fair.c, v6.11) without asym packing:
 /// `migrate_task` after more than `cache_nice_tries + 2` failures; an idle dst pulling the
 /// single CFS task of a CPU with reduced capacity to a clearly bigger one; `migrate_misfit`.
-pub(crate) fn need_active_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env) -> bool {
+///
+/// v4.20: the reduced-capacity rule, then `src_grp_type == group_misfit_task`, then more
+/// than `cache_nice_tries + 2` failures whatever the (always load) migration.
+pub(crate) fn need_active_balance(
+    env: &impl LbEnv,
+    doms: &SchedDomains,
+    p: &LbParams,
+    e: &Env,
+) -> bool {
     let sd = &doms.cpus[e.this_cpu][e.level];
-    if e.migration_type == MigrationType::Task && sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+    let legacy = p.version == LbVersion::V4_20;
+    if !legacy
+        && e.migration_type == MigrationType::Task
+        && sd.nr_balance_failed > sd.cache_nice_tries + 2
+    {
         return true;
     }
     let src = env.cpu(e.src_cpu);
@@ -668,6 +719,10 @@ pub(crate) fn need_active_balance(env: &impl LbEnv, doms: &SchedDomains, e: &Env
         && src.cap.capacity * sd.imbalance_pct < env.cpu(e.dst_cpu).cap.capacity * 100
     {
         return true;
+    }
+    if legacy {
+        return e.src_grp_type == GroupType::MisfitTask
+            || sd.nr_balance_failed > sd.cache_nice_tries + 2;
     }
     e.migration_type == MigrationType::Misfit
 }

@@ -1,12 +1,22 @@
 //! Group statistics and classification: `update_sg_lb_stats()`, `group_classify()`,
-//! `update_sd_pick_busiest()`, `update_sd_lb_stats()` (kernel/sched/fair.c, v6.11).
+//! `update_sd_pick_busiest()`, `update_sd_lb_stats()` (kernel/sched/fair.c, v6.11; the
+//! pre-rework v4.20 rules behind [`LbVersion::V4_20`]).
+//!
+//! v4.20 has four group types, `group_other` < `group_misfit_task` < `group_imbalanced` <
+//! `group_overloaded`; `group_other` is [`GroupType::HasSpare`] here (both are the zero
+//! value a fresh `sd_lb_stats` starts the busiest group with), so the ordering tests
+//! read the same. Its load is `source_load()`/`target_load()` of the `busy_idx`/
+//! `idle_idx` decayed `cpu_load[]` on `weighted_cpuload()` (`runnable_load_avg`); the model
+//! has neither: it uses `LbCpu::load` (the root cfs_rq `load_avg`, blocked load included,
+//! i.e. load index 0 on the v6 signal).
 
 use super::{check_cpu_capacity, CpuIdleType, Env, GroupType, LbEnv, LbParams};
 use crate::platform::SCHED_CAPACITY_SCALE;
-use crate::sched::capacity_greater;
 use crate::sched::topology::{
-    SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY,
+    LbVersion, SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_PREFER_SIBLING,
+    SD_SHARE_CPUCAPACITY,
 };
+use crate::sched::{capacity_greater, fits_capacity};
 
 /// `struct sg_lb_stats`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,6 +43,12 @@ pub struct SgLbStats {
     pub group_type: GroupType,
     /// Largest misfit load of the group (or reduced-capacity load without asymmetry).
     pub group_misfit_task_load: u64,
+    /// v4.20 `sum_weighted_load`: Σ `weighted_cpuload()` (here Σ `LbCpu::load`).
+    pub sum_weighted_load: u64,
+    /// v4.20 `load_per_task` = `sum_weighted_load / sum_nr_running`.
+    pub load_per_task: u64,
+    /// v4.20 `group_no_capacity` (`group_is_overloaded()`, or forced by prefer-sibling).
+    pub group_no_capacity: bool,
 }
 
 /// `struct sd_lb_stats` (group references are indices into the domain's groups).
@@ -73,6 +89,25 @@ pub struct GroupLoad {
 }
 
 impl GroupLoad {
+    /// `group_has_capacity(env, sgs)` of kernel/sched/fair.c v4.20 (until v5.6): fewer
+    /// tasks than CPUs, or utilisation below capacity by `imbalance_pct` (no runnable
+    /// test, which v5.7 added).
+    pub fn has_capacity_v4_20(&self, imbalance_pct: u64) -> bool {
+        if self.sum_nr_running < self.group_weight {
+            return true;
+        }
+        self.group_capacity * 100 > self.group_util * imbalance_pct
+    }
+
+    /// `group_is_overloaded(env, sgs)` of kernel/sched/fair.c v4.20: more tasks than CPUs
+    /// and utilisation above capacity by `imbalance_pct`.
+    pub fn is_overloaded_v4_20(&self, imbalance_pct: u64) -> bool {
+        if self.sum_nr_running <= self.group_weight {
+            return false;
+        }
+        self.group_capacity * 100 < self.group_util * imbalance_pct
+    }
+
     /// `group_has_capacity(imbalance_pct, sgs)` (kernel/sched/fair.c, v6.11).
     pub fn has_capacity(&self, imbalance_pct: u64) -> bool {
         if self.sum_nr_running < self.group_weight {
@@ -111,9 +146,30 @@ pub fn group_has_capacity(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
     group_load(sgs).has_capacity(imbalance_pct)
 }
 
+/// `group_has_capacity(env, sgs)` of v4.20 (see [`GroupLoad::has_capacity_v4_20`]).
+pub fn group_has_capacity_v4_20(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
+    group_load(sgs).has_capacity_v4_20(imbalance_pct)
+}
+
 /// `group_is_overloaded(imbalance_pct, sgs)`.
 pub fn group_is_overloaded(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
     group_load(sgs).is_overloaded(imbalance_pct)
+}
+
+/// `group_classify(group, sgs)` of kernel/sched/fair.c v4.20: `group_overloaded` when
+/// `group_no_capacity`, `group_imbalanced`, `group_misfit_task`, else `group_other`
+/// ([`GroupType::HasSpare`]).
+pub fn group_classify_v4_20(sg_imbalanced: bool, sgs: &SgLbStats) -> GroupType {
+    if sgs.group_no_capacity {
+        return GroupType::Overloaded;
+    }
+    if sg_imbalanced {
+        return GroupType::Imbalanced;
+    }
+    if sgs.group_misfit_task_load != 0 {
+        return GroupType::MisfitTask;
+    }
+    GroupType::HasSpare
 }
 
 /// `group_classify(imbalance_pct, group, sgs)`; `sg_imbalanced` is `sgc->imbalance`.
@@ -137,6 +193,12 @@ pub fn group_classify(imbalance_pct: u64, sg_imbalanced: bool, sgs: &SgLbStats) 
 /// `update_sg_lb_stats()`: statistics of `group` for the balance `e`. Sets
 /// `sg_overloaded` (root level: a CPU with more than one task, or any misfit) and
 /// `sg_overutilized`. With `p.misfit` off, no misfit load is gathered (pre-misfit kernel).
+///
+/// v4.20 ([`LbVersion::V4_20`]): `sum_nr_running` counts `cfs.h_nr_running`, misfit load
+/// is gathered in every group (the local one too) and never from reduced capacity,
+/// `avg_load` and `load_per_task` are always computed, `group_no_capacity` =
+/// `group_is_overloaded()` and the v4.20 `group_classify()`. (v4.20 has no
+/// `overutilized`; the flag is still reported for the engine.)
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update_sg_lb_stats(
     env: &impl LbEnv,
@@ -151,9 +213,35 @@ pub(crate) fn update_sg_lb_stats(
     let chain = &doms.cpus[e.this_cpu];
     let sd = &chain[e.level];
     let balancing_at_rd = e.level + 1 == chain.len();
+    let legacy = p.version == LbVersion::V4_20;
     let mut sgs = SgLbStats::default();
     for i in group.span.and(&e.cpus).iter() {
         env.with_cpu(i, |rq| {
+            if legacy {
+                sgs.group_load += rq.load;
+                sgs.group_util += rq.util_cfs;
+                sgs.sum_nr_running += rq.h_nr_running;
+                sgs.sum_h_nr_running += rq.h_nr_running;
+                if rq.overutilized {
+                    *sg_overutilized = true;
+                }
+                // Only read at the root domain (rd->overload).
+                if balancing_at_rd && rq.nr_running > 1 {
+                    *sg_overloaded = true;
+                }
+                sgs.sum_weighted_load += rq.load;
+                if rq.nr_running == 0 && rq.idle {
+                    sgs.idle_cpus += 1;
+                }
+                if sd.flags & SD_ASYM_CPUCAPACITY != 0
+                    && p.misfit
+                    && sgs.group_misfit_task_load < rq.misfit_task_load
+                {
+                    sgs.group_misfit_task_load = rq.misfit_task_load;
+                    *sg_overloaded = true;
+                }
+                return;
+            }
             sgs.group_load += rq.load;
             sgs.group_util += rq.util_cfs;
             sgs.group_runnable += rq.runnable;
@@ -193,6 +281,18 @@ pub(crate) fn update_sg_lb_stats(
         });
     }
     let sgc = &doms.sgc[group.sgc];
+    if legacy {
+        // Adjust by relative CPU capacity of the group
+        sgs.group_capacity = sgc.capacity;
+        sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity.max(1);
+        if sgs.sum_nr_running != 0 {
+            sgs.load_per_task = sgs.sum_weighted_load / u64::from(sgs.sum_nr_running);
+        }
+        sgs.group_weight = group.group_weight;
+        sgs.group_no_capacity = group_load(&sgs).is_overloaded_v4_20(sd.imbalance_pct);
+        sgs.group_type = group_classify_v4_20(sgc.imbalance, &sgs);
+        return sgs;
+    }
     sgs.group_capacity = sgc.capacity;
     sgs.group_weight = group.group_weight;
     sgs.group_type = group_classify(sd.imbalance_pct, sgc.imbalance, &sgs);
@@ -205,9 +305,17 @@ pub(crate) fn update_sg_lb_stats(
 
 /// `update_sd_pick_busiest()`: whether `sg` (with `sgs`) is busier than the current
 /// busiest. Without SMT the `smt_balance` and SMT tie-break branches never apply.
+///
+/// v4.20: a misfit group is skipped unless the local group has a bigger maximum capacity
+/// (`group_smaller_max_cpu_capacity()`, margin 1280/1024) and `group_has_capacity()`;
+/// then group type, then `avg_load`; with asymmetric capacity a group with no more tasks
+/// than CPUs and a bigger minimum capacity than the local one is not pulled from
+/// (`group_smaller_min_cpu_capacity()`), and of two misfit groups the bigger misfit
+/// load wins. No asym packing.
 pub(crate) fn update_sd_pick_busiest(
     env: &impl LbEnv,
     doms: &SchedDomains,
+    p: &LbParams,
     e: &Env,
     sds: &SdLbStats,
     sg: &SchedGroup,
@@ -216,6 +324,41 @@ pub(crate) fn update_sd_pick_busiest(
     let sd = &doms.cpus[e.this_cpu][e.level];
     let busiest = &sds.busiest_stat;
     let sgc = &doms.sgc[sg.sgc];
+    if p.version == LbVersion::V4_20 {
+        let local_sgc = &doms.sgc[sd.groups[sds.local].sgc];
+        // Don't try to pull misfit tasks we can't help.
+        if sgs.group_type == GroupType::MisfitTask
+            && (!fits_capacity(sgc.max_capacity, local_sgc.max_capacity)
+                || !group_load(&sds.local_stat).has_capacity_v4_20(sd.imbalance_pct))
+        {
+            return false;
+        }
+        if sgs.group_type > busiest.group_type {
+            return true;
+        }
+        if sgs.group_type < busiest.group_type {
+            return false;
+        }
+        if sgs.avg_load <= busiest.avg_load {
+            return false;
+        }
+        if sd.flags & SD_ASYM_CPUCAPACITY == 0 {
+            return true;
+        }
+        // Candidate sg has no more than one task per CPU and has higher per-CPU capacity.
+        if sgs.sum_nr_running <= sgs.group_weight
+            && fits_capacity(local_sgc.min_capacity, sgc.min_capacity)
+        {
+            return false;
+        }
+        // If we have more than one misfit sg go with the biggest misfit.
+        if sgs.group_type == GroupType::MisfitTask
+            && sgs.group_misfit_task_load < busiest.group_misfit_task_load
+        {
+            return false;
+        }
+        return true;
+    }
     // Make sure that there is at least one task to pull
     if sgs.sum_h_nr_running == 0 {
         return false;
@@ -307,6 +450,10 @@ pub(crate) fn update_sd_lb_stats(
     let mut sg_overutilized = false;
     let doms_ro: &SchedDomains = doms;
     let sd = &doms_ro.cpus[e.this_cpu][e.level];
+    // v4.20 `prefer_sibling`: the child domain (`env->sd->child`) has SD_PREFER_SIBLING.
+    let legacy_prefer_sibling = p.version == LbVersion::V4_20
+        && e.level > 0
+        && doms_ro.cpus[e.this_cpu][e.level - 1].flags & SD_PREFER_SIBLING != 0;
     for (gi, sg) in sd.groups.iter().enumerate() {
         let local_group = sg.span.contains(e.dst_cpu);
         let sgs = update_sg_lb_stats(
@@ -319,12 +466,24 @@ pub(crate) fn update_sd_lb_stats(
             &mut sg_overloaded,
             &mut sg_overutilized,
         );
+        let mut sgs = sgs;
         if local_group {
             sds.local = gi;
             sds.local_stat = sgs;
-        } else if update_sd_pick_busiest(env, doms_ro, e, &sds, sg, &sgs) {
-            sds.busiest = Some(gi);
-            sds.busiest_stat = sgs;
+        } else {
+            // v4.20: when the child domain prefers siblings, lower the capacity of a
+            // group with at least two tasks more than a local group that has capacity.
+            if legacy_prefer_sibling
+                && group_load(&sds.local_stat).has_capacity_v4_20(sd.imbalance_pct)
+                && sgs.sum_nr_running > sds.local_stat.sum_nr_running + 1
+            {
+                sgs.group_no_capacity = true;
+                sgs.group_type = group_classify_v4_20(doms_ro.sgc[sg.sgc].imbalance, &sgs);
+            }
+            if update_sd_pick_busiest(env, doms_ro, p, e, &sds, sg, &sgs) {
+                sds.busiest = Some(gi);
+                sds.busiest_stat = sgs;
+            }
         }
         sds.total_load += sgs.group_load;
         sds.total_capacity += sgs.group_capacity;

@@ -541,6 +541,7 @@ fn detach_env(level_failed: u32, version: LbVersion) -> (SchedDomains, LbParams,
         loop_break: SCHED_NR_MIGRATE_BREAK,
         loop_max: 32,
         migration_type: MigrationType::Load,
+        src_grp_type: GroupType::HasSpare,
     };
     (doms, p, e)
 }
@@ -745,4 +746,230 @@ fn newidle_gating() {
     // avg_idle below the base domain's cost: skipped.
     let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 40_000, 50_000, 0);
     assert_eq!(o.domains_tried, 0);
+}
+
+#[test]
+fn v4_20_group_capacity_and_classification() {
+    use super::stats::{group_classify_v4_20, GroupLoad};
+    // A LITTLE cluster of juno: 4 CPUs of capacity 446 (group_capacity 1784), PKG
+    // imbalance_pct 125 (v4.20 sd_init).
+    let g = |nr: u32, util: u64, runnable: u64| GroupLoad {
+        sum_nr_running: nr,
+        group_weight: 4,
+        group_capacity: 1784,
+        group_util: util,
+        group_runnable: runnable,
+    };
+    // 5 tasks, util 1784: 5 > 4 and 1784*100 = 178400 < 1784*125 = 223000 -> overloaded,
+    // and no capacity (5 >= 4, 178400 <= 223000).
+    assert!(g(5, 1784, 0).is_overloaded_v4_20(125));
+    assert!(!g(5, 1784, 0).has_capacity_v4_20(125));
+    // 4 hogs on 4 CPUs: not overloaded (4 <= 4) and no capacity (4 >= 4, util saturated):
+    // v4.20 has no fully-busy type, the group is group_other.
+    assert!(!g(4, 1784, 0).is_overloaded_v4_20(125));
+    assert!(!g(4, 1784, 0).has_capacity_v4_20(125));
+    // 5 tasks at util 1400: 178400 < 175000 fails -> not overloaded; v4.20 ignores the
+    // runnable sum (v6.11: 1784*125 = 223000 < 3000*100 would make it overloaded).
+    assert!(!g(5, 1400, 3000).is_overloaded_v4_20(125));
+    assert!(g(5, 1400, 3000).is_overloaded(125));
+    assert!(g(5, 1400, 3000).has_capacity_v4_20(125)); // 178400 > 175000
+    assert!(g(3, 1784, 0).has_capacity_v4_20(125)); // 3 < 4
+
+    // group_classify(): no_capacity, then sgc->imbalance, then misfit, else group_other.
+    let mut s = SgLbStats {
+        group_no_capacity: true,
+        group_misfit_task_load: 900,
+        ..SgLbStats::default()
+    };
+    assert_eq!(group_classify_v4_20(true, &s), GroupType::Overloaded);
+    s.group_no_capacity = false;
+    assert_eq!(group_classify_v4_20(true, &s), GroupType::Imbalanced);
+    assert_eq!(group_classify_v4_20(false, &s), GroupType::MisfitTask);
+    s.group_misfit_task_load = 0;
+    assert_eq!(group_classify_v4_20(false, &s), GroupType::HasSpare);
+}
+
+#[test]
+fn v4_20_fix_small_imbalance() {
+    use super::imbalance::fix_small_imbalance;
+    // busiest: load_per_task 1024, capacity 1784, avg_load 1763; local: one task of 1024,
+    // capacity 2048, avg_load 512. scaled_busy_load_per_task = 1024*1024/1784 = 587;
+    // imbn = 2 (1024 > 1024 is false); 1763 + 587 = 2350 >= 512 + 2*587 = 1686: move one
+    // task, imbalance = 1024.
+    let busiest = SgLbStats {
+        load_per_task: 1024,
+        group_capacity: 1784,
+        avg_load: 1763,
+        sum_nr_running: 3,
+        ..SgLbStats::default()
+    };
+    let mut local = SgLbStats {
+        load_per_task: 1024,
+        group_capacity: 2048,
+        avg_load: 512,
+        sum_nr_running: 1,
+        ..SgLbStats::default()
+    };
+    let mut imb = 0;
+    fix_small_imbalance(&mut local, &busiest, 0, &mut imb);
+    assert_eq!(imb, 1024);
+    // busiest avg 600 (capacity 2048: scaled 512), local avg 500 (capacity 2048):
+    // 600 + 512 = 1112 < 500 + 1024; capa_now = (2048*600 + 2048*500)/1024 = 2200;
+    // capa_move = 2048*min(1024, 600-512) + 2048*min(1024, 500 + 1048576/2048) = 180224 +
+    // 2072576 -> 2200: no throughput gain, the imbalance stays 0.
+    let busiest = SgLbStats {
+        avg_load: 600,
+        group_capacity: 2048,
+        ..busiest
+    };
+    local.avg_load = 500;
+    let mut imb = 0;
+    fix_small_imbalance(&mut local, &busiest, 0, &mut imb);
+    assert_eq!(imb, 0);
+    // An empty local group takes cpu_avg_load_per_task(dst_cpu).
+    local.sum_nr_running = 0;
+    fix_small_imbalance(&mut local, &busiest, 77, &mut imb);
+    assert_eq!(local.load_per_task, 77);
+}
+
+/// juno_r0 with one 1024-load hog on each LITTLE CPU (0, 3, 4, 5) and both bigs idle.
+fn juno_four_hogs(misfit_load: u64) -> LbSnapshot {
+    let mut cpus: Vec<LbCpu> = [446, 1024, 1024, 446, 446, 446]
+        .iter()
+        .map(|&c| idle_cpu(c, 6))
+        .collect();
+    let mut tasks = vec![Vec::new(); 6];
+    for (k, c) in [0usize, 3, 4, 5].into_iter().enumerate() {
+        busy(&mut cpus[c], 1, 446);
+        // CPU 0 carries the biggest misfit load.
+        cpus[c].misfit_task_load = if c == 0 { misfit_load } else { misfit_load / 2 };
+        tasks[c].push(task(20 + k, 1024, 446, true, true, 6));
+    }
+    LbSnapshot { cpus, tasks }
+}
+
+#[test]
+fn v4_20_tip_needs_failures_before_active_balance() {
+    // Before the misfit series (misfit off), v4.20 balancer, CPU 1 balancing PKG idle.
+    let mut doms = SchedDomains::build(&juno(), LbVersion::V4_20, 0);
+    assert_eq!(doms.cpus[1][1].imbalance_pct, 125);
+    let p = LbParams::new(LbVersion::V4_20, false, 250, 6);
+    let env = juno_four_hogs(0);
+    let mut lb = LoadBalancer::new();
+    let run = |lb: &mut LoadBalancer, doms: &mut SchedDomains| {
+        lb.sched_balance_rq(
+            &env,
+            doms,
+            &RootDomainState::default(),
+            &p,
+            1,
+            1,
+            CpuIdleType::Idle,
+            0,
+            MigrationReason::Periodic,
+        )
+    };
+    let d = run(&mut lb, &mut doms);
+    // LITTLE group: load 4096, capacity 1784, avg_load 4096*1024/1784 = 2351, 4 tasks on
+    // 4 CPUs -> group_other; local (bigs): avg_load 0, 2 idle CPUs. Domain avg_load =
+    // 1024*4096/(2048+1784) = 1094. CPU_IDLE: 2 idle <= 0 + 1 fails -> not balanced.
+    // calculate_imbalance: max_pull = 2351 - 1094 = 1257; min(1257*1784 = 2242488,
+    // 1094*2048 = 2240512)/1024 = 2188.
+    assert_eq!(d.migration_type, MigrationType::Load);
+    assert_eq!(d.imbalance, 2188);
+    // find_busiest_queue: wl 1024 <= 2188 so no skip; equal 1024/446 ratios -> first CPU.
+    assert_eq!(d.busiest, Some(0));
+    // One running task: nothing detached; no reduced capacity, no misfit, 1 failure <= 3.
+    assert_eq!(d.outcome, LbOutcome::Failed);
+    assert_eq!(d.active, None);
+    assert_eq!(doms.cpus[1][1].nr_balance_failed, 1);
+    // The fourth failure (> cache_nice_tries + 2 = 3) starts an active balance, sets
+    // nr_balance_failed to cache_nice_tries + 1 = 2 and doubles the interval 6 -> 12.
+    doms.cpus[1][1].nr_balance_failed = 3;
+    let d = run(&mut lb, &mut doms);
+    assert_eq!(
+        d.active,
+        Some(ActiveBalance {
+            src: 0,
+            dst: 1,
+            reason: MigrationReason::Active
+        })
+    );
+    assert_eq!(doms.cpus[1][1].nr_balance_failed, 2);
+    assert_eq!(doms.cpus[1][1].balance_interval, 12);
+
+    // One hog moved to CPU 1: bigs 1 idle CPU, LITTLEs 1 idle CPU; CPU 2 balances.
+    let mut moved = env.clone();
+    moved.cpus[0] = idle_cpu(446, 6);
+    moved.tasks[0].clear();
+    busy(&mut moved.cpus[1], 1, 1024);
+    moved.tasks[1].push(task(20, 1024, 1024, true, true, 6));
+    let d = lb.sched_balance_rq(
+        &moved,
+        &mut doms,
+        &RootDomainState::default(),
+        &p,
+        2,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // local avg 1024*1024/2048 = 512 < busiest 3072*1024/1784 = 1763 and < domain 1094,
+    // but CPU_IDLE with busiest not overloaded and 1 <= 1 + 1 idle CPUs: balanced.
+    assert_eq!(d.outcome, LbOutcome::NoBusyGroup);
+    // Newly idle instead uses imbalance_pct: 100*1763 > 125*512 -> imbalance computed.
+    let d = lb.sched_balance_rq(
+        &moved,
+        &mut doms,
+        &RootDomainState::default(),
+        &p,
+        2,
+        1,
+        CpuIdleType::NewlyIdle,
+        0,
+        MigrationReason::Newidle,
+    );
+    // max_pull = 1763 - 1094 = 669; min(669*1784 = 1193496, (1094-512)*2048 = 1191936)
+    // /1024 = 1164 >= load_per_task 1024; the single running hogs cannot be detached.
+    assert_eq!(d.imbalance, 1164);
+    assert_eq!(d.outcome, LbOutcome::Failed);
+}
+
+#[test]
+fn v4_20_misfit_forces_balance_and_active_push() {
+    let mut doms = SchedDomains::build(&juno(), LbVersion::V4_20, 0);
+    let p = LbParams::new(LbVersion::V4_20, true, 250, 6);
+    let env = juno_four_hogs(1024);
+    let mut lb = LoadBalancer::new();
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &RootDomainState::default(),
+        &p,
+        1,
+        1,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    // group_misfit_task (max misfit load 1024): 446*1280 = 570880 < 1024*1024, and the
+    // local group has capacity (0 < 2) -> busiest, forced. The imbalance is the same
+    // avg_load distance as above, 2188 = max(2188, 1024), migrate_load.
+    assert_eq!(d.migration_type, MigrationType::Load);
+    assert_eq!(d.imbalance, 2188);
+    // find_busiest_queue picks the biggest misfit load: CPU 0 (1024 vs 512).
+    assert_eq!(d.busiest, Some(0));
+    // need_active_balance: src_grp_type == group_misfit_task on the first failure.
+    assert_eq!(
+        d.active,
+        Some(ActiveBalance {
+            src: 0,
+            dst: 1,
+            reason: MigrationReason::Misfit
+        })
+    );
+    // v4.20 counts the failure (1), then forces migration: cache_nice_tries + 1 = 2.
+    assert_eq!(doms.cpus[1][1].nr_balance_failed, 2);
+    assert_eq!(d.rd_overloaded, Some(true));
 }
