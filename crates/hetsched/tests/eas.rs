@@ -466,6 +466,8 @@ fn eas_placement_energy_is_near_the_best_the_model_allows() {
             let chosen = placement_energy(&s.platform, &em, &utils, &main_cpus(&r, &comms));
             let best = best_energy(&s.platform, &em, &utils);
             let ratio = chosen as f64 / best as f64;
+            // `cargo test -p hetsched --test eas eas_placement -- --nocapture` prints these.
+            println!("{platform} {name}: energy {chosen}, best {best}, ratio {ratio:.3}");
             // feec is greedy (one wake-up at a time, two candidates per domain), so the
             // optimum is not guaranteed; measured: 1.000 in every scenario here.
             assert!(
