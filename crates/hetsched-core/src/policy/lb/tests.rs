@@ -77,6 +77,21 @@ const RD: RootDomainState = RootDomainState {
     eas: false,
 };
 
+/// One `sched_balance_rq()` pass of `dst` at the PKG level (1) at jiffies 0.
+#[allow(clippy::too_many_arguments)]
+fn pkg_pass(
+    lb: &mut LoadBalancer,
+    env: &LbSnapshot,
+    doms: &mut SchedDomains,
+    rd: &RootDomainState,
+    p: &LbParams,
+    dst: usize,
+    idle: CpuIdleType,
+    reason: MigrationReason,
+) -> LbDecision {
+    lb.sched_balance_rq(env, doms, rd, p, dst, 1, idle, 0, reason)
+}
+
 #[test]
 fn classification() {
     // weight 4, capacity 4096, imbalance_pct 117.
@@ -251,15 +266,14 @@ fn no_misfit_balance_in_pre_misfit_kernel() {
     // update_misfit_status() yields 0 with misfit off.
     let env = juno_misfit_env(0);
     let mut lb = LoadBalancer::new();
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RootDomainState::default(),
         &p,
         1,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     // Both groups have spare; no PREFER_SIBLING at PKG (asym); local idle 1 <= remote
@@ -290,15 +304,14 @@ fn migrate_util_from_overloaded_group() {
     ];
     let env = LbSnapshot { cpus, tasks };
     let mut lb = LoadBalancer::new();
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         0,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     // Remote: 6 tasks on 4 CPUs, util 4096: 409600 < 4096*117 -> overloaded. Local: 3
@@ -344,15 +357,14 @@ fn migrate_task_with_prefer_sibling_and_dst_pinned_retry() {
     let mut doms = sym8();
     let mut lb = LoadBalancer::new();
     let env = spare_env(None);
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         4,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::NohzIdle,
     );
     assert_eq!((d.migration_type, d.imbalance), (MigrationType::Task, 1));
@@ -366,15 +378,14 @@ fn migrate_task_with_prefer_sibling_and_dst_pinned_retry() {
     // group allowed) and the retry moves it there.
     let mut doms = sym8();
     let env = spare_env(Some(&[5, 6]));
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         4,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     assert_eq!(d.outcome, LbOutcome::Moved);
@@ -391,15 +402,14 @@ fn pinned_failures_lead_to_active_balance() {
     // nr_balance_failed 1, 2, 3, 4; migrate_task needs > cache_nice_tries + 2 = 3.
     let env = spare_env(Some(&[0]));
     for i in 1..=4u32 {
-        let d = lb.sched_balance_rq(
+        let d = pkg_pass(
+            &mut lb,
             &env,
             &mut doms,
             &RD,
             &p,
             4,
-            1,
             CpuIdleType::Idle,
-            0,
             MigrationReason::Periodic,
         );
         assert_eq!(d.outcome, LbOutcome::Failed);
@@ -418,15 +428,14 @@ fn pinned_failures_lead_to_active_balance() {
         }
     }
     // Newidle failures do not count.
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         4,
-        1,
         CpuIdleType::NewlyIdle,
-        0,
         MigrationReason::Newidle,
     );
     assert_eq!(d.outcome, LbOutcome::Failed);
@@ -454,15 +463,14 @@ fn migrate_load_between_overloaded_groups() {
     ];
     let env = LbSnapshot { cpus, tasks };
     let mut lb = LoadBalancer::new();
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         4,
-        1,
         CpuIdleType::NotIdle,
-        0,
         MigrationReason::Periodic,
     );
     // local avg = 5120*1024/4096 = 1280, busiest avg = 9216*1024/4096 = 2304,
@@ -482,30 +490,28 @@ fn should_we_balance_and_intervals() {
     let mut lb = LoadBalancer::new();
     let env = spare_env(None);
     // CPU 5 is idle but CPU 4 is the first idle CPU of the local group.
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         5,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     assert_eq!(d.outcome, LbOutcome::NotBalancer);
     assert!(!d.continue_balancing);
     // Balanced pass doubles 8 -> 16, then stays at max_interval 16.
     assert_eq!(doms.cpus[5][1].balance_interval, 16);
-    lb.sched_balance_rq(
+    pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RD,
         &p,
         5,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     assert_eq!(doms.cpus[5][1].balance_interval, 16);
@@ -857,15 +863,14 @@ fn v4_20_tip_needs_failures_before_active_balance() {
     let env = juno_four_hogs(0);
     let mut lb = LoadBalancer::new();
     let run = |lb: &mut LoadBalancer, doms: &mut SchedDomains| {
-        lb.sched_balance_rq(
+        pkg_pass(
+            lb,
             &env,
             doms,
             &RootDomainState::default(),
             &p,
             1,
-            1,
             CpuIdleType::Idle,
-            0,
             MigrationReason::Periodic,
         )
     };
@@ -904,30 +909,28 @@ fn v4_20_tip_needs_failures_before_active_balance() {
     moved.tasks[0].clear();
     busy(&mut moved.cpus[1], 1, 1024);
     moved.tasks[1].push(task(20, 1024, 1024, true, true, 6));
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &moved,
         &mut doms,
         &RootDomainState::default(),
         &p,
         2,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     // local avg 1024*1024/2048 = 512 < busiest 3072*1024/1784 = 1763 and < domain 1094,
     // but CPU_IDLE with busiest not overloaded and 1 <= 1 + 1 idle CPUs: balanced.
     assert_eq!(d.outcome, LbOutcome::NoBusyGroup);
     // Newly idle instead uses imbalance_pct: 100*1763 > 125*512 -> imbalance computed.
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &moved,
         &mut doms,
         &RootDomainState::default(),
         &p,
         2,
-        1,
         CpuIdleType::NewlyIdle,
-        0,
         MigrationReason::Newidle,
     );
     // max_pull = 1763 - 1094 = 669; min(669*1784 = 1193496, (1094-512)*2048 = 1191936)
@@ -942,15 +945,14 @@ fn v4_20_misfit_forces_balance_and_active_push() {
     let p = LbParams::new(LbVersion::V4_20, true, 250, 6);
     let env = juno_four_hogs(1024);
     let mut lb = LoadBalancer::new();
-    let d = lb.sched_balance_rq(
+    let d = pkg_pass(
+        &mut lb,
         &env,
         &mut doms,
         &RootDomainState::default(),
         &p,
         1,
-        1,
         CpuIdleType::Idle,
-        0,
         MigrationReason::Periodic,
     );
     // group_misfit_task (max misfit load 1024): 446*1280 = 570880 < 1024*1024, and the
