@@ -139,6 +139,11 @@ struct ReproduceArgs {
     /// verdicts are only printed and written).
     #[arg(long)]
     check: bool,
+    /// The noise model's configuration, a JSON file (`NoiseConfig`: `start_jitter_us`,
+    /// `work_jitter_ppm`, `background`, `kthreads`; fields left out keep their defaults;
+    /// see docs/experiments.md and docs/noise/).
+    #[arg(long, value_name = "FILE")]
+    noise: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -330,6 +335,23 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Reads a `NoiseConfig` JSON file; an error names the file, line and column.
+fn read_noise_config(
+    path: &std::path::Path,
+) -> anyhow::Result<hetsched::hetsched_core::noise::NoiseConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    serde_json::from_str(&text).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or_default();
+        let hint = if msg.contains("expected") {
+            ""
+        } else {
+            " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
+        };
+        anyhow::anyhow!("{}:{}:{}: {msg}{hint}", path.display(), e.line(), e.column())
+    })
+}
+
 fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     use hetsched::reproduce::{self, ReproduceOptions, EXPERIMENTS};
     let names: Vec<&str> = if a.name == "all" {
@@ -337,13 +359,16 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     } else {
         vec![a.name.as_str()]
     };
-    let opts = ReproduceOptions {
+    let mut opts = ReproduceOptions {
         runs: a.runs,
         seed: a.seed,
         jobs: a.jobs.max(1),
         quick: a.quick,
         ..ReproduceOptions::default()
     };
+    if let Some(path) = &a.noise {
+        opts.noise = read_noise_config(path)?;
+    }
     let mut failed = Vec::new();
     for name in names {
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -421,3 +421,54 @@ fn reproduce_misfit_writes_json_and_run_noise_is_seeded() {
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("bgnoise"));
     assert!(run("1").contains("bgnoise"));
 }
+
+#[test]
+fn reproduce_noise_file_is_used_and_its_errors_name_the_place() {
+    // A shipped configuration: recorded in the JSON report, kthreads off as written.
+    let cfg = repo().join("docs/noise/unbound-1hz.json");
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-noise-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("misfit.json");
+    let o = hetsched(&[
+        "reproduce",
+        "misfit",
+        "--quick",
+        "--runs",
+        "1",
+        "--noise",
+        cfg.to_str().unwrap(),
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(j["noise"]["kthreads"]["enabled"], false);
+    assert_eq!(j["noise"]["background"]["period_us"], 1_000_000);
+    // Fields left out keep their defaults.
+    assert_eq!(j["noise"]["start_jitter_us"], 1000);
+    // Bad input: one line naming file, line and column.
+    let bad = tmp(
+        "noise-bad.json",
+        "{\n  \"background\": {\"run_us\": \"x\"}\n}\n",
+    );
+    let e = err_line(&hetsched(&[
+        "reproduce",
+        "misfit",
+        "--noise",
+        bad.to_str().unwrap(),
+    ]));
+    assert!(e.contains("noise-bad.json:2:"), "{e}");
+    assert!(e.contains("expected u64"), "{e}");
+    let typo = tmp("noise-typo.json", "{\"kthread\": {}}");
+    let e = err_line(&hetsched(&[
+        "reproduce",
+        "misfit",
+        "--noise",
+        typo.to_str().unwrap(),
+    ]));
+    assert!(
+        e.contains("noise-typo.json:1:") && e.contains("unknown field `kthread`"),
+        "{e}"
+    );
+}

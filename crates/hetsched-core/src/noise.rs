@@ -42,11 +42,13 @@
 //! under 1 ms on rk3399; a root domain whose overutilized flag was set with nobody
 //! overloaded stays set forever in the kernel's own rules (only a root-level
 //! `update_sd_lb_stats()` clears it, and idle CPUs only run one from newidle, gated by
-//! `rd->overloaded`). Tried and rejected, with `hetsched reproduce overutilized`: unbound
-//! only at 1 Hz (the flag stuck after the start-up transient: 100 % on m1pro 2x), pinned
-//! only at 100 Hz (ten times the board's triggers), pinned only at 1 Hz (overutilized
-//! 11–39 % where the board shows 0.01–9 %: nobody balances soon after). The defaults
-//! give 1–5 % with the patch and keep every other experiment's criteria.
+//! `rd->overloaded`). Tried and rejected (`hetsched reproduce overutilized --noise
+//! docs/noise/NAME.json`, 10 runs, base seed 0): `unbound-1hz` (the flag set by the
+//! start-up transient never clears: m1pro 2x and the rt-app test at 100 % under the
+//! patch), `pinned-100hz` (6 000–15 000 triggers a minute where the board shows 430–480,
+//! overutilized 13–74 %), `pinned-1hz` (overutilized 10–43 % where the board shows
+//! 0.01–9 %: nobody balances soon after). The defaults give 1–6 % with the patch and keep
+//! every other experiment's criteria.
 //!
 //! The background tasks are named `bgnoise<cpu>` and `kthread<cpu>` (threads
 //! `bgnoise<cpu>-0`, …); the experiments leave them out of their metrics.
