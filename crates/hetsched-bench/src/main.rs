@@ -91,6 +91,7 @@ fn large_platform() -> Platform {
                 core: if big { "big" } else { "little" }.into(),
                 capacity_dmips_mhz: if big { 1024 } else { 512 },
                 capacity: if big { 1024 } else { 384 },
+                work_capacity: None,
                 perf_domain: cl,
                 cluster: cl,
                 idle_states: vec![],

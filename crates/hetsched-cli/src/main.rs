@@ -144,6 +144,11 @@ struct ReproduceArgs {
     /// see docs/experiments.md and docs/noise/).
     #[arg(long, value_name = "FILE")]
     noise: Option<PathBuf>,
+    /// Replace one of the experiment's platforms by a platform file (repeatable), e.g.
+    /// `juno_r0=docs/platforms/juno_r0-sysbench.yaml` (a `work_dmips_mhz` variant; see
+    /// docs/experiments.md).
+    #[arg(long, value_name = "NAME=FILE")]
+    platform: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -368,6 +373,29 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     };
     if let Some(path) = &a.noise {
         opts.noise = read_noise_config(path)?;
+    }
+    // (an unknown experiment is reported by the run itself)
+    let known = names.iter().all(|n| reproduce::platforms_of(n).is_some());
+    for arg in a.platform.iter().filter(|_| known) {
+        let Some((name, file)) = arg.split_once('=') else {
+            anyhow::bail!("--platform {arg}: expected NAME=FILE (e.g. juno_r0=my_juno.yaml)");
+        };
+        let used: Vec<&str> = names
+            .iter()
+            .filter_map(|n| reproduce::platforms_of(n))
+            .flatten()
+            .copied()
+            .collect();
+        if !used.contains(&name) {
+            anyhow::bail!(
+                "--platform {arg}: {} does not run on `{name}`; its platforms: {}",
+                a.name,
+                used.join(", ")
+            );
+        }
+        // read it now: a bad file is an error before any run
+        hetsched::load_platform(file)?;
+        opts.platforms.insert(name.to_string(), file.to_string());
     }
     let mut failed = Vec::new();
     for name in names {

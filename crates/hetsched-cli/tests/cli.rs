@@ -472,3 +472,50 @@ fn reproduce_noise_file_is_used_and_its_errors_name_the_place() {
         "{e}"
     );
 }
+
+#[test]
+fn reproduce_platform_replaces_a_preset_and_bad_uses_are_one_line_errors() {
+    let file = repo().join("docs/platforms/juno_r0-sysbench.yaml");
+    let arg = format!("juno_r0={}", file.display());
+    let o = hetsched(&[
+        "reproduce",
+        "misfit",
+        "--quick",
+        "--runs",
+        "1",
+        "--platform",
+        &arg,
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // the table says where the platform came from and that the seed's run is possible
+    assert!(out.contains("Platform juno_r0 read from"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("juno_r0   misfit  LITTLE/big") && l.ends_with("possible")),
+        "{out}"
+    );
+    // the `platforms show` of that file shows the work speed beside the capacities
+    let o = hetsched(&["platforms", "show", file.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("work speed (work_dmips_mhz"));
+    // not NAME=FILE; a platform the experiment does not use; a bad file
+    let e = err_line(&hetsched(&["reproduce", "misfit", "--platform", "juno_r0"]));
+    assert!(e.contains("expected NAME=FILE"), "{e}");
+    let e = err_line(&hetsched(&[
+        "reproduce",
+        "misfit",
+        "--platform",
+        "rk3399=x.yaml",
+    ]));
+    assert!(
+        e.contains("misfit does not run on `rk3399`") && e.contains("juno_r0, hikey960"),
+        "{e}"
+    );
+    let bad = tmp("juno-bad.yaml", "name: juno\nperf_domains: 3\n");
+    let e = err_line(&hetsched(&[
+        "reproduce",
+        "misfit",
+        "--platform",
+        &format!("juno_r0={}", bad.display()),
+    ]));
+    assert!(e.contains("juno-bad.yaml:"), "{e}");
+}

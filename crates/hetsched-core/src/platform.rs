@@ -64,6 +64,12 @@ pub struct Cpu {
     pub capacity_dmips_mhz: u64,
     /// Normalised capacity `cpu_scale` (`arch_scale_cpu_capacity()`), 1..=1024.
     pub capacity: u64,
+    /// The speed at which tasks' work runs on this CPU at its maximum frequency, on the
+    /// capacity scale, when it differs from [`Cpu::capacity`] (hetsched's, not the
+    /// kernel's: a workload whose speed ratio between core types is not the device tree's;
+    /// the platform file's `work_dmips_mhz`). `None`: the work runs at `capacity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_capacity: Option<u64>,
     /// Index of this CPU's performance domain in [`Platform::perf_domains`].
     pub perf_domain: usize,
     /// Index of this CPU's cluster (cache-sharing group) in [`Platform::clusters`].
@@ -164,6 +170,14 @@ pub struct Platform {
     pub sources: Vec<String>,
     /// Documented deviations, e.g. capacities taken from a seed's live system.
     pub notes: Vec<String>,
+}
+
+impl Cpu {
+    /// The speed of tasks' work on this CPU at its maximum frequency, capacity scale:
+    /// [`Cpu::work_capacity`] if set, else [`Cpu::capacity`].
+    pub fn work_capacity(&self) -> u64 {
+        self.work_capacity.unwrap_or(self.capacity)
+    }
 }
 
 impl Platform {

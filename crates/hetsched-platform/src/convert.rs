@@ -156,6 +156,14 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
                 );
             }
         }
+        if let Some(d) = pd.work_dmips_mhz {
+            if !(1..=MAX_DMIPS).contains(&d) {
+                return fail(
+                    sub(p, &[key("work_dmips_mhz")]),
+                    format!("work_dmips_mhz {d} is out of range: expected 1..={MAX_DMIPS}"),
+                );
+            }
+        }
         if let Some(c) = pd.dynamic_power_coefficient {
             if !(1..=MAX_DPC).contains(&c) {
                 return fail(
@@ -230,6 +238,23 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
         })
         .collect();
     let derived = topology_normalize_cpu_scale(&raw);
+    // Work speeds (hetsched's `work_dmips_mhz`) on the same scale: the capacity formula
+    // with the work's DMIPS/MHz in the numerator and the capacities' denominator.
+    let capacity_scale = raw.iter().map(|&(d, f)| d * f).max().unwrap_or(1).max(1);
+    let mut work_caps = vec![None; nr_cpus];
+    for (c, wc) in work_caps.iter_mut().enumerate() {
+        let pd_i = owner.get(&c).map_or(0, |&(i, _)| i);
+        if let Some(wd) = file.perf_domains[pd_i].work_dmips_mhz {
+            let w = ((wd * max_freqs[pd_i]) << 10) / capacity_scale;
+            if w == 0 {
+                return fail(
+                    sub(pd_path(pd_i), &[key("work_dmips_mhz")]),
+                    format!("work_dmips_mhz {wd} gives CPU {c} a work speed of 0 (below 1/1024 of the largest CPU's capacity)"),
+                );
+            }
+            *wc = Some(w);
+        }
+    }
     for (c, &cap) in derived.iter().enumerate() {
         if cap == 0 {
             let pd_i = owner.get(&c).map_or(0, |&(i, _)| i);
@@ -352,6 +377,7 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
                 core: pd.core.clone(),
                 capacity_dmips_mhz: pd.capacity_dmips_mhz.unwrap_or(SCHED_CAPACITY_SCALE),
                 capacity: capacities[c],
+                work_capacity: work_caps[c],
                 perf_domain: pd_i,
                 cluster: cluster_of[c],
                 idle_states: idle_of(pd),

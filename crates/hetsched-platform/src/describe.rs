@@ -136,6 +136,18 @@ pub fn describe(p: &Platform) -> String {
             c.capacity_dmips_mhz
         );
     }
+    let work: Vec<String> = p
+        .cpus
+        .iter()
+        .filter_map(|c| c.work_capacity.map(|w| format!("CPU {} {w}", c.id)))
+        .collect();
+    if !work.is_empty() {
+        let _ = writeln!(
+            s,
+            "work speed (work_dmips_mhz; hetsched's, the kernel sees the capacities): {}",
+            work.join(", ")
+        );
+    }
     for pd in &p.perf_domains {
         let first = pd.cpus.first().and_then(|&c| p.cpus.get(c));
         let cap = first.map_or(0, |c| c.capacity);

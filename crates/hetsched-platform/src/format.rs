@@ -62,6 +62,13 @@ pub struct PerfDomainFile {
     /// every CPU gets 1024, as the kernel does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_dmips_mhz: Option<u64>,
+    /// hetsched's own, not the kernel's: the DMIPS/MHz at which the tasks' *work* runs on
+    /// these CPUs (rt-app `run`, the generators' requests), when a workload's speed ratio
+    /// between core types is not the device tree's Dhrystone-based one. The kernel never
+    /// sees it (capacity, PELT, EAS and the balancer keep `capacity_dmips_mhz`). Default:
+    /// `capacity_dmips_mhz` (work runs at capacity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dmips_mhz: Option<u64>,
     /// `dynamic-power-coefficient` (µW/MHz/V²) of the CPU nodes, when the device tree has
     /// one. With OPP voltages it gives the energy model: µW = C × V² × f(MHz).
     #[serde(default, skip_serializing_if = "Option::is_none")]

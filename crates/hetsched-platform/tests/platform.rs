@@ -257,6 +257,43 @@ fn small_example_loads() {
 }
 
 #[test]
+fn work_dmips_mhz_sets_the_work_speed_not_the_capacity() {
+    // little: 500 DMIPS/MHz at 1 GHz → capacity 500; its work at 750 → (750 << 10) / 1024.
+    let text = SMALL.replace(
+        "    capacity_dmips_mhz: 500\n",
+        "    capacity_dmips_mhz: 500\n    work_dmips_mhz: 750\n",
+    );
+    let p = parse_str(&text, "x.yaml").expect("valid");
+    assert_eq!(caps(&p), [500, 500, 1024]);
+    let work: Vec<u64> = p.cpus.iter().map(|c| c.work_capacity()).collect();
+    assert_eq!(work, [750, 750, 1024]);
+    assert_eq!(p.cpus[2].work_capacity, None);
+    // Without it the work runs at the capacity.
+    let p = parse_str(SMALL, "x.yaml").expect("valid");
+    assert!(p.cpus.iter().all(|c| c.work_capacity.is_none()));
+    assert_eq!(p.cpus[0].work_capacity(), 500);
+    // Out of range: one line, at the value.
+    err_at(
+        &SMALL.replace(
+            "    capacity_dmips_mhz: 500\n",
+            "    capacity_dmips_mhz: 500\n    work_dmips_mhz: 0\n",
+        ),
+        8,
+        21,
+        "work_dmips_mhz 0 is out of range",
+    );
+    // The shipped sysbench Juno: A53 work at 844 → 652, capacity still 446.
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/platforms/juno_r0-sysbench.yaml"
+    );
+    let j = load(root).expect("docs/platforms/juno_r0-sysbench.yaml loads");
+    assert_eq!(j.cpus[0].capacity, 446);
+    assert_eq!(j.cpus[0].work_capacity, Some(652));
+    assert_eq!(j.cpus[1].work_capacity(), 1024);
+}
+
+#[test]
 fn malformed_inputs_give_one_line_errors_with_position() {
     // Unknown key (typo).
     err_at(

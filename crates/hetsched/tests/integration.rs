@@ -136,6 +136,48 @@ fn run_work_scales_with_capacity_and_frequency() {
     );
 }
 
+#[test]
+fn work_speed_follows_work_dmips_mhz_and_the_kernel_keeps_the_capacity() {
+    // docs/platforms/juno_r0-sysbench.yaml: the A53s' work at 844 DMIPS/MHz (work
+    // capacity 652) while their capacity stays 446. run 10 ms calibrated on the A57 (CPU1).
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/platforms/juno_r0-sysbench.yaml"
+    );
+    let json = |cpu: usize| {
+        format!(
+            r#"{{"global": {{"calibration": "CPU1"}}, "tasks": {{"t": {{"cpus": [{cpu}], "loop": 10, "run": 10000, "sleep": 100000}}}}}}"#
+        )
+    };
+    let cpu_time = |platform: &str, cpu: usize| {
+        let r = run(&spec(platform, &json(cpu), &[], 5), &mut []).unwrap();
+        r.tasks[0].cpu_time_s
+    };
+    assert!((cpu_time(file, 1) - 0.1).abs() < 1e-6);
+    let preset = cpu_time("juno_r0", 0);
+    assert!((preset - 0.1 * 1024.0 / 446.0).abs() < 1e-5, "{preset}");
+    let faster = cpu_time(file, 0);
+    assert!((faster - 0.1 * 1024.0 / 652.0).abs() < 1e-5, "{faster}");
+    // The kernel's view is the preset's: the same capacities in the trace.
+    let cap_lines = |platform: &str| {
+        let (_, trace) = run_traced(&spec(platform, &json(0), &[], 1));
+        String::from_utf8(trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("sched_cpu_capacity"))
+            .map(|l| l.split_once(':').map_or("", |x| x.1).to_string())
+            .take(6)
+            .collect::<Vec<_>>()
+    };
+    let caps = cap_lines("juno_r0");
+    assert_eq!(caps.len(), 6);
+    assert!(
+        caps[0].contains("cpu=0 capacity=446 capacity_orig=446"),
+        "{caps:?}"
+    );
+    assert_eq!(caps, cap_lines(file));
+}
+
 /// Checks scheduling invariants on the event stream.
 #[derive(Default)]
 struct Invariants {

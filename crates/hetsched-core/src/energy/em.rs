@@ -390,6 +390,7 @@ pub(crate) mod tests {
             core: if big { "cortex-a57" } else { "cortex-a53" }.into(),
             capacity_dmips_mhz: if big { 1024 } else { 578 },
             capacity: if big { 1024 } else { 446 },
+            work_capacity: None,
             perf_domain: usize::from(big),
             cluster: usize::from(big),
             idle_states: vec![],

@@ -770,6 +770,7 @@ pub(crate) mod tests {
                     core: "test".into(),
                     capacity_dmips_mhz: *cap,
                     capacity: *cap,
+                    work_capacity: None,
                     perf_domain: i,
                     cluster: i,
                     idle_states: vec![],

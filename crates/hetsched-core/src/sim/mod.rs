@@ -236,6 +236,8 @@ struct Rq {
     avg_rt: pelt::SchedAvg,
     avg_dl: pelt::SchedAvg,
     cap: u64,
+    /// Speed of the work at fmax, capacity scale ([`crate::platform::Cpu::work_capacity`]).
+    work_cap: u64,
     freq_khz: u64,
     max_freq_khz: u64,
     freq_scale: u64,
@@ -640,6 +642,7 @@ impl<'w> Sim<'w> {
                     avg_rt: pelt::SchedAvg::default(),
                     avg_dl: pelt::SchedAvg::default(),
                     cap: p.cpus[c].capacity,
+                    work_cap: p.cpus[c].work_capacity(),
                     freq_khz: s.fixed_freq_khz[p.cpus[c].perf_domain],
                     max_freq_khz: pd.max_freq_khz,
                     freq_scale: 1024,
@@ -657,9 +660,17 @@ impl<'w> Sim<'w> {
                 }
             })
             .collect();
+        // The reference's work speed (its capacity unless the platform gives
+        // `work_dmips_mhz`): rt-app calibrates on the loop it runs.
         let cap_ref = match w.calibration {
-            Calibration::Cpu(c) => p.cpus[c].capacity,
-            Calibration::PLoadNs(_) => p.max_capacity(),
+            Calibration::Cpu(c) => p.cpus[c].work_capacity(),
+            Calibration::PLoadNs(_) => {
+                let max = p.max_capacity();
+                p.cpus
+                    .iter()
+                    .find(|c| c.capacity == max)
+                    .map_or(max, |c| c.work_capacity())
+            }
         };
         let markers = match s.options.trace.rtapp_markers {
             MarkerChoice::Workload => w.ftrace,
@@ -1143,18 +1154,21 @@ impl<'w> Sim<'w> {
 
     // ----------------------------------------------------------------- work accounting
 
-    /// Work done on `cpu` in `dt` ns: `dt × capacity × f / fmax` (capacity-ns).
+    /// Work done on `cpu` in `dt` ns: `dt × capacity × f / fmax` (capacity-ns), with the
+    /// CPU's work speed ([`crate::platform::Cpu::work_capacity`], the capacity unless the
+    /// platform gives `work_dmips_mhz`) as the capacity.
     fn work_in(&self, cpu: usize, dt: Nanos) -> u128 {
         let rq = &self.rqs[cpu];
         let fmax = rq.max_freq_khz.max(1);
         // u64 when the product fits (always, for realistic spans): a u128 division is slow
         match dt
-            .checked_mul(rq.cap)
+            .checked_mul(rq.work_cap)
             .and_then(|v| v.checked_mul(rq.freq_khz))
         {
             Some(v) => u128::from(v / fmax),
             None => {
-                u128::from(dt) * u128::from(rq.cap) * u128::from(rq.freq_khz) / u128::from(fmax)
+                u128::from(dt) * u128::from(rq.work_cap) * u128::from(rq.freq_khz)
+                    / u128::from(fmax)
             }
         }
     }
@@ -1162,7 +1176,7 @@ impl<'w> Sim<'w> {
     /// Wall time to do `work` on `cpu` (rounded up).
     fn time_for(&self, cpu: usize, work: u128) -> Nanos {
         let rq = &self.rqs[cpu];
-        let den = rq.cap * rq.freq_khz;
+        let den = rq.work_cap * rq.freq_khz;
         if den == 0 {
             return u64::MAX / 4;
         }

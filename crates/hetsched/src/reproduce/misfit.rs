@@ -34,12 +34,23 @@
 //! tasks finish at least 15 % after the fastest (the seed: two on both boards, at
 //! +26…+51 %), and under `misfit` the spread slowest/fastest is smaller than under `tip`
 //! (the seed: 1.26 < 1.39 on Juno, 1.06 < 1.50 on Hikey960).
+//!
+//! # The seed's runs under the work model
+//!
+//! The table ends with [`feasibility`]: a work-conservation bound, independent of the
+//! scheduler, on whether the seed's single runs can happen at all when the LITTLE CPUs do
+//! `r` of a big's work per second (the platform's work capacities). Under capacity-scaled
+//! work the seed's Juno runs cannot (they need the A53 at ≥ 0.636 of the A57); with
+//! `--platform juno_r0=docs/platforms/juno_r0-sysbench.yaml` (`work_dmips_mhz`) they can.
 
 use super::{
     mean, obj, render_footer, request, round, run_jobs, task_of, workload_tasks, Job, Progress,
     Report, ReproduceOptions, Verdict,
 };
-use crate::{load_platform, Error};
+#[cfg(test)]
+use crate::load_platform;
+use crate::Error;
+use hetsched_core::platform::Platform;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
@@ -68,6 +79,9 @@ pub const DEFAULT_RUNS: usize = 10;
 pub const QUICK_RUNS: usize = 3;
 /// The script's REQUESTS.
 pub const REQUESTS: u64 = 1000;
+/// Work per sysbench request, µs at capacity 1024 and fmax (the `sysbench-cpu`
+/// generator's default, which the workload uses).
+pub const REQUEST_US: u64 = 1200;
 /// "Far behind" in the single-run shape criterion: ≥ 15 % after the fastest task.
 pub const BEHIND_FACTOR: f64 = 1.15;
 
@@ -120,14 +134,13 @@ pub fn workload_spec(bigs: &[usize], littles: &[usize]) -> String {
 }
 
 /// Big and LITTLE CPUs of a platform: the CPUs of the maximum capacity, and the others.
-fn split_cpus(platform: &str) -> Result<(Vec<usize>, Vec<usize>), Error> {
-    let p = load_platform(platform)?;
+fn split_cpus(p: &Platform) -> (Vec<usize>, Vec<usize>) {
     let max = p.max_capacity();
     let (b, l): (Vec<_>, Vec<_>) = p.cpus.iter().partition(|c| c.capacity == max);
-    Ok((
+    (
         b.iter().map(|c| c.id).collect(),
         l.iter().map(|c| c.id).collect(),
-    ))
+    )
 }
 
 fn seed_ref(
@@ -160,6 +173,119 @@ fn shape(v: &[f64]) -> (usize, f64) {
     )
 }
 
+/// What the work model says about a single run of the seed: can any schedule produce
+/// these completion times at all?
+///
+/// A work-conservation bound, independent of the scheduler. Each unpinned task needs
+/// `W = requests × request_us` of work at the big CPUs' speed; a LITTLE CPU does a
+/// fraction `r` of a big's work per second (the model: LITTLE capacity / big capacity at
+/// fmax, the `performance` governor). A task that completes at `C` with `L` s on LITTLE
+/// CPUs and `B` s on big ones has `r·L + B = W` and `L + B ≤ C`, so it spent at least
+/// `B ≥ (W − r·C) / (1 − r)` on the bigs; `nb` big CPUs give at most `nb · t` of big time
+/// by `t`. The pinned tasks' own big-CPU work is left out, which makes the bound weaker
+/// (a run that fails it fails it even if they did nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Feasibility {
+    /// `r` of the model (LITTLE capacity / big capacity).
+    pub model_ratio: f64,
+    /// The least `r` for which the run is possible at the model's request time
+    /// (`None`: not even at `r` = 1, a task finished faster than `W`).
+    pub min_ratio: Option<f64>,
+    /// The longest request time (µs at capacity 1024 and fmax) for which the run is
+    /// possible at the model's `r`.
+    pub max_request_us: f64,
+}
+
+impl Feasibility {
+    /// Whether the model can produce the run at all.
+    pub fn feasible(&self) -> bool {
+        self.min_ratio.is_some_and(|m| m <= self.model_ratio)
+    }
+}
+
+/// Whether completions `c` (s, any order) are possible for tasks of `w` s of big-CPU
+/// work on `nb` big CPUs with LITTLE speed ratio `r` (see [`Feasibility`]): for every
+/// prefix of the completions in time order, the big time the prefix needs fits in
+/// `nb × ` its last completion.
+pub fn schedule_exists(c: &[f64], w: f64, r: f64, nb: usize) -> bool {
+    let mut c = c.to_vec();
+    c.sort_by(f64::total_cmp);
+    let mut need = 0.0;
+    for &ci in &c {
+        if ci < w {
+            return false; // faster than a big CPU alone
+        }
+        if r < 1.0 {
+            need += ((w - r * ci) / (1.0 - r)).max(0.0);
+        }
+        if need > nb as f64 * ci + 1e-12 {
+            return false;
+        }
+    }
+    true
+}
+
+/// [`Feasibility`] of completions `c` for tasks of `requests × request_us` work, `nb` big
+/// CPUs, model ratio `r` (bisection to 1e-6).
+pub fn feasibility(c: &[f64], requests: u64, request_us: f64, nb: usize, r: f64) -> Feasibility {
+    let w = requests as f64 * request_us * 1e-6;
+    let min_ratio = if schedule_exists(c, w, 1.0, nb) {
+        let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+        if schedule_exists(c, w, 0.0, nb) {
+            hi = 0.0;
+        }
+        while hi - lo > 1e-6 {
+            let mid = 0.5 * (lo + hi);
+            if schedule_exists(c, w, mid, nb) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    } else {
+        None
+    };
+    // feasibility falls as the request time grows
+    let (mut lo, mut hi) = (0.0_f64, 1e7_f64);
+    while hi - lo > 1e-3 {
+        let mid = 0.5 * (lo + hi);
+        if schedule_exists(c, requests as f64 * mid * 1e-6, r, nb) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Feasibility {
+        model_ratio: r,
+        min_ratio,
+        max_request_us: lo,
+    }
+}
+
+/// The model's LITTLE/big work-speed ratio on `p` at fmax (the work capacities: the
+/// capacities unless the platform gives `work_dmips_mhz`; the fastest LITTLE), and the
+/// number of big CPUs.
+fn model_ratio(p: &Platform) -> (f64, usize) {
+    let max = p.max_capacity();
+    let big = p
+        .cpus
+        .iter()
+        .filter(|c| c.capacity == max)
+        .map(|c| c.work_capacity())
+        .max()
+        .unwrap_or(max);
+    let little = p
+        .cpus
+        .iter()
+        .filter(|c| c.capacity < max)
+        .map(|c| c.work_capacity())
+        .max()
+        .unwrap_or(big);
+    let nb = p.cpus.iter().filter(|c| c.capacity == max).count();
+    (little as f64 / big.max(1) as f64, nb)
+}
+
 /// Runs the experiment.
 pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Error> {
     let runs = opts
@@ -167,9 +293,12 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
         .unwrap_or(if opts.quick { QUICK_RUNS } else { DEFAULT_RUNS })
         .max(1);
     let mut specs = Vec::new();
+    let mut ratios = Vec::new();
     for p in PLATFORMS {
-        let (bigs, littles) = split_cpus(p)?;
+        let plat = opts.load_platform(p)?;
+        let (bigs, littles) = split_cpus(&plat);
         specs.push((workload_spec(&bigs, &littles), littles.len()));
+        ratios.push(model_ratio(&plat));
     }
     let mut jobs = Vec::new();
     for (vi, (_, sets)) in VARIANTS.iter().enumerate() {
@@ -250,12 +379,30 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
                 ]),
             );
             if let Some(s) = seed_ref(vname, p) {
+                let (r, nb) = ratios[ci];
+                let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
                 ref_case.insert(
                     (*p).to_string(),
                     obj(vec![
                         ("longest_avg_s", Value::from(s.2)),
                         ("longest_max_s", Value::from(s.3)),
                         ("single_run_completion_s", Value::from(s.4.to_vec())),
+                        (
+                            "single_run_feasibility",
+                            obj(vec![
+                                ("possible_under_the_work_model", Value::from(f.feasible())),
+                                ("model_little_big_ratio", Value::from(round(r, 4))),
+                                (
+                                    "min_little_big_ratio",
+                                    f.min_ratio
+                                        .map_or(Value::Null, |m| Value::from(round(m, 4))),
+                                ),
+                                (
+                                    "max_request_us_at_model_ratio",
+                                    Value::from(round(f.max_request_us, 1)),
+                                ),
+                            ]),
+                        ),
                     ]),
                 );
             }
@@ -307,7 +454,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
 
     let notes = vec![
         format!(
-            "Workload per platform: the series' script as generator parts, e.g. {} (1200 µs of work per request at capacity 1024 and fmax); governor performance.",
+            "Workload per platform: the series' script as generator parts, e.g. {} ({REQUEST_US} µs of work per request at capacity 1024 and fmax); governor performance.",
             specs[0].0
         ),
         "Both variants run the v4.20 balancer (balance.version=v4.20, the series' kernel, before the v5.5 load_balance rework); tip = balance.misfit=false; misfit = the series on. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
@@ -374,6 +521,30 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             );
         }
     }
+    let _ = writeln!(
+        t,
+        "\nThe seed's single runs under the work model (work conservation, any schedule; see docs/experiments.md)"
+    );
+    for (ci, p) in PLATFORMS.iter().enumerate() {
+        let (r, nb) = ratios[ci];
+        for (vname, _) in VARIANTS {
+            let Some(s) = seed_ref(vname, p) else {
+                continue;
+            };
+            let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
+            let need = f
+                .min_ratio
+                .map_or("none".to_string(), |m| format!("{m:.3}"));
+            let _ = writeln!(
+                t,
+                "  {:<9} {:<7} LITTLE/big speed needed ≥ {need} (model {r:.3}); at {r:.3}, ≤ {:.0} µs per request (model {REQUEST_US}): {}",
+                p,
+                vname,
+                f.max_request_us,
+                if f.feasible() { "possible" } else { "impossible" }
+            );
+        }
+    }
     render_footer(&mut t, &criteria, &notes);
 
     Ok(Report {
@@ -396,7 +567,7 @@ mod tests {
 
     #[test]
     fn script_on_juno() {
-        let (b, l) = split_cpus("juno_r0").unwrap();
+        let (b, l) = split_cpus(&load_platform("juno_r0").unwrap());
         assert_eq!((b, l.clone()), (vec![1, 2], vec![0, 3, 4, 5]));
         let w = crate::load_workload(&workload_spec(&[1, 2], &l), &Default::default()).unwrap();
         // two pinned tasks of 250 requests, four unpinned of 1000
@@ -409,6 +580,52 @@ mod tests {
         assert_eq!(loops[1], ("big1".into(), 250, Some(vec![2])));
         assert_eq!(loops[2], ("little0".into(), 1000, None));
         assert_eq!(loops.len(), 6);
+    }
+
+    #[test]
+    fn request_time_is_the_generators() {
+        use hetsched_rtapp::gen::sysbench::SysbenchCpu;
+        assert_eq!(REQUEST_US, SysbenchCpu::default().request_us);
+    }
+
+    #[test]
+    fn work_conservation_bound() {
+        // One big CPU, W = 1 s. Two tasks at 1 s each need 2 s of big time by t = 1 with
+        // r = 0: impossible; with r = 1 (LITTLEs as fast) possible.
+        assert!(!schedule_exists(&[1.0, 1.0], 1.0, 0.0, 1));
+        assert!(schedule_exists(&[1.0, 1.0], 1.0, 1.0, 1));
+        // A task cannot finish faster than W on a big alone.
+        assert!(!schedule_exists(&[0.9], 1.0, 0.9, 4));
+        // r = 0.5, C = 1.5: B ≥ (1 − 0.75) / 0.5 = 0.5 each; two on one big need 1.0 by
+        // 1.5: possible; four need 2.0 > 1.5: not.
+        assert!(schedule_exists(&[1.5, 1.5], 1.0, 0.5, 1));
+        assert!(!schedule_exists(&[1.5; 4], 1.0, 0.5, 1));
+        // The least r for four tasks at 1.5 s on one big: 4(1 − 1.5r)/(1 − r) = 1.5
+        // → r = 2.5 / 4.5 = 0.5556.
+        let f = feasibility(&[1.5; 4], 1000, 1000.0, 1, 0.5);
+        assert!((f.min_ratio.unwrap() - 2.5 / 4.5).abs() < 1e-5);
+        assert!(!f.feasible());
+        // At r = 0.5 the longest request time: 4(W − 0.75)/0.5 = 1.5 → W = 0.9375 s.
+        assert!((f.max_request_us - 937.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_seeds_juno_runs_are_impossible_under_capacity_scaled_work() {
+        // Juno: r = 446/1024, 2 bigs, 1.2 ms per request. Misfit's single run needs the
+        // A53 at ≥ 0.59 of the A57 (see docs/experiments.md); Hikey960's runs are possible.
+        let (r, nb) = model_ratio(&load_platform("juno_r0").unwrap());
+        assert_eq!(nb, 2);
+        assert!((r - 446.0 / 1024.0).abs() < 1e-12);
+        for s in SEED.iter().filter(|s| s.1 == "juno_r0") {
+            let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
+            assert!(!f.feasible(), "{}: {f:?}", s.0);
+            assert!(f.min_ratio.unwrap() > 0.5, "{}: {f:?}", s.0);
+        }
+        let (r, nb) = model_ratio(&load_platform("hikey960").unwrap());
+        for s in SEED.iter().filter(|s| s.1 == "hikey960") {
+            let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
+            assert!(f.feasible(), "{}: {f:?}", s.0);
+        }
     }
 
     #[test]

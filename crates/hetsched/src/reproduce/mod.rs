@@ -36,6 +36,7 @@ use hetsched_core::noise::NoiseConfig;
 use hetsched_core::RunResult;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -55,6 +56,22 @@ pub struct ReproduceOptions {
     pub quick: bool,
     /// The noise model.
     pub noise: NoiseConfig,
+    /// Platforms read from files instead of the presets of the same name
+    /// (`--platform NAME=FILE`), e.g. a `juno_r0` with `work_dmips_mhz`.
+    pub platforms: BTreeMap<String, String>,
+}
+
+impl ReproduceOptions {
+    /// Where the experiment's platform `name` comes from: its file if one replaces it,
+    /// else the preset.
+    pub fn platform_source<'a>(&'a self, name: &'a str) -> &'a str {
+        self.platforms.get(name).map_or(name, String::as_str)
+    }
+
+    /// Loads the experiment's platform `name` (see [`ReproduceOptions::platform_source`]).
+    pub fn load_platform(&self, name: &str) -> Result<hetsched_core::platform::Platform, Error> {
+        crate::load_platform(self.platform_source(name))
+    }
 }
 
 impl Default for ReproduceOptions {
@@ -65,6 +82,7 @@ impl Default for ReproduceOptions {
             jobs: 1,
             quick: false,
             noise: NoiseConfig::default(),
+            platforms: BTreeMap::new(),
         }
     }
 }
@@ -142,14 +160,37 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 /// Runs experiment `name` (one of [`EXPERIMENTS`]).
 pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Error> {
-    match name {
-        misfit::NAME => misfit::run(opts, progress),
-        fairness::NAME => fairness::run(opts, progress),
-        overutilized::NAME => overutilized::run(opts, progress),
-        _ => Err(Error::Reproduce(format!(
+    let Some(platforms) = platforms_of(name) else {
+        return Err(Error::Reproduce(format!(
             "unknown experiment `{name}`; expected one of: {}, all",
             EXPERIMENTS.join(", ")
-        ))),
+        )));
+    };
+    let replaced: Vec<(&String, &String)> = opts
+        .platforms
+        .iter()
+        .filter(|(k, _)| platforms.contains(&k.as_str()))
+        .collect();
+    let mut report = match name {
+        misfit::NAME => misfit::run(opts, progress),
+        fairness::NAME => fairness::run(opts, progress),
+        _ => overutilized::run(opts, progress),
+    }?;
+    for (k, v) in replaced {
+        let note = format!("Platform {k} read from {v}, not the preset.");
+        report.table.push_str(&format!("  - {note}\n"));
+        report.notes.push(note);
+    }
+    Ok(report)
+}
+
+/// The platforms experiment `name` runs on (`None`: no such experiment).
+pub fn platforms_of(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        misfit::NAME => Some(misfit::PLATFORMS),
+        fairness::NAME => Some(&[fairness::PLATFORM]),
+        overutilized::NAME => Some(overutilized::PLATFORMS),
+        _ => None,
     }
 }
 
@@ -199,7 +240,7 @@ pub(crate) fn request(
 ) -> RunRequest {
     let seed = run_seed(opts.seed, case, run);
     RunRequest {
-        platform: platform.to_string(),
+        platform: opts.platform_source(platform).to_string(),
         workload,
         sets: sets.iter().map(|s| s.to_string()).collect(),
         seed,

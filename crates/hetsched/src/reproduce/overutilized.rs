@@ -34,7 +34,7 @@ use super::{
     mean, obj, render_footer, request, round, run_jobs, task_of, workload_tasks, Job, Progress,
     Report, ReproduceOptions, Verdict,
 };
-use crate::{load_platform, Error};
+use crate::Error;
 use hetsched_core::RunResult;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -60,6 +60,8 @@ pub const VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+/// The platforms the experiment runs on.
+pub const PLATFORMS: &[&str] = &["rk3399", "m1pro"];
 /// The stress-ng cases: (platform, X).
 pub const STRESS: &[(&str, u32)] = &[
     ("rk3399", 1),
@@ -146,8 +148,8 @@ fn case_name(platform: &str, x: u32) -> String {
 }
 
 /// CPUs of the maximum capacity of a platform, and whether each CPU is one.
-fn max_cap_cpus(platform: &str) -> Result<Vec<bool>, Error> {
-    let p = load_platform(platform)?;
+fn max_cap_cpus(opts: &ReproduceOptions, platform: &str) -> Result<Vec<bool>, Error> {
+    let p = opts.load_platform(platform)?;
     let max = p.max_capacity();
     Ok(p.cpus.iter().map(|c| c.capacity == max).collect())
 }
@@ -207,7 +209,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
     let mut stress = vec![vec![(0.0, 0.0); STRESS.len()]; VARIANTS.len()];
     // rtapp[v] = (ratio, triggers, energy, share of the small tasks' time on LITTLEs)
     let mut rtapp = vec![(0.0, 0.0, 0.0, 0.0); VARIANTS.len()];
-    let m1_big = max_cap_cpus("m1pro")?;
+    let m1_big = max_cap_cpus(opts, "m1pro")?;
     let mut energy_units = "";
     for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
         let mut per_case = Map::new();
@@ -305,7 +307,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
     // Criteria.
     let mut criteria = Vec::new();
     for (ci, &(p, x)) in STRESS.iter().enumerate() {
-        let nr_max = max_cap_cpus(p)?.iter().filter(|b| **b).count() as u32;
+        let nr_max = max_cap_cpus(opts, p)?.iter().filter(|b| **b).count() as u32;
         let case = case_name(p, x);
         let (base, patch) = (stress[0][ci].0, stress[1][ci].0);
         if x <= nr_max {
@@ -473,9 +475,9 @@ mod tests {
 
     #[test]
     fn max_capacity_cpus() {
-        let b = max_cap_cpus("rk3399").unwrap();
+        let b = max_cap_cpus(&ReproduceOptions::default(), "rk3399").unwrap();
         assert_eq!(b.iter().filter(|x| **x).count(), 2);
-        let m = max_cap_cpus("m1pro").unwrap();
+        let m = max_cap_cpus(&ReproduceOptions::default(), "m1pro").unwrap();
         assert_eq!(m, vec![false, false, true, true, true, true, true, true]);
     }
 
