@@ -376,16 +376,16 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     }
     // (an unknown experiment is reported by the run itself)
     let known = names.iter().all(|n| reproduce::platforms_of(n).is_some());
+    let used: Vec<&str> = names
+        .iter()
+        .filter_map(|n| reproduce::platforms_of(n))
+        .flatten()
+        .copied()
+        .collect();
     for arg in a.platform.iter().filter(|_| known) {
         let Some((name, file)) = arg.split_once('=') else {
             anyhow::bail!("--platform {arg}: expected NAME=FILE (e.g. juno_r0=my_juno.yaml)");
         };
-        let used: Vec<&str> = names
-            .iter()
-            .filter_map(|n| reproduce::platforms_of(n))
-            .flatten()
-            .copied()
-            .collect();
         if !used.contains(&name) {
             anyhow::bail!(
                 "--platform {arg}: {} does not run on `{name}`; its platforms: {}",

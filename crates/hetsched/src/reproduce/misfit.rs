@@ -335,6 +335,20 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
         completion[job.variant][job.case][job.run] = v;
     }
 
+    // feas[v][c]: the seed's single run against the work model (JSON and table).
+    let feas: Vec<Vec<Option<Feasibility>>> = VARIANTS
+        .iter()
+        .map(|(vname, _)| {
+            PLATFORMS
+                .iter()
+                .zip(&ratios)
+                .map(|(p, &(r, nb))| {
+                    seed_ref(vname, p)
+                        .map(|s| feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r))
+                })
+                .collect()
+        })
+        .collect();
     let mut out = Map::new();
     let mut reference = Map::new();
     // longest[v][c] = (avg, max)
@@ -378,9 +392,8 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
                     ("workload", Value::from(specs[ci].0.clone())),
                 ]),
             );
-            if let Some(s) = seed_ref(vname, p) {
-                let (r, nb) = ratios[ci];
-                let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
+            if let (Some(s), Some(f)) = (seed_ref(vname, p), feas[vi][ci]) {
+                let r = f.model_ratio;
                 ref_case.insert(
                     (*p).to_string(),
                     obj(vec![
@@ -526,12 +539,11 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
         "\nThe seed's single runs under the work model (work conservation, any schedule; see docs/experiments.md)"
     );
     for (ci, p) in PLATFORMS.iter().enumerate() {
-        let (r, nb) = ratios[ci];
-        for (vname, _) in VARIANTS {
-            let Some(s) = seed_ref(vname, p) else {
+        for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
+            let Some(f) = feas[vi][ci] else {
                 continue;
             };
-            let f = feasibility(&s.4, REQUESTS, REQUEST_US as f64, nb, r);
+            let r = f.model_ratio;
             let need = f
                 .min_ratio
                 .map_or("none".to_string(), |m| format!("{m:.3}"));
