@@ -1262,6 +1262,18 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// `update_curr()` of `cpu`'s fair queue, with its verdict: EEVDF's `update_deadline()`
+    /// calls `resched_curr()` when curr has used up its request and others are queued
+    /// (kernel/sched/fair.c, v6.11). Every caller outside the tick goes through here, so an
+    /// expired slice is noticed at the next enqueue or dequeue on the CPU, not the next tick.
+    fn update_curr_fair_resched(&mut self, cpu: usize, now: Nanos) {
+        let fair = self.s.fair;
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+        if rq.cfs.update_curr(ents, now, &fair).1 {
+            self.set_resched(cpu);
+        }
+    }
+
     fn set_resched(&mut self, cpu: usize) {
         if !self.rqs[cpu].need_resched {
             self.rqs[cpu].need_resched = true;
@@ -1697,8 +1709,7 @@ impl<'w> Sim<'w> {
             self.trace_util_est(out, cpu, None, now);
         }
         // update_curr() of the queue's current entity before placement.
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-        rq.cfs.update_curr(ents, now, &fair);
+        self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         if fair.variant == FairVariant::Cfs && self.threads[tid].state == TState::Runnable {
@@ -1738,8 +1749,7 @@ impl<'w> Sim<'w> {
             let a = self.ents[tid].avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
         }
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-        rq.cfs.update_curr(ents, now, &fair);
+        self.update_curr_fair_resched(cpu, now);
         let flags = if sleep {
             UPDATE_TG
         } else {
@@ -2836,9 +2846,7 @@ impl<'w> Sim<'w> {
         self.account_op(cpu, now);
         match old_class {
             Class::Fair => {
-                let fair = self.s.fair;
-                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                rq.cfs.update_curr(ents, now, &fair);
+                self.update_curr_fair_resched(cpu, now);
                 if running {
                     self.update_load_avg(out, cpu, tid, 0, now);
                     let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
@@ -2915,9 +2923,7 @@ impl<'w> Sim<'w> {
                 if self.rqs[cpu].cfs.nr_running <= 1 {
                     return;
                 }
-                let fair = self.s.fair;
-                let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                rq.cfs.update_curr(ents, now, &fair);
+                self.update_curr_fair_resched(cpu, now);
                 let e = &mut self.ents[tid];
                 e.deadline = e
                     .deadline

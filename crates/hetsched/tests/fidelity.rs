@@ -1,0 +1,98 @@
+//! Kernel behaviours found missing by reading hetsched against Linux v6.11 (issue 14), each
+//! checked from the trace of a small workload whose kernel behaviour is known.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+use hetsched::hetsched_core::options::Options;
+use hetsched::hetsched_core::trace::TraceSink;
+use hetsched::hetsched_core::{run, RunResult, RunSpec};
+use hetsched::hetsched_trace::FtraceTextSink;
+
+const MS: u64 = 1_000_000;
+
+/// Runs `json` on `platform` for `ms` with `sets` and returns the result and trace lines.
+fn traced(platform: &str, json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
+    let s = RunSpec {
+        platform: hetsched::load_platform(platform).unwrap(),
+        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
+        options: Options::default().apply_sets(sets).unwrap(),
+        seed: 1,
+        duration_ns: Some(ms * MS),
+    };
+    let mut sink = FtraceTextSink::new(Vec::new());
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(&s, &mut sinks).unwrap()
+    };
+    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+    (r, text.lines().map(str::to_string).collect())
+}
+
+/// Timestamp in µs after the 1 s start.
+fn t_us(line: &str) -> i64 {
+    let ts = line.split(']').nth(1).unwrap().trim();
+    let ts = ts.split(':').next().unwrap();
+    let (s, us) = ts.split_once('.').unwrap();
+    (s.parse::<i64>().unwrap() - 1) * 1_000_000 + us.parse::<i64>().unwrap()
+}
+
+/// `key=` field of a trace line.
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
+    line[at..].split(' ').next().unwrap()
+}
+
+/// EEVDF's `update_deadline()` reschedules from every `update_curr()`, not only the tick's
+/// (kernel/sched/fair.c, v6.11): a task that has used up its slice is switched out at the
+/// next enqueue on its CPU. Two hogs share CPU 0 with a SCHED_IDLE task that wakes every
+/// 5 ms and never preempts by itself (`check_preempt_wakeup_fair()`); the tick is 10 ms
+/// and the slice 3 ms, so every wake-up finds the running hog past its slice.
+#[test]
+fn an_expired_slice_is_rescheduled_at_the_next_enqueue() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "loop": -1, "run": 100000 },
+        "b": { "cpus": [0], "loop": -1, "run": 100000 },
+        "c": { "cpus": [0], "policy": "SCHED_IDLE", "loop": -1, "sleep": 5000, "run": 50 } } }"#;
+    let sets = [
+        "sched.hz=100",
+        "fair.tunable_scaling=none",
+        "fair.base_slice_ns=3000000",
+        "trace.signals=false",
+    ];
+    let (_, lines) = traced("hikey960", json, 500, &sets);
+    let mut since: Option<(String, i64)> = None; // the running hog and since when
+    let (mut expired, mut switched) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        if l.contains("sched_switch:") {
+            let next = field(l, "next_comm");
+            since = ["a-0", "b-1"]
+                .contains(&next)
+                .then(|| (next.to_string(), t_us(l)));
+        } else if l.contains("sched_wakeup:") && field(l, "comm") == "c-2" {
+            let Some((hog, from)) = since.clone() else {
+                continue;
+            };
+            if t_us(l) - from <= 3000 {
+                continue;
+            }
+            expired += 1;
+            let out = lines[i + 1..]
+                .iter()
+                .take_while(|m| t_us(m) == t_us(l))
+                .any(|m| m.contains("sched_switch:") && field(m, "prev_comm") == hog);
+            if out {
+                switched += 1;
+            }
+        }
+    }
+    assert!(
+        expired >= 5,
+        "only {expired} wake-ups found a hog past its slice"
+    );
+    assert_eq!(
+        switched, expired,
+        "the hog past its slice was switched out at {switched} of {expired} wake-ups"
+    );
+}
