@@ -96,3 +96,43 @@ fn an_expired_slice_is_rescheduled_at_the_next_enqueue() {
         "the hog past its slice was switched out at {switched} of {expired} wake-ups"
     );
 }
+
+/// The CFS option (v6.5): a task woken onto another CPU has its vruntime made relative to
+/// its old queue's `min_vruntime` (`migrate_task_rq_fair()`) and absolute on the new one
+/// (`enqueue_entity()` with ENQUEUE_MIGRATED) before `place_entity()`. `w` shares CPU 0 with
+/// three hogs for a second (its queue's `min_vruntime` far ahead of CPU 1's); `k` starts on
+/// CPU 1 1.5 s in and wakes `w`, which `wake_affine()` moves to CPU 1. Without the
+/// renormalisation `w` keeps CPU 0's vruntime and starves for a quarter of a second.
+#[test]
+fn cfs_renormalises_the_vruntime_of_a_task_woken_onto_another_cpu() {
+    let json = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": {
+        "h": { "instance": 3, "cpus": [0], "loop": -1, "run": 100000 },
+        "w": { "phases": {
+            "p1": { "cpus": [0], "run": 250000 },
+            "p2": { "cpus": [0, 1], "suspend": "go", "loop": -1, "run": 100000 } } },
+        "k": { "cpus": [1], "delay": 1500000, "phases": {
+            "p1": { "resume": "go" },
+            "p2": { "loop": -1, "run": 100000 } } } } }"#;
+    let sets = [
+        "fair.variant=cfs",
+        "cpufreq.governor=performance",
+        "trace.signals=false",
+    ];
+    let (_, lines) = traced("hikey620", json, 3000, &sets);
+    let mig = lines
+        .iter()
+        .position(|l| {
+            l.contains("sched_migrate_task:")
+                && field(l, "comm") == "w-3"
+                && field(l, "dest_cpu") == "1"
+        })
+        .expect("w is woken onto CPU 1");
+    let ran = lines[mig..]
+        .iter()
+        .find(|l| l.contains("sched_switch:") && field(l, "next_comm") == "w-3")
+        .expect("w runs on CPU 1");
+    let wait_us = t_us(ran) - t_us(&lines[mig]);
+    // sched_latency (6 ms × 4 on 8 CPUs) bounds the wait of a task placed by place_entity()
+    assert!(wait_us <= 24_000, "w waited {wait_us} µs on CPU 1");
+}

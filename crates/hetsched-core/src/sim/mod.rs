@@ -204,6 +204,9 @@ struct Thread {
     wakee: crate::policy::select_fair::WakeeState,
     /// `p->recent_used_cpu`.
     recent_used_cpu: usize,
+    /// ENQUEUE_MIGRATED for its next enqueue: it changed CPU since it was last queued
+    /// (`WF_MIGRATED` in `try_to_wake_up()`, `TASK_ON_RQ_MIGRATING` in `activate_task()`).
+    enqueue_migrated: bool,
     /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
     uclamp: [u64; 2],
     /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).
@@ -915,6 +918,7 @@ impl<'w> Sim<'w> {
             done_loops: false,
             wakee: Default::default(),
             recent_used_cpu: 0,
+            enqueue_migrated: false,
             uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
             uclamp_on: None,
         });
@@ -1590,6 +1594,7 @@ impl<'w> Sim<'w> {
         to: usize,
         now: Nanos,
     ) {
+        // migrate_task_rq_fair() (v6.11; the CFS option: v6.5)
         let last = self.rqs[from].cfs.avg.last_update_time;
         let w = self.ents[tid].load.weight;
         pelt::remove_entity_load_avg(
@@ -1599,6 +1604,14 @@ impl<'w> Sim<'w> {
             w,
         );
         self.ents[tid].avg.last_update_time = 0;
+        if self.s.fair.variant == FairVariant::Cfs && self.threads[tid].class == Class::Fair {
+            // v6.5: a waking task's vruntime is made relative to its old queue here and
+            // absolute on the new one in enqueue_entity() (ENQUEUE_MIGRATED).
+            let min = self.rqs[from].cfs.min_vruntime;
+            let e = &mut self.ents[tid];
+            e.vruntime = e.vruntime.wrapping_sub(min);
+        }
+        self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, to, now);
         self.threads[tid].cpu = to;
     }
@@ -1635,6 +1648,7 @@ impl<'w> Sim<'w> {
         match self.threads[tid].class {
             Class::Fair => self.enqueue_fair(out, cpu, tid, now, initial),
             Class::Rt => {
+                self.threads[tid].enqueue_migrated = false;
                 // enqueue_task_rt(): a woken task goes to the tail of its priority
                 let prio = self.threads[tid].eff_prio;
                 self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, false);
@@ -1643,6 +1657,7 @@ impl<'w> Sim<'w> {
                 self.refresh_view(cpu);
             }
             Class::Dl => {
+                self.threads[tid].enqueue_migrated = false;
                 // enqueue_task_dl(): ENQUEUE_WAKEUP → update_dl_entity(); a new task
                 // starts its first period (setup_new_dl_entity()).
                 let t = &mut self.threads[tid];
@@ -1711,12 +1726,21 @@ impl<'w> Sim<'w> {
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        let migrated = std::mem::take(&mut self.threads[tid].enqueue_migrated);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         if fair.variant == FairVariant::Cfs && self.threads[tid].state == TState::Runnable {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
         } else {
+            if fair.variant == FairVariant::Cfs && migrated {
+                // v6.5 enqueue_entity(): renorm for ENQUEUE_MIGRATED, then place_entity()
+                rq.cfs.cfs_migrate_in(ents, tid);
+            }
             rq.cfs.place_entity(ents, tid, initial, &fair);
+        }
+        if migrated {
+            // enqueue_entity(): "Entity has migrated, no longer consider this task hot"
+            ents[tid].exec_start = 0;
         }
         rq.cfs.enqueue_entity(ents, tid);
         self.threads[tid].state = TState::Runnable;
@@ -1947,6 +1971,7 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(m.src, now);
         self.dequeue_task(out, m.src, m.task, now, false);
         self.trace_migrate(out, m.task, m.src, m.dst, m.dst, now);
+        self.threads[m.task].enqueue_migrated = true;
         self.update_rq_clock(m.dst, now);
         self.enqueue_task(out, m.dst, m.task, now, false);
         self.migrations[m.reason as usize] += 1;
