@@ -513,6 +513,11 @@ pub fn sync_entity_load_avg(se: &mut SchedAvg, cfs_last_update_time: u64, weight
     update_load_avg_blocked_se(se, cfs_last_update_time, weight)
 }
 
+/// Models `kernel/sched/fair.c:load_avg_is_decayed()` (v6.11): every sum is zero.
+pub fn load_avg_is_decayed(sa: &SchedAvg) -> bool {
+    sa.load_sum == 0 && sa.util_sum == 0 && sa.runnable_sum == 0
+}
+
 /// Models `kernel/sched/fair.c:remove_entity_load_avg()` (v6.8): sync the task to its
 /// old cfs_rq's time, then queue its averages in `removed`. The engine then sets
 /// `se.last_update_time = 0` (`migrate_task_rq_fair`).
@@ -665,6 +670,11 @@ pub struct PeltClock {
     pub clock_pelt: u64,
     /// `rq->lost_idle_time` (ns): idle time not credited because the rq was saturated.
     pub lost_idle_time: u64,
+    /// `rq->clock_idle`: the rq clock at its last update while idle
+    /// (`_update_idle_rq_clock_pelt()`, read by `migrate_se_pelt_lag()`).
+    pub clock_idle: u64,
+    /// `rq->clock_pelt_idle`: `rq_clock_pelt()` at that update.
+    pub clock_pelt_idle: u64,
 }
 
 impl PeltClock {
@@ -684,6 +694,8 @@ impl PeltClock {
         self.clock_task = now_task;
         if idle {
             self.clock_pelt = self.clock_task;
+            self.clock_idle = self.clock_task;
+            self.clock_pelt_idle = self.now();
             return;
         }
         let delta = cap_scale(delta, cpu_capacity);
@@ -703,6 +715,24 @@ impl PeltClock {
             self.lost_idle_time = self
                 .lost_idle_time
                 .wrapping_add(self.clock_task.wrapping_sub(self.clock_pelt));
+        }
+        // _update_idle_rq_clock_pelt(): what migrate_se_pelt_lag() will read. (The resync
+        // of clock_pelt itself is left to the next update(), which does it while idle.)
+        self.clock_idle = self.clock_task;
+        self.clock_pelt_idle = self.clock_task.wrapping_sub(self.lost_idle_time);
+    }
+
+    /// Models `kernel/sched/fair.c:migrate_se_pelt_lag()` (v6.11) for a task leaving this
+    /// rq at a wake-up while the rq is idle: the time its blocked averages are decayed to,
+    /// estimated as the kernel does from `clock_pelt_idle`, the cfs_rq's
+    /// `last_update_time` `lut` and the time since `clock_idle` (`sched_clock_cpu()` is
+    /// `now`). No CFS bandwidth (`throttled_pelt_idle` is 0).
+    pub fn migrate_lag_now(&self, lut: u64, now: u64) -> u64 {
+        let est = self.clock_pelt_idle;
+        if est < lut {
+            lut
+        } else {
+            est.wrapping_add(now.wrapping_sub(self.clock_idle))
         }
     }
 
@@ -1178,7 +1208,7 @@ mod tests {
         let mut c = PeltClock {
             clock_task: 100,
             clock_pelt: 40,
-            lost_idle_time: 0,
+            ..Default::default()
         };
         c.update_idle(47_791_489);
         assert_eq!(c.lost_idle_time, 0);

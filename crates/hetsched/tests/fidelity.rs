@@ -136,3 +136,43 @@ fn cfs_renormalises_the_vruntime_of_a_task_woken_onto_another_cpu() {
     // sched_latency (6 ms × 4 on 8 CPUs) bounds the wait of a task placed by place_entity()
     assert!(wait_us <= 24_000, "w waited {wait_us} µs on CPU 1");
 }
+
+/// `migrate_se_pelt_lag()` (v6.11): a task woken off an idle CPU, whose clock stopped when
+/// it went idle, has its blocked averages decayed to the estimated wake-up time before it
+/// is attached to its new CPU. A task runs 200 ms on hikey960's LITTLE CPU 0, sleeps 32 ms,
+/// and no longer fits CPU 0 at the wake-up, so it moves to a big CPU: it must arrive there
+/// with its util decayed by at least the 32 ms it slept (a half), not as it went to sleep.
+#[test]
+fn a_task_woken_off_an_idle_cpu_arrives_with_decayed_util() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "t": { "phases": {
+        "p1": { "cpus": [0], "run": 200000 },
+        "p2": { "cpus": [0, 1, 2, 3, 4, 5, 6, 7], "sleep": 32000, "run": 1000 } } } } }"#;
+    let (_, lines) = traced("hikey960", json, 400, &["cpufreq.governor=performance"]);
+    let util = |l: &str| field(l, "util").parse::<u64>().unwrap();
+    let sleep = lines
+        .iter()
+        .position(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "t-0")
+        .unwrap();
+    let before = lines[..sleep]
+        .iter()
+        .rev()
+        .find(|l| l.contains("sched_pelt_se:") && field(l, "comm") == "t-0")
+        .map(|l| util(l))
+        .unwrap();
+    let mig = sleep
+        + lines[sleep..]
+            .iter()
+            .position(|l| l.contains("sched_migrate_task:") && field(l, "comm") == "t-0")
+            .expect("t moves to a big CPU at its wake-up");
+    let after = lines[mig..]
+        .iter()
+        .find(|l| l.contains("sched_pelt_se:") && field(l, "comm") == "t-0")
+        .map(|l| util(l))
+        .unwrap();
+    assert!(before > 500, "util {before} when it slept");
+    assert!(
+        after * 100 <= before * 55,
+        "util {before} when it slept, {after} when attached to its new CPU 32 ms later"
+    );
+}

@@ -1603,6 +1603,12 @@ impl<'w> Sim<'w> {
             last,
             w,
         );
+        // migrate_se_pelt_lag(): off an idle CPU, whose clock may be stale, the blocked
+        // averages are decayed further to the estimated now.
+        if self.rqs[from].curr.is_none() && !pelt::load_avg_is_decayed(&self.ents[tid].avg) {
+            let est = self.rqs[from].clock.migrate_lag_now(last, now);
+            pelt::update_load_avg_blocked_se(&mut self.ents[tid].avg, est, w);
+        }
         self.ents[tid].avg.last_update_time = 0;
         if self.s.fair.variant == FairVariant::Cfs && self.threads[tid].class == Class::Fair {
             // v6.5: a waking task's vruntime is made relative to its old queue here and
