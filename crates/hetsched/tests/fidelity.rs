@@ -176,3 +176,63 @@ fn a_task_woken_off_an_idle_cpu_arrives_with_decayed_util() {
         "util {before} when it slept, {after} when attached to its new CPU 32 ms later"
     );
 }
+
+/// `add_nr_running()` (kernel/sched/sched.h, v6.11) sets `rd->overloaded` for a second
+/// runnable task of any class, so an RT wake-up that preempts a fair task opens the
+/// newidle balance (`sched_balance_newidle()` is gated by `rd->overloaded`) of the next CPU
+/// to go idle. On hikey620 every CPU but 0 and 1 runs a pinned hog; `f` (allowed on 0 and
+/// 1) has run alone on CPU 0 for 300 ms when the FIFO task `r` preempts it there; the
+/// next time `g` blocks on CPU 1, CPU 1's newidle balance must pull `f` at once.
+#[test]
+fn an_rt_wakeup_beside_fair_load_lets_newidle_pull_the_preempted_task() {
+    let mut tasks = vec![
+        r#""f": { "cpus": [0, 1], "loop": -1, "run": 100000 }"#.to_string(),
+        r#""g": { "cpus": [1], "loop": -1, "run": 3000, "sleep": 7000 }"#.to_string(),
+        r#""r": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "delay": 300000,
+                  "loop": -1, "run": 20000, "sleep": 30000 }"#
+            .to_string(),
+    ];
+    for c in 2..8 {
+        tasks.push(format!(
+            r#""b{c}": {{ "cpus": [{c}], "loop": -1, "run": 100000 }}"#
+        ));
+    }
+    let json = format!(
+        r#"{{ "global": {{ "duration": 1, "calibration": "CPU0" }}, "tasks": {{ {} }} }}"#,
+        tasks.join(",\n")
+    );
+    let sets = ["cpufreq.governor=performance", "trace.signals=false"];
+    let (_, lines) = traced("hikey620", &json, 400, &sets);
+    let preempt = lines
+        .iter()
+        .position(|l| {
+            l.contains("sched_switch:")
+                && field(l, "prev_comm") == "f-0"
+                && field(l, "next_comm") == "r-2"
+        })
+        .expect("r preempts f on CPU 0");
+    let g_blocks = lines[preempt..]
+        .iter()
+        .find(|l| {
+            l.contains("sched_switch:")
+                && field(l, "prev_comm") == "g-1"
+                && field(l, "prev_state") == "1"
+        })
+        .map(|l| t_us(l))
+        .expect("g blocks on CPU 1");
+    let pulled = lines[preempt..]
+        .iter()
+        .find(|l| {
+            l.contains("sched_migrate_task:")
+                && field(l, "comm") == "f-0"
+                && field(l, "dest_cpu") == "1"
+        })
+        .map(|l| t_us(l))
+        .expect("f is pulled to CPU 1");
+    assert_eq!(
+        pulled,
+        g_blocks,
+        "f was pulled {} µs after g blocked on CPU 1",
+        pulled - g_blocks
+    );
+}

@@ -1679,6 +1679,12 @@ impl<'w> Sim<'w> {
                 self.refresh_view(cpu);
             }
         }
+        // add_nr_running() (kernel/sched/sched.h, v6.11), for every class: a second
+        // runnable task overloads the root domain (set_rd_overloaded()).
+        let rq = &self.rqs[cpu];
+        if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() >= 2 {
+            self.rd_overload = true;
+        }
         if self.threads[tid].class != Class::Fair {
             // enqueue_top_rt_rq() / add_running_bw() -> cpufreq_update_util(rq, 0)
             self.cpufreq_update_util(out, cpu, 0, now);
@@ -1755,11 +1761,6 @@ impl<'w> Sim<'w> {
         self.stamp_ctr += 1;
         self.cfs_stamp[tid] = self.stamp_ctr;
         self.refresh_view(cpu);
-        // add_nr_running(): a second runnable task overloads the root domain
-        let rq = &self.rqs[cpu];
-        if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() >= 2 {
-            self.rd_overload = true;
-        }
         if !initial {
             self.check_update_overutilized_status(out, cpu, now);
         }
