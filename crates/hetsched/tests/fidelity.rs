@@ -236,3 +236,48 @@ fn an_rt_wakeup_beside_fair_load_lets_newidle_pull_the_preempted_task() {
         pulled - g_blocks
     );
 }
+
+/// `enqueue_task_fair()` (v6.11) checks the overutilized status only at a wake-up
+/// (`task_new = !(flags & ENQUEUE_WAKEUP)`): a task moved by `sched_setaffinity()` (the
+/// stopper, ENQUEUE_MIGRATED without ENQUEUE_WAKEUP) onto a CPU it does not fit sets
+/// `rd->overutilized` at that CPU's next tick, not at the move. With the
+/// `ignore_lone_task` gate its big CPU is not overutilized before the move.
+#[test]
+fn overutilized_is_checked_at_wakeups_not_at_a_migration() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "t": { "phases": {
+        "p1": { "cpus": [4], "run": 400000 },
+        "p2": { "cpus": [0], "run": 30000 } } } } }"#;
+    let sets = [
+        "cpufreq.governor=schedutil",
+        "eas.overutilized_gate=ignore_lone_task",
+        "trace.signals=false",
+    ];
+    let (_, lines) = traced("hikey960", json, 400, &sets);
+    let moved = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_migrate_task:")
+                && field(l, "comm") == "t-0"
+                && field(l, "dest_cpu") == "0"
+        })
+        .map(|l| t_us(l))
+        .expect("t moves to CPU 0");
+    let ou: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_overutilized:") && field(l, "overutilized") == "1")
+        .map(|l| t_us(l))
+        .collect();
+    assert!(
+        ou.iter().all(|&t| t >= moved),
+        "overutilized before the move: {ou:?}"
+    );
+    let first = *ou.first().expect("CPU 0 becomes overutilized");
+    // the tick is on a 4 ms grid from the start (HZ=250, sched_skew_tick=0)
+    assert!(first > moved, "overutilized set at the move ({moved} µs)");
+    assert_eq!(
+        first % 4000,
+        0,
+        "overutilized set off the tick, at {first} µs"
+    );
+}

@@ -1739,6 +1739,9 @@ impl<'w> Sim<'w> {
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
         let migrated = std::mem::take(&mut self.threads[tid].enqueue_migrated);
+        // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
+        // being re-queued (a balancer move, an affinity or priority change).
+        let wakeup = !initial && self.threads[tid].state != TState::Runnable;
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         if fair.variant == FairVariant::Cfs && self.threads[tid].state == TState::Runnable {
             // a migrating queued task: make its relative vruntime absolute here
@@ -1761,7 +1764,9 @@ impl<'w> Sim<'w> {
         self.stamp_ctr += 1;
         self.cfs_stamp[tid] = self.stamp_ctr;
         self.refresh_view(cpu);
-        if !initial {
+        // enqueue_task_fair() (v6.11): `task_new = !(flags & ENQUEUE_WAKEUP)`; only a
+        // wake-up checks the overutilized status.
+        if wakeup {
             self.check_update_overutilized_status(out, cpu, now);
         }
     }
