@@ -180,9 +180,9 @@ fn a_task_woken_off_an_idle_cpu_arrives_with_decayed_util() {
 /// `add_nr_running()` (kernel/sched/sched.h, v6.11) sets `rd->overloaded` for a second
 /// runnable task of any class, so an RT wake-up that preempts a fair task opens the
 /// newidle balance (`sched_balance_newidle()` is gated by `rd->overloaded`) of the next CPU
-/// to go idle. On hikey620 every CPU but 0 and 1 runs a pinned hog; `f` (allowed on 0 and
-/// 1) has run alone on CPU 0 for 300 ms when the FIFO task `r` preempts it there; the
-/// next time `g` blocks on CPU 1, CPU 1's newidle balance must pull `f` at once.
+/// to go idle. On hikey620 every CPU but 0 and 1 runs a pinned hog; `f`, allowed on CPUs
+/// 0 and 1, has run alone on CPU 0 for 300 ms when the FIFO task `r` preempts it there;
+/// the next time `g` blocks on CPU 1, CPU 1's newidle balance must pull `f` at once.
 #[test]
 fn an_rt_wakeup_beside_fair_load_lets_newidle_pull_the_preempted_task() {
     let mut tasks = vec![
