@@ -176,6 +176,30 @@ pub enum TraceEvent<'a> {
         /// `last_update_time` (PELT clock, ns).
         update_time: u64,
     },
+    /// `sched_pelt_rt: cpu= load= rbl_load= util=` (LISA's `sched_tp` module on the kernel's
+    /// `pelt_rt_tp`, fired by `update_rt_rq_load_avg()` when the signal was updated).
+    SchedPeltRt {
+        /// CPU.
+        cpu: u32,
+        /// `rq->avg_rt.load_avg`.
+        load: u64,
+        /// `rq->avg_rt.runnable_avg`.
+        rbl_load: u64,
+        /// `rq->avg_rt.util_avg`.
+        util: u64,
+    },
+    /// `sched_pelt_dl: cpu= load= rbl_load= util=` (`pelt_dl_tp`, from
+    /// `update_dl_rq_load_avg()`).
+    SchedPeltDl {
+        /// CPU.
+        cpu: u32,
+        /// `rq->avg_dl.load_avg`.
+        load: u64,
+        /// `rq->avg_dl.runnable_avg`.
+        rbl_load: u64,
+        /// `rq->avg_dl.util_avg`.
+        util: u64,
+    },
     /// `sched_util_est_se: cpu= path=(null) comm= pid= enqueued= ewma= util=`.
     SchedUtilEstSe {
         /// CPU.

@@ -56,6 +56,8 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         TraceEvent::CpuFrequency { .. } | TraceEvent::CpuIdle { .. } => interest.power,
         TraceEvent::SchedPeltSe { .. }
         | TraceEvent::SchedPeltCfs { .. }
+        | TraceEvent::SchedPeltRt { .. }
+        | TraceEvent::SchedPeltDl { .. }
         | TraceEvent::SchedUtilEstSe { .. }
         | TraceEvent::SchedUtilEstCfs { .. }
         | TraceEvent::SchedCpuCapacity { .. } => interest.signals,
@@ -77,6 +79,8 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::CpuIdle { .. } => "cpu_idle",
         TraceEvent::SchedPeltSe { .. } => "sched_pelt_se",
         TraceEvent::SchedPeltCfs { .. } => "sched_pelt_cfs",
+        TraceEvent::SchedPeltRt { .. } => "sched_pelt_rt",
+        TraceEvent::SchedPeltDl { .. } => "sched_pelt_dl",
         TraceEvent::SchedUtilEstSe { .. } => "sched_util_est_se",
         TraceEvent::SchedUtilEstCfs { .. } => "sched_util_est_cfs",
         TraceEvent::SchedCpuCapacity { .. } => "sched_cpu_capacity",
@@ -227,6 +231,23 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             kv_u64(buf, "rbl_load", rbl_load);
             kv_u64(buf, "util", util);
             kv_u64(buf, "update_time", update_time);
+        }
+        TraceEvent::SchedPeltRt {
+            cpu,
+            load,
+            rbl_load,
+            util,
+        }
+        | TraceEvent::SchedPeltDl {
+            cpu,
+            load,
+            rbl_load,
+            util,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_u64(buf, "load", load);
+            kv_u64(buf, "rbl_load", rbl_load);
+            kv_u64(buf, "util", util);
         }
         TraceEvent::SchedUtilEstSe {
             cpu,

@@ -1010,6 +1010,55 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
+    /// `update_rt_rq_load_avg()` (kernel/sched/pelt.c, v6.11) of `cpu` at its PELT clock,
+    /// with the `pelt_rt_tp` tracepoint (`sched_pelt_rt`) when the signal was updated.
+    fn update_rt_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let updated = pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, running);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            let a = &self.rqs[cpu].avg_rt;
+            let ev = TraceEvent::SchedPeltRt {
+                cpu: cpu as u32,
+                load: a.load_avg,
+                rbl_load: a.runnable_avg,
+                util: a.util_avg,
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        }
+        updated
+    }
+
+    /// `update_dl_rq_load_avg()` (v6.11) of `cpu`, with `pelt_dl_tp` (`sched_pelt_dl`).
+    fn update_dl_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let updated = pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            let a = &self.rqs[cpu].avg_dl;
+            let ev = TraceEvent::SchedPeltDl {
+                cpu: cpu as u32,
+                load: a.load_avg,
+                rbl_load: a.runnable_avg,
+                util: a.util_avg,
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        }
+        updated
+    }
+
     fn trace_util_est(&self, out: &mut Out<'_, '_>, cpu: usize, tid: Option<usize>, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals || !self.s.options.pelt.util_est {
             return;
@@ -1135,10 +1184,10 @@ impl<'w> Sim<'w> {
     /// `update_other_load_avgs()` + the blocked cfs_rq decay of an rq.
     fn update_blocked_averages(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         let st = self.cfs_state(cpu);
+        let mut decayed = self.update_rt_pelt(out, cpu, false, now);
+        decayed |= self.update_dl_pelt(out, cpu, false, now);
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
-        let mut decayed = pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, false);
-        decayed |= pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, false);
         let before = rq.cfs.avg.last_update_time;
         decayed |= pelt::update_cfs_rq_load_avg(
             &mut rq.cfs.avg,
@@ -1918,12 +1967,8 @@ impl<'w> Sim<'w> {
         self.ensure_tick(cpu, now);
         self.update_rq_clock(cpu, now);
         let class = self.threads[curr].class;
-        {
-            let rq = &mut self.rqs[cpu];
-            let pnow = rq.clock.now();
-            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, class == Class::Rt);
-            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, class == Class::Dl);
-        }
+        self.update_rt_pelt(out, cpu, class == Class::Rt, now);
+        self.update_dl_pelt(out, cpu, class == Class::Dl, now);
         match class {
             Class::Fair => {
                 // task_tick_fair() -> entity_tick()
@@ -2138,7 +2183,6 @@ impl<'w> Sim<'w> {
             return;
         }
         if let Some(p) = prev.filter(|_| !prev_moved) {
-            let pnow = self.rqs[cpu].clock.now();
             match self.threads[p].class {
                 Class::Fair => {
                     if self.ents[p].on_rq {
@@ -2150,10 +2194,10 @@ impl<'w> Sim<'w> {
                 }
                 // put_prev_task_rt() / put_prev_task_dl(): the class signal while running
                 Class::Rt => {
-                    pelt::update_rt_rq_load_avg(&mut self.rqs[cpu].avg_rt, pnow, true);
+                    self.update_rt_pelt(out, cpu, true, now);
                 }
                 Class::Dl => {
-                    pelt::update_dl_rq_load_avg(&mut self.rqs[cpu].avg_dl, pnow, true);
+                    self.update_dl_pelt(out, cpu, true, now);
                 }
             }
         }
@@ -2187,7 +2231,6 @@ impl<'w> Sim<'w> {
         }
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         if let Some(n) = next {
-            let pnow = self.rqs[cpu].clock.now();
             match self.threads[n].class {
                 Class::Fair => {
                     // set_next_entity(); the task moves to the head of cfs_tasks
@@ -2201,11 +2244,11 @@ impl<'w> Sim<'w> {
                 // set_next_task_rt(): rq->curr was not RT until now
                 Class::Rt => {
                     let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
-                    pelt::update_rt_rq_load_avg(&mut self.rqs[cpu].avg_rt, pnow, running);
+                    self.update_rt_pelt(out, cpu, running, now);
                 }
                 Class::Dl => {
                     let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
-                    pelt::update_dl_rq_load_avg(&mut self.rqs[cpu].avg_dl, pnow, running);
+                    self.update_dl_pelt(out, cpu, running, now);
                     self.rqs[cpu].seg_start_dl = now;
                 }
             }
