@@ -281,3 +281,34 @@ fn overutilized_is_checked_at_wakeups_not_at_a_migration() {
         "overutilized set off the tick, at {first} µs"
     );
 }
+
+/// The RT and DL PELT signals are updated where v6.11 updates them: their class's tick
+/// (`task_tick_rt()`/`task_tick_dl()`), their put/set hooks and the blocked-average update
+/// (`update_other_load_avgs()`, run by `sched_balance_softirq()`, newidle and nohz idle
+/// balance), not at every tick of a fair task. A FIFO task runs 50 ms on CPU 1 and exits;
+/// a fair task then runs there alone for 400 ms: `avg_rt` must decay at the periodic
+/// balances only (`sched_pelt_rt` at most every few balance intervals, never per tick).
+#[test]
+fn the_rt_signal_decays_at_blocked_average_updates_not_at_fair_ticks() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "r": { "cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "run": 50000 },
+        "f": { "cpus": [1], "delay": 60000, "loop": 1, "run": 400000 } } }"#;
+    let (_, lines) = traced("hikey620", json, 500, &["cpufreq.governor=performance"]);
+    let rt: Vec<(i64, u64)> = lines
+        .iter()
+        .filter(|l| l.contains("sched_pelt_rt:") && field(l, "cpu") == "1")
+        .map(|l| (t_us(l), field(l, "util").parse().unwrap()))
+        .filter(|&(t, _)| t >= 60_000)
+        .collect();
+    // 100 ticks of the fair task; the busy CPU balances every 64 ms or so
+    assert!(
+        (2..=20).contains(&rt.len()),
+        "{} sched_pelt_rt updates on CPU 1 while only a fair task ran: {rt:?}",
+        rt.len()
+    );
+    assert!(
+        rt.windows(2).all(|w| w[1].1 <= w[0].1),
+        "avg_rt only decays: {rt:?}"
+    );
+}

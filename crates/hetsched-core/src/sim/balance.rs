@@ -531,6 +531,8 @@ impl Sim<'_> {
     pub(super) fn balance_tick(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         let jiffies = self.jiffies(now);
         if jiffies >= self.rqs[cpu].next_balance {
+            // sched_balance_softirq() (v6.11): the blocked averages, then the domains
+            self.update_blocked_averages(out, cpu, now);
             self.sched_balance_domains(
                 out,
                 cpu,

@@ -1184,8 +1184,10 @@ impl<'w> Sim<'w> {
     /// `update_other_load_avgs()` + the blocked cfs_rq decay of an rq.
     fn update_blocked_averages(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         let st = self.cfs_state(cpu);
-        let mut decayed = self.update_rt_pelt(out, cpu, false, now);
-        decayed |= self.update_dl_pelt(out, cpu, false, now);
+        // update_other_load_avgs(): the running class's signal counts as running
+        let class = self.rqs[cpu].curr.map(|c| self.threads[c].class);
+        let mut decayed = self.update_rt_pelt(out, cpu, class == Some(Class::Rt), now);
+        decayed |= self.update_dl_pelt(out, cpu, class == Some(Class::Dl), now);
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
         let before = rq.cfs.avg.last_update_time;
@@ -1967,8 +1969,13 @@ impl<'w> Sim<'w> {
         self.ensure_tick(cpu, now);
         self.update_rq_clock(cpu, now);
         let class = self.threads[curr].class;
-        self.update_rt_pelt(out, cpu, class == Class::Rt, now);
-        self.update_dl_pelt(out, cpu, class == Class::Dl, now);
+        // task_tick_rt() / task_tick_dl() update their class's signal (v6.11); the tick of
+        // a fair task leaves them to the class hooks and update_other_load_avgs().
+        match class {
+            Class::Rt => self.update_rt_pelt(out, cpu, true, now),
+            Class::Dl => self.update_dl_pelt(out, cpu, true, now),
+            Class::Fair => false,
+        };
         match class {
             Class::Fair => {
                 // task_tick_fair() -> entity_tick()
