@@ -761,6 +761,7 @@ impl<'w> Sim<'w> {
             s.options.sched.hz,
             s.tick_ns,
         );
+        let s_sis_util = s.options.fair.sis_util;
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
@@ -789,7 +790,10 @@ impl<'w> Sim<'w> {
             lb_scratch: balance::LbScratch::default(),
             max_cap_memo: Vec::new(),
             idle_policy_possible: wake::workload_may_use_idle_policy(w),
-            lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
+            lbp: crate::policy::lb::LbParams {
+                sis_util: s_sis_util,
+                ..crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n)
+            },
             misfit: vec![0; n],
             active_balance: vec![false; n],
             cfs_stamp: Vec::new(),

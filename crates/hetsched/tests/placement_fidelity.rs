@@ -1,0 +1,80 @@
+//! Placement details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle
+//! scan.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+use hetsched::hetsched_core::options::Options;
+use hetsched::hetsched_core::trace::TraceSink;
+use hetsched::hetsched_core::{run, RunSpec};
+use hetsched::hetsched_trace::FtraceTextSink;
+
+fn spec(platform: &str, json: &str, sets: &[&str]) -> RunSpec {
+    let options = Options::default().apply_sets(sets).unwrap();
+    RunSpec {
+        platform: hetsched::load_platform(platform).unwrap(),
+        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
+        options,
+        seed: 1,
+        duration_ns: None,
+    }
+}
+
+fn trace_lines(s: &RunSpec) -> Vec<String> {
+    let mut sink = FtraceTextSink::new(Vec::new());
+    {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(s, &mut sinks).unwrap();
+    }
+    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+/// Seconds after the start (traces begin at 1.000000).
+fn t(line: &str) -> f64 {
+    let ts = line.split(']').nth(1).unwrap().trim();
+    ts.split(':').next().unwrap().parse::<f64>().unwrap() - 1.0
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
+    line[at..].split_whitespace().next().unwrap()
+}
+
+/// `(t, target_cpu)` of each `sched_wakeup` of `comm`.
+fn wakeups(lines: &[String], comm: &str) -> Vec<(f64, usize)> {
+    let pat = format!(" comm={comm} ");
+    lines
+        .iter()
+        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
+        .map(|l| (t(l), field(l, "target_cpu").parse().unwrap()))
+        .collect()
+}
+
+/// SIS_UTIL (v6.11 `update_idle_cpu_scan()` → `select_idle_cpu()`): on the symmetric
+/// hikey620, three pinned hogs fill CPUs 4–6 of the LLC {4..7}, so the LLC's periodic
+/// balance writes `nr_idle_scan = 0` (sum_util/4 ≈ 767 > 85 % of 1024 / 117 %). A task
+/// whose previous CPU is 6 (busy) wakes there: the scan is skipped and it stays on CPU 6
+/// although CPU 7 is idle. With `fair.sis_util=false` the scan finds CPU 7.
+#[test]
+fn sis_util_skips_the_idle_scan_of_a_busy_llc() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "h4": {"cpus": [4], "loop": 1, "run": 800000},
+        "h5": {"cpus": [5], "loop": 1, "run": 800000},
+        "h6": {"cpus": [6], "loop": 1, "run": 800000},
+        "w": {"phases": {
+            "a": {"cpus": [6], "loop": 1, "run": 1000},
+            "b": {"cpus": [4, 5, 6, 7], "loop": 1, "sleep": 400000, "run": 1000},
+            "c": {"loop": -1, "sleep": 1000000}}}}}"#;
+    let late = |sets: &[&str]| {
+        let w = wakeups(&trace_lines(&spec("hikey620", json, sets)), "w-3");
+        let late: Vec<_> = w.into_iter().filter(|&(t, _)| t > 0.3).collect();
+        assert_eq!(late.len(), 1, "{sets:?}: {late:?}");
+        late[0]
+    };
+    let (t_on, cpu_on) = late(&[]);
+    assert!((0.39..0.45).contains(&t_on), "{t_on}");
+    assert_eq!(cpu_on, 6, "SIS_UTIL: the busy LLC is not scanned");
+    let (_, cpu_off) = late(&["fair.sis_util=false"]);
+    assert_eq!(cpu_off, 7, "without SIS_UTIL the scan finds the idle CPU 7");
+}
