@@ -1,5 +1,5 @@
-//! Placement details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle
-//! scan.
+//! Details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle scan, and
+//! the initial utilization of a task forked outside the fair class.
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -77,4 +77,27 @@ fn sis_util_skips_the_idle_scan_of_a_busy_llc() {
     assert_eq!(cpu_on, 6, "SIS_UTIL: the busy LLC is not scanned");
     let (_, cpu_off) = late(&["fair.sis_util=false"]);
     assert_eq!(cpu_off, 7, "without SIS_UTIL the scan finds the idle CPU 7");
+}
+
+/// `post_init_entity_util_avg()` (v6.11) gives an initial `util_avg` only to fair tasks: an
+/// RT task forked on an idle CPU starts at 0, not at half the CPU's capacity, which shows
+/// once a phase switches it to SCHED_OTHER (its entity is attached at the switch).
+#[test]
+fn rt_task_gets_no_initial_util_at_fork() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "r": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "phases": {
+            "a": {"loop": 1, "run": 5000},
+            "b": {"policy": "SCHED_OTHER", "loop": 1, "run": 20000},
+            "c": {"loop": -1, "sleep": 100000}}}}}"#;
+    let lines = trace_lines(&spec("juno_r0", json, &[]));
+    let utils: Vec<(f64, u64)> = lines
+        .iter()
+        .filter(|l| l.contains("sched_pelt_se:") && l.contains(" comm=r-0 "))
+        .map(|l| (t(l), field(l, "util").parse().unwrap()))
+        .collect();
+    let &(t0, u0) = utils.first().unwrap();
+    // The first fair update is at the switch, a few ms in (5 ms of LITTLE work on a big).
+    assert!(t0 < 0.005, "{utils:?}");
+    // Attached with util 0: at most what ~3 ms of running adds (~70), far below 512.
+    assert!(u0 < 100, "initial util {u0} at {t0}: {utils:?}");
 }

@@ -1468,9 +1468,12 @@ impl<'w> Sim<'w> {
         self.threads[tid].t_first =
             start + program::us(self.w.tasks[self.threads[tid].task].delay_us);
         self.update_rq_clock(cpu, now);
-        let cfs_avg = self.rqs[cpu].cfs.avg;
-        let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
-        pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
+        if self.threads[tid].class == Class::Fair {
+            // post_init_entity_util_avg() (v6.11): only a fair task gets an initial util
+            let cfs_avg = self.rqs[cpu].cfs.avg;
+            let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
+            pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
+        }
         self.enqueue_task(out, cpu, tid, now, true);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeupNew {
