@@ -1,5 +1,6 @@
-//! Details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle scan, and
-//! the initial utilization of a task forked outside the fair class.
+//! Details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle scan, the
+//! order in which `find_energy_efficient_cpu()` walks the perf domains, and the initial
+//! utilization of a task forked outside the fair class.
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -100,4 +101,24 @@ fn rt_task_gets_no_initial_util_at_fork() {
     assert!(t0 < 0.005, "{utils:?}");
     // Attached with util 0: at most what ~3 ms of running adds (~70), far below 512.
     assert!(u0 < 100, "initial util {u0} at {t0}: {utils:?}");
+}
+
+/// `find_energy_efficient_cpu()` walks `rd->pd`, which `build_perf_domains()` (v6.11)
+/// builds by pushing each new domain at the head: on m1pro (E {0,1}, P0 {2,3,4}, P1
+/// {5,6,7}, the P domains identical) the list is P1, P0, E. A task that leaves the E
+/// cluster with `util_min = 1024` fits only the P CPUs; both P domains cost the same, and
+/// the first one walked keeps the tie (`cur_delta >= best_delta`): CPU 5, not CPU 2.
+#[test]
+fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "t": {"cpus": [0, 1], "phases": {
+            "a": {"loop": 5, "run": 1000, "sleep": 9000},
+            "b": {"cpus": [0, 1, 2, 3, 4, 5, 6, 7], "util_min": 1024, "loop": 5,
+                  "run": 1000, "sleep": 9000},
+            "c": {"loop": -1, "sleep": 100000}}}}}"#;
+    let lines = trace_lines(&spec("m1pro", json, &["cpufreq.governor=schedutil"]));
+    let w = wakeups(&lines, "t-0");
+    // Five wake-ups pinned to the E cluster, then the first one of phase b.
+    assert!(w[..5].iter().all(|&(_, c)| c < 2), "{w:?}");
+    assert_eq!(w[5].1, 5, "{w:?}");
 }

@@ -189,7 +189,7 @@ pub fn compute_energy(
 /// order, which decides its ties (the first domain evaluated keeps an equal energy delta).
 pub fn rd_pd_order(em: &EnergyModel) -> impl Iterator<Item = &EmPerfDomain> {
     let mut pds: Vec<&EmPerfDomain> = em.pds.iter().flatten().collect();
-    pds.sort_by_key(|pd| std::cmp::Reverse(pd.cpus.first().copied()));
+    pds.sort_by_key(|pd| std::cmp::Reverse(pd.cpus.iter().min().copied()));
     pds.into_iter()
 }
 
@@ -242,12 +242,14 @@ pub fn find_energy_efficient_cpu(
     let mut base_sum: u64 = 0;
 
     for pd in rd_pd_order(em) {
-        let cpus: Vec<usize> = pd
+        // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending
+        let mut cpus: Vec<usize> = pd
             .cpus
             .iter()
             .copied()
             .filter(|&c| view.cpu_online(c))
             .collect();
+        cpus.sort_unstable();
         let Some(&first) = cpus.first() else {
             continue;
         };
