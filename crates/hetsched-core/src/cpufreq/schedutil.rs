@@ -225,8 +225,11 @@ pub struct SugovPolicy {
 }
 
 impl SugovPolicy {
-    /// `sugov_init()` + `sugov_start()` for `pd` whose CPUs have capacity `max_cap`,
-    /// starting at `cur_khz`. With an EM that marks inefficient states, the cpufreq table is
+    /// `sugov_init()` + `sugov_start()` + `sugov_limits()` (as `cpufreq_start_governor()`
+    /// calls them, v6.11) for `pd` whose CPUs have capacity `max_cap`, starting at
+    /// `cur_khz` (within the limits, so `cpufreq_policy_apply_limits()` does nothing): the
+    /// first update passes with `need_freq_update`, so it commits even a request computed
+    /// from no utilization. With an EM that marks inefficient states, the cpufreq table is
     /// marked too and resolution skips them (`em_cpufreq_update_efficiencies()`).
     pub fn new(
         pd: &PerfDomain,
@@ -254,7 +257,9 @@ impl SugovPolicy {
             last_freq_update_time: 0,
             next_freq: 0,
             cached_raw_freq: 0,
-            limits_changed: false,
+            // sugov_start() clears it, then cpufreq_start_governor() calls
+            // governor->limits() = sugov_limits(), which sets it (cpufreq.c, v6.11)
+            limits_changed: true,
             need_freq_update: NEED_UPDATE_LIMITS,
             work_in_progress: false,
             in_flight: None,
@@ -738,6 +743,24 @@ mod tests {
         // need_freq_update was cleared: back to the rate limit.
         assert_eq!(
             sg.update(T0 + 4, 1, 0, &[input(800, 5)]),
+            FreqRequest::Unchanged
+        );
+    }
+
+    /// `cpufreq_start_governor()` calls `sugov_limits()` right after `sugov_start()`: the
+    /// first update of an idle policy (raw frequency 0 = `cached_raw_freq`) is still
+    /// resolved and committed, taking the policy from its boot frequency to the lowest OPP;
+    /// the second such update is not.
+    #[test]
+    fn first_update_after_start_commits_even_without_util() {
+        let mut sg = big_single(params(0, true));
+        assert_eq!(sg.cur(), 1_100_000);
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(0, 1)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(0, 2)]),
             FreqRequest::Unchanged
         );
     }
