@@ -1,6 +1,6 @@
 //! Details of v6.11 checked from the trace: the SIS_UTIL bound on the LLC's idle scan, the
-//! order in which `find_energy_efficient_cpu()` walks the perf domains, and the initial
-//! utilization of a task forked outside the fair class.
+//! order in which `find_energy_efficient_cpu()` walks the perf domains, the initial
+//! utilization of a task forked outside the fair class, and schedutil's first update.
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -121,4 +121,27 @@ fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
     // Five wake-ups pinned to the E cluster, then the first one of phase b.
     assert!(w[..5].iter().all(|&(_, c)| c < 2), "{w:?}");
     assert_eq!(w[5].1, 5, "{w:?}");
+}
+
+/// `cpufreq_start_governor()` calls `sugov_limits()` after `sugov_start()` (v6.11), so a
+/// policy's first schedutil update is forced (`need_freq_update`) even when it sees no
+/// utilization: on juno, two hogs on CPU 0 make the busy tick kick the nohz stats update,
+/// whose blocked-load decay on the idle big CPUs calls `cpufreq_update_util()`; the big
+/// policy then leaves its boot frequency (1100 MHz) for its lowest OPP (450 MHz).
+#[test]
+fn idle_policy_leaves_its_boot_frequency_at_its_first_update() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "h": {"instance": 2, "cpus": [0], "loop": 1, "run": 100000}}}"#;
+    let lines = trace_lines(&spec("juno_r0", json, &["cpufreq.governor=schedutil"]));
+    let big: Vec<(f64, u64)> = lines
+        .iter()
+        .filter(|l| l.contains("cpu_frequency:") && l.contains(" cpu_id=1"))
+        .map(|l| (t(l), field(l, "state").parse().unwrap()))
+        .collect();
+    assert_eq!(big[0], (0.0, 1_100_000), "{big:?}");
+    let first = big.get(1).copied();
+    assert!(
+        first.is_some_and(|(t, f)| t < 0.05 && f == 450_000),
+        "{big:?}"
+    );
 }
