@@ -15,8 +15,11 @@
 //!   force and possibly a further `ApplyAt`), `Queued`/`Unchanged` (nothing to do).
 //! * Call [`SugovPolicy::limits_changed`] when policy limits change (`sugov_limits()`).
 //!
-//! Simplifications: policy `min`/`max` are the usable OPP range; `need_freq_update` after
-//! a limits change follows a driver without `CPUFREQ_NEED_UPDATE_LIMITS`; the slow path
+//! Simplifications: policy `min`/`max` are the usable OPP range (nothing changes them, so
+//! the limits change that matters is `ignore_dl_rate_limit()`'s); `need_freq_update`
+//! follows a driver without `CPUFREQ_NEED_UPDATE_LIMITS`; the `v5_x` form keeps v6.11's
+//! busy-hold rule (v5.10 reset `cached_raw_freq` to 0 and did not test
+//! `need_freq_update` there); the slow path
 //! holds `work_in_progress` until the transition completes (the kernel clears it when the
 //! kthread starts, then serialises on `work_lock`: the observable effect, a request made
 //! during a transition being applied after it, is the same); no `adjust_perf` drivers;
@@ -192,6 +195,12 @@ pub enum FreqRequest {
     Queued,
 }
 
+/// `cpufreq_driver_test_flags(CPUFREQ_NEED_UPDATE_LIMITS)` for the modelled drivers: only
+/// intel_pstate and amd-pstate set the flag in v6.11; cpufreq-dt, scpi, vexpress-spc and
+/// apple-soc do not. `sugov_start()` and `sugov_update_next_freq()` set
+/// `need_freq_update` to it.
+const NEED_UPDATE_LIMITS: bool = false;
+
 /// One schedutil policy (`struct sugov_policy` + its `sugov_cpu`s).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SugovPolicy {
@@ -216,8 +225,11 @@ pub struct SugovPolicy {
 }
 
 impl SugovPolicy {
-    /// `sugov_init()` + `sugov_start()` for `pd` whose CPUs have capacity `max_cap`,
-    /// starting at `cur_khz`. With an EM that marks inefficient states, the cpufreq table is
+    /// `sugov_init()` + `sugov_start()` + `sugov_limits()` (as `cpufreq_start_governor()`
+    /// calls them, v6.11) for `pd` whose CPUs have capacity `max_cap`, starting at
+    /// `cur_khz` (within the limits, so `cpufreq_policy_apply_limits()` does nothing): the
+    /// first update passes with `need_freq_update`, so it commits even a request computed
+    /// from no utilization. With an EM that marks inefficient states, the cpufreq table is
     /// marked too and resolution skips them (`em_cpufreq_update_efficiencies()`).
     pub fn new(
         pd: &PerfDomain,
@@ -245,8 +257,10 @@ impl SugovPolicy {
             last_freq_update_time: 0,
             next_freq: 0,
             cached_raw_freq: 0,
-            limits_changed: false,
-            need_freq_update: false,
+            // sugov_start() clears it, then cpufreq_start_governor() calls
+            // governor->limits() = sugov_limits(), which sets it (cpufreq.c, v6.11)
+            limits_changed: true,
+            need_freq_update: NEED_UPDATE_LIMITS,
             work_in_progress: false,
             in_flight: None,
             cur: cur_khz,
@@ -286,10 +300,15 @@ impl SugovPolicy {
             .map_or(hi, |&(f, _)| f)
     }
 
+    /// `sugov_should_update_freq()`: a pending limits change (`sugov_limits()`, or a DL
+    /// bandwidth increase through `ignore_dl_rate_limit()`) passes the rate limit and sets
+    /// `need_freq_update`, which makes `get_next_freq()` ignore `cached_raw_freq`, the
+    /// single-CPU busy hold keep off, and `sugov_update_next_freq()` commit even an
+    /// unchanged frequency (v5.3+, v6.11 text).
     fn should_update_freq(&mut self, now: u64) -> bool {
         if self.limits_changed {
             self.limits_changed = false;
-            self.need_freq_update = false;
+            self.need_freq_update = true;
             return true;
         }
         now.saturating_sub(self.last_freq_update_time) >= self.freq_update_delay_ns
@@ -408,10 +427,12 @@ impl SugovPolicy {
         ret
     }
 
-    /// `sugov_update_next_freq()`.
+    /// `sugov_update_next_freq()`: after a limits change the request is committed even
+    /// when unchanged, and `need_freq_update` becomes
+    /// `cpufreq_driver_test_flags(CPUFREQ_NEED_UPDATE_LIMITS)` ([`NEED_UPDATE_LIMITS`]).
     fn update_next_freq(&mut self, now: u64, next_f: u64) -> bool {
         if self.need_freq_update {
-            self.need_freq_update = false;
+            self.need_freq_update = NEED_UPDATE_LIMITS;
         } else if self.next_freq == next_f {
             return false;
         }
@@ -683,6 +704,88 @@ mod tests {
         // After an idle entry the frequency drops.
         assert_eq!(
             sg.update(T0 + 2, 1, 0, &[input(100, 6)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+    }
+
+    /// v6.11 `sugov_limits()` → `sugov_should_update_freq()` sets `need_freq_update`: the
+    /// next update passes the rate limit, is not held by a busy CPU, and is committed even
+    /// when the frequency is unchanged (`sugov_update_next_freq()`); the flag is then
+    /// cleared (no `CPUFREQ_NEED_UPDATE_LIMITS`), so the update after it is held again.
+    #[test]
+    fn limits_change_forces_the_next_update() {
+        let mut sg = big_single(params(10_000, true));
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(800, 5)]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+        // Within the rate limit, unchanged: nothing.
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(800, 5)]),
+            FreqRequest::Unchanged
+        );
+        // A limits change: the same frequency is committed again.
+        sg.limits_changed();
+        assert_eq!(
+            sg.update(T0 + 2, 1, 0, &[input(800, 5)]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+        // A limits change while busy (no idle entry): the lower request is not held.
+        sg.limits_changed();
+        assert_eq!(
+            sg.update(T0 + 3, 1, 0, &[input(100, 5)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+        // need_freq_update was cleared: back to the rate limit.
+        assert_eq!(
+            sg.update(T0 + 4, 1, 0, &[input(800, 5)]),
+            FreqRequest::Unchanged
+        );
+    }
+
+    /// `cpufreq_start_governor()` calls `sugov_limits()` right after `sugov_start()`: the
+    /// first update of an idle policy (raw frequency 0 = `cached_raw_freq`) is still
+    /// resolved and committed, taking the policy from its boot frequency to the lowest OPP;
+    /// the second such update is not.
+    #[test]
+    fn first_update_after_start_commits_even_without_util() {
+        let mut sg = big_single(params(0, true));
+        assert_eq!(sg.cur(), 1_100_000);
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(0, 1)]),
+            FreqRequest::ApplyNow { freq_khz: 450_000 }
+        );
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(0, 2)]),
+            FreqRequest::Unchanged
+        );
+    }
+
+    /// A DL bandwidth increase (`ignore_dl_rate_limit()`) is a limits change: on a busy
+    /// CPU inside the rate limit it re-evaluates past `cached_raw_freq` and the hold.
+    #[test]
+    fn dl_bandwidth_increase_is_a_limits_change() {
+        let mut sg = big_single(params(10_000, true));
+        let dl = |util: u64, bw: u64| SugovCpuInput {
+            rq: RqSignals {
+                bw_dl: bw,
+                ..RqSignals::cfs_only(1024)
+            },
+            ..input(util, 5)
+        };
+        assert_eq!(
+            sg.update(T0, 1, 0, &[dl(800, 0)]),
+            FreqRequest::ApplyNow {
+                freq_khz: 1_100_000
+            }
+        );
+        // bw_dl 50 > bw_min 0; util 100 → perf 125 (above bw_min) → 134 MHz → 450 MHz.
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[dl(100, 50)]),
             FreqRequest::ApplyNow { freq_khz: 450_000 }
         );
     }

@@ -182,13 +182,26 @@ pub fn compute_energy(
     em_cpu_energy(pd, max_util, busy, eenv.cpu_cap)
 }
 
+/// The root domain's `rd->pd` list in the order `build_perf_domains()` (kernel/sched/
+/// topology.c, v6.11) links it: the CPUs are walked in ascending order and each new
+/// domain is pushed at the head (`tmp->next = pd; pd = tmp;`), so the list runs from the
+/// domain with the highest first CPU down. `find_energy_efficient_cpu()` walks it in this
+/// order, which decides its ties (the first domain evaluated keeps an equal energy delta).
+pub fn rd_pd_order(em: &EnergyModel) -> impl Iterator<Item = &EmPerfDomain> {
+    let mut pds: Vec<&EmPerfDomain> = em.pds.iter().flatten().collect();
+    pds.sort_by_key(|pd| std::cmp::Reverse(pd.cpus.iter().min().copied()));
+    pds.into_iter()
+}
+
 /// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec §3.4).
 ///
 /// `sd_span` is the span of `this_cpu`'s `sd_asym_cpucapacity` domain, walked up until it
 /// spans `prev_cpu` (`None` when there is none: the kernel returns −1). Per performance
 /// domain only the CPU with the most spare capacity and `prev_cpu` are evaluated; a CPU
 /// is a candidate if `util_fits_cpu()` (with max-aggregated clamps) is not 0. The winner
-/// must fit better, or fit as well with less energy, than `prev_cpu`.
+/// must fit better, or fit as well with less energy, than `prev_cpu`. The domains are
+/// walked in `rd->pd` order ([`rd_pd_order`]); within a domain the CPUs ascend and the
+/// first CPU with the most spare capacity is the candidate.
 ///
 /// Returns `None` for the kernel's −1 (no EM / no asym domain), else the target CPU.
 /// Simplifications: the energy-margin option applies the v5.x 1/16 rule to the v6.x
@@ -228,13 +241,15 @@ pub fn find_energy_efficient_cpu(
     let mut best_cpu: Option<usize> = None;
     let mut base_sum: u64 = 0;
 
-    for pd in em.pds.iter().flatten() {
-        let cpus: Vec<usize> = pd
+    for pd in rd_pd_order(em) {
+        // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending
+        let mut cpus: Vec<usize> = pd
             .cpus
             .iter()
             .copied()
             .filter(|&c| view.cpu_online(c))
             .collect();
+        cpus.sort_unstable();
         let Some(&first) = cpus.first() else {
             continue;
         };
@@ -577,6 +592,41 @@ mod tests {
         assert_eq!(
             find_energy_efficient_cpu(&v, &em, &task(0), 0, Some(&all()), FeecParams::default()),
             Some(0)
+        );
+    }
+
+    #[test]
+    fn rd_pd_list_runs_from_the_highest_first_cpu() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        // juno: PD 0 = {0,3,4,5} is built first (CPU 0), PD 1 = {1,2} is pushed before it.
+        let order: Vec<usize> = rd_pd_order(&em).map(|pd| pd.pd).collect();
+        assert_eq!(order, vec![1, 0]);
+    }
+
+    /// On equal energy deltas the first domain of `rd->pd` keeps the best CPU
+    /// (`cur_delta >= best_delta` skips the later ones): with two identical domains and
+    /// prev not allowed, the CPU of the domain with the higher first CPU wins.
+    #[test]
+    fn feec_ties_go_to_the_first_pd_of_the_rd_list() {
+        let mut em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let mut twin = em.pds[0].clone().unwrap();
+        twin.pd = 1;
+        twin.cpus = vec![1, 2];
+        em.pds[1] = Some(twin);
+        let mut v = view(0, 50);
+        v.caps = vec![446; 6];
+        let mut p = task(50);
+        p.allowed = CpuSet::from_cpus(&[1, 2, 3, 4, 5]);
+        // CPU 3 (PD 0) and CPU 1 (PD 1) give the same delta; PD 1 is walked first.
+        let got = find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default());
+        assert_eq!(got, Some(1));
+        // The other way round: the twin domain holds the lower CPUs.
+        let (a, b) = (em.pds[0].clone(), em.pds[1].clone());
+        em.pds[0] = b;
+        em.pds[1] = a;
+        assert_eq!(
+            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default()),
+            Some(1)
         );
     }
 

@@ -16,6 +16,7 @@ use super::domains::{
 use super::find_dst::sched_balance_find_dst_cpu;
 use crate::options::{FairOptions, WakeupVariant};
 use crate::sched::capacity::{asym_fits_cpu, task_fits_capacity, util_fits_cpu, CpuCapacity};
+use crate::sched::topology::SchedDomains;
 use crate::sched::CpuSet;
 
 /// `WF_EXEC` (kernel/sched/sched.h, v6.11): wakeup after exec; maps to `SD_BALANCE_EXEC`.
@@ -503,6 +504,35 @@ pub fn update_idle_cpu_scan(sum_util: u64, llc_weight: u64, imbalance_pct: u64) 
     let tmp = tmp.min(scale);
     let y = scale - tmp;
     (y * llc_weight / scale) as u32
+}
+
+/// `update_idle_cpu_scan(env, sum_util)` (kernel/sched/fair.c, v6.11, SIS_UTIL) as
+/// `update_sd_lb_stats()` calls it for `env->sd` (`this_cpu`'s domain at `level`) with its
+/// summed `group_util`: when that domain is the LLC (`span_weight == sd_llc_size`), has
+/// an `sd_llc_shared` (of `dst_cpu`), and the balance is not newidle, write the LLC's
+/// `nr_idle_scan` ([`update_idle_cpu_scan`]). The caller checks `sched_feat(SIS_UTIL)`.
+pub fn update_llc_idle_cpu_scan(
+    doms: &mut SchedDomains,
+    (this_cpu, level): (usize, usize),
+    dst_cpu: usize,
+    newidle: bool,
+    sum_util: u64,
+) {
+    if newidle {
+        return;
+    }
+    let (Some(sd), Some(&llc_weight), Some(&llc_id)) = (
+        doms.cpus.get(this_cpu).and_then(|c| c.get(level)),
+        doms.sd_llc_size.get(dst_cpu),
+        doms.sd_llc_id.get(dst_cpu),
+    ) else {
+        return;
+    };
+    if sd.span_weight != llc_weight || doms.nr_idle_scan(dst_cpu).is_none() {
+        return;
+    }
+    let nr = update_idle_cpu_scan(sum_util, u64::from(llc_weight), sd.imbalance_pct);
+    doms.nr_idle_scan[llc_id] = nr;
 }
 
 /// `select_idle_sibling(p, prev, target)` (v6.11): the fast path.
@@ -1288,6 +1318,27 @@ mod tests {
 
     fn update_sg_wakeup_stats_for_test(v: &[WakeCpu], t: &FairWakeTask) -> SgWakeupStats {
         update_sg_wakeup_stats(v, &CpuSet::first_n(4), 0, 117, t, false)
+    }
+
+    /// `update_idle_cpu_scan()` writes the LLC's shared bound only from a non-newidle
+    /// stats pass of the LLC domain itself.
+    #[test]
+    fn llc_idle_cpu_scan_written_by_the_llc_level_only() {
+        let plat = crate::energy::em::tests::juno();
+        let mut d = SchedDomains::build(&plat, crate::sched::topology::LbVersion::V5_10, 0);
+        // juno LLCs: {0,3,4,5} (weight 4) and {1,2} (weight 2); idle at start.
+        assert_eq!((d.nr_idle_scan(3), d.nr_idle_scan(1)), (Some(4), Some(2)));
+        // Newidle passes and the PKG level (weight 6) leave it alone.
+        update_llc_idle_cpu_scan(&mut d, (0, 0), 0, true, 3 * 1024);
+        update_llc_idle_cpu_scan(&mut d, (0, 1), 0, false, 3 * 1024);
+        assert_eq!(d.nr_idle_scan(4), Some(4));
+        // CPU 3's MC pass with three busy CPUs: x = 768 → y = 238 → 0; shared by the LLC.
+        update_llc_idle_cpu_scan(&mut d, (3, 0), 3, false, 3 * 1024);
+        assert_eq!((d.nr_idle_scan(0), d.nr_idle_scan(5)), (Some(0), Some(0)));
+        assert_eq!(d.nr_idle_scan(2), Some(2));
+        // x = 256 → 256² × 117² / 10240000 = 87 → y = 937 → 937 × 4 / 1024 = 3.
+        update_llc_idle_cpu_scan(&mut d, (0, 0), 0, false, 1024);
+        assert_eq!(d.nr_idle_scan(4), Some(3));
     }
 
     #[test]

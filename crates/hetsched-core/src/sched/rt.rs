@@ -211,6 +211,30 @@ mod tests {
         assert_eq!(rt_prio(10), 89);
     }
 
+    /// `__enqueue_dl_entity()` inserts with `rb_add_cached(…, __dl_less)`: an entity
+    /// whose deadline equals queued ones goes after them (FIFO among equals), the running
+    /// entity keeps its place in the tree, and one requeued after a replenishment goes
+    /// behind the entities already queued with its new deadline (v6.11).
+    #[test]
+    fn dl_equal_deadlines_queue_like_the_rbtree() {
+        let mut rq = DlRq::default();
+        let a = rq.enqueue(1, 100);
+        let _b = rq.enqueue(2, 100);
+        let _c = rq.enqueue(3, 50);
+        assert_eq!(rq.pick(), Some(3));
+        assert_eq!(rq.earliest(), Some(50));
+        rq.enqueue(4, 100);
+        // 3 leaves: 1 (first of the equals) is leftmost, then 2, then 4.
+        let mut rq2 = rq.clone();
+        rq2.queue.retain(|&(_, _, t)| t != 3);
+        assert_eq!(rq2.pick(), Some(1));
+        // 1 throttled (dequeued) and replenished to the same deadline: behind 2 and 4.
+        rq2.dequeue(1, a);
+        rq2.enqueue(1, 100);
+        let order: Vec<usize> = rq2.queue.iter().map(|&(_, _, t)| t).collect();
+        assert_eq!(order, vec![2, 4, 1]);
+    }
+
     #[test]
     fn cbs_replenish_and_overflow() {
         let ms = 1_000_000;

@@ -291,6 +291,13 @@ pub struct SchedDomains {
     pub sd_llc_size: Vec<u32>,
     /// `sd_llc_id`: first CPU of the LLC domain (the CPU itself without one).
     pub sd_llc_id: Vec<usize>,
+    /// `sd_llc_shared(cpu)->nr_idle_scan`, indexed by `sd_llc_id` (meaningful only for
+    /// CPUs with an `sd_llc`): the SIS_UTIL scan bound written by
+    /// [`crate::policy::select_fair::update_llc_idle_cpu_scan`]. It starts at the LLC's weight, the value
+    /// the periodic balance of an idle LLC writes: the simulation starts on an idle,
+    /// booted system (the kernel's `__sdt_alloc()` zeroes it at a rebuild, which lasts
+    /// until the LLC domain's first periodic balance).
+    pub nr_idle_scan: Vec<u32>,
     /// `sd_asym_cpucapacity`: level of the lowest domain with `SD_ASYM_CPUCAPACITY_FULL`.
     pub sd_asym_cpucapacity: Vec<Option<usize>>,
     /// `sd_asym_packing`: level of the highest domain with `SD_ASYM_PACKING` (never set on
@@ -550,6 +557,7 @@ impl SchedDomains {
             sd_llc: vec![None; n],
             sd_llc_size: vec![1; n],
             sd_llc_id: (0..n).collect(),
+            nr_idle_scan: vec![0; n],
             sd_asym_cpucapacity: vec![None; n],
             sd_asym_packing: vec![None; n],
             sched_asym_cpucap_active: has_asym,
@@ -614,6 +622,7 @@ impl SchedDomains {
             if let Some(k) = llc {
                 doms.sd_llc_size[cpu] = chain[k].span_weight;
                 doms.sd_llc_id[cpu] = chain[k].span.first().unwrap_or(cpu);
+                doms.nr_idle_scan[doms.sd_llc_id[cpu]] = chain[k].span_weight;
             }
             doms.sd_llc[cpu] = llc;
             doms.sd_asym_cpucapacity[cpu] = chain
@@ -623,6 +632,13 @@ impl SchedDomains {
                 chain.iter().rposition(|sd| sd.flags & SD_ASYM_PACKING != 0);
         }
         doms
+    }
+
+    /// `READ_ONCE(per_cpu(sd_llc_shared, cpu)->nr_idle_scan)`; `None` without an LLC
+    /// domain (`sd_llc_shared` is NULL: `select_idle_cpu()` scans without a bound).
+    pub fn nr_idle_scan(&self, cpu: usize) -> Option<u32> {
+        self.sd_llc.get(cpu)?.as_ref()?;
+        self.nr_idle_scan.get(*self.sd_llc_id.get(cpu)?).copied()
     }
 
     /// Number of CPUs.

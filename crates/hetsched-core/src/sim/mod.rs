@@ -764,6 +764,7 @@ impl<'w> Sim<'w> {
             s.options.sched.hz,
             s.tick_ns,
         );
+        let s_sis_util = s.options.fair.sis_util;
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
@@ -792,7 +793,10 @@ impl<'w> Sim<'w> {
             lb_scratch: balance::LbScratch::default(),
             max_cap_memo: Vec::new(),
             idle_policy_possible: wake::workload_may_use_idle_policy(w),
-            lbp: crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n),
+            lbp: crate::policy::lb::LbParams {
+                sis_util: s_sis_util,
+                ..crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n)
+            },
             misfit: vec![0; n],
             active_balance: vec![false; n],
             cfs_stamp: Vec::new(),
@@ -1531,9 +1535,12 @@ impl<'w> Sim<'w> {
         self.threads[tid].t_first =
             start + program::us(self.w.tasks[self.threads[tid].task].delay_us);
         self.update_rq_clock(cpu, now);
-        let cfs_avg = self.rqs[cpu].cfs.avg;
-        let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
-        pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
+        if self.threads[tid].class == Class::Fair {
+            // post_init_entity_util_avg() (v6.11): only a fair task gets an initial util
+            let cfs_avg = self.rqs[cpu].cfs.avg;
+            let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
+            pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
+        }
         self.enqueue_task(out, cpu, tid, now, true);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeupNew {

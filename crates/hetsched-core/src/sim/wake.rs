@@ -15,8 +15,10 @@
 //!   cfs_rq's clock (`sync_entity_load_avg()`), as `select_idle_sibling()` does on
 //!   asymmetric systems and `find_energy_efficient_cpu()` does under EAS.
 //!
-//! Simplifications: `nr_idle_scan` is not tracked (SIS_UTIL bounds nothing: the whole LLC
-//! is scanned; the LLCs of the modelled platforms have at most 6 CPUs); no cpuidle exit
+//! - SIS_UTIL: `select_idle_cpu()` reads the LLC's `nr_idle_scan` as the LLC domain's
+//!   last periodic stats pass wrote it (`update_idle_cpu_scan()`).
+//!
+//! Simplifications: no cpuidle exit
 //! latencies (`idle_get_state()` is NULL); no IRQ, thermal or cpufreq pressure in
 //! `capacity_of()`.
 
@@ -50,6 +52,9 @@ pub(super) struct WakeEnv<'a> {
     /// Some thread may have `SCHED_IDLE` (see [`workload_may_use_idle_policy`]); when
     /// not, `cfs.idle_h_nr_running` is 0 on every CPU.
     pub idle_policy_possible: bool,
+    /// The domains whose `sd_llc_shared->nr_idle_scan` bounds the idle scan, when
+    /// `sched_feat(SIS_UTIL)`.
+    pub sis_util: Option<&'a crate::sched::topology::SchedDomains>,
 }
 
 /// Whether any thread of `w` can ever have `SCHED_IDLE`: the workload's default policy,
@@ -113,8 +118,8 @@ impl FairWakeView for WakeEnv<'_> {
         rq_capacity(&self.rqs[cpu])
     }
 
-    fn nr_idle_scan(&self, _cpu: usize) -> Option<u32> {
-        None
+    fn nr_idle_scan(&self, cpu: usize) -> Option<u32> {
+        self.sis_util?.nr_idle_scan(cpu)
     }
 
     /// `cpu_load_without()` (kernel/sched/fair.c, v6.11).
@@ -259,6 +264,7 @@ impl Sim<'_> {
             p_attached: attached && ttwu,
             p_queued: false,
             idle_policy_possible: self.idle_policy_possible,
+            sis_util: self.s.options.fair.sis_util.then_some(&self.doms),
         };
         let placed = select_fair::select_task_rq_fair(
             &env,

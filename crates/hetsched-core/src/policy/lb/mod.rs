@@ -254,6 +254,9 @@ pub struct LbParams {
     pub lb_min: bool,
     /// `sched_feat(CACHE_HOT_BUDDY)` (default on).
     pub cache_hot_buddy: bool,
+    /// `sched_feat(SIS_UTIL)` (`fair.sis_util`, default on): the LLC's stats pass writes
+    /// `nr_idle_scan`.
+    pub sis_util: bool,
 }
 
 impl LbParams {
@@ -270,6 +273,7 @@ impl LbParams {
             preemption: true,
             lb_min: false,
             cache_hot_buddy: true,
+            sis_util: true,
         }
     }
 }

@@ -448,6 +448,7 @@ pub(crate) fn update_sd_lb_stats(
     }
     let mut sg_overloaded = false;
     let mut sg_overutilized = false;
+    let mut sum_util = 0u64;
     let doms_ro: &SchedDomains = doms;
     let sd = &doms_ro.cpus[e.this_cpu][e.level];
     // v4.20 `prefer_sibling`: the child domain (`env->sd->child`) has SD_PREFER_SIBLING.
@@ -487,6 +488,7 @@ pub(crate) fn update_sd_lb_stats(
         }
         sds.total_load += sgs.group_load;
         sds.total_capacity += sgs.group_capacity;
+        sum_util += sgs.group_util;
     }
     if let Some(b) = sds.busiest {
         sds.prefer_sibling = sd.groups[b].flags & SD_PREFER_SIBLING != 0;
@@ -496,6 +498,16 @@ pub(crate) fn update_sd_lb_stats(
         dec.rd_overutilized = Some(sg_overutilized);
     } else if sg_overutilized {
         dec.rd_overutilized = Some(true);
+    }
+    if p.sis_util {
+        let newidle = e.idle == CpuIdleType::NewlyIdle;
+        crate::policy::select_fair::update_llc_idle_cpu_scan(
+            doms,
+            (e.this_cpu, e.level),
+            e.dst_cpu,
+            newidle,
+            sum_util,
+        );
     }
     sds
 }
