@@ -157,6 +157,10 @@ pub struct PeltOptions {
     pub util_est_version: UtilEstVersion,
     /// Frequency invariance (`arch_scale_freq_capacity()`); off = always 1024.
     pub frequency_invariance: bool,
+    /// `migrate_se_pelt_lag()` (v6.0+): a task woken off an idle CPU is decayed to the
+    /// estimated wake-up time before it moves; false = the kernels before v6.0, where it
+    /// carries the averages of its old CPU's last update.
+    pub migrate_pelt_lag: bool,
 }
 
 impl Default for PeltOptions {
@@ -165,6 +169,7 @@ impl Default for PeltOptions {
             util_est: true,
             util_est_version: UtilEstVersion::default(),
             frequency_invariance: true,
+            migrate_pelt_lag: true,
         }
     }
 }

@@ -175,6 +175,28 @@ fn a_task_woken_off_an_idle_cpu_arrives_with_decayed_util() {
         after * 100 <= before * 55,
         "util {before} when it slept, {after} when attached to its new CPU 32 ms later"
     );
+    // Before v6.0 (pelt.migrate_pelt_lag=false) it arrives as it went to sleep.
+    let (_, lines) = traced(
+        "hikey960",
+        json,
+        400,
+        &[
+            "cpufreq.governor=performance",
+            "pelt.migrate_pelt_lag=false",
+        ],
+    );
+    let mig = lines
+        .iter()
+        .position(|l| {
+            l.contains("sched_migrate_task:") && field(l, "comm") == "t-0" && t_us(l) > 100_000
+        })
+        .unwrap();
+    let old = lines[mig..]
+        .iter()
+        .find(|l| l.contains("sched_pelt_se:") && field(l, "comm") == "t-0")
+        .map(|l| util(l))
+        .unwrap();
+    assert_eq!(old, before, "without migrate_se_pelt_lag()");
 }
 
 /// `add_nr_running()` (kernel/sched/sched.h, v6.11) sets `rd->overloaded` for a second

@@ -1663,7 +1663,10 @@ impl<'w> Sim<'w> {
         );
         // migrate_se_pelt_lag(): off an idle CPU, whose clock may be stale, the blocked
         // averages are decayed further to the estimated now.
-        if self.rqs[from].curr.is_none() && !pelt::load_avg_is_decayed(&self.ents[tid].avg) {
+        if self.s.options.pelt.migrate_pelt_lag
+            && self.rqs[from].curr.is_none()
+            && !pelt::load_avg_is_decayed(&self.ents[tid].avg)
+        {
             let est = self.rqs[from].clock.migrate_lag_now(last, now);
             pelt::update_load_avg_blocked_se(&mut self.ents[tid].avg, est, w);
         }
