@@ -445,6 +445,16 @@ fn dequeue_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64) {
     ));
 }
 
+/// The PELT part of `kernel/sched/fair.c:reweight_entity()` (v6.11) for an entity not on
+/// its queue: its load leaves the cfs_rq at the old weight (`dequeue_load_avg()`),
+/// `load_avg` is recomputed from `load_sum` at the new weight, and it comes back
+/// (`enqueue_load_avg()`).
+pub fn reweight_entity_load_avg(cfs: &mut SchedAvg, se: &mut SchedAvg, old_w: u64, new_w: u64) {
+    dequeue_load_avg(cfs, se, old_w);
+    se.load_avg = new_w.wrapping_mul(se.load_sum) / se.get_pelt_divider();
+    enqueue_load_avg(cfs, se, new_w);
+}
+
 /// Models `kernel/sched/fair.c:attach_entity_load_avg()` (v6.8, after commit
 /// 40f5aa4c5eae "Fix attach_entity_load_avg() corner case", v5.18).
 ///

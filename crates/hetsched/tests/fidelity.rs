@@ -334,3 +334,50 @@ fn the_rt_signal_decays_at_blocked_average_updates_not_at_fair_ticks() {
         "avg_rt only decays: {rt:?}"
     );
 }
+
+/// A phase's `priority` is `set_user_nice()` (kernel/sched/syscalls.c, v6.11): the task is
+/// dequeued (DEQUEUE_SAVE), reweighted (`reweight_entity()`, its lag scaled to the new
+/// weight), requeued (ENQUEUE_RESTORE), and its `prio` (what `sched_switch` prints) is
+/// `120 + nice`. Two hogs share CPU 0; `a` turns to nice 10 after 30 ms of work: it then
+/// gets 110 / (1024 + 110) of the CPU.
+#[test]
+fn a_nice_change_reweights_the_task_and_shows_in_its_prio() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "phases": {
+            "p1": { "run": 30000 },
+            "p2": { "priority": 10, "loop": -1, "run": 10000 } } },
+        "b": { "cpus": [0], "loop": -1, "run": 10000 } } }"#;
+    let (r, lines) = traced("hikey620", json, 1000, &["trace.signals=false"]);
+    let prios: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "a-0")
+        .map(|l| field(l, "prev_prio"))
+        .collect();
+    assert_eq!(prios.first(), Some(&"120"), "{prios:?}");
+    assert_eq!(prios.last(), Some(&"130"), "{prios:?}");
+    let a = r.tasks.iter().find(|t| t.comm == "a-0").unwrap();
+    // ~60 ms at an equal share for the 30 ms of p1, then 110/1134 of the remaining ~940 ms
+    let expect = 0.030 + 0.940 * 110.0 / 1134.0;
+    assert!(
+        (a.cpu_time_s - expect).abs() < 0.015,
+        "a ran {:.3} s, expected about {expect:.3} s",
+        a.cpu_time_s
+    );
+}
+
+/// `sched_setscheduler(SCHED_IDLE)` with an unchanged nice still changes the weight
+/// (`__sched_setscheduler()` → `set_load_weight()`, `WEIGHT_IDLEPRIO` = 3): `a` turning
+/// SCHED_IDLE beside a nice-0 hog gets a few thousandths of the CPU, not half.
+#[test]
+fn a_switch_to_sched_idle_takes_the_idle_weight() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "phases": {
+            "p1": { "run": 30000 },
+            "p2": { "policy": "SCHED_IDLE", "loop": -1, "run": 10000 } } },
+        "b": { "cpus": [0], "loop": -1, "run": 10000 } } }"#;
+    let (r, _) = traced("hikey620", json, 1000, &["trace.signals=false"]);
+    let a = r.tasks.iter().find(|t| t.comm == "a-0").unwrap();
+    assert!(a.cpu_time_s < 0.045, "a ran {:.3} s", a.cpu_time_s);
+}

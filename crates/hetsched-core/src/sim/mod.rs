@@ -2520,7 +2520,7 @@ impl<'w> Sim<'w> {
                 self.set_policy(out, tid, pol, attrs.priority);
             } else if let Some(prio) = attrs.priority {
                 if self.threads[tid].policy.is_fair() {
-                    self.set_nice(cpu, tid, prio);
+                    self.set_user_nice(out, tid, prio);
                 } else if self.threads[tid].class == Class::Rt {
                     let pol = self.threads[tid].policy;
                     self.set_policy(out, tid, pol, Some(prio));
@@ -2552,22 +2552,98 @@ impl<'w> Sim<'w> {
     }
 
     /// `reweight_task()` simplified: new weight; EEVDF deadline recomputed from the slice.
-    fn set_nice(&mut self, cpu: usize, tid: usize, nice: i32) {
+    /// `set_user_nice()` (kernel/sched/syscalls.c, v6.11): a new nice value; for a fair
+    /// task, the weight through [`Sim::reweight_fair`].
+    fn set_user_nice(&mut self, out: &mut Out<'_, '_>, tid: usize, nice: i32) {
         let nice = nice.clamp(-20, 19);
-        if self.threads[tid].nice == nice || !self.threads[tid].policy.is_fair() {
+        if self.threads[tid].nice == nice {
             return;
         }
-        let lw = LoadWeight::for_nice(nice, self.threads[tid].policy == SchedPolicy::Idle);
-        let e = &mut self.ents[tid];
-        if e.on_rq {
-            self.rqs[cpu].cfs.load_weight =
-                self.rqs[cpu].cfs.load_weight - e.load.weight + lw.weight;
-        }
-        e.load = lw;
-        e.deadline = e
-            .vruntime
-            .wrapping_add(crate::sched::calc_delta_fair(e.slice, &lw));
         self.threads[tid].nice = nice;
+        if !self.threads[tid].policy.is_fair() {
+            return; // p->static_prio only: it applies when the task becomes fair
+        }
+        let t = &mut self.threads[tid];
+        let old_prio = t.eff_prio;
+        let boosted = t.eff_prio != t.normal_prio;
+        t.normal_prio = 120 + nice;
+        if !boosted {
+            t.eff_prio = t.normal_prio; // effective_prio()
+        }
+        self.reweight_fair(out, tid, old_prio);
+    }
+
+    /// The weight of fair `tid` follows its policy and nice, as `set_user_nice()` and
+    /// `__sched_setscheduler()` change it (v6.11): `dequeue_task(DEQUEUE_SAVE)` (util_est,
+    /// `update_curr()`, PELT, the lag), `put_prev_task()`, `set_load_weight()` →
+    /// `reweight_task()` → `reweight_entity()` (the lag scaled to the new weight, the
+    /// load average recomputed), `enqueue_task(ENQUEUE_RESTORE)` (`place_entity()` keeps
+    /// the lag and takes a new deadline), `set_next_task()`, `prio_changed_fair()`.
+    fn reweight_fair(&mut self, out: &mut Out<'_, '_>, tid: usize, old_prio: i32) {
+        let t = &self.threads[tid];
+        let lw = LoadWeight::for_nice(t.nice, t.policy == SchedPolicy::Idle);
+        let old_w = self.ents[tid].load.weight;
+        if t.class != Class::Fair || lw == self.ents[tid].load {
+            self.ents[tid].load = lw;
+            return;
+        }
+        let now = self.q.now();
+        let cpu = t.cpu;
+        let fair = self.s.fair;
+        let queued = self.ents[tid].on_rq;
+        let running = self.rqs[cpu].curr == Some(tid);
+        self.update_rq_clock(cpu, now);
+        if queued {
+            if self.s.options.pelt.util_est {
+                let a = self.ents[tid].avg;
+                pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            }
+            self.update_curr_fair_resched(cpu, now);
+            self.update_load_avg(out, cpu, tid, UPDATE_TG, now);
+            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+            rq.cfs.dequeue_entity(ents, tid, false, &fair);
+        }
+        if running {
+            let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+            rq.cfs.put_prev_entity(ents, tid);
+        }
+        {
+            let (rq, e) = (&mut self.rqs[cpu], &mut self.ents[tid]);
+            e.vlag = (i128::from(e.vlag) * i128::from(old_w) / i128::from(lw.weight)) as i64;
+            pelt::reweight_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, old_w, lw.weight);
+            e.load = lw;
+        }
+        if queued {
+            if self.s.options.pelt.util_est {
+                let a = self.ents[tid].avg;
+                pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            }
+            self.update_curr_fair_resched(cpu, now);
+            self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+            if fair.variant == FairVariant::Cfs {
+                rq.cfs.cfs_migrate_in(ents, tid); // v6.5: renorm without ENQUEUE_WAKEUP
+            } else {
+                rq.cfs.place_entity(ents, tid, false, &fair);
+            }
+            rq.cfs.enqueue_entity(ents, tid);
+        }
+        if running {
+            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+            rq.cfs.set_next_entity(ents, tid, now);
+        }
+        self.refresh_view(cpu);
+        // prio_changed_fair(): the running task reschedules when its priority dropped; a
+        // queued one is checked against curr.
+        if queued && self.rqs[cpu].cfs.nr_running > 1 {
+            if running {
+                if self.threads[tid].eff_prio > old_prio {
+                    self.set_resched(cpu);
+                }
+            } else {
+                self.wakeup_preempt(cpu, tid);
+            }
+        }
     }
 
     fn end_iteration(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
@@ -2997,13 +3073,15 @@ impl<'w> Sim<'w> {
         if t.class == Class::Dl || pol == SchedPolicy::Deadline {
             return;
         }
-        let cpu = t.cpu;
         if pol.is_fair() {
-            let nice = prio.unwrap_or(t.nice);
+            // __sched_setscheduler(): the policy and static priority, then the weight
+            let nice = prio.unwrap_or(t.nice).clamp(-20, 19);
             self.threads[tid].policy = pol;
-            self.threads[tid].normal_prio = 120 + nice.clamp(-20, 19);
-            self.set_prio(out, tid, 120 + nice.clamp(-20, 19));
-            self.set_nice(cpu, tid, nice);
+            self.threads[tid].nice = nice;
+            self.threads[tid].normal_prio = 120 + nice;
+            self.set_prio(out, tid, 120 + nice);
+            let prio = self.threads[tid].eff_prio;
+            self.reweight_fair(out, tid, prio);
         } else {
             let p = rtq::rt_prio(prio.unwrap_or(10));
             self.threads[tid].policy = pol;
