@@ -218,8 +218,9 @@ pub struct CpufreqOptions {
     /// schedutil `rate_limit_us`; unset = `cpufreq_policy_transition_delay_us()` of the
     /// policy's transition latency (see `rate_limit_default`).
     pub rate_limit_us: Option<u64>,
-    /// Which kernel's default `rate_limit_us`: `v4_14` (min(1000 × latency, 10 ms)),
-    /// `v6_9` (2 ms cap), `v6_10` (default: 1.5 × latency), `v6_10_capped` (≤ 10 ms).
+    /// Which kernel's default `rate_limit_us`: `v4_14` (v4.14–v6.8: min(1000 × latency,
+    /// 10 ms)), `v6_9` (v6.9–v6.11, default: min(1000 × latency, 2 ms), a latency above
+    /// 2 ms as is), `v6_12` (1.5 × latency), `v6_12_capped` (1.5 × latency, ≤ 10 ms).
     #[schemars(with = "String")]
     pub rate_limit_default: TransitionDelayVersion,
     /// Driver fast switch (frequency applies at once, in scheduler context); `false` = the

@@ -156,17 +156,25 @@ fn uclamp_bounds_the_schedutil_request() {
     );
     let boosted = r#"{"tasks": {"b": {"cpus": [4], "util_min": 700, "loop": -1,
         "run": 1000, "timer": {"ref": "unique", "period": 16000}}}}"#;
-    let r = run(&spec("hikey960", boosted, &[SU], 1000), &mut []).unwrap();
-    // The rq clamp holds only while the task is runnable: 1805 MHz from its enqueue to its
-    // dequeue (0.59 ms apart, more than rate_limit_us = 1.5 × 300 µs), then the lowest OPP
-    // while it sleeps, except in the first period, where the new task's initial util
-    // (1024 / 2 = 512 → 1.25 × 512 = 640 → 1476 MHz) keeps 1805 MHz for 16 ms.
+    // With v6.12's rate limit (1.5 × 300 µs = 450 µs) the rq clamp holds only while the
+    // task is runnable: 1805 MHz from its enqueue to its dequeue (0.59 ms apart), then the
+    // lowest OPP while it sleeps, except in the first period, where the new task's initial
+    // util (1024 / 2 = 512 → 1.25 × 512 = 640 → 1476 MHz) keeps 1805 MHz for 16 ms.
+    let sets = [SU, "cpufreq.rate_limit_default=v6_12"];
+    let r = run(&spec("hikey960", boosted, &sets, 1000), &mut []).unwrap();
     let res = &r.cpus[4].freq_residency_s;
     let busy = r.cpus[4].busy_s;
     let at = |f: u64| res.get(&f).copied().unwrap_or(0.0);
     let extra = at(1_805_000) - busy;
     assert!((0.0..0.02).contains(&extra), "{res:?}, busy {busy}");
     assert!(at(903_000) > 0.9, "{res:?}");
+    // v6.11's rate limit (min(300 µs × 1000, 2 ms) = 2 ms) drops the update at the
+    // dequeue, 0.59 ms after the enqueue's: 1805 MHz stays at least 2 ms a period (62
+    // periods), until a later update (a blocked-load update of the idle CPU) lowers it.
+    let r = run(&spec("hikey960", boosted, &[SU], 1000), &mut []).unwrap();
+    let res = &r.cpus[4].freq_residency_s;
+    let extra = res.get(&1_805_000).copied().unwrap_or(0.0) - r.cpus[4].busy_s;
+    assert!(extra > 62.0 * 0.0014, "{res:?}, busy {}", r.cpus[4].busy_s);
 }
 
 #[test]

@@ -60,18 +60,18 @@ pub enum TransitionDelayVersion {
     /// v4.14–v6.8: `min(latency_us × LATENCY_MULTIPLIER, 10 ms)`, 1 ms without latency.
     #[serde(rename = "v4_14")]
     V4_14,
-    /// v6.9 ("cpufreq: Change default transition delay to 2ms"): latency above 2 ms as is,
-    /// else `min(latency_us × 1000, 2 ms)`.
+    /// v6.9–v6.11 ("cpufreq: Change default transition delay to 2ms"): latency above 2 ms
+    /// as is, else `min(latency_us × 1000, 2 ms)`. The default (v6.11, read in 6.11.11).
+    #[default]
     #[serde(rename = "v6_9")]
     V6_9,
-    /// v6.10+ ("cpufreq: Remove LATENCY_MULTIPLIER"): `latency_us × 1.5` (`l + l >> 1`).
-    #[default]
-    #[serde(rename = "v6_10")]
-    V6_10,
-    /// The v6.10 form capped at 10 ms again (2025 stable fix "add the 10 ms cap on
+    /// v6.12+ ("cpufreq: Remove LATENCY_MULTIPLIER"): `latency_us × 1.5` (`l + l >> 1`).
+    #[serde(rename = "v6_12", alias = "v6_10")]
+    V6_12,
+    /// The v6.12 form capped at 10 ms again (2025 stable fix "add the 10 ms cap on
     /// transition delay back").
-    #[serde(rename = "v6_10_capped")]
-    V6_10Capped,
+    #[serde(rename = "v6_12_capped", alias = "v6_10_capped")]
+    V6_12Capped,
 }
 
 /// `cpufreq_policy_transition_delay_us(policy)`: the default `rate_limit_us`.
@@ -97,8 +97,8 @@ pub fn cpufreq_policy_transition_delay_us(
                 (lat * LATENCY_MULTIPLIER).min(2_000)
             }
         }
-        TransitionDelayVersion::V6_10 => lat + (lat >> 1),
-        TransitionDelayVersion::V6_10Capped => (lat + (lat >> 1)).min(10_000),
+        TransitionDelayVersion::V6_12 => lat + (lat >> 1),
+        TransitionDelayVersion::V6_12Capped => (lat + (lat >> 1)).min(10_000),
     }
 }
 
@@ -577,26 +577,38 @@ mod tests {
             2_000
         );
         assert_eq!(
-            cpufreq_policy_transition_delay_us(l, 0, TransitionDelayVersion::V6_10),
+            cpufreq_policy_transition_delay_us(l, 0, TransitionDelayVersion::V6_12),
             1_500
         );
-        // exynos5420: 140 µs → 210 µs in v6.10.
+        // exynos5420: 140 µs → 210 µs in v6.12.
         assert_eq!(
-            cpufreq_policy_transition_delay_us(140_000, 0, TransitionDelayVersion::V6_10),
+            cpufreq_policy_transition_delay_us(140_000, 0, TransitionDelayVersion::V6_12),
             210
         );
         assert_eq!(
-            cpufreq_policy_transition_delay_us(20_000_000, 0, TransitionDelayVersion::V6_10Capped),
+            cpufreq_policy_transition_delay_us(20_000_000, 0, TransitionDelayVersion::V6_12Capped),
             10_000
         );
         assert_eq!(
-            cpufreq_policy_transition_delay_us(0, 0, TransitionDelayVersion::V6_10),
+            cpufreq_policy_transition_delay_us(0, 0, TransitionDelayVersion::V6_12),
             1_000
         );
         assert_eq!(
-            cpufreq_policy_transition_delay_us(l, 500, TransitionDelayVersion::V6_10),
+            cpufreq_policy_transition_delay_us(l, 500, TransitionDelayVersion::V6_12),
             500
         );
+        // v6.11's form is the default: hikey960's 300 µs latency gives 2 ms, not 450 µs.
+        assert_eq!(
+            TransitionDelayVersion::default(),
+            TransitionDelayVersion::V6_9
+        );
+        assert_eq!(
+            cpufreq_policy_transition_delay_us(300_000, 0, TransitionDelayVersion::default()),
+            2_000
+        );
+        // the old names still read
+        let v: TransitionDelayVersion = serde_json::from_str("\"v6_10\"").unwrap();
+        assert_eq!(v, TransitionDelayVersion::V6_12);
     }
 
     #[test]
