@@ -77,6 +77,8 @@ enum SchemaKind {
     Platform,
     /// The options (`--set` keys).
     Options,
+    /// What each kernel profile (`--set kernel=v5.9`) sets, as a Markdown table.
+    Kernels,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -268,6 +270,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             match what {
                 SchemaKind::Platform => {
                     println!("{}", hetsched::hetsched_platform::platform_schema())
+                }
+                SchemaKind::Kernels => {
+                    print!(
+                        "{}",
+                        hetsched::hetsched_core::options::KernelProfile::table()
+                    )
                 }
                 SchemaKind::Options => {
                     println!("{}", hetsched::hetsched_core::options::Options::schema())

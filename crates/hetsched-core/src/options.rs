@@ -108,6 +108,14 @@ pub struct FairOptions {
     /// SIS_UTIL: `select_idle_cpu()` scans at most `nr_idle_scan` CPUs of the LLC, from the
     /// LLC's utilization at the last periodic balance (v5.20+; off = scan the whole LLC).
     pub sis_util: bool,
+    /// Custom slices (v6.12+): a fair task's `sched_attr.sched_runtime` (rt-app's
+    /// `dl-runtime`, or a task-level `runtime`) is its slice, clamped to [0.1 ms, 100 ms].
+    /// v6.11 and earlier ignore it for SCHED_OTHER (`se->slice = sysctl_sched_base_slice`).
+    pub custom_slice: bool,
+    /// EEVDF: `wake_up_new_task()` enqueues with ENQUEUE_INITIAL (v6.12+), so a new task's
+    /// first deadline is half a slice out (PLACE_DEADLINE_INITIAL); v6.6–v6.11 enqueue it
+    /// without, a full slice. (The CFS rules place a new task at fork, START_DEBIT.)
+    pub enqueue_initial: bool,
 }
 
 /// The wake-up placement generation (`fair.wakeup`).
@@ -142,6 +150,8 @@ impl Default for FairOptions {
             wa_weight: true,
             wa_bias: true,
             sis_util: true,
+            custom_slice: false,
+            enqueue_initial: false,
         }
     }
 }
@@ -346,6 +356,10 @@ impl Default for TraceOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
+    /// The kernel release whose behaviour every version-dependent option defaults to
+    /// (`v4.20`, `v5.9`, `v5.10`, `v6.6`, `v6.11`, `v6.12`, `v6.17`; default `v6.11`).
+    /// Options set alongside override it, whatever the order (see [`KernelProfile`]).
+    pub kernel: KernelProfile,
     /// Core scheduler.
     pub sched: SchedOptions,
     /// Fair class.
@@ -365,50 +379,307 @@ pub struct Options {
 }
 
 impl Options {
+    /// Every option at its own default: the v6.11 profile (`KernelProfile::V6_11.options()`
+    /// equals it; a test keeps them together).
+    fn v6_11() -> Options {
+        Options::default()
+    }
+
     /// Applies `key=value` assignments in order. Values are read as JSON (numbers, booleans,
-    /// arrays, quoted strings) and otherwise taken as plain strings.
+    /// arrays, quoted strings) and otherwise taken as plain strings. A `kernel=` assignment
+    /// is applied first: every option still at the old profile's value takes the new
+    /// profile's, and every option set away from it keeps its value; the other assignments
+    /// then apply in order, so `kernel=v5.9 fair.variant=eevdf` and `fair.variant=eevdf
+    /// kernel=v5.9` mean the same.
     pub fn apply_sets<S: AsRef<str>>(&self, sets: &[S]) -> Result<Options, OptionsError> {
         let mut opts = self.clone();
-        for s in sets {
-            let arg = s.as_ref();
-            let (k, v) = arg
-                .split_once('=')
-                .ok_or_else(|| OptionsError::NotKeyValue(arg.to_string()))?;
-            let value: Value =
-                serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
-            let mut tree = serde_json::to_value(&opts).map_err(|e| OptionsError::Set {
-                arg: arg.to_string(),
-                msg: e.to_string(),
-            })?;
-            let mut node = &mut tree;
-            let parts: Vec<&str> = k.trim().split('.').collect();
-            for (i, part) in parts.iter().enumerate() {
-                let Value::Object(map) = node else {
-                    return Err(OptionsError::Set {
-                        arg: arg.to_string(),
-                        msg: format!("`{}` is not a section", parts[..i].join(".")),
-                    });
-                };
-                if i + 1 == parts.len() {
-                    map.insert((*part).to_string(), value.clone());
-                    break;
-                }
-                node = map
-                    .entry((*part).to_string())
-                    .or_insert_with(|| Value::Object(Default::default()));
-            }
-            opts = serde_json::from_value(tree).map_err(|e| OptionsError::Set {
-                arg: arg.to_string(),
-                msg: e.to_string(),
-            })?;
+        let (kernel, rest): (Vec<&str>, Vec<&str>) = sets
+            .iter()
+            .map(|s| s.as_ref())
+            .partition(|a| a.split_once('=').is_some_and(|(k, _)| k.trim() == "kernel"));
+        for arg in kernel {
+            let with = opts.apply_one(arg)?;
+            opts = opts.rebase(with.kernel);
+        }
+        for arg in rest {
+            opts = opts.apply_one(arg)?;
         }
         Ok(opts)
+    }
+
+    /// These options moved to profile `k`: the options left at the current profile's values
+    /// take `k`'s; the ones set away from them stay.
+    pub fn rebase(&self, k: KernelProfile) -> Options {
+        let mut base = serde_json::to_value(self.kernel.options()).unwrap_or_default();
+        let mine = serde_json::to_value(self).unwrap_or_default();
+        let mut target = serde_json::to_value(k.options()).unwrap_or_default();
+        overlay_changes(&mut base, &mine, &mut target);
+        serde_json::from_value(target).unwrap_or_else(|_| k.options())
+    }
+
+    fn apply_one(&self, arg: &str) -> Result<Options, OptionsError> {
+        let (k, v) = arg
+            .split_once('=')
+            .ok_or_else(|| OptionsError::NotKeyValue(arg.to_string()))?;
+        let value: Value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+        let mut tree = serde_json::to_value(self).map_err(|e| OptionsError::Set {
+            arg: arg.to_string(),
+            msg: e.to_string(),
+        })?;
+        let mut node = &mut tree;
+        let parts: Vec<&str> = k.trim().split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let Value::Object(map) = node else {
+                return Err(OptionsError::Set {
+                    arg: arg.to_string(),
+                    msg: format!("`{}` is not a section", parts[..i].join(".")),
+                });
+            };
+            if i + 1 == parts.len() {
+                map.insert((*part).to_string(), value.clone());
+                break;
+            }
+            node = map
+                .entry((*part).to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        serde_json::from_value(tree).map_err(|e| OptionsError::Set {
+            arg: arg.to_string(),
+            msg: e.to_string(),
+        })
     }
 
     /// JSON schema of the options (`hetsched schema options`).
     pub fn schema() -> String {
         let schema = schemars::schema_for!(Options);
         serde_json::to_string_pretty(&schema).unwrap_or_default()
+    }
+}
+
+/// Copies into `target` every leaf where `changed` differs from `base` (the options a user
+/// set away from a profile's values).
+fn overlay_changes(base: &mut Value, changed: &Value, target: &mut Value) {
+    match (base, changed, target) {
+        (Value::Object(b), Value::Object(c), Value::Object(t)) => {
+            for (k, cv) in c {
+                if k == "kernel" {
+                    continue;
+                }
+                match (b.get_mut(k), t.get_mut(k)) {
+                    (Some(bv), Some(tv)) => overlay_changes(bv, cv, tv),
+                    (_, Some(tv)) => *tv = cv.clone(),
+                    _ => {}
+                }
+            }
+        }
+        (b, c, t) => {
+            if *b != *c {
+                *t = c.clone();
+            }
+        }
+    }
+}
+
+/// A kernel release whose version-dependent behaviour the options reproduce (`kernel`).
+///
+/// A profile sets every switch whose kernel behaviour changed between the releases
+/// modelled; [`KernelProfile::switches`] lists them (docs/kernel-profiles.md is that
+/// table). Not modelled in any profile: DELAY_DEQUEUE and PREEMPT_SHORT (v6.12+), so the
+/// `v6.12` and `v6.17` profiles are EEVDF as of v6.11 with those releases' other changes.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    Default,
+)]
+pub enum KernelProfile {
+    /// v4.20: CFS, `wake_cap()`, the pre-rework balancer, no EAS in mainline (v5.0).
+    #[serde(rename = "v4.20")]
+    V4_20,
+    /// v5.9: the balancer before Vincent Guittot's fairness series.
+    #[serde(rename = "v5.9")]
+    V5_9,
+    /// v5.10: the fairness series.
+    #[serde(rename = "v5.10")]
+    V5_10,
+    /// v6.6: the first EEVDF release.
+    #[serde(rename = "v6.6")]
+    V6_6,
+    /// v6.11 (the default).
+    #[default]
+    #[serde(rename = "v6.11")]
+    V6_11,
+    /// v6.12: custom slices, ENQUEUE_INITIAL for new tasks, the 1.5 × latency rate limit.
+    #[serde(rename = "v6.12")]
+    V6_12,
+    /// v6.17: the mainline the overutilized series (2025) was written against; base slice
+    /// 0.7 ms (v6.15+).
+    #[serde(rename = "v6.17")]
+    V6_17,
+}
+
+impl KernelProfile {
+    /// Every profile, oldest first.
+    pub const ALL: [KernelProfile; 7] = [
+        KernelProfile::V4_20,
+        KernelProfile::V5_9,
+        KernelProfile::V5_10,
+        KernelProfile::V6_6,
+        KernelProfile::V6_11,
+        KernelProfile::V6_12,
+        KernelProfile::V6_17,
+    ];
+
+    /// The profile's name (`v6.11`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelProfile::V4_20 => "v4.20",
+            KernelProfile::V5_9 => "v5.9",
+            KernelProfile::V5_10 => "v5.10",
+            KernelProfile::V6_6 => "v6.6",
+            KernelProfile::V6_11 => "v6.11",
+            KernelProfile::V6_12 => "v6.12",
+            KernelProfile::V6_17 => "v6.17",
+        }
+    }
+
+    /// The version-dependent options and the value this profile gives each, with the
+    /// kernel change that decides it. Options not listed are the same in every profile.
+    pub fn switches(self) -> Vec<(&'static str, Value, &'static str)> {
+        use serde_json::json;
+        use KernelProfile::*;
+        let at_least = |v: KernelProfile| self >= v;
+        vec![
+            (
+                "fair.variant",
+                json!(if at_least(V6_6) { "eevdf" } else { "cfs" }),
+                "EEVDF replaced the CFS rules in v6.6",
+            ),
+            (
+                "fair.base_slice_ns",
+                json!(if at_least(V6_17) { 700_000 } else { 750_000 }),
+                "sysctl_sched_base_slice 0.75 ms, 0.7 ms from v6.15",
+            ),
+            (
+                "fair.custom_slice",
+                json!(at_least(V6_12)),
+                "sched_attr.sched_runtime as a fair slice: v6.12",
+            ),
+            (
+                "fair.enqueue_initial",
+                json!(at_least(V6_12)),
+                "wake_up_new_task() with ENQUEUE_INITIAL: v6.12",
+            ),
+            (
+                "fair.wakeup",
+                json!(if at_least(V5_9) { "v6_11" } else { "wake_cap" }),
+                "wake_cap() v4.12-v5.6, select_idle_capacity() from v5.7",
+            ),
+            ("fair.sis_util", json!(at_least(V6_6)), "SIS_UTIL: v6.0"),
+            (
+                "pelt.util_est_version",
+                json!(if at_least(V6_11) { "v6_8" } else { "v5_13" }),
+                "util_est as one EWMA with flag: v6.8",
+            ),
+            (
+                "pelt.migrate_pelt_lag",
+                json!(at_least(V6_6)),
+                "migrate_se_pelt_lag(): v6.0",
+            ),
+            (
+                "balance.version",
+                // MERGE: v6.6 and v6.11+ are "v5.10" until the balancer gains their rules.
+                json!(match self {
+                    V4_20 => "v4.20",
+                    V5_9 => "v5.9",
+                    _ => "v5.10",
+                }),
+                "load_balance() rework v5.5, fairness series v5.10",
+            ),
+            (
+                "eas.mode",
+                json!(if at_least(V5_9) { "auto" } else { "off" }),
+                "EAS in mainline from v5.0",
+            ),
+            (
+                "eas.em_version",
+                json!(if at_least(V6_11) { "v6_9" } else { "v5_x" }),
+                "EM cost 10 x P / perf: v6.9",
+            ),
+            (
+                "eas.feec_energy_margin",
+                json!(!at_least(V6_6)),
+                "feec's 1/16 saving rule v5.0-v5.17",
+            ),
+            (
+                "eas.em_max_complexity",
+                json!(!at_least(V6_11)),
+                "EM_MAX_COMPLEXITY: in v6.6, gone by v6.11",
+            ),
+            (
+                "cpufreq.schedutil_version",
+                json!(if at_least(V6_11) { "v6_8" } else { "v5_x" }),
+                "sugov_effective_cpu_perf(): v6.8",
+            ),
+            (
+                "cpufreq.rate_limit_default",
+                json!(if at_least(V6_12) {
+                    "v6_12"
+                } else if at_least(V6_11) {
+                    "v6_9"
+                } else {
+                    "v4_14"
+                }),
+                "transition delay: 10 ms cap to v6.8, 2 ms v6.9-v6.11, 1.5 x latency v6.12",
+            ),
+        ]
+    }
+
+    /// The table of what every profile sets (Markdown: `hetsched schema kernels`, and
+    /// docs/kernel-profiles.md, which a test keeps equal to it).
+    pub fn table() -> String {
+        let mut out = String::from("| option |");
+        for k in KernelProfile::ALL {
+            out.push_str(&format!(" {} |", k.name()));
+        }
+        out.push_str(" what decides it |\n|---|");
+        for _ in KernelProfile::ALL {
+            out.push_str("---|");
+        }
+        out.push_str("---|\n");
+        let rows = KernelProfile::V6_11.switches();
+        for (i, (key, _, why)) in rows.iter().enumerate() {
+            out.push_str(&format!("| `{key}` |"));
+            for k in KernelProfile::ALL {
+                let v = &k.switches()[i].1;
+                let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                out.push_str(&format!(" {v} |"));
+            }
+            out.push_str(&format!(" {why} |\n"));
+        }
+        out
+    }
+
+    /// Every option at this profile's values.
+    pub fn options(self) -> Options {
+        let mut tree = serde_json::to_value(Options::v6_11()).unwrap_or_default();
+        for (key, value, _) in self.switches() {
+            let mut node = &mut tree;
+            for part in key.split('.') {
+                node = &mut node[part];
+            }
+            *node = value;
+        }
+        tree["kernel"] = serde_json::to_value(self).unwrap_or_default();
+        serde_json::from_value(tree).unwrap_or_else(|_| Options::v6_11())
     }
 }
 
@@ -667,6 +938,73 @@ mod tests {
         let o = d.apply_sets(&["fair.wakeup=v6.11"]).unwrap();
         assert_eq!(o.fair.wakeup, WakeupVariant::V6_11);
         assert!(d.apply_sets(&["fair.wakeup=v5_4"]).is_err());
+    }
+
+    #[test]
+    fn every_profile_sets_what_its_table_says() {
+        assert_eq!(KernelProfile::V6_11.options(), Options::default());
+        for k in KernelProfile::ALL {
+            let o = k.options();
+            assert_eq!(o.kernel, k);
+            let tree = serde_json::to_value(&o).unwrap();
+            for (key, value, _) in k.switches() {
+                let mut node = &tree;
+                for part in key.split('.') {
+                    node = &node[part];
+                }
+                assert_eq!(*node, value, "{} {key}", k.name());
+            }
+        }
+        let v59 = KernelProfile::V5_9.options();
+        assert_eq!(v59.fair.variant, FairVariant::Cfs);
+        assert_eq!(v59.balance.version, crate::sched::topology::LbVersion::V5_9);
+        assert!(!v59.fair.sis_util && !v59.pelt.migrate_pelt_lag);
+        let v612 = KernelProfile::V6_12.options();
+        assert!(v612.fair.custom_slice && v612.fair.enqueue_initial);
+        assert_eq!(KernelProfile::V4_20.options().eas.mode, EasMode::Off);
+    }
+
+    #[test]
+    fn the_profiles_page_shows_the_table_the_code_sets() {
+        let page = include_str!("../../../docs/kernel-profiles.md");
+        assert!(
+            page.contains(&KernelProfile::table()),
+            "docs/kernel-profiles.md is out of date: paste `hetsched schema kernels` into it"
+        );
+    }
+
+    #[test]
+    fn options_set_beside_a_profile_override_it_in_any_order() {
+        let d = Options::default();
+        let a = d
+            .apply_sets(&["kernel=v5.9", "fair.variant=eevdf"])
+            .unwrap();
+        let b = d
+            .apply_sets(&["fair.variant=eevdf", "kernel=v5.9"])
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.kernel, KernelProfile::V5_9);
+        assert_eq!(a.fair.variant, FairVariant::Eevdf);
+        assert_eq!(a.balance.version, crate::sched::topology::LbVersion::V5_9);
+        // moving on keeps what was set and takes the new profile's other values
+        let c = a.apply_sets(&["kernel=v6.12"]).unwrap();
+        assert_eq!(c.fair.variant, FairVariant::Eevdf);
+        assert!(c.fair.custom_slice);
+        assert_eq!(c.balance.version, crate::sched::topology::LbVersion::V5_10);
+        // an option set to a profile's own value stays a plain profile value
+        assert_eq!(
+            d.apply_sets(&["kernel=v6.6"]).unwrap(),
+            KernelProfile::V6_6.options()
+        );
+        let e = d.apply_sets(&["kernel=v3.18"]).unwrap_err();
+        assert!(e.to_string().contains("v6.11"), "{e}");
+        // the documented spellings of util_est_version read
+        for v in ["v5_13", "V5_13", "v5.13"] {
+            let o = d
+                .apply_sets(&[format!("pelt.util_est_version={v}")])
+                .unwrap();
+            assert_eq!(o.pelt.util_est_version, UtilEstVersion::V5_13);
+        }
     }
 
     #[test]

@@ -180,9 +180,11 @@ pub struct UtilEst {
 pub enum UtilEstVersion {
     /// v6.8+: single EWMA with the flag in its MSB; fast-up unconditional.
     #[default]
+    #[serde(rename = "v6_8", alias = "V6_8", alias = "v6.8")]
     V6_8,
     /// v5.13–v6.7: `{enqueued, ewma}`, flag in `enqueued`'s MSB, `UTIL_EST_FASTUP`
     /// a feature (default on).
+    #[serde(rename = "v5_13", alias = "V5_13", alias = "v5.13")]
     V5_13,
 }
 

@@ -543,7 +543,7 @@ impl<'a> Reader<'a> {
                         self.warn(
                             m.key_span,
                             "task-level `runtime` is read by rt-app as the legacy `dl-runtime` \
-                             (DEADLINE runtime / custom fair slice); write `dl-runtime` to make it explicit",
+                             (DEADLINE runtime / custom fair slice from v6.12, `fair.custom_slice`); write `dl-runtime` to make it explicit",
                         );
                     }
                 }

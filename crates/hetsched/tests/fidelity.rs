@@ -381,3 +381,62 @@ fn a_switch_to_sched_idle_takes_the_idle_weight() {
     let a = r.tasks.iter().find(|t| t.comm == "a-0").unwrap();
     assert!(a.cpu_time_s < 0.045, "a ran {:.3} s", a.cpu_time_s);
 }
+
+/// v6.11's `wake_up_new_task()` enqueues without ENQUEUE_INITIAL, so a new task's first
+/// request is a full slice (`place_entity()` halves it only with the flag, which v6.12
+/// passes: `kernel=v6.12` or `fair.enqueue_initial`). Two hogs forked onto CPU 0 at the
+/// start, a 3 ms slice and a 1 ms tick: the first runs 3 ms (v6.11), 2 ms (v6.12: its
+/// deadline 1.5 ms out, seen at the next tick).
+#[test]
+fn a_new_task_gets_a_full_first_slice_in_v6_11() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "h": { "cpus": [0], "loop": -1, "run": 100000 },
+        "n": { "cpus": [0], "loop": -1, "run": 100000 } } }"#;
+    let first_switch = |kernel: &str| {
+        let sets = [
+            kernel,
+            "sched.hz=1000",
+            "fair.tunable_scaling=none",
+            "fair.base_slice_ns=3000000",
+            "trace.signals=false",
+        ];
+        let (_, lines) = traced("hikey620", json, 20, &sets);
+        lines
+            .iter()
+            .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "h-0")
+            .map(|l| t_us(l))
+            .next()
+            .unwrap()
+    };
+    assert_eq!(first_switch("kernel=v6.11"), 3000);
+    assert_eq!(first_switch("kernel=v6.12"), 2000);
+}
+
+/// v6.11 ignores `sched_attr.sched_runtime` for SCHED_OTHER (`se->slice =
+/// sysctl_sched_base_slice`); custom slices are v6.12 (`kernel=v6.12` or
+/// `fair.custom_slice`). A short task with a 0.1 ms `dl-runtime` beside a hog: under v6.11
+/// the run is the same as without it, under v6.12 it is not.
+#[test]
+fn a_fair_dl_runtime_is_a_custom_slice_only_from_v6_12() {
+    let json = |attr: &str| {
+        format!(
+            r#"{{ "global": {{ "duration": 1, "calibration": "CPU0" }},
+              "tasks": {{
+                "h": {{ "cpus": [0], "loop": -1, "run": 100000 }},
+                "c": {{ "cpus": [0], {attr} "loop": -1, "run": 500, "sleep": 3500 }} }} }}"#
+        )
+    };
+    let run = |attr: &str, kernel: &str| {
+        let (r, _) = traced(
+            "hikey620",
+            &json(attr),
+            500,
+            &[kernel, "trace.signals=false"],
+        );
+        serde_json::to_string(&r.tasks).unwrap()
+    };
+    let custom = r#""dl-runtime": 100,"#;
+    assert_eq!(run(custom, "kernel=v6.11"), run("", "kernel=v6.11"));
+    assert_ne!(run(custom, "kernel=v6.12"), run("", "kernel=v6.12"));
+}

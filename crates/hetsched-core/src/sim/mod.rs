@@ -926,10 +926,11 @@ impl<'w> Sim<'w> {
             uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
             uclamp_on: None,
         });
+        // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t
             .attrs
             .dl_runtime_us
-            .filter(|_| policy.is_fair())
+            .filter(|_| policy.is_fair() && s.options.fair.custom_slice)
             .map(|us| (us * 1000).clamp(100_000, 100_000_000))
             .unwrap_or(s.fair.base_slice);
         self.cfs_stamp.push(0);
@@ -1812,7 +1813,11 @@ impl<'w> Sim<'w> {
                 // v6.5 enqueue_entity(): renorm for ENQUEUE_MIGRATED, then place_entity()
                 rq.cfs.cfs_migrate_in(ents, tid);
             }
-            rq.cfs.place_entity(ents, tid, initial, &fair);
+            // ENQUEUE_INITIAL: wake_up_new_task() passes it from v6.12 (fair.enqueue_initial);
+            // the CFS rules' `initial` is the fork-time placement (START_DEBIT).
+            let enqueue_initial = initial
+                && (fair.variant == FairVariant::Cfs || self.s.options.fair.enqueue_initial);
+            rq.cfs.place_entity(ents, tid, enqueue_initial, &fair);
         }
         if migrated {
             // enqueue_entity(): "Entity has migrated, no longer consider this task hot"

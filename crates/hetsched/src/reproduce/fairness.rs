@@ -38,7 +38,8 @@
 //!
 //! `v5.9` (`balance.version=v5.9`: detach test `load/2 > imbalance`, `imbalance_pct` 125
 //! above the LLC, `busy_factor` 32, no busy-interval adjustment) and `v5.10` (the
-//! default: the four patches), both with `fair.sis_util=false` (SIS_UTIL is v6.0+).
+//! default: the four patches), each under its release's kernel profile (`kernel=v5.9`,
+//! `kernel=v5.10`).
 //!
 //! # Criteria
 //!
@@ -59,26 +60,13 @@ use std::fmt::Write as _;
 pub const NAME: &str = "fairness";
 /// The platform.
 pub const PLATFORM: &str = "hikey620";
-/// Variants and their option assignments.
-/// Both run without SIS_UTIL (`fair.sis_util=false`: it came in v6.0; v5.9/v5.10 scanned
-/// with SIS_PROP, which is not modelled, so the whole LLC is scanned).
+/// Variants and their option assignments: the kernel profiles of the releases the series
+/// compares (docs/kernel-profiles.md: the CFS rules, the v5.9 or v5.10 balancer, no
+/// SIS_UTIL — v5.9/v5.10 scanned with SIS_PROP, which is not modelled, so the whole LLC is
+/// scanned — util_est v5.13, no `migrate_se_pelt_lag()`), `performance` governor.
 pub const VARIANTS: &[(&str, &[&str])] = &[
-    (
-        "v5.9",
-        &[
-            "cpufreq.governor=performance",
-            "balance.version=v5.9",
-            "fair.sis_util=false",
-        ],
-    ),
-    (
-        "v5.10",
-        &[
-            "cpufreq.governor=performance",
-            "balance.version=v5.10",
-            "fair.sis_util=false",
-        ],
-    ),
+    ("v5.9", &["kernel=v5.9", "cpufreq.governor=performance"]),
+    ("v5.10", &["kernel=v5.10", "cpufreq.governor=performance"]),
 ];
 /// Thread counts of part (a).
 pub const THREADS: &[u32] = &[9, 11];
@@ -327,7 +315,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             "(b) The seed's `hackbench -l (256000/#grp)` cannot be literal (102.4 M messages in 1.4 s is 0.11 µs per message); read as -l (2560/#grp), 1 024 000 messages of 5 µs write + 5 µs read (assumed, at capacity 1024 and fmax): 10.24 CPU-s, 1.28 s on 8 CPUs if perfectly spread.{}",
             if opts.quick { " --quick: loops divided by 10." } else { "" }
         ),
-        "Variants: balance.version=v5.9 and v5.10; governor performance; fair.sis_util=false (SIS_UTIL is v6.0+). Each run's seeds depend on the case and run index only, the same for both variants.".into(),
+        "Variants: the kernel=v5.9 and kernel=v5.10 profiles (docs/kernel-profiles.md: CFS rules, the v5.9/v5.10 balancer, no SIS_UTIL); governor performance. Each run's seeds depend on the case and run index only, the same for both variants.".into(),
     ];
 
     let mut t = String::new();

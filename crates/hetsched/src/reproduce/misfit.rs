@@ -11,9 +11,10 @@
 //! sysbench is its own generator part (`gen:sysbench-cpu:name=big0,…+…`), so each is
 //! one task and the noise model gives each its own start offset and work scale.
 //!
-//! Variants: both run the balancer of the series' kernel, `balance.version=v4.20` (before
-//! the v5.5 `load_balance()` rework: `avg_load`/`load_per_task`, `group_no_capacity`,
-//! `fix_small_imbalance()`, load-only migration). `tip` adds `balance.misfit=false` (the
+//! Variants: both run the series' kernel, `kernel=v4.20` (docs/kernel-profiles.md: the
+//! balancer before the v5.5 `load_balance()` rework — `avg_load`/`load_per_task`,
+//! `group_no_capacity`, `fix_small_imbalance()`, load-only migration — the CFS rules,
+//! `wake_cap()` placement, no EAS). `tip` adds `balance.misfit=false` (the
 //! kernel before the series: capacity-aware wake-up, ordinary load balancing only) and
 //! `misfit` keeps the series (misfit status, the `group_misfit_task` group type, the
 //! misfit nohz kick and misfit active balance). With the reworked balancer (v5.5+) `tip`
@@ -58,20 +59,19 @@ use std::fmt::Write as _;
 pub const NAME: &str = "misfit";
 /// Platforms (cases), in table order.
 pub const PLATFORMS: &[&str] = &["juno_r0", "hikey960"];
-/// Variants and their option assignments.
+/// Variants and their option assignments: the series' kernel, v4.20 (`kernel=v4.20`: the
+/// pre-rework balancer, the CFS rules, `wake_cap()`, no EAS), without (`tip`) and with the
+/// series, `performance` governor.
 pub const VARIANTS: &[(&str, &[&str])] = &[
     (
         "tip",
         &[
+            "kernel=v4.20",
             "cpufreq.governor=performance",
-            "balance.version=v4.20",
             "balance.misfit=false",
         ],
     ),
-    (
-        "misfit",
-        &["cpufreq.governor=performance", "balance.version=v4.20"],
-    ),
+    ("misfit", &["kernel=v4.20", "cpufreq.governor=performance"]),
 ];
 /// Runs by default (the series' 10-run summary).
 pub const DEFAULT_RUNS: usize = 10;
@@ -470,7 +470,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             "Workload per platform: the series' script as generator parts, e.g. {} ({REQUEST_US} µs of work per request at capacity 1024 and fmax); governor performance.",
             specs[0].0
         ),
-        "Both variants run the v4.20 balancer (balance.version=v4.20, the series' kernel, before the v5.5 load_balance rework); tip = balance.misfit=false; misfit = the series on. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
+        "Both variants run the series' kernel, kernel=v4.20 (docs/kernel-profiles.md: the pre-v5.5 balancer, the CFS rules, wake_cap(), no EAS); tip = balance.misfit=false; misfit = the series on. Each run's noise seed and engine seed depend on the platform and run index only, the same for both variants.".into(),
         "Completion = exit − first wake-up of each unpinned task; the background noise tasks are left out.".into(),
     ];
 

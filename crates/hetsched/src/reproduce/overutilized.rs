@@ -3,8 +3,9 @@
 //!
 //! # What runs
 //!
-//! EAS on every run: governor `schedutil` and `eas.mode=on` (a run where EAS cannot run is
-//! an error, not a silent fallback).
+//! The series' kernel, `kernel=v6.17` (it was measured on a 6.17-based kernel; see
+//! docs/kernel-profiles.md), and EAS on every run: governor `schedutil` and `eas.mode=on`
+//! (a run where EAS cannot run is an error, not a silent fallback).
 //!
 //! - (a) `stress-ng --cpu X --timeout 60s`: X always-running unpinned workers
 //!   (`gen:stress-ng-cpu`), X = 1, 2, 3 on `rk3399` and X = 1, 2, 4, 6, 7 on `m1pro`; cases
@@ -46,6 +47,7 @@ pub const VARIANTS: &[(&str, &[&str])] = &[
     (
         "base",
         &[
+            "kernel=v6.17",
             "cpufreq.governor=schedutil",
             "eas.mode=on",
             "eas.overutilized_gate=root_domain",
@@ -54,6 +56,7 @@ pub const VARIANTS: &[(&str, &[&str])] = &[
     (
         "patch",
         &[
+            "kernel=v6.17",
             "cpufreq.governor=schedutil",
             "eas.mode=on",
             "eas.overutilized_gate=ignore_lone_task",
@@ -365,7 +368,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
 
     let notes = vec![
         format!(
-            "EAS on every run: cpufreq.governor=schedutil, eas.mode=on; base = eas.overutilized_gate=root_domain, patch = ignore_lone_task. stress-ng runs {secs} s (the series: 60 s), {runs} runs per case; the rt-app test is one 10 s run ({})",
+            "The series' kernel: kernel=v6.17 (docs/kernel-profiles.md). EAS on every run: cpufreq.governor=schedutil, eas.mode=on; base = eas.overutilized_gate=root_domain, patch = ignore_lone_task. stress-ng runs {secs} s (the series: 60 s), {runs} runs per case; the rt-app test is one 10 s run ({})",
             rtapp_spec()
         ),
         "OU % = time with the root domain overutilized / run time; triggers = 0→1 transitions; both include what the noise model's background tasks cause (a second task on a max-capacity CPU still sets overutilized under patch, as on the board).".into(),
