@@ -56,11 +56,13 @@ def workload(tmp_path: Path, cpu: int, run_us: int, period_us: int) -> Path:
 
 
 USERSPACE = "cpufreq.governor=userspace"
+# A fixed frequency for the clock-scaling check (the default governor, schedutil, moves it)
+PERFORMANCE = "cpufreq.governor=performance"
 CASES = [
     # (cpu, option sets, capacity, freq_scale) on hikey960: A53 fmax 1844 MHz, A73 2362 MHz
-    (0, [], 462, 1024),
+    (0, [PERFORMANCE], 462, 1024),
     (0, [USERSPACE, "cpufreq.userspace_khz=[999000,2362000]"], 462, (999000 << 10) // 1844000),
-    (4, [], 1024, 1024),
+    (4, [PERFORMANCE], 1024, 1024),
     (4, [USERSPACE, "cpufreq.userspace_khz=[1844000,1421000]"], 1024, (1421000 << 10) // 2362000),
 ]
 

@@ -189,14 +189,16 @@ impl Default for PeltOptions {
 #[serde(rename_all = "snake_case")]
 pub enum Governor {
     /// Highest usable OPP (drivers/cpufreq/cpufreq_performance.c).
-    #[default]
     Performance,
     /// Lowest OPP (cpufreq_powersave.c).
     Powersave,
     /// A fixed OPP per domain (cpufreq_userspace.c), from `cpufreq.userspace_khz`.
     Userspace,
-    /// schedutil (kernel/sched/cpufreq_schedutil.c, `crate::cpufreq::schedutil`). Policies
-    /// start at their highest usable OPP (`fixed_freq_khz` holds that start frequency).
+    /// schedutil (kernel/sched/cpufreq_schedutil.c, `crate::cpufreq::schedutil`), the
+    /// default: drivers/cpufreq/Kconfig makes `CPU_FREQ_DEFAULT_GOV_SCHEDUTIL` the default
+    /// on ARM and ARM64 (v6.11). Policies start at their highest usable OPP
+    /// (`fixed_freq_khz` holds that start frequency).
+    #[default]
     Schedutil,
 }
 
@@ -865,15 +867,21 @@ mod tests {
     #[test]
     fn eas_mode_on_explains_why_it_cannot_run() {
         let p = crate::energy::em::tests::juno();
-        let o = Options::default().apply_sets(&["eas.mode=on"]).unwrap();
+        let o = Options::default()
+            .apply_sets(&["eas.mode=on", "cpufreq.governor=performance"])
+            .unwrap();
         let e = Settings::resolve(&o, &p).unwrap_err();
         assert_eq!(
             e.to_string(),
             "option eas.mode: EAS cannot run on platform juno-test: EAS needs the schedutil governor on every cpufreq policy: set cpufreq.governor = schedutil (it is performance)"
         );
-        // auto: silently off with performance, on with schedutil.
+        // auto: silently off with performance, on with schedutil (the default).
+        let perf = Options::default()
+            .apply_sets(&["cpufreq.governor=performance"])
+            .unwrap();
+        assert!(!Settings::resolve(&perf, &p).unwrap().eas_enabled);
         assert!(
-            !Settings::resolve(&Options::default(), &p)
+            Settings::resolve(&Options::default(), &p)
                 .unwrap()
                 .eas_enabled
         );

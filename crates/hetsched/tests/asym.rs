@@ -16,9 +16,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 const US: f64 = 1e-6;
+/// The tests here are about capacity-aware placement and balancing without EAS at a fixed frequency: the performance governor keeps
+/// every CPU at its highest OPP (the default, schedutil with EAS, is tested in eas.rs and
+/// fidelity.rs).
+const FIXED_FREQ: &str = "cpufreq.governor=performance";
 
 fn spec(platform: &str, json: &str, sets: &[&str]) -> RunSpec {
-    let options = Options::default().apply_sets(sets).unwrap();
+    let options = Options::default()
+        .apply_sets(&[FIXED_FREQ])
+        .and_then(|o| o.apply_sets(sets))
+        .unwrap();
     RunSpec {
         platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 const NS: u64 = 1_000_000_000;
 const SU: &str = "cpufreq.governor=schedutil";
+const PERF: &str = "cpufreq.governor=performance";
 const BOOT: u64 = hetsched::hetsched_core::sim::BOOT_OFFSET;
 
 fn spec(platform: &str, json: &str, sets: &[&str], ms: u64) -> RunSpec {
@@ -198,7 +199,7 @@ fn pelt_clock_slows_at_the_frequency_schedutil_applies() {
         u.split_whitespace().next().unwrap().parse::<f64>().unwrap()
     };
     let slow = util_at(&[SU]);
-    let fast = util_at(&[]);
+    let fast = util_at(&[PERF]);
     assert!((slow - 354.0).abs() < 20.0, "schedutil: util {slow}");
     assert!((fast - 583.0).abs() < 30.0, "performance: util {fast}");
 }
@@ -230,7 +231,7 @@ fn small_tasks_stay_on_juno_littles_with_eas() {
     assert!(r.overutilized.pct < 1.0, "{:?}", r.overutilized);
     assert!(!text.contains("overutilized=1"));
     // Without EAS (performance governor) the same tasks do use the big CPUs.
-    let r2 = run(&spec("juno_r0", json, &[], 3000), &mut []).unwrap();
+    let r2 = run(&spec("juno_r0", json, &[PERF], 3000), &mut []).unwrap();
     assert!(!r2.settings.eas_enabled);
     assert_eq!(r2.overutilized.triggers, 0);
     assert!(share_on(&r2, "s-", &[0, 3, 4, 5]) < little);
@@ -320,7 +321,7 @@ fn energy_totals_are_consistent() {
     }
     // schedutil at lower OPPs spends less energy than the performance governor here.
     let su = run(&spec("hikey960", json, &[SU], 1500), &mut []).unwrap();
-    let perf = run(&spec("hikey960", json, &[], 1500), &mut []).unwrap();
+    let perf = run(&spec("hikey960", json, &[PERF], 1500), &mut []).unwrap();
     assert!(su.energy.active < perf.energy.active);
     // An assumed model is labelled.
     let a = run(&spec("m1pro", json, &[], 200), &mut []).unwrap();
@@ -331,8 +332,11 @@ fn energy_totals_are_consistent() {
 #[test]
 fn eas_on_where_it_cannot_run_says_why() {
     let json = r#"{"tasks": {"t": {"loop": 1, "run": 1000}}}"#;
-    let e = run(&spec("juno_r0", json, &["eas.mode=on"], 100), &mut []).unwrap_err();
+    let e = run(&spec("juno_r0", json, &[PERF, "eas.mode=on"], 100), &mut []).unwrap_err();
     assert!(e.to_string().contains("schedutil"), "{e}");
+    // schedutil is the default governor (v6.11 on ARM): EAS runs on juno_r0 as it is
+    let r = run(&spec("juno_r0", json, &["eas.mode=on"], 100), &mut []).unwrap();
+    assert!(r.settings.eas_enabled);
     let e = run(&spec("hikey620", json, &[SU, "eas.mode=on"], 100), &mut []).unwrap_err();
     assert!(e.to_string().contains("different capacities"), "{e}");
 }

@@ -10,13 +10,20 @@ use hetsched::hetsched_trace::FtraceTextSink;
 use proptest::prelude::*;
 
 const NS: u64 = 1_000_000_000;
+/// The tests here are about the work model, determinism and the engine's invariants at a fixed frequency: the performance governor keeps
+/// every CPU at its highest OPP (the default, schedutil with EAS, is tested in eas.rs and
+/// fidelity.rs).
+const FIXED_FREQ: &str = "cpufreq.governor=performance";
 
 fn spec(platform: &str, json: &str, sets: &[&str], secs: u64) -> RunSpec {
     RunSpec {
         platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "test.json", &Default::default())
             .unwrap(),
-        options: Options::default().apply_sets(sets).unwrap(),
+        options: Options::default()
+            .apply_sets(&[FIXED_FREQ])
+            .and_then(|o| o.apply_sets(sets))
+            .unwrap(),
         seed: 7,
         duration_ns: Some(secs * NS),
     }

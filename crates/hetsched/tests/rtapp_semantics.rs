@@ -10,6 +10,10 @@ use hetsched::hetsched_core::{run, RunError, RunResult, RunSpec};
 use hetsched::hetsched_trace::FtraceTextSink;
 
 const MS: u64 = 1_000_000;
+/// The tests here are about rt-app's semantics and their timing at a fixed frequency: the performance governor keeps
+/// every CPU at its highest OPP (the default, schedutil with EAS, is tested in eas.rs and
+/// fidelity.rs).
+const FIXED_FREQ: &str = "cpufreq.governor=performance";
 
 fn spec(platform: &str, json: &str, ms: u64) -> RunSpec {
     let mut s = spec_open(platform, json);
@@ -22,7 +26,7 @@ fn spec_open(platform: &str, json: &str) -> RunSpec {
     RunSpec {
         platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options: Options::default(),
+        options: Options::default().apply_sets(&[FIXED_FREQ]).unwrap(),
         seed: 1,
         duration_ns: None,
     }
