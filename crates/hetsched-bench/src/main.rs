@@ -125,6 +125,7 @@ fn large_platform() -> Platform {
         perf_domains: pds,
         sources: vec!["synthetic (benchmark input)".into()],
         notes: vec![],
+        cpufreq_driver: Default::default(),
     }
 }
 

@@ -237,7 +237,8 @@ pub struct CpufreqOptions {
     pub rate_limit_default: TransitionDelayVersion,
     /// Driver fast switch (frequency applies at once, in scheduler context); `false` = the
     /// `sugov:N` kthread path, the frequency applying one transition latency later. Unset =
-    /// true (the platform model carries no driver flag).
+    /// the platform's cpufreq driver's (`policy->fast_switch_possible`: `scmi` and
+    /// `apple-soc` yes; `cpufreq-dt`, `scpi`, `vexpress-spc` no).
     pub fast_switch: Option<bool>,
 }
 

@@ -170,6 +170,47 @@ pub struct Platform {
     pub sources: Vec<String>,
     /// Documented deviations, e.g. capacities taken from a seed's live system.
     pub notes: Vec<String>,
+    /// The cpufreq driver of every policy (it decides whether schedutil switches
+    /// frequency in scheduler context, `policy->fast_switch_possible`).
+    pub cpufreq_driver: CpufreqDriver,
+}
+
+/// A cpufreq driver, for what the governors see of it (drivers/cpufreq/, v6.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpufreqDriver {
+    /// `cpufreq-dt` (cpufreq-dt.c, the generic device-tree OPP driver): no `fast_switch`.
+    #[default]
+    CpufreqDt,
+    /// `scpi-cpufreq` (scpi-cpufreq.c, Arm SCPI firmware, Juno): no `fast_switch`.
+    Scpi,
+    /// `vexpress-spc` (vexpress-spc-cpufreq.c, TC2): no `fast_switch`.
+    VexpressSpc,
+    /// `scmi-cpufreq` (scmi-cpufreq.c): `fast_switch` where the firmware provides perf
+    /// fast channels (`perf_ops->fast_switch_possible()`); taken as provided.
+    Scmi,
+    /// `apple-soc-cpufreq` (apple-soc-cpufreq.c, M1/M2): `fast_switch`.
+    AppleSoc,
+}
+
+impl CpufreqDriver {
+    /// The driver's name as `scaling_driver` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpufreqDriver::CpufreqDt => "cpufreq-dt",
+            CpufreqDriver::Scpi => "scpi-cpufreq",
+            CpufreqDriver::VexpressSpc => "vexpress-spc",
+            CpufreqDriver::Scmi => "scmi",
+            CpufreqDriver::AppleSoc => "apple-cpufreq",
+        }
+    }
+
+    /// `policy->fast_switch_possible`: the driver has a `fast_switch` callback (and, for
+    /// SCMI, fast channels), so schedutil applies a frequency in scheduler context; else
+    /// it goes through the `sugov:N` kthread and the transition latency.
+    pub fn fast_switch(self) -> bool {
+        matches!(self, CpufreqDriver::Scmi | CpufreqDriver::AppleSoc)
+    }
 }
 
 impl Cpu {

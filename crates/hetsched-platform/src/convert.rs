@@ -393,6 +393,7 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
         perf_domains,
         sources: file.sources.clone(),
         notes,
+        cpufreq_driver: file.cpufreq_driver.unwrap_or_default(),
     })
 }
 

@@ -148,6 +148,17 @@ pub fn describe(p: &Platform) -> String {
             work.join(", ")
         );
     }
+    let d = p.cpufreq_driver;
+    let _ = writeln!(
+        s,
+        "cpufreq driver {}: schedutil {}",
+        d.name(),
+        if d.fast_switch() {
+            "switches in scheduler context (fast switch)"
+        } else {
+            "switches through its sugov:N kthread (no fast switch)"
+        }
+    );
     for pd in &p.perf_domains {
         let first = pd.cpus.first().and_then(|&c| p.cpus.get(c));
         let cap = first.map_or(0, |c| c.capacity);

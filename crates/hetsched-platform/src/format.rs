@@ -26,6 +26,13 @@ pub struct PlatformFile {
     /// override, assumed power models).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The cpufreq driver (`scaling_driver`): `cpufreq-dt` (default, the generic
+    /// device-tree driver), `scpi`, `vexpress-spc`, `scmi` or `apple-soc`. It decides
+    /// whether schedutil can switch frequency in scheduler context (fast switch: `scmi`,
+    /// `apple-soc`) or through its kthread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub cpufreq_driver: Option<hetsched_core::platform::CpufreqDriver>,
     /// Performance (frequency) domains: one per cpufreq policy. Every logical CPU
     /// `0..N-1` appears in exactly one of them; a domain's CPUs need not be contiguous.
     pub perf_domains: Vec<PerfDomainFile>,

@@ -522,3 +522,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn presets_name_their_cpufreq_driver_and_whether_it_fast_switches() {
+    use hetsched_core::platform::CpufreqDriver;
+    let want = [
+        ("juno_r0", CpufreqDriver::Scpi, false),
+        ("hikey960", CpufreqDriver::CpufreqDt, false),
+        ("hikey620", CpufreqDriver::CpufreqDt, false),
+        ("rk3399", CpufreqDriver::CpufreqDt, false),
+        ("exynos5800", CpufreqDriver::CpufreqDt, false),
+        ("tc2", CpufreqDriver::VexpressSpc, false),
+        ("m1pro", CpufreqDriver::AppleSoc, true),
+        ("orion_o6", CpufreqDriver::Scmi, true),
+    ];
+    for (name, driver, fast) in want {
+        let p = preset(name);
+        assert_eq!(p.cpufreq_driver, driver, "{name}");
+        assert_eq!(p.cpufreq_driver.fast_switch(), fast, "{name}");
+        assert!(describe(&p).contains(p.cpufreq_driver.name()), "{name}");
+    }
+    // a file without the key gets the generic device-tree driver; a wrong name is an error
+    let text = preset_text("hikey960").unwrap();
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("cpufreq_driver:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        parse_str(&without, "x.yaml").unwrap().cpufreq_driver,
+        CpufreqDriver::CpufreqDt
+    );
+    let bad = text.replace("cpufreq_driver: cpufreq-dt", "cpufreq_driver: intel");
+    let e = parse_str(&bad, "x.yaml").unwrap_err().to_string();
+    assert!(e.starts_with("x.yaml:6:17: "), "{e}");
+    assert!(e.contains("`apple-soc`"), "{e}");
+}

@@ -549,3 +549,29 @@ fn eas_follows_a_task_that_grows_and_shrinks() {
     let t = r.tasks.iter().find(|t| t.comm == "grow-0").unwrap();
     assert!(t.wakeups >= 180, "{} wake-ups", t.wakeups);
 }
+
+#[test]
+fn the_cpufreq_driver_decides_the_switch_path() {
+    // cpufreq-dt (hikey960) and scpi (juno_r0) have no fast_switch: schedutil goes through
+    // its sugov:N kthread, the frequency applying one transition latency later; apple-soc
+    // (m1pro) switches in scheduler context. `cpufreq.fast_switch` overrides the driver.
+    let json = r#"{"tasks": {"t": {"loop": -1, "run": 3000, "sleep": 5000}}}"#;
+    let energy = |p: &str, sets: &[&str]| {
+        let r = run(&spec(p, json, sets, 400), &mut []).unwrap();
+        serde_json::to_string(&r.cpus).unwrap()
+    };
+    for (p, fast) in [("hikey960", false), ("juno_r0", false), ("m1pro", true)] {
+        let same = if fast {
+            "cpufreq.fast_switch=true"
+        } else {
+            "cpufreq.fast_switch=false"
+        };
+        let other = if fast {
+            "cpufreq.fast_switch=false"
+        } else {
+            "cpufreq.fast_switch=true"
+        };
+        assert_eq!(energy(p, &[]), energy(p, &[same]), "{p}");
+        assert_ne!(energy(p, &[]), energy(p, &[other]), "{p}");
+    }
+}

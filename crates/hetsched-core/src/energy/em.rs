@@ -440,6 +440,7 @@ pub(crate) mod tests {
             ],
             sources: vec![],
             notes: vec![],
+            cpufreq_driver: Default::default(),
         }
     }
 

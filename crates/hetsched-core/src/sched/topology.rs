@@ -815,6 +815,7 @@ pub(crate) mod tests {
             perf_domains: pds,
             sources: vec![],
             notes: vec![],
+            cpufreq_driver: Default::default(),
         }
     }
 

@@ -134,7 +134,10 @@ impl EnergyState {
                     let params = SugovParams {
                         version: o.cpufreq.schedutil_version,
                         rate_limit_us,
-                        fast_switch: o.cpufreq.fast_switch.unwrap_or(true),
+                        fast_switch: o
+                            .cpufreq
+                            .fast_switch
+                            .unwrap_or(p.cpufreq_driver.fast_switch()),
                         transition_latency_ns: pd.transition_latency_ns,
                         tick_nsec: s.tick_ns,
                         freq_invariant: o.pelt.frequency_invariance,
