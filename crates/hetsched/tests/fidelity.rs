@@ -440,3 +440,44 @@ fn a_fair_dl_runtime_is_a_custom_slice_only_from_v6_12() {
     assert_eq!(run(custom, "kernel=v6.11"), run("", "kernel=v6.11"));
     assert_ne!(run(custom, "kernel=v6.12"), run("", "kernel=v6.12"));
 }
+
+/// Idle CPUs' blocked load decays through the NOHZ stats kick (v6.11 `nohz_balancer_kick()`
+/// → NOHZ_STATS_KICK every `LOAD_AVG_PERIOD`, `_nohz_idle_balance()` →
+/// `update_nohz_stats()`), so a shared policy comes down after its busy CPU goes idle.
+/// On hikey960 `a` runs 150 ms on CPU 0 and sleeps; CPU 4 stays busy (its tick kicks).
+/// The LITTLE cluster's frequency must reach its lowest OPP within 100 ms of the sleep
+/// (it stayed at the top one while nothing updated CPU 0's blocked load).
+#[test]
+fn a_shared_policy_comes_down_after_its_busy_cpu_goes_idle() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "loop": -1, "run": 150000, "sleep": 10000000 },
+        "h": { "cpus": [4], "loop": -1, "run": 100000 } } }"#;
+    let (_, lines) = traced("hikey960", json, 600, &["trace.signals=false"]);
+    let slept = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_switch:")
+                && field(l, "prev_comm") == "a-0"
+                && field(l, "prev_state") == "1"
+        })
+        .map(|l| t_us(l))
+        .unwrap();
+    let freqs: Vec<(i64, u64)> = lines
+        .iter()
+        .filter(|l| l.contains("cpu_frequency:") && l.ends_with("cpu_id=0"))
+        .map(|l| (t_us(l), field(l, "state").parse().unwrap()))
+        .collect();
+    let before = freqs.iter().rev().find(|&&(t, _)| t <= slept).unwrap().1;
+    assert_eq!(before, 1_844_000, "{freqs:?}");
+    let lowest = freqs
+        .iter()
+        .find(|&&(t, f)| t > slept && f == 533_000)
+        .map(|&(t, _)| t)
+        .unwrap_or_else(|| panic!("never at 533 MHz after {slept} µs: {freqs:?}"));
+    assert!(
+        lowest - slept <= 100_000,
+        "{} µs after the sleep",
+        lowest - slept
+    );
+}

@@ -18,7 +18,7 @@
 use super::{Class, Out, Rq, Sim, Thread};
 use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
-use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK};
+use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
 use crate::sched::capacity::{scale_rt_capacity, CpuCapacity, UclampRq};
@@ -542,7 +542,7 @@ impl Sim<'_> {
             );
         }
         if self.nohz_kick_pending {
-            return;
+            return; // kick_ilb(): the idle CPU has a kick pending already
         }
         let rq = &self.rqs[cpu];
         let cap = rq_capacity(rq);
@@ -555,7 +555,8 @@ impl Sim<'_> {
         });
         let input = NohzKickInput {
             idle_balance: false,
-            blocked_load_due: false,
+            // time_after(now, nohz.next_blocked)
+            blocked_load_due: self.nohz_has_blocked && jiffies > self.nohz_next_blocked_j,
             before_next_balance: jiffies < self.nohz_next_balance_j,
             no_idle_cpus: self.nr_idle == 0,
             needs_update: false,
@@ -568,24 +569,39 @@ impl Sim<'_> {
             llc_nr_busy,
         };
         let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
-        if flags & NOHZ_BALANCE_KICK != 0 {
+        // kick_ilb(): a balance or a stats-only kick of an idle CPU
+        if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) != 0 {
+            self.nohz_kick_flags |= flags;
             self.nohz_kick_pending = true;
             self.q.push(now, super::Ev::NohzKick);
         }
     }
 
-    /// `_nohz_idle_balance()`: every tickless idle CPU whose balance is due.
-    pub(super) fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+    /// `_nohz_idle_balance(flags)` (v6.11): every tickless idle CPU's blocked averages
+    /// (`update_nohz_stats()`, with NOHZ_STATS_KICK) and, with NOHZ_BALANCE_KICK, its
+    /// balance when due; then `nohz.next_blocked` and `nohz.has_blocked`.
+    pub(super) fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, flags: u32, now: Nanos) {
         let jiffies = self.jiffies(now);
         let mut next = jiffies + 60 * self.lbp.hz;
         let mut update_next_balance = false;
+        let stats = flags & NOHZ_STATS_KICK != 0;
+        let balance = flags & NOHZ_BALANCE_KICK != 0;
+        if stats {
+            self.nohz_has_blocked = false;
+        }
+        let mut has_blocked_load = false;
         for cpu in 0..self.rqs.len() {
             if !self.view[cpu].idle {
                 continue;
             }
+            if stats {
+                has_blocked_load |= self.update_nohz_stats(out, cpu, now);
+            }
+            if !balance {
+                continue;
+            }
             update_next_balance = true;
             self.update_rq_clock(cpu, now);
-            self.update_blocked_averages(out, cpu, now);
             if jiffies >= self.rqs[cpu].next_balance {
                 self.sched_balance_domains(
                     out,
@@ -606,5 +622,48 @@ impl Sim<'_> {
         if update_next_balance {
             self.nohz_next_balance_j = next;
         }
+        if stats {
+            // the next update in LOAD_AVG_PERIOD (32 ms)
+            self.nohz_next_blocked_j = jiffies + (32 * self.lbp.hz).div_ceil(1000);
+            if has_blocked_load {
+                self.nohz_has_blocked = true;
+            }
+        }
+    }
+
+    /// `update_nohz_stats(rq)` (v6.11): an idle CPU's blocked averages, at most once a
+    /// jiffy; whether it still has blocked load.
+    fn update_nohz_stats(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) -> bool {
+        if !self.rqs[cpu].has_blocked_load {
+            return false;
+        }
+        if self.jiffies(now) <= self.rqs[cpu].last_blocked_load_update_tick {
+            return true;
+        }
+        self.update_rq_clock(cpu, now);
+        self.update_blocked_averages(out, cpu, now);
+        self.rqs[cpu].has_blocked_load
+    }
+
+    /// `sched_balance_newidle()`'s gate (v6.11): the root domain is overloaded and the
+    /// CPU expects to be idle longer than its base domain's `max_newidle_lb_cost`.
+    pub(super) fn newidle_gate_open(&self, cpu: usize) -> bool {
+        let cost = self.doms.cpus[cpu]
+            .first()
+            .map_or(0, |sd| sd.max_newidle_lb_cost);
+        self.rd_overload && self.rqs[cpu].avg_idle >= cost
+    }
+
+    /// `nohz_newidle_balance()` → `nohz_run_idle_balance()` (v6.11): a CPU entering idle
+    /// that expects to stay idle updates the blocked averages of the idle CPUs when they
+    /// are due (`_nohz_idle_balance(NOHZ_STATS_KICK)` from `do_idle()`).
+    pub(super) fn nohz_newidle_balance(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        if self.rqs[cpu].avg_idle < crate::sched::SYSCTL_SCHED_MIGRATION_COST
+            || !self.nohz_has_blocked
+            || self.jiffies(now) < self.nohz_next_blocked_j
+        {
+            return;
+        }
+        self.nohz_idle_balance(out, NOHZ_STATS_KICK, now);
     }
 }

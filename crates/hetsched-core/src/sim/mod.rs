@@ -250,6 +250,10 @@ struct Rq {
     need_resched: bool,
     /// Start of the deadline task's unaccounted run (`dl_se` exec start).
     seg_start_dl: Nanos,
+    /// `rq->has_blocked_load`: an idle CPU whose averages still decay.
+    has_blocked_load: bool,
+    /// `rq->last_blocked_load_update_tick` (jiffies).
+    last_blocked_load_update_tick: u64,
     /// `rq->avg_idle` and `rq->idle_stamp` (newidle balance gating).
     avg_idle: u64,
     idle_stamp: Nanos,
@@ -337,6 +341,12 @@ struct Sim<'w> {
     ue_ver: UtilEstVersion,
     view: Vec<CpuView>,
     nohz_kick_pending: bool,
+    /// `NOHZ_*_KICK` flags of the pending kick (`nohz_flags(ilb_cpu)`).
+    nohz_kick_flags: u32,
+    /// `nohz.has_blocked`: some idle CPU may still have blocked load to decay.
+    nohz_has_blocked: bool,
+    /// `nohz.next_blocked` in jiffies: the next blocked-load update of idle CPUs is due.
+    nohz_next_blocked_j: u64,
     alive: usize,
     nr_idle: usize,
     nr_overloaded: usize,
@@ -654,6 +664,9 @@ impl<'w> Sim<'w> {
                     next_balance: 0,
                     need_resched: false,
                     seg_start_dl: 0,
+                    // idle since boot: nohz_balance_enter_idle() marked its blocked load
+                    has_blocked_load: true,
+                    last_blocked_load_update_tick: 0,
                     avg_idle: 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST,
                     // Every CPU went idle (through a newidle pass) 1 ms before the workload
                     // starts, as on a booted board: `sched_balance_find_dst_group_cpu()`
@@ -819,6 +832,9 @@ impl<'w> Sim<'w> {
             switches: 0,
             view,
             nohz_kick_pending: false,
+            nohz_kick_flags: 0,
+            nohz_has_blocked: true,
+            nohz_next_blocked_j: 0,
             alive: 0,
             nr_idle: n,
             nr_overloaded: 0,
@@ -1207,6 +1223,19 @@ impl<'w> Sim<'w> {
         if self.rqs[cpu].cfs.avg.last_update_time != before {
             self.trace_pelt_cfs(out, cpu, now);
         }
+        // update_blocked_load_tick(), update_blocked_load_status(): nothing left to decay
+        // once the cfs_rq (cfs_rq_has_blocked()) and the other classes'
+        // (others_have_blocked()) averages are zero
+        let jiffies = self.jiffies(now);
+        let rq = &mut self.rqs[cpu];
+        rq.last_blocked_load_update_tick = jiffies;
+        let blocked = rq.cfs.avg.load_avg != 0
+            || rq.cfs.avg.util_avg != 0
+            || rq.avg_rt.util_avg != 0
+            || rq.avg_dl.util_avg != 0;
+        if !blocked {
+            rq.has_blocked_load = false;
+        }
         if decayed {
             self.cpufreq_update_util(out, cpu, 0, now);
         }
@@ -1446,8 +1475,9 @@ impl<'w> Sim<'w> {
                 }
                 Ev::NohzKick => {
                     self.nohz_kick_pending = false;
+                    let flags = std::mem::take(&mut self.nohz_kick_flags);
                     if self.s.options.balance.enabled {
-                        self.nohz_idle_balance(out, now);
+                        self.nohz_idle_balance(out, flags, now);
                     }
                 }
                 Ev::DlReplenish { tid, gen } => {
@@ -2225,14 +2255,25 @@ impl<'w> Sim<'w> {
         }
         if next.is_none() && self.s.options.balance.enabled {
             // pick_next_task_fair() found nothing: update_misfit_status(NULL), then
-            // sched_balance_newidle() (gated by rd->overloaded and avg_idle inside)
-            self.update_blocked_averages(out, cpu, now);
-            if self.newidle_balance(out, cpu, now) {
+            // sched_balance_newidle() (v6.11): past its gate (rd->overloaded, avg_idle) the
+            // blocked averages, then the domains; nothing pulled: nohz_newidle_balance()
+            let pulled = if self.newidle_gate_open(cpu) {
+                self.update_blocked_averages(out, cpu, now);
+                self.newidle_balance(out, cpu, now)
+            } else {
+                self.newidle_balance(out, cpu, now) // updates next_balance only
+            };
+            if pulled {
                 next = self.pick_next(cpu);
+            } else {
+                self.nohz_newidle_balance(out, cpu, now);
             }
         }
         if next.is_none() {
             self.rqs[cpu].idle_stamp = now;
+            // nohz_balance_enter_idle(): the CPU's blocked load is to be decayed by others
+            self.rqs[cpu].has_blocked_load = true;
+            self.nohz_has_blocked = true;
             // nohz_balance_enter_idle() sets nohz.needs_update, and the next kick's
             // NOHZ_NEXT_KICK pulls nohz.next_balance in to this CPU's next_balance; done
             // here at once (a simplification: the kernel waits for a busy CPU's tick).
