@@ -11,7 +11,7 @@
 //! no core-scheduling cookies.
 
 use super::domains::{SdTopology, SD_ASYM_CPUCAPACITY};
-use super::select_fair::{effective_flags, FairWakeTask, FairWakeView, WakeCtx};
+use super::fair_wake::{effective_flags, FairWakeTask, FairWakeView, WakeCtx};
 use crate::options::WakeupVariant;
 use crate::platform::SCHED_CAPACITY_SCALE;
 use crate::policy::lb::stats::GroupLoad;

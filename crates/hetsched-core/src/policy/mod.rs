@@ -3,6 +3,7 @@
 //! dispatch on hot paths).
 
 pub mod domains;
+pub mod fair_wake;
 pub mod find_dst;
 pub mod lb;
 pub mod rt;

@@ -10,110 +10,16 @@
 //! Slow path (fork/exec, and wakeups that `wake_cap()` diverts) lives in
 //! [`super::find_dst`]; this module holds the fast path.
 
-use super::domains::{
-    for_each_cpu_wrap, DomainInfo, SdTopology, SD_ASYM_CPUCAPACITY, SD_BALANCE_WAKE, SD_WAKE_AFFINE,
+use super::domains::{for_each_cpu_wrap, DomainInfo, SdTopology, SD_WAKE_AFFINE};
+pub use super::fair_wake::{
+    effective_flags, FairWakeTask, FairWakeView, WakeCtx, WF_CURRENT_CPU, WF_EXEC, WF_FORK,
+    WF_MIGRATED, WF_SYNC, WF_TTWU,
 };
 use super::find_dst::sched_balance_find_dst_cpu;
 use crate::options::{FairOptions, WakeupVariant};
 use crate::sched::capacity::{asym_fits_cpu, task_fits_capacity, util_fits_cpu, CpuCapacity};
 use crate::sched::topology::SchedDomains;
 use crate::sched::CpuSet;
-
-/// `WF_EXEC` (kernel/sched/sched.h, v6.11): wakeup after exec; maps to `SD_BALANCE_EXEC`.
-pub const WF_EXEC: u32 = 0x02;
-/// `WF_FORK`: wakeup after fork; maps to `SD_BALANCE_FORK`.
-pub const WF_FORK: u32 = 0x04;
-/// `WF_TTWU`: a wakeup; maps to `SD_BALANCE_WAKE`.
-pub const WF_TTWU: u32 = 0x08;
-/// `WF_SYNC`: the waker goes to sleep after the wakeup.
-pub const WF_SYNC: u32 = 0x10;
-/// `WF_MIGRATED`: internal use, the task got migrated.
-pub const WF_MIGRATED: u32 = 0x20;
-/// `WF_CURRENT_CPU`: prefer to move the wakee to the current CPU.
-pub const WF_CURRENT_CPU: u32 = 0x40;
-
-/// Per-CPU facts the fair placement reads. "Without p" values leave out the contribution of
-/// the task being placed (the engine builds the view for that task).
-pub trait FairWakeView {
-    /// `available_idle_cpu(cpu)`: idle (idle task current, nothing queued, no pending
-    /// wakeup) and not a preempted vCPU.
-    fn available_idle_cpu(&self, cpu: usize) -> bool;
-    /// `sched_idle_cpu(cpu)`: only `SCHED_IDLE` tasks are runnable.
-    fn sched_idle_cpu(&self, cpu: usize) -> bool;
-    /// `rq->nr_running` (all classes).
-    fn nr_running(&self, cpu: usize) -> u32;
-    /// `rq->cfs.h_nr_running`.
-    fn h_nr_running(&self, cpu: usize) -> u32;
-    /// `cpu_load(rq)` = `cfs_rq_load_avg(&rq->cfs)`.
-    fn cpu_load(&self, cpu: usize) -> u64;
-    /// `arch_scale_cpu_capacity()`, `capacity_of()` and the pressures.
-    fn capacity(&self, cpu: usize) -> CpuCapacity;
-    /// `sd_llc_shared(cpu)->nr_idle_scan` as last written by [`update_idle_cpu_scan`];
-    /// `None` when SIS_UTIL is off (scan the whole LLC).
-    fn nr_idle_scan(&self, cpu: usize) -> Option<u32>;
-    /// `cpu_load_without(rq, p)`.
-    fn cpu_load_without(&self, cpu: usize) -> u64;
-    /// `cpu_util_without(cpu, p)` (= `cpu_util(cpu, p, -1, 0)`).
-    fn cpu_util_without(&self, cpu: usize) -> u64;
-    /// `cpu_runnable_without(rq, p)`.
-    fn cpu_runnable_without(&self, cpu: usize) -> u64;
-    /// `task_running_on_cpu(cpu, p)`: p is queued on this CPU and has PELT history.
-    fn task_running_on_cpu(&self, cpu: usize) -> bool;
-    /// `idle_cpu_without(cpu, p)`: curr is idle or p, and no wakeup is pending.
-    fn idle_cpu_without(&self, cpu: usize) -> bool;
-    /// Exit latency of the idle state the CPU is in (`idle_get_state(rq)->exit_latency`),
-    /// `None` when not in a cpuidle state.
-    fn idle_exit_latency(&self, cpu: usize) -> Option<u32>;
-    /// `rq->idle_stamp`: when the CPU went idle (ns; 0 when busy).
-    fn idle_stamp(&self, cpu: usize) -> u64;
-}
-
-/// The task being placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FairWakeTask {
-    /// Task id (for `last_wakee`).
-    pub id: usize,
-    /// `prev_cpu` (`task_cpu(p)`; the parent's CPU at fork).
-    pub prev_cpu: usize,
-    /// `p->cpus_ptr`.
-    pub allowed: CpuSet,
-    /// `task_util_est(p)` after `sync_entity_load_avg()` with prev's rq.
-    pub util_est: u64,
-    /// `uclamp_eff_value(p, UCLAMP_MIN)`.
-    pub uclamp_min: u64,
-    /// `uclamp_eff_value(p, UCLAMP_MAX)`.
-    pub uclamp_max: u64,
-    /// `task_h_load(p)` (= `se.avg.load_avg` without task groups).
-    pub load: u64,
-    /// `p->wakee_flips`.
-    pub wakee_flips: u32,
-    /// `p->recent_used_cpu`.
-    pub recent_used_cpu: usize,
-    /// `WF_*` flags of this call.
-    pub wake_flags: u32,
-}
-
-/// The waker and the call's context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WakeCtx {
-    /// `smp_processor_id()`: the CPU doing the wakeup (or fork/exec).
-    pub this_cpu: usize,
-    /// `task_h_load(current)`, used by sync wakeups in `wake_affine_weight()`.
-    pub current_load: u64,
-    /// `current->flags & PF_EXITING`.
-    pub current_exiting: bool,
-    /// `is_per_cpu_kthread(current) && in_task()` (false for wakeups from interrupts).
-    pub current_per_cpu_kthread: bool,
-    /// `jiffies` now (for `record_wakee()`'s decay).
-    pub jiffies: u64,
-    /// `HZ`.
-    pub hz: u64,
-    /// `uclamp_is_used()`.
-    pub uclamp_used: bool,
-    /// The caller's EAS gate: `sched_energy_enabled() && !is_rd_overutilized()`. When set,
-    /// the `feec` closure given to [`select_task_rq_fair`] is tried first on wakeups.
-    pub try_feec: bool,
-}
 
 /// The waker's `wakee_flips` bookkeeping (`current->wakee_flips`, `wakee_flip_decay_ts`,
 /// `last_wakee`).
@@ -614,27 +520,6 @@ fn select_idle_sibling<V: FairWakeView + ?Sized>(
     }
 }
 
-/// The domain flags as the variant sees them: with `wake_cap` (v4.14–v5.6 `sd_init()`),
-/// an `SD_ASYM_CPUCAPACITY` domain and every domain below it also had `SD_BALANCE_WAKE`.
-pub(crate) fn effective_flags(
-    topo: &SdTopology,
-    cpu: usize,
-    level: usize,
-    variant: WakeupVariant,
-) -> u32 {
-    let ds = topo.domains(cpu);
-    let Some(d) = ds.get(level) else { return 0 };
-    let mut f = d.flags;
-    if variant == WakeupVariant::WakeCap
-        && ds[level..]
-            .iter()
-            .any(|a| a.flags & SD_ASYM_CPUCAPACITY != 0)
-    {
-        f |= SD_BALANCE_WAKE;
-    }
-    f
-}
-
 /// `select_task_rq_fair(p, prev_cpu, wake_flags)` (kernel/sched/fair.c, v6.11), then
 /// `select_task_rq()`'s `is_cpu_allowed()` check with `select_fallback_rq()` (core.c).
 ///
@@ -884,6 +769,7 @@ impl FairWakeView for [WakeCpu] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::domains::SD_ASYM_CPUCAPACITY;
     use crate::policy::find_dst::{update_sg_wakeup_stats, GroupType, SgWakeupStats};
     use std::cell::Cell;
 

@@ -15,13 +15,14 @@
 //! cost of a newidle pass is a constant ([`NEWIDLE_COST_NS`] per domain) rather than
 //! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
 
+use super::rq_capacity;
 use super::{Class, Out, Rq, Sim, Thread};
 use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
-use crate::sched::capacity::{scale_rt_capacity, CpuCapacity, UclampRq};
+use crate::sched::capacity::{CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::time::Nanos;
@@ -83,17 +84,6 @@ impl LbScratch {
             order.resize_with(nr_cpus, || (0, Vec::new()));
         }
         pass
-    }
-}
-
-/// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
-/// (`scale_rt_capacity()`; no IRQ time, no thermal or cpufreq pressure).
-pub(super) fn rq_capacity(rq: &Rq) -> CpuCapacity {
-    CpuCapacity {
-        orig: rq.cap,
-        capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
-        hw_pressure: 0,
-        cpufreq_pressure: 0,
     }
 }
 

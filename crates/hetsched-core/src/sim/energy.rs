@@ -26,7 +26,7 @@
 //! kthread's own CPU time is not charged.
 
 use super::program::Op;
-use super::{balance, g_overutilized, g_power, Class, Ev, Out, Rq, Sim};
+use super::{g_overutilized, g_power, Class, Ev, Out, Rq, Sim};
 use crate::cpufreq::schedutil::{
     cpufreq_policy_transition_delay_us, FreqRequest, SugovCpuInput, SugovParams, SugovPolicy,
 };
@@ -211,7 +211,7 @@ pub(super) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
 
 /// What `cpu_overutilized()` reads of an rq.
 pub(super) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
-    let cap = balance::rq_capacity(rq);
+    let cap = super::rq_capacity(rq);
     OuCpu {
         util_cfs: cpu_util_cfs(rq, util_est),
         capacity_of: cap.capacity,
@@ -407,11 +407,11 @@ impl EasView for View<'_, '_> {
     }
 
     fn capacity_of(&self, cpu: usize) -> u64 {
-        balance::rq_capacity(&self.sim.rqs[cpu]).capacity
+        super::rq_capacity(&self.sim.rqs[cpu]).capacity
     }
 
     fn actual_cpu_capacity(&self, cpu: usize) -> u64 {
-        balance::rq_capacity(&self.sim.rqs[cpu]).actual()
+        super::rq_capacity(&self.sim.rqs[cpu]).actual()
     }
 
     fn rq(&self, cpu: usize) -> RqSignals {

@@ -22,6 +22,7 @@ use crate::options::{MarkerChoice, Options, OptionsError, Settings};
 use crate::pelt::{self, CfsRqState, SeState, UtilEstVersion, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::platform::Platform;
 use crate::policy::{CpuView, Migration, MigrationReason};
+use crate::sched::capacity::{scale_rt_capacity, CpuCapacity};
 use crate::sched::fair::{CfsRq, FairVariant, SchedEntity};
 use crate::sched::rt::{self as rtq, DlEntity, DlRq, RtRq};
 use crate::sched::{CpuSet, LoadWeight};
@@ -260,6 +261,17 @@ struct Rq {
     /// The previous task was moved away by a stopper; the next `__schedule()` switches
     /// from it without putting it back.
     prev_moved: bool,
+}
+
+/// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
+/// (`scale_rt_capacity()`; no IRQ time, no thermal or cpufreq pressure).
+fn rq_capacity(rq: &Rq) -> CpuCapacity {
+    CpuCapacity {
+        orig: rq.cap,
+        capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
+        hw_pressure: 0,
+        cpufreq_pressure: 0,
+    }
 }
 
 /// Where a timer event's state lives.

@@ -22,7 +22,7 @@
 //! latencies (`idle_get_state()` is NULL); no IRQ, thermal or cpufreq pressure in
 //! `capacity_of()`.
 
-use super::balance::rq_capacity;
+use super::rq_capacity;
 use super::{Class, Rq, Sim, Thread};
 use crate::pelt::{self, UtilEstVersion};
 use crate::policy::select_fair::{
