@@ -268,8 +268,8 @@ pub(crate) fn calculate_imbalance(
 /// `sched_balance_find_src_group(env)`: the busiest group's index if there is an imbalance
 /// worth fixing (with `e.imbalance` set), following the decision matrix of fair.c.
 ///
-/// The misfit check comes before the EAS bail-out (`!is_rd_overutilized && rd->pd`) as
-/// in the mainline source read (≈v6.19); older kernels bailed out first.
+/// The misfit check comes before the EAS bail-out (`!is_rd_overutilized && rd->pd`), as in
+/// 6.11.11, and the bail-out reads the overutilized flag the stats pass has just set.
 ///
 /// v4.20 (`find_busiest_group()`, no EAS): nothing to pull from an empty busiest group;
 /// forced for `group_imbalanced`, for an idle dst whose local group has capacity when
@@ -287,6 +287,12 @@ pub(crate) fn sched_balance_find_src_group(
     dec: &mut LbDecision,
 ) -> Option<usize> {
     let mut sds = update_sd_lb_stats(env, doms, p, e, jiffies, dec);
+    // update_sd_lb_stats() has already called set_rd_overutilized() (v6.11): the EAS
+    // bail-out below reads the value this pass wrote.
+    let rd = &RootDomainState {
+        overutilized: dec.rd_overutilized.unwrap_or(rd.overutilized),
+        ..*rd
+    };
     let Some(busiest_idx) = sds.busiest else {
         e.imbalance = 0;
         return None;

@@ -975,3 +975,46 @@ fn v4_20_misfit_forces_balance_and_active_push() {
     assert_eq!(doms.cpus[1][1].nr_balance_failed, 2);
     assert_eq!(d.rd_overloaded, Some(true));
 }
+
+#[test]
+fn the_stats_pass_sets_overutilized_before_the_eas_bail_out_reads_it() {
+    // v6.11 update_sd_lb_stats() calls set_rd_overutilized() (root level: the stats'
+    // value) before sched_balance_find_src_group() tests `!is_rd_overutilized() && rd->pd`:
+    // an overutilized CPU the stats find is balanced in the same pass, not the next.
+    let p = params(8);
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    let mut env = spare_env(None);
+    env.cpus[0].overutilized = true;
+    let eas = RootDomainState {
+        overloaded: true,
+        overutilized: false,
+        eas: true,
+    };
+    let d = pkg_pass(
+        &mut lb,
+        &env,
+        &mut doms,
+        &eas,
+        &p,
+        4,
+        CpuIdleType::Idle,
+        MigrationReason::NohzIdle,
+    );
+    assert_eq!(d.rd_overutilized, Some(true));
+    assert_eq!(lb.moves().len(), 1, "{d:?}");
+    // Nothing overutilized: EAS keeps the balancer out.
+    let env = spare_env(None);
+    let d = pkg_pass(
+        &mut lb,
+        &env,
+        &mut doms,
+        &eas,
+        &p,
+        4,
+        CpuIdleType::Idle,
+        MigrationReason::NohzIdle,
+    );
+    assert_eq!(d.rd_overutilized, Some(false));
+    assert!(lb.moves().is_empty(), "{d:?}");
+}
