@@ -253,10 +253,12 @@ pub struct BalanceOptions {
     /// Default true; false reproduces the kernels before it ("tip" of the misfit
     /// experiment).
     pub misfit: bool,
-    /// Load-balancer version around Vincent Guittot's fairness series: `"v5.10"` (default,
-    /// as v6.11) or `"v5.9"`: detach test `load/2 > imbalance` instead of
-    /// `(load >> nr_balance_failed) > imbalance`, `imbalance_pct` 125 instead of 117 at
-    /// non-LLC levels, no busy-interval −1 jiffy, `busy_factor` 32 instead of 16; or
+    /// Load-balancer version: `"v6.11"` (default: v6.8+), `"v6.6"` (v5.12–v6.7:
+    /// `migrate_util` without `shr_bound`), `"v5.10"` (v5.10–v5.11: also active balance for
+    /// any migration type after `cache_nice_tries + 2` failures), `"v5.9"` (v5.5–v5.9,
+    /// before Vincent Guittot's fairness series: detach test `load/2 > imbalance`, waived
+    /// once `nr_balance_failed > cache_nice_tries`, `imbalance_pct` 125 instead of 117 at
+    /// non-LLC levels, no busy-interval −1 jiffy, `busy_factor` 32 instead of 16) or
     /// `"v4.20"`: the balancer before the v5.5 rework (`avg_load`/`load_per_task`,
     /// `group_no_capacity`, `fix_small_imbalance()`, load-only migration, the v4.20 misfit
     /// rules), with the v5.9 values above.
@@ -268,7 +270,7 @@ impl Default for BalanceOptions {
         BalanceOptions {
             enabled: true,
             misfit: true,
-            version: crate::sched::topology::LbVersion::V5_10,
+            version: crate::sched::topology::LbVersion::V6_11,
         }
     }
 }
@@ -599,13 +601,14 @@ impl KernelProfile {
             ),
             (
                 "balance.version",
-                // MERGE: v6.6 and v6.11+ are "v5.10" until the balancer gains their rules.
                 json!(match self {
                     V4_20 => "v4.20",
                     V5_9 => "v5.9",
-                    _ => "v5.10",
+                    V5_10 => "v5.10",
+                    V6_6 => "v6.6",
+                    _ => "v6.11",
                 }),
-                "load_balance() rework v5.5, fairness series v5.10",
+                "rework v5.5, fairness v5.10, active balance v5.12, shr_bound v6.8",
             ),
             (
                 "eas.mode",
@@ -914,7 +917,7 @@ mod tests {
         use crate::sched::topology::LbVersion;
         let d = Options::default();
         assert!(d.balance.misfit);
-        assert_eq!(d.balance.version, LbVersion::V5_10);
+        assert_eq!(d.balance.version, LbVersion::V6_11);
         let o = d
             .apply_sets(&["balance.misfit=false", "balance.version=v5.9"])
             .unwrap();
@@ -926,6 +929,7 @@ mod tests {
         assert_eq!(o.balance.version, LbVersion::V4_20);
         // Ordered by kernel release, so `>= V5_10` tests keep their meaning.
         assert!(LbVersion::V4_20 < LbVersion::V5_9 && LbVersion::V5_9 < LbVersion::V5_10);
+        assert!(LbVersion::V5_10 < LbVersion::V6_6 && LbVersion::V6_6 < LbVersion::V6_11);
         assert!(d.apply_sets(&["balance.version=v4.19"]).is_err());
     }
 
@@ -999,7 +1003,7 @@ mod tests {
         let c = a.apply_sets(&["kernel=v6.12"]).unwrap();
         assert_eq!(c.fair.variant, FairVariant::Eevdf);
         assert!(c.fair.custom_slice);
-        assert_eq!(c.balance.version, crate::sched::topology::LbVersion::V5_10);
+        assert_eq!(c.balance.version, crate::sched::topology::LbVersion::V6_11);
         // an option set to a profile's own value stays a plain profile value
         assert_eq!(
             d.apply_sets(&["kernel=v6.6"]).unwrap(),

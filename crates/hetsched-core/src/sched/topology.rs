@@ -179,10 +179,19 @@ pub enum LbVersion {
     /// v5.5 to v5.9: the reworked balancer before the fairness series.
     #[serde(rename = "v5.9")]
     V5_9,
-    /// v5.10 and later (the v6.11 default).
-    #[default]
+    /// v5.10 and v5.11: the fairness series; active balance for any migration type after
+    /// `cache_nice_tries + 2` failures; `util > imbalance` for `migrate_util`.
     #[serde(rename = "v5.10")]
     V5_10,
+    /// v5.12 to v6.7: the failure-count active balance only for `migrate_task`
+    /// (`imbalanced_active_balance()`, v5.12); `migrate_util` still without `shr_bound`.
+    #[serde(rename = "v6.6")]
+    V6_6,
+    /// v6.8 and later (the v6.11 default): `migrate_util` compares
+    /// `shr_bound(util, nr_balance_failed)`.
+    #[default]
+    #[serde(rename = "v6.11")]
+    V6_11,
 }
 
 /// `struct sched_group_capacity`: shared by every CPU that sees the group.
@@ -371,7 +380,7 @@ fn sd_init(
     let sd_weight = span.weight() as u64;
     let (busy_factor, imbalance_pct) = match version {
         LbVersion::V4_20 | LbVersion::V5_9 => (32, 125),
-        LbVersion::V5_10 => (16, 117),
+        LbVersion::V5_10 | LbVersion::V6_6 | LbVersion::V6_11 => (16, 117),
     };
     let mut sd = SchedDomain {
         name: tl.name,

@@ -117,6 +117,7 @@ pub(crate) fn detach_tasks(
         return 0;
     }
     let nr_balance_failed = doms.cpus[e.this_cpu][e.level].nr_balance_failed;
+    let cache_nice_tries = doms.cpus[e.this_cpu][e.level].cache_nice_tries;
     let src = env.cpu(e.src_cpu);
     let mut detached = 0;
     while let Some(t) = lb.list.front().copied() {
@@ -142,11 +143,15 @@ pub(crate) fn detach_tasks(
                     if p.lb_min && load < 16 && nr_balance_failed == 0 {
                         false
                     } else {
-                        let eff = match p.version {
-                            LbVersion::V4_20 | LbVersion::V5_9 => load / 2,
-                            LbVersion::V5_10 => shr_bound(load, nr_balance_failed),
+                        // v4.20: `load / 2 > imbalance`; v5.5–v5.9 waive it once the
+                        // domain has failed more than `cache_nice_tries` times; v5.10+:
+                        // `(load >> nr_balance_failed) > imbalance` (`shr_bound()` v6.8)
+                        let (eff, waived) = match p.version {
+                            LbVersion::V4_20 => (load / 2, false),
+                            LbVersion::V5_9 => (load / 2, nr_balance_failed > cache_nice_tries),
+                            _ => (shr_bound(load, nr_balance_failed), false),
                         };
-                        if eff as i64 > e.imbalance {
+                        if !waived && eff as i64 > e.imbalance {
                             false
                         } else {
                             e.imbalance -= load as i64;
@@ -156,9 +161,10 @@ pub(crate) fn detach_tasks(
                 }
                 MigrationType::Util => {
                     let util = t.util_est;
+                    // `util > imbalance` until v6.8 added `shr_bound(util, nr_balance_failed)`
                     let eff = match p.version {
-                        LbVersion::V4_20 | LbVersion::V5_9 => util,
-                        LbVersion::V5_10 => shr_bound(util, nr_balance_failed),
+                        LbVersion::V6_11 => shr_bound(util, nr_balance_failed),
+                        _ => util,
                     };
                     if eff as i64 > e.imbalance {
                         false

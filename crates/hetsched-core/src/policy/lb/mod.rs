@@ -710,8 +710,11 @@ pub(crate) fn need_active_balance(
 ) -> bool {
     let sd = &doms.cpus[e.this_cpu][e.level];
     let legacy = p.version == LbVersion::V4_20;
+    // imbalanced_active_balance() (v5.12+): after cache_nice_tries + 2 failures, for
+    // migrate_task only; v5.5–v5.11 need_active_balance() ends with the same test for any
+    // migration type.
     if !legacy
-        && e.migration_type == MigrationType::Task
+        && (e.migration_type == MigrationType::Task || p.version < LbVersion::V6_6)
         && sd.nr_balance_failed > sd.cache_nice_tries + 2
     {
         return true;

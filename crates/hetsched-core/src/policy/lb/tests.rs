@@ -1018,3 +1018,58 @@ fn the_stats_pass_sets_overutilized_before_the_eas_bail_out_reads_it() {
     assert_eq!(d.rd_overutilized, Some(false));
     assert!(lb.moves().is_empty(), "{d:?}");
 }
+
+#[test]
+fn detach_era_rules_v5_9_waiver_and_util_before_v6_8() {
+    let mut lb = LoadBalancer::new();
+    // task 2 runs (not detachable): detach_tasks() needs two tasks on the source
+    let heavy = || {
+        vec![
+            task(1, 5000, 900, false, false, 8),
+            task(2, 100, 50, true, false, 8),
+        ]
+    };
+    // v5.9: 5000/2 = 2500 > 2048 -> skipped while nr_balance_failed <= cache_nice_tries (1),
+    // detached once it is 2 (v5.5-v5.9 waive the test).
+    let (m, _) = run_detach(&mut lb, heavy(), 1, LbVersion::V5_9, |_| {});
+    assert!(m.is_empty());
+    let (m, _) = run_detach(&mut lb, heavy(), 2, LbVersion::V5_9, |_| {});
+    assert_eq!(m, [1]);
+    // v4.20 never waives it.
+    let (m, _) = run_detach(&mut lb, heavy(), 2, LbVersion::V4_20, |_| {});
+    assert!(m.is_empty());
+    // migrate_util: util 900 > imbalance 600. v6.6 (before shr_bound) skips it whatever
+    // the failures; v6.11 compares 900 >> 1 = 450 after one failure and detaches.
+    let util = |e: &mut Env| {
+        e.migration_type = MigrationType::Util;
+        e.imbalance = 600;
+    };
+    let (m, _) = run_detach(&mut lb, heavy(), 1, LbVersion::V6_6, util);
+    assert!(m.is_empty());
+    let (m, _) = run_detach(&mut lb, heavy(), 1, LbVersion::V5_10, util);
+    assert!(m.is_empty());
+    let (m, _) = run_detach(&mut lb, heavy(), 1, LbVersion::V6_11, util);
+    assert_eq!(m, [1]);
+}
+
+#[test]
+fn need_active_balance_for_any_migration_type_before_v5_12() {
+    // After cache_nice_tries + 2 = 3 failures: v5.5-v5.11 ask the stopper whatever the
+    // migration type; v5.12+ (imbalanced_active_balance()) only for migrate_task.
+    let env = spare_env(None);
+    for (version, load, task) in [
+        (LbVersion::V5_9, true, true),
+        (LbVersion::V5_10, true, true),
+        (LbVersion::V6_6, false, true),
+        (LbVersion::V6_11, false, true),
+    ] {
+        let (mut doms, p, mut e) = detach_env(4, version);
+        doms.cpus[4][1].nr_balance_failed = 4;
+        e.migration_type = MigrationType::Load;
+        assert_eq!(need_active_balance(&env, &doms, &p, &e), load, "{version:?} load");
+        e.migration_type = MigrationType::Task;
+        assert_eq!(need_active_balance(&env, &doms, &p, &e), task, "{version:?} task");
+        doms.cpus[4][1].nr_balance_failed = 3;
+        assert!(!need_active_balance(&env, &doms, &p, &e), "{version:?} 3 failures");
+    }
+}
