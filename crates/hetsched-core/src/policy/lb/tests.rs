@@ -1066,10 +1066,21 @@ fn need_active_balance_for_any_migration_type_before_v5_12() {
         let (mut doms, p, mut e) = detach_env(4, version);
         doms.cpus[4][1].nr_balance_failed = 4;
         e.migration_type = MigrationType::Load;
-        assert_eq!(need_active_balance(&env, &doms, &p, &e), load, "{version:?} load");
+        assert_eq!(
+            need_active_balance(&env, &doms, &p, &e),
+            load,
+            "{version:?} load"
+        );
         e.migration_type = MigrationType::Task;
-        assert_eq!(need_active_balance(&env, &doms, &p, &e), task, "{version:?} task");
+        assert_eq!(
+            need_active_balance(&env, &doms, &p, &e),
+            task,
+            "{version:?} task"
+        );
         doms.cpus[4][1].nr_balance_failed = 3;
-        assert!(!need_active_balance(&env, &doms, &p, &e), "{version:?} 3 failures");
+        assert!(
+            !need_active_balance(&env, &doms, &p, &e),
+            "{version:?} 3 failures"
+        );
     }
 }
