@@ -1043,8 +1043,49 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
-    /// `update_rt_rq_load_avg()` (kernel/sched/pelt.c, v6.11) of `cpu` at its PELT clock,
-    /// with the `pelt_rt_tp` tracepoint (`sched_pelt_rt`) when the signal was updated.
+    /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` (kernel/sched/pelt.c, v6.11)
+    /// of `cpu`'s RT or DL signal at its PELT clock, with the `pelt_rt_tp` / `pelt_dl_tp`
+    /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated.
+    fn update_class_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rt: bool,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let updated = if rt {
+            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, running)
+        } else {
+            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running)
+        };
+        if updated && out.any.signals && self.s.options.trace.signals {
+            let rq = &self.rqs[cpu];
+            let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
+            let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
+            let ev = if rt {
+                TraceEvent::SchedPeltRt {
+                    cpu: cpu32,
+                    load,
+                    rbl_load,
+                    util,
+                }
+            } else {
+                TraceEvent::SchedPeltDl {
+                    cpu: cpu32,
+                    load,
+                    rbl_load,
+                    util,
+                }
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        }
+        updated
+    }
+
+    /// The RT signal of `cpu` ([`Sim::update_class_pelt`]).
     fn update_rt_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -1052,23 +1093,10 @@ impl<'w> Sim<'w> {
         running: bool,
         now: Nanos,
     ) -> bool {
-        let rq = &mut self.rqs[cpu];
-        let pnow = rq.clock.now();
-        let updated = pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, running);
-        if updated && out.any.signals && self.s.options.trace.signals {
-            let a = &self.rqs[cpu].avg_rt;
-            let ev = TraceEvent::SchedPeltRt {
-                cpu: cpu as u32,
-                load: a.load_avg,
-                rbl_load: a.runnable_avg,
-                util: a.util_avg,
-            };
-            out.emit(&self.ctx(cpu, now), &ev, g_signals);
-        }
-        updated
+        self.update_class_pelt(out, cpu, true, running, now)
     }
 
-    /// `update_dl_rq_load_avg()` (v6.11) of `cpu`, with `pelt_dl_tp` (`sched_pelt_dl`).
+    /// The DL signal of `cpu` ([`Sim::update_class_pelt`]).
     fn update_dl_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -1076,20 +1104,7 @@ impl<'w> Sim<'w> {
         running: bool,
         now: Nanos,
     ) -> bool {
-        let rq = &mut self.rqs[cpu];
-        let pnow = rq.clock.now();
-        let updated = pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running);
-        if updated && out.any.signals && self.s.options.trace.signals {
-            let a = &self.rqs[cpu].avg_dl;
-            let ev = TraceEvent::SchedPeltDl {
-                cpu: cpu as u32,
-                load: a.load_avg,
-                rbl_load: a.runnable_avg,
-                util: a.util_avg,
-            };
-            out.emit(&self.ctx(cpu, now), &ev, g_signals);
-        }
-        updated
+        self.update_class_pelt(out, cpu, false, running, now)
     }
 
     fn trace_util_est(&self, out: &mut Out<'_, '_>, cpu: usize, tid: Option<usize>, now: Nanos) {
