@@ -481,3 +481,27 @@ fn a_shared_policy_comes_down_after_its_busy_cpu_goes_idle() {
         lowest - slept
     );
 }
+
+/// `_nohz_idle_balance()` (v6.11) walks the idle CPUs from the one after the idle load
+/// balancer (`find_new_ilb()`: the first idle CPU) and balances the ilb itself last, "to
+/// let a chance for other idle cpu to pull load". On hikey620 CPU 1 is busy, so the ilb is
+/// CPU 2; two tasks on CPU 0 that may also run on CPUs 2 and 3: CPU 3 pulls first.
+#[test]
+fn nohz_idle_balance_starts_after_the_idle_load_balancer() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "b": { "cpus": [1], "loop": -1, "run": 100000 },
+        "t": { "instance": 2, "phases": {
+            "p1": { "cpus": [0], "run": 30000 },
+            "p2": { "cpus": [0, 2, 3], "loop": -1, "run": 100000 } } } } }"#;
+    let (_, lines) = traced("hikey620", json, 200, &["trace.signals=false"]);
+    let pull = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_migrate_task:")
+                && field(l, "orig_cpu") == "0"
+                && field(l, "dest_cpu") != "0"
+        })
+        .expect("a nohz idle balance pulls one task off CPU 0");
+    assert_eq!(field(pull, "dest_cpu"), "3", "{pull}");
+}

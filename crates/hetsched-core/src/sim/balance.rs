@@ -580,7 +580,13 @@ impl Sim<'_> {
             self.nohz_has_blocked = false;
         }
         let mut has_blocked_load = false;
-        for cpu in 0..self.rqs.len() {
+        // kick_ilb() → find_new_ilb(): the first idle CPU (the kicker is busy); it walks
+        // the idle CPUs from the next one on and itself last (`for_each_cpu_wrap(balance_cpu,
+        // nohz.idle_cpus_mask, this_cpu + 1)`), letting the others pull first.
+        let n = self.rqs.len();
+        let ilb = (0..n).find(|&c| self.view[c].idle).unwrap_or(0);
+        for i in 1..=n {
+            let cpu = (ilb + i) % n;
             if !self.view[cpu].idle {
                 continue;
             }
