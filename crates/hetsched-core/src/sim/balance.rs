@@ -30,10 +30,10 @@ use std::cell::{Cell, RefCell};
 
 /// Modelled cost of one newidle balance pass over one domain (the kernel measures it with
 /// `sched_clock_cpu()`; a few µs on the boards of the seeds).
-pub(super) const NEWIDLE_COST_NS: u64 = 5_000;
+pub(in crate::sim) const NEWIDLE_COST_NS: u64 = 5_000;
 
 /// The balancer's view of the engine.
-pub(super) struct Env<'a> {
+pub(in crate::sim) struct Env<'a> {
     pub rqs: &'a [Rq],
     pub threads: &'a [Thread],
     pub ents: &'a [SchedEntity],
@@ -61,7 +61,7 @@ pub(super) struct Env<'a> {
 /// Nothing is kept from one pass to the next: the values are the same as computing them
 /// at every read.
 #[derive(Debug, Default)]
-pub(super) struct LbScratch {
+pub(in crate::sim) struct LbScratch {
     /// The last pass stamp handed out (0 = none yet; entries stamped 0 are empty).
     last: Cell<u64>,
     cpus: RefCell<Vec<(u64, LbCpu)>>,
@@ -72,7 +72,7 @@ pub(super) struct LbScratch {
 
 impl LbScratch {
     /// A new pass over `nr_cpus` CPUs: its stamp.
-    pub(super) fn begin(&self, nr_cpus: usize) -> u64 {
+    pub(in crate::sim) fn begin(&self, nr_cpus: usize) -> u64 {
         let pass = self.last.get() + 1;
         self.last.set(pass);
         let mut cpus = self.cpus.borrow_mut();
@@ -99,7 +99,7 @@ fn rd_state(overloaded: bool, en: &super::energy::EnergyState) -> RootDomainStat
 
 /// What `cpu_overutilized()` needs besides the rq (EAS on only).
 #[derive(Clone, Copy)]
-pub(super) struct OuEnv<'a> {
+pub(in crate::sim) struct OuEnv<'a> {
     pub gate: OverutilizedGate,
     pub uclamp_used: bool,
     pub uclamp: &'a [UclampRq],
@@ -173,7 +173,7 @@ impl Env<'_> {
     }
 
     /// `cpu_util_cfs()`: max(util_avg, util_est) capped at the CPU's capacity.
-    pub(super) fn cpu_util_cfs(&self, cpu: usize) -> u64 {
+    pub(in crate::sim) fn cpu_util_cfs(&self, cpu: usize) -> u64 {
         let a = &self.rqs[cpu].cfs.avg;
         let mut u = a.util_avg;
         if self.util_est {
@@ -293,7 +293,7 @@ macro_rules! lb_env {
 }
 
 impl Sim<'_> {
-    pub(super) fn jiffies(&self, now: Nanos) -> u64 {
+    pub(in crate::sim) fn jiffies(&self, now: Nanos) -> u64 {
         now / self.s.tick_ns
     }
 
@@ -350,7 +350,7 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_domains(rq, idle)`: each domain of `cpu` that is due, bottom-up.
-    pub(super) fn sched_balance_domains(
+    pub(in crate::sim) fn sched_balance_domains(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -430,7 +430,7 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_newidle()`: `cpu` has no fair task left. Returns whether it pulled.
-    pub(super) fn newidle_balance(
+    pub(in crate::sim) fn newidle_balance(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -466,7 +466,7 @@ impl Sim<'_> {
     }
 
     /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none).
-    pub(super) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, _now: Nanos) {
+    pub(in crate::sim) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, _now: Nanos) {
         let asym = self.doms.sched_asym_cpucap_active;
         if !asym {
             return; // the kernel returns before touching rq->misfit_task_load
@@ -518,7 +518,7 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_trigger()` + `nohz_balancer_kick()` from `cpu`'s tick.
-    pub(super) fn balance_tick(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+    pub(in crate::sim) fn balance_tick(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         let jiffies = self.jiffies(now);
         if jiffies >= self.rqs[cpu].next_balance {
             // sched_balance_softirq() (v6.11): the blocked averages, then the domains
@@ -570,7 +570,12 @@ impl Sim<'_> {
     /// `_nohz_idle_balance(flags)` (v6.11): every tickless idle CPU's blocked averages
     /// (`update_nohz_stats()`, with NOHZ_STATS_KICK) and, with NOHZ_BALANCE_KICK, its
     /// balance when due; then `nohz.next_blocked` and `nohz.has_blocked`.
-    pub(super) fn nohz_idle_balance(&mut self, out: &mut Out<'_, '_>, flags: u32, now: Nanos) {
+    pub(in crate::sim) fn nohz_idle_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        flags: u32,
+        now: Nanos,
+    ) {
         let jiffies = self.jiffies(now);
         let mut next = jiffies + 60 * self.lbp.hz;
         let mut update_next_balance = false;
@@ -643,7 +648,7 @@ impl Sim<'_> {
 
     /// `sched_balance_newidle()`'s gate (v6.11): the root domain is overloaded and the
     /// CPU expects to be idle longer than its base domain's `max_newidle_lb_cost`.
-    pub(super) fn newidle_gate_open(&self, cpu: usize) -> bool {
+    pub(in crate::sim) fn newidle_gate_open(&self, cpu: usize) -> bool {
         let cost = self.doms.cpus[cpu]
             .first()
             .map_or(0, |sd| sd.max_newidle_lb_cost);
@@ -653,7 +658,12 @@ impl Sim<'_> {
     /// `nohz_newidle_balance()` → `nohz_run_idle_balance()` (v6.11): a CPU entering idle
     /// that expects to stay idle updates the blocked averages of the idle CPUs when they
     /// are due (`_nohz_idle_balance(NOHZ_STATS_KICK)` from `do_idle()`).
-    pub(super) fn nohz_newidle_balance(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+    pub(in crate::sim) fn nohz_newidle_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
         if self.rqs[cpu].avg_idle < crate::sched::SYSCTL_SCHED_MIGRATION_COST
             || !self.nohz_has_blocked
             || self.jiffies(now) < self.nohz_next_blocked_j

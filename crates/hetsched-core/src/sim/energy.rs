@@ -54,7 +54,7 @@ pub const SERIES_BUCKET_NS: Nanos = 100_000_000;
 pub const MAX_SERIES: u64 = 1000;
 
 /// The engine's EAS, schedutil and uclamp state for one run.
-pub(super) struct EnergyState {
+pub(in crate::sim) struct EnergyState {
     /// The Energy Model (built for every run; EAS and reported energy use it).
     pub em: EnergyModel,
     /// `sched_energy_enabled()`.
@@ -99,7 +99,7 @@ fn clamp_value(v: Option<i32>) -> Option<u64> {
 
 /// The effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` of a task of class `rt` with the
 /// user's requests (`uclamp_eff_value()` with the default sysctls).
-pub(super) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64; 2] {
+pub(in crate::sim) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64; 2] {
     let sysctl = UclampSysctl::default();
     uclamp_eff(
         &UclampReq::for_task(rt, clamp_value(min), clamp_value(max), &sysctl),
@@ -110,7 +110,7 @@ pub(super) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64;
 impl EnergyState {
     /// Builds the state: the EM, the schedutil policies (`sugov_init()` + `sugov_start()`,
     /// starting at `fixed_freq_khz`), the root domain (not overutilised at boot).
-    pub(super) fn new(
+    pub(in crate::sim) fn new(
         p: &Platform,
         w: &Workload,
         s: &Settings,
@@ -173,13 +173,13 @@ impl EnergyState {
     }
 
     /// The energy meter the metrics sink feeds (series from `t0`).
-    pub(super) fn meter(&self, p: &Platform, t0: Nanos) -> EnergyMeter {
+    pub(in crate::sim) fn meter(&self, p: &Platform, t0: Nanos) -> EnergyMeter {
         EnergyMeter::new(p, &self.em, t0, self.bucket_ns)
     }
 }
 
 /// `cpu_util_cfs(cpu)` of an rq: `max(util_avg, util_est)` capped at the CPU's capacity.
-pub(super) fn cpu_util_cfs(rq: &Rq, util_est: bool) -> u64 {
+pub(in crate::sim) fn cpu_util_cfs(rq: &Rq, util_est: bool) -> u64 {
     let a = &rq.cfs.avg;
     let mut u = a.util_avg;
     if util_est {
@@ -189,13 +189,13 @@ pub(super) fn cpu_util_cfs(rq: &Rq, util_est: bool) -> u64 {
 }
 
 /// `cpu_util_cfs_boost(cpu)`: as [`cpu_util_cfs`] with the runnable boost.
-pub(super) fn cpu_util_cfs_boost(rq: &Rq, util_est: bool) -> u64 {
+pub(in crate::sim) fn cpu_util_cfs_boost(rq: &Rq, util_est: bool) -> u64 {
     cpu_util_cfs(rq, util_est).max(rq.cfs.avg.runnable_avg.min(rq.cap))
 }
 
 /// What `effective_cpu_util()` reads of an rq besides CFS: RT and DL utilisation, RT
 /// runnable, and the rq clamps. Simplified: no IRQ time, `cpu_bw_dl()` = 0.
-pub(super) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
+pub(in crate::sim) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
     RqSignals {
         arch_capacity: rq.cap,
         util_rt: rq.avg_rt.util_avg,
@@ -210,7 +210,7 @@ pub(super) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
 }
 
 /// What `cpu_overutilized()` reads of an rq.
-pub(super) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
+pub(in crate::sim) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
     let cap = super::rq_capacity(rq);
     OuCpu {
         util_cfs: cpu_util_cfs(rq, util_est),
@@ -307,7 +307,12 @@ pub struct EnergyResult {
 
 impl EnergyResult {
     /// The report of a meter fed by the metrics sink, for `platform`; `t0` is the start.
-    pub(super) fn from_meter(m: &EnergyMeter, p: &Platform, t0: Nanos, bucket_ns: Nanos) -> Self {
+    pub(in crate::sim) fn from_meter(
+        m: &EnergyMeter,
+        p: &Platform,
+        t0: Nanos,
+        bucket_ns: Nanos,
+    ) -> Self {
         let r = m.report();
         let cpus = p
             .cpus
@@ -428,7 +433,7 @@ impl Sim<'_> {
 
     /// `sched_energy_enabled() && !is_rd_overutilized(rd)`: whether a wake-up tries
     /// `find_energy_efficient_cpu()` (`select_task_rq_fair()`, kernel/sched/fair.c v6.11).
-    pub(super) fn eas_wakeup_gate(&self) -> bool {
+    pub(in crate::sim) fn eas_wakeup_gate(&self) -> bool {
         self.en.eas && !self.en.ou.is_rd_overutilized()
     }
 
@@ -440,7 +445,11 @@ impl Sim<'_> {
     /// the engine's own copy is synced when the task is enqueued). Simplification: the
     /// `sd_asym_cpucapacity` domain is `prev_cpu`'s rather than the waking CPU's (on the
     /// platforms modelled both are the root domain).
-    pub(super) fn find_energy_efficient_cpu(&self, tid: usize, prev_cpu: usize) -> Option<usize> {
+    pub(in crate::sim) fn find_energy_efficient_cpu(
+        &self,
+        tid: usize,
+        prev_cpu: usize,
+    ) -> Option<usize> {
         if !self.en.eas || self.threads[tid].class != Class::Fair {
             return None;
         }
@@ -496,7 +505,7 @@ impl Sim<'_> {
 
     /// `cpu_overutilized(cpu)` (kernel/sched/fair.c, v6.11; with the series' gate as an
     /// option): false when EAS is off.
-    pub(super) fn cpu_overutilized(&self, cpu: usize) -> bool {
+    pub(in crate::sim) fn cpu_overutilized(&self, cpu: usize) -> bool {
         if !self.en.eas {
             return false;
         }
@@ -511,7 +520,7 @@ impl Sim<'_> {
     /// `set_rd_overutilized(rd, flag)`: writes the flag and fires the
     /// `sched_overutilized_tp` tracepoint (every write, changed or not, as the kernel;
     /// LISA's `sched_overutilized` event). No-op without EAS. `cpu` is where it runs.
-    pub(super) fn set_rd_overutilized(
+    pub(in crate::sim) fn set_rd_overutilized(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -533,7 +542,7 @@ impl Sim<'_> {
 
     /// `check_update_overutilized_status(rq)`: set the flag when it is clear and `cpu` is
     /// overutilised.
-    pub(super) fn check_update_overutilized_status(
+    pub(in crate::sim) fn check_update_overutilized_status(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -548,7 +557,7 @@ impl Sim<'_> {
     }
 
     /// Over-utilisation figures up to `now`.
-    pub(super) fn overutilized_stats(&self, now: Nanos) -> OverutilizedStats {
+    pub(in crate::sim) fn overutilized_stats(&self, now: Nanos) -> OverutilizedStats {
         let st = self.en.ou.stats(now);
         let s = |ns: u64| ns as f64 / NSEC_PER_SEC as f64;
         OverutilizedStats {
@@ -566,7 +575,7 @@ impl Sim<'_> {
 
     /// `uclamp_rq_inc(rq, p)` (kernel/sched/core.c, v6.11), before the class's enqueue:
     /// fair and RT tasks, only while `sched_uclamp_used`.
-    pub(super) fn uclamp_inc(&mut self, cpu: usize, tid: usize) {
+    pub(in crate::sim) fn uclamp_inc(&mut self, cpu: usize, tid: usize) {
         if !self.en.uclamp_used
             || self.threads[tid].class == Class::Dl
             || self.threads[tid].uclamp_on.is_some()
@@ -579,7 +588,7 @@ impl Sim<'_> {
     }
 
     /// `uclamp_rq_dec(rq, p)`, before the class's dequeue: the values counted at enqueue.
-    pub(super) fn uclamp_dec(&mut self, cpu: usize, tid: usize) {
+    pub(in crate::sim) fn uclamp_dec(&mut self, cpu: usize, tid: usize) {
         if let Some(v) = self.threads[tid].uclamp_on.take() {
             self.en.uclamp[cpu].dec(v);
         }
@@ -587,7 +596,12 @@ impl Sim<'_> {
 
     /// A phase sets `util_min`/`util_max` (`sched_setattr()` → `__setscheduler_uclamp()`,
     /// then `uclamp_update_active()` re-counts a queued task).
-    pub(super) fn set_task_uclamp(&mut self, tid: usize, min: Option<i32>, max: Option<i32>) {
+    pub(in crate::sim) fn set_task_uclamp(
+        &mut self,
+        tid: usize,
+        min: Option<i32>,
+        max: Option<i32>,
+    ) {
         if min.is_none() && max.is_none() {
             return;
         }
@@ -626,7 +640,7 @@ impl Sim<'_> {
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the schedutil hook of
     /// `cpu`'s policy (`sugov_update_single_freq()` / `sugov_update_shared()`). Returns
     /// at once when the governor is not schedutil.
-    pub(super) fn cpufreq_update_util(
+    pub(in crate::sim) fn cpufreq_update_util(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -659,7 +673,12 @@ impl Sim<'_> {
 
     /// The slow path's transition completed (`sugov_work()` → `__cpufreq_driver_target()`
     /// returned): the policy's frequency applies; a request made meanwhile starts the next.
-    pub(super) fn freq_apply_event(&mut self, out: &mut Out<'_, '_>, pd: usize, now: Nanos) {
+    pub(in crate::sim) fn freq_apply_event(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        now: Nanos,
+    ) {
         let Some(pol) = self.en.sugov.get_mut(pd) else {
             return;
         };
@@ -675,7 +694,13 @@ impl Sim<'_> {
     /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
     /// is traced per CPU. Nothing happens when the frequency is unchanged
     /// (`__cpufreq_driver_target()` returns early).
-    pub(super) fn apply_freq(&mut self, out: &mut Out<'_, '_>, pd: usize, khz: u64, now: Nanos) {
+    pub(in crate::sim) fn apply_freq(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        khz: u64,
+        now: Nanos,
+    ) {
         let p = self.p;
         let cpus = &p.perf_domains[pd].cpus;
         if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {

@@ -22,14 +22,14 @@
 //! latencies (`idle_get_state()` is NULL); no IRQ, thermal or cpufreq pressure in
 //! `capacity_of()`.
 
-use super::rq_capacity;
-use super::{Class, Rq, Sim, Thread};
 use crate::pelt::{self, UtilEstVersion};
 use crate::policy::select_fair::{
     self, FairPlacement, FairWakeParams, FairWakeTask, FairWakeView, WakeCtx, WakeeState,
 };
 use crate::sched::capacity::CpuCapacity;
 use crate::sched::fair::SchedEntity;
+use crate::sim::rq_capacity;
+use crate::sim::{Class, Rq, Sim, Thread};
 use crate::time::Nanos;
 use crate::workload::SchedPolicy;
 
@@ -59,7 +59,7 @@ pub(super) struct WakeEnv<'a> {
 
 /// Whether any thread of `w` can ever have `SCHED_IDLE`: the workload's default policy,
 /// a task's or a phase's policy (the only places a thread's policy comes from).
-pub(super) fn workload_may_use_idle_policy(w: &crate::workload::Workload) -> bool {
+pub(in crate::sim) fn workload_may_use_idle_policy(w: &crate::workload::Workload) -> bool {
     let idle = |p: Option<SchedPolicy>| p == Some(SchedPolicy::Idle);
     w.default_policy == SchedPolicy::Idle
         || w.tasks
@@ -190,7 +190,7 @@ impl Sim<'_> {
     /// `tid` (kernel/sched/core.c and fair.c, v6.11), with `this_cpu` the CPU doing the
     /// wake-up or fork. Applies `record_wakee()` and `p->recent_used_cpu`; returns the
     /// decision.
-    pub(super) fn select_task_rq_fair(
+    pub(in crate::sim) fn select_task_rq_fair(
         &mut self,
         tid: usize,
         prev_cpu: usize,

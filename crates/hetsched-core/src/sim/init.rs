@@ -1,0 +1,324 @@
+//! sched_init() and the threads' creation: the runqueues, the workload's threads and
+//! resources, and `copy_process()`/`sched_fork()` of one thread (`spawn_thread`).
+
+use crate::sim::*;
+
+impl<'w> Sim<'w> {
+    pub(in crate::sim) fn new(spec: &'w RunSpec, s: Settings, end: Nanos) -> Sim<'w> {
+        let p = &spec.platform;
+        let w = &spec.workload;
+        let n = p.nr_cpus();
+        let rqs = (0..n)
+            .map(|c| {
+                let pd = p.pd_of(c);
+                Rq {
+                    cfs: CfsRq::default(),
+                    rt: RtRq::default(),
+                    dl: DlRq::default(),
+                    curr: None,
+                    clock: pelt::PeltClock::default(),
+                    avg_rt: pelt::SchedAvg::default(),
+                    avg_dl: pelt::SchedAvg::default(),
+                    cap: p.cpus[c].capacity,
+                    work_cap: p.cpus[c].work_capacity(),
+                    freq_khz: s.fixed_freq_khz[p.cpus[c].perf_domain],
+                    max_freq_khz: pd.max_freq_khz,
+                    freq_scale: 1024,
+                    seg_start: 0,
+                    op_gen: 0,
+                    next_balance: 0,
+                    need_resched: false,
+                    seg_start_dl: 0,
+                    // idle since boot: nohz_balance_enter_idle() marked its blocked load
+                    has_blocked_load: true,
+                    last_blocked_load_update_tick: 0,
+                    avg_idle: 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST,
+                    // Every CPU went idle (through a newidle pass) 1 ms before the workload
+                    // starts, as on a booted board: `sched_balance_find_dst_group_cpu()`
+                    // only picks idle CPUs with a non-zero `idle_stamp`.
+                    idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
+                    prev_moved: false,
+                }
+            })
+            .collect();
+        // The reference's work speed (its capacity unless the platform gives
+        // `work_dmips_mhz`): rt-app calibrates on the loop it runs.
+        let cap_ref = match w.calibration {
+            Calibration::Cpu(c) => p.cpus[c].work_capacity(),
+            Calibration::PLoadNs(_) => {
+                let max = p.max_capacity();
+                p.cpus
+                    .iter()
+                    .find(|c| c.capacity == max)
+                    .map_or(max, |c| c.work_capacity())
+            }
+        };
+        let markers = match s.options.trace.rtapp_markers {
+            MarkerChoice::Workload => w.ftrace,
+            MarkerChoice::All => FtraceCategories::ALL,
+            MarkerChoice::None => FtraceCategories::default(),
+        };
+        // Timer slots: shared names get global slots, `unique*` names per-thread slots.
+        let mut shared: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut timer_slots = Vec::new();
+        let mut unique_counts = Vec::new();
+        for t in &w.tasks {
+            let mut uniq: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut per_task = Vec::new();
+            for ph in &t.phases {
+                let mut per_phase = Vec::new();
+                for e in &ph.events {
+                    per_phase.push(match &e.event {
+                        Event::Timer { name, .. } if name.starts_with("unique") => {
+                            let l = uniq.len();
+                            Some(TimerSlot::Unique(*uniq.entry(name.as_str()).or_insert(l)))
+                        }
+                        Event::Timer { name, .. } => {
+                            let l = shared.len();
+                            Some(TimerSlot::Shared(*shared.entry(name.as_str()).or_insert(l)))
+                        }
+                        _ => None,
+                    });
+                }
+                per_task.push(per_phase);
+            }
+            timer_slots.push(per_task);
+            unique_counts.push(uniq.len());
+        }
+        // Synchronisation resources, resolved per event like rt-app's parser does.
+        let mut res = Resources::default();
+        let mut ev_slots = Vec::new();
+        for t in &w.tasks {
+            let mut per_task = Vec::new();
+            for ph in &t.phases {
+                let mut per_phase = Vec::new();
+                for e in &ph.events {
+                    per_phase.push(match &e.event {
+                        Event::Lock { mutex } | Event::Unlock { mutex } => {
+                            (res.get(Kind::Mutex, mutex), 0)
+                        }
+                        Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
+                            (res.get(Kind::Cond, cond), res.get(Kind::Mutex, mutex))
+                        }
+                        Event::Signal { cond } | Event::Broad { cond } => {
+                            (res.get(Kind::Cond, cond), 0)
+                        }
+                        Event::Barrier { name } => {
+                            let b = res.get(Kind::Barrier, name);
+                            // rt-app counts one user per reference of every thread
+                            res.barriers[b].participants += i64::from(t.instances);
+                            (b, 0)
+                        }
+                        Event::SemPost { sem } | Event::SemWait { sem } => {
+                            (res.get(Kind::Sem, sem), 0)
+                        }
+                        Event::Suspend { name } | Event::Resume { name } => {
+                            (res.get(Kind::Suspend, name), 0)
+                        }
+                        Event::Fork { task } => {
+                            (w.tasks.iter().position(|x| &x.name == task).unwrap_or(0), 0)
+                        }
+                        _ => (0, 0),
+                    });
+                }
+                per_task.push(per_phase);
+            }
+            ev_slots.push(per_task);
+        }
+        for b in &mut res.barriers {
+            b.waiting = b.participants - 1;
+        }
+        let view = (0..n)
+            .map(|c| CpuView {
+                idle: true,
+                nr_running: 0,
+                cluster: p.cpus[c].cluster,
+                capacity: p.cpus[c].capacity,
+            })
+            .collect();
+        let (s_version, s_misfit, s_hz, s_tick) = (
+            s.options.balance.version,
+            s.options.balance.misfit,
+            s.options.sched.hz,
+            s.tick_ns,
+        );
+        let s_sis_util = s.options.fair.sis_util;
+        let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
+        let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
+        let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
+        let mut sim = Sim {
+            en,
+            p,
+            w,
+            ue_ver: s.options.pelt.util_est_version,
+            s,
+            q: EventQueue::default(),
+            rng: Rng::new(spec.seed),
+            threads: Vec::new(),
+            ents: Vec::new(),
+            rqs,
+            res,
+            ev_slots,
+            unique_counts,
+            fork_counts: BTreeMap::new(),
+            nr_res_blocked: 0,
+            doms,
+            sdt,
+            idle_wakee: vec![Default::default(); n],
+            placements: [0; crate::policy::select_fair::WakeReason::ALL.len()],
+            distribute_prev: n - 1,
+            lb: crate::policy::lb::LoadBalancer::new(),
+            lb_scratch: balance::LbScratch::default(),
+            max_cap_memo: Vec::new(),
+            idle_policy_possible: class::workload_may_use_idle_policy(w),
+            lbp: crate::policy::lb::LbParams {
+                sis_util: s_sis_util,
+                ..crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n)
+            },
+            misfit: vec![0; n],
+            active_balance: vec![false; n],
+            cfs_stamp: Vec::new(),
+            stamp_ctr: 0,
+            rd_overload: false,
+            nohz_next_balance_j: 0,
+            fatal: None,
+            warnings: Vec::new(),
+            has_duration: false,
+            deadlock_reported: false,
+            resched: Vec::new(),
+            shared_timers: vec![TimerState::default(); shared.len()],
+            timer_slots,
+            cap_ref,
+            markers,
+            end,
+            t0: BOOT_OFFSET,
+            idle_names: (0..n).map(|c| format!("swapper/{c}")).collect(),
+            migrations: [0; MigrationReason::ALL.len()],
+            switches: 0,
+            view,
+            nohz_kick_pending: false,
+            nohz_kick_flags: 0,
+            nohz_has_blocked: true,
+            nohz_next_blocked_j: 0,
+            alive: 0,
+            nr_idle: n,
+            nr_overloaded: 0,
+            phase_affinity: w
+                .tasks
+                .iter()
+                .map(|t| {
+                    t.phases
+                        .iter()
+                        .map(|ph| {
+                            ph.attrs
+                                .cpus
+                                .as_ref()
+                                .or(t.attrs.cpus.as_ref())
+                                .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c))
+                        })
+                        .collect()
+                })
+                .collect(),
+            tick_pending: CpuSet::EMPTY,
+            tick_at: 0,
+        };
+        let mut ind = 0u32;
+        for (ti, t) in w.tasks.iter().enumerate() {
+            for _ in 0..t.instances {
+                sim.spawn_thread(ti, thread_comm(&t.name, ind));
+                ind += 1;
+            }
+        }
+        sim
+    }
+
+    /// `create_thread()` of rt-app: a thread of task `ti` named `comm`, not started.
+    pub(in crate::sim) fn spawn_thread(&mut self, ti: usize, comm: String) -> usize {
+        let (w, s) = (self.w, &self.s);
+        let t = &w.tasks[ti];
+        let n = self.p.nr_cpus();
+        let policy = t.attrs.policy.unwrap_or(w.default_policy);
+        let prio_attr = t.attrs.priority;
+        let nice = if policy.is_fair() {
+            prio_attr.unwrap_or(0).clamp(-20, 19)
+        } else {
+            0
+        };
+        let (class, normal_prio) = class_of(policy, nice, prio_attr.unwrap_or(10));
+        let affinity = t
+            .attrs
+            .cpus
+            .as_ref()
+            .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c));
+        let tid = self.threads.len();
+        let dl = {
+            let rt = t.attrs.dl_runtime_us.unwrap_or(0);
+            let period = t.attrs.dl_period_us.unwrap_or(rt);
+            let dl = t.attrs.dl_deadline_us.unwrap_or(period);
+            DlEntity::new(program::us(rt), program::us(dl), program::us(period))
+        };
+        // pthread_setname_np() fails for names over 15 characters: keep the old comm
+        let (comm, renamed) = if comm.len() > COMM_MAX {
+            ("rt-app".to_string(), true)
+        } else {
+            (comm, false)
+        };
+        self.threads.push(Thread {
+            pid: PID_BASE + 1 + tid as u32,
+            comm,
+            comm0: "rt-app".into(),
+            task: ti,
+            policy,
+            nice,
+            normal_prio,
+            eff_prio: normal_prio,
+            class,
+            rt_key: (0, 0),
+            rr_slice: rtq::RR_TIMESLICE_NS,
+            dl,
+            dl_key: (0, 0),
+            dl_gen: 0,
+            wait_on: WaitOn::Nothing,
+            retry: Retry::None,
+            spin: 0,
+            spin_at: 0,
+            yielded: false,
+            res_blocked: false,
+            affinity,
+            state: TState::Sleeping,
+            cpu: 0,
+            pc: Pc::default(),
+            op: Op::Step,
+            wake_gen: 0,
+            t_first: 0,
+            renamed,
+            started: false,
+            timer_wait: None,
+            unique_timers: vec![TimerState::default(); self.unique_counts[ti]],
+            loop_start: 0,
+            run_ns: 0,
+            op_start: 0,
+            wu_lat_ns: 0,
+            slack_ns: 0,
+            done_loops: false,
+            wakee: Default::default(),
+            recent_used_cpu: 0,
+            enqueue_migrated: false,
+            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
+            uclamp_on: None,
+        });
+        // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
+        let slice = t
+            .attrs
+            .dl_runtime_us
+            .filter(|_| policy.is_fair() && s.options.fair.custom_slice)
+            .map(|us| (us * 1000).clamp(100_000, 100_000_000))
+            .unwrap_or(s.fair.base_slice);
+        self.cfs_stamp.push(0);
+        self.ents.push(SchedEntity::new(
+            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
+            slice,
+        ));
+        tid
+    }
+}

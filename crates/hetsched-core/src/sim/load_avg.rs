@@ -1,0 +1,186 @@
+//! The PELT signals as the scheduler updates them: `update_load_avg()` and
+//! `update_blocked_averages()` (kernel/sched/fair.c, v6.11) and the RT/DL rq signals
+//! (`update_rt_rq_load_avg()` / `update_dl_rq_load_avg()`, kernel/sched/pelt.c). The
+//! arithmetic is crate::pelt's.
+
+use crate::sim::*;
+
+impl<'w> Sim<'w> {
+    /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` (kernel/sched/pelt.c, v6.11)
+    /// of `cpu`'s RT or DL signal at its PELT clock, with the `pelt_rt_tp` / `pelt_dl_tp`
+    /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated.
+    pub(in crate::sim) fn update_class_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rt: bool,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let updated = if rt {
+            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, running)
+        } else {
+            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running)
+        };
+        if updated && out.any.signals && self.s.options.trace.signals {
+            let rq = &self.rqs[cpu];
+            let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
+            let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
+            let ev = if rt {
+                TraceEvent::SchedPeltRt {
+                    cpu: cpu32,
+                    load,
+                    rbl_load,
+                    util,
+                }
+            } else {
+                TraceEvent::SchedPeltDl {
+                    cpu: cpu32,
+                    load,
+                    rbl_load,
+                    util,
+                }
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        }
+        updated
+    }
+
+    /// The RT signal of `cpu` ([`Sim::update_class_pelt`]).
+    pub(in crate::sim) fn update_rt_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        self.update_class_pelt(out, cpu, true, running, now)
+    }
+
+    /// The DL signal of `cpu` ([`Sim::update_class_pelt`]).
+    pub(in crate::sim) fn update_dl_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        self.update_class_pelt(out, cpu, false, running, now)
+    }
+
+    pub(in crate::sim) fn cfs_state(&self, cpu: usize) -> CfsRqState {
+        let c = &self.rqs[cpu].cfs;
+        CfsRqState {
+            load_weight_sum: c.load_weight,
+            h_nr_runnable: u64::from(c.nr_running),
+            curr_running: c.curr.is_some(),
+        }
+    }
+
+    /// `update_load_avg(cfs_rq, se, flags)` for task `tid` on `cpu`, tracing what changed.
+    pub(in crate::sim) fn update_load_avg(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
+        let pnow = self.rqs[cpu].clock.now();
+        {
+            // Fast path, exactly equivalent: less than one PELT unit (1024 ns) elapsed for
+            // both the entity and the cfs_rq, no removed load and nothing to attach or
+            // detach: ___update_load_sum() would return at once for both.
+            let e = &self.ents[tid].avg;
+            let c = &self.rqs[cpu].cfs;
+            let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
+            if !attach
+                && flags & DO_DETACH == 0
+                && c.removed.nr == 0
+                && e.last_update_time != 0
+                && pnow.wrapping_sub(e.last_update_time) < 1024
+                && pnow.wrapping_sub(c.avg.last_update_time) < 1024
+            {
+                return;
+            }
+        }
+        let cfs_state = self.cfs_state(cpu);
+        let e = &self.ents[tid];
+        let se_state = SeState {
+            on_rq: e.on_rq,
+            runnable: e.on_rq,
+            running: self.rqs[cpu].cfs.curr == Some(tid),
+            weight: e.load.weight,
+        };
+        let before_se = self.ents[tid].avg.last_update_time;
+        let before_cfs = self.rqs[cpu].cfs.avg.last_update_time;
+        let rq = &mut self.rqs[cpu];
+        let e = &mut self.ents[tid];
+        let util_change = pelt::update_load_avg(
+            pnow,
+            &mut rq.cfs.avg,
+            &mut rq.cfs.removed,
+            cfs_state,
+            &mut e.avg,
+            se_state,
+            flags,
+        );
+        if self.ents[tid].avg.last_update_time != before_se {
+            self.trace_pelt_se(out, cpu, tid, now);
+        }
+        if self.rqs[cpu].cfs.avg.last_update_time != before_cfs {
+            self.trace_pelt_cfs(out, cpu, now);
+        }
+        if util_change {
+            // cfs_rq_util_change() -> cpufreq_update_util(rq, 0), after the PELT
+            // tracepoints fired in ___update_load_avg()
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
+    }
+
+    /// `update_other_load_avgs()` + the blocked cfs_rq decay of an rq.
+    pub(in crate::sim) fn update_blocked_averages(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let st = self.cfs_state(cpu);
+        // update_other_load_avgs(): the running class's signal counts as running
+        let class = self.rqs[cpu].curr.map(|c| self.threads[c].class);
+        let mut decayed = self.update_rt_pelt(out, cpu, class == Some(Class::Rt), now);
+        decayed |= self.update_dl_pelt(out, cpu, class == Some(Class::Dl), now);
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let before = rq.cfs.avg.last_update_time;
+        decayed |= pelt::update_cfs_rq_load_avg(
+            &mut rq.cfs.avg,
+            &mut rq.cfs.removed,
+            pnow,
+            st.load_weight_sum,
+            st.h_nr_runnable,
+            st.curr_running,
+        );
+        if self.rqs[cpu].cfs.avg.last_update_time != before {
+            self.trace_pelt_cfs(out, cpu, now);
+        }
+        // update_blocked_load_tick(), update_blocked_load_status(): nothing left to decay
+        // once the cfs_rq (cfs_rq_has_blocked()) and the other classes'
+        // (others_have_blocked()) averages are zero
+        let jiffies = self.jiffies(now);
+        let rq = &mut self.rqs[cpu];
+        rq.last_blocked_load_update_tick = jiffies;
+        let blocked = rq.cfs.avg.load_avg != 0
+            || rq.cfs.avg.util_avg != 0
+            || rq.avg_rt.util_avg != 0
+            || rq.avg_dl.util_avg != 0;
+        if !blocked {
+            rq.has_blocked_load = false;
+        }
+        if decayed {
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
+    }
+}

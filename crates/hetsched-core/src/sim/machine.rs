@@ -1,0 +1,278 @@
+//! The simulated machine: the event loop, CPUs doing a task's work at their current
+//! frequency, and the periodic tick's timer (`sched_skew_tick=0`: one grid for all CPUs).
+//! Not kernel code: what the hardware and the clockevents core do.
+
+use crate::sim::*;
+
+impl<'w> Sim<'w> {
+    /// Work done on `cpu` in `dt` ns: `dt × capacity × f / fmax` (capacity-ns), with the
+    /// CPU's work speed ([`crate::platform::Cpu::work_capacity`], the capacity unless the
+    /// platform gives `work_dmips_mhz`) as the capacity.
+    pub(in crate::sim) fn work_in(&self, cpu: usize, dt: Nanos) -> u128 {
+        let rq = &self.rqs[cpu];
+        let fmax = rq.max_freq_khz.max(1);
+        // u64 when the product fits (always, for realistic spans): a u128 division is slow
+        match dt
+            .checked_mul(rq.work_cap)
+            .and_then(|v| v.checked_mul(rq.freq_khz))
+        {
+            Some(v) => u128::from(v / fmax),
+            None => {
+                u128::from(dt) * u128::from(rq.work_cap) * u128::from(rq.freq_khz)
+                    / u128::from(fmax)
+            }
+        }
+    }
+
+    /// Wall time to do `work` on `cpu` (rounded up).
+    pub(in crate::sim) fn time_for(&self, cpu: usize, work: u128) -> Nanos {
+        let rq = &self.rqs[cpu];
+        let den = rq.work_cap * rq.freq_khz;
+        if den == 0 {
+            return u64::MAX / 4;
+        }
+        let fmax = rq.max_freq_khz.max(1);
+        if let Some(num) = u64::try_from(work).ok().and_then(|w| w.checked_mul(fmax)) {
+            return num.div_ceil(den).min(u64::MAX / 4);
+        }
+        let num = work * u128::from(fmax);
+        num.div_ceil(u128::from(den)).min(u128::from(u64::MAX / 4)) as u64
+    }
+
+    /// Charges the progress of curr's op since the last accounting.
+    pub(in crate::sim) fn account_op(&mut self, cpu: usize, now: Nanos) {
+        let Some(tid) = self.rqs[cpu].curr else {
+            return;
+        };
+        let dt = now.saturating_sub(self.rqs[cpu].seg_start);
+        self.rqs[cpu].seg_start = now;
+        if dt == 0 {
+            return;
+        }
+        let done = self.work_in(cpu, dt);
+        match &mut self.threads[tid].op {
+            Op::Run { work, .. } => *work = work.saturating_sub(done),
+            Op::Runtime { ns } => *ns = ns.saturating_sub(dt),
+            Op::Step => {}
+        }
+    }
+
+    /// Arms the completion event of curr's op.
+    pub(in crate::sim) fn arm_op(&mut self, cpu: usize, now: Nanos) {
+        let Some(tid) = self.rqs[cpu].curr else {
+            return;
+        };
+        self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
+        let gen = self.rqs[cpu].op_gen;
+        let dt = match self.threads[tid].op {
+            Op::Run { work, .. } => self.time_for(cpu, work),
+            Op::Runtime { ns } => ns,
+            Op::Step => 0,
+        };
+        self.q.push(
+            now.saturating_add(dt),
+            Ev::OpDone {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+
+    pub(in crate::sim) fn ensure_tick(&mut self, cpu: usize, now: Nanos) {
+        if self.tick_pending.contains(cpu) {
+            return;
+        }
+        let tick = self.s.tick_ns;
+        let next = (now / tick + 1) * tick;
+        if self.tick_pending.is_empty() {
+            self.tick_at = next;
+        }
+        debug_assert_eq!(self.tick_at, next, "ticks share one grid point");
+        self.tick_pending.set(cpu);
+    }
+
+    /// Runs every armed tick at `tick_at`, in CPU order, each followed by the
+    /// reschedules it asked for.
+    pub(in crate::sim) fn run_ticks(&mut self, out: &mut Out<'_, '_>) {
+        let now = self.tick_at;
+        let due = self.tick_pending;
+        self.tick_pending = CpuSet::EMPTY;
+        self.tick_at = now + self.s.tick_ns;
+        self.q.advance_to(now);
+        self.q.count_external(due.weight() as u64);
+        for cpu in due.iter() {
+            self.tick(out, cpu, now);
+            self.drain_resched(out, now);
+        }
+    }
+
+    pub(in crate::sim) fn drain_resched(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        while let Some(cpu) = self.resched.pop() {
+            self.rqs[cpu].need_resched = false;
+            self.schedule(out, cpu, now);
+        }
+    }
+
+    pub(in crate::sim) fn run(&mut self, out: &mut Out<'_, '_>) {
+        let n = self.p.nr_cpus();
+        for s in out.user.iter_mut() {
+            s.begin(n, self.t0);
+        }
+        out.metrics.begin(n, self.t0);
+        // Frequencies are set by the governor before the workload starts.
+        for cpu in 0..n {
+            let f = self.rqs[cpu].freq_khz;
+            let fmax = self.rqs[cpu].max_freq_khz.max(1);
+            self.rqs[cpu].freq_scale = if self.s.options.pelt.frequency_invariance {
+                (f << 10) / fmax
+            } else {
+                1024
+            };
+            if out.any.power {
+                let ev = TraceEvent::CpuFrequency {
+                    cpu_id: cpu as u32,
+                    state: f,
+                };
+                out.emit(&self.ctx(cpu, self.t0), &ev, g_power);
+                let ev = TraceEvent::CpuIdle {
+                    cpu_id: cpu as u32,
+                    state: 0,
+                };
+                out.emit(&self.ctx(cpu, self.t0), &ev, g_power);
+            }
+            self.trace_capacity(out, cpu, self.t0);
+        }
+        if self.markers.main {
+            let ctx = Ctx {
+                ts: self.t0,
+                cpu: 0,
+                comm: "rt-app",
+                pid: PID_BASE,
+            };
+            out.emit(
+                &ctx,
+                &TraceEvent::Print(RtappMarker::Main {
+                    event: "start",
+                    data: 0,
+                }),
+                g_markers,
+            );
+            out.emit(
+                &ctx,
+                &TraceEvent::Print(RtappMarker::Main {
+                    event: "clock_ref",
+                    data: (self.t0 / 1000) as i64,
+                }),
+                g_markers,
+            );
+        }
+        self.q.push(self.t0, Ev::Start);
+        self.q.push(self.end, Ev::End);
+        loop {
+            if !self.tick_pending.is_empty() && self.q.peek_time().is_none_or(|t| self.tick_at <= t)
+            {
+                self.run_ticks(out);
+                continue;
+            }
+            let Some((now, ev)) = self.q.pop() else { break };
+            match ev {
+                Ev::Start => self.start_threads(out, now),
+                Ev::Wake { tid, gen } => {
+                    let tid = tid as usize;
+                    if self.threads[tid].wake_gen == gen
+                        && self.threads[tid].state == TState::Sleeping
+                    {
+                        self.try_to_wake_up(out, tid, now, None);
+                    }
+                }
+                Ev::OpDone { cpu, gen } => {
+                    let cpu = cpu as usize;
+                    if self.rqs[cpu].op_gen == gen {
+                        self.op_done(out, cpu, now);
+                    }
+                }
+                Ev::NohzKick => {
+                    self.nohz_kick_pending = false;
+                    let flags = std::mem::take(&mut self.nohz_kick_flags);
+                    if self.s.options.balance.enabled {
+                        self.nohz_idle_balance(out, flags, now);
+                    }
+                }
+                Ev::DlReplenish { tid, gen } => {
+                    if self.threads[tid as usize].dl_gen == gen {
+                        self.dl_replenish(out, tid as usize, now);
+                    }
+                }
+                Ev::FreqApply { pd } => self.freq_apply_event(out, pd as usize, now),
+                Ev::End => {
+                    self.finish(out, now);
+                    return;
+                }
+            }
+            self.drain_resched(out, now);
+            if self.alive > 0 && self.nr_res_blocked == self.alive {
+                self.check_deadlock(now);
+            }
+            if self.fatal.is_some() {
+                self.finish(out, now);
+                return;
+            }
+            if self.alive == 0 && !self.threads.is_empty() {
+                self.finish(out, now);
+                return;
+            }
+        }
+    }
+
+    pub(in crate::sim) fn finish(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        if self.markers.main {
+            let ctx = Ctx {
+                ts: now,
+                cpu: 0,
+                comm: "rt-app",
+                pid: PID_BASE,
+            };
+            out.emit(
+                &ctx,
+                &TraceEvent::Print(RtappMarker::Main {
+                    event: "end",
+                    data: 0,
+                }),
+                g_markers,
+            );
+        }
+        out.metrics.end(now);
+        for s in out.user.iter_mut() {
+            s.end(now);
+        }
+    }
+
+    /// The current op of `cpu`'s task has completed.
+    pub(in crate::sim) fn op_done(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        self.update_rq_clock(cpu, now);
+        self.account_op(cpu, now);
+        let Some(tid) = self.rqs[cpu].curr else {
+            return;
+        };
+        let finished = match self.threads[tid].op {
+            Op::Run { work, .. } => work == 0,
+            Op::Runtime { ns } => ns == 0,
+            Op::Step => true,
+        };
+        if !finished {
+            self.arm_op(cpu, now);
+            return;
+        }
+        let t = &mut self.threads[tid];
+        t.run_ns += now - t.op_start;
+        t.op = Op::Step;
+        self.step_program(out, cpu, tid, now);
+    }
+
+    /// Ends the run with a diagnostic.
+    pub(in crate::sim) fn fail(&mut self, msg: String) {
+        if self.fatal.is_none() {
+            self.fatal = Some(msg);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The tracepoints: where events go (`Out`: the metrics sink and the user's sinks, each
+//! with the event groups it asked for) and the event builders the scheduler calls.
+
+use crate::sim::*;
+
+pub(in crate::sim) struct Out<'a, 'b> {
+    pub(in crate::sim) metrics: MetricsSink,
+    pub(in crate::sim) metrics_interest: Interest,
+    pub(in crate::sim) user: &'a mut [&'b mut dyn TraceSink],
+    pub(in crate::sim) user_interest: Vec<Interest>,
+    pub(in crate::sim) any: Interest,
+}
+
+impl Out<'_, '_> {
+    #[inline]
+    pub(in crate::sim) fn emit(
+        &mut self,
+        ctx: &Ctx<'_>,
+        ev: &TraceEvent<'_>,
+        group: fn(&Interest) -> bool,
+    ) {
+        if group(&self.metrics_interest) {
+            self.metrics.record(ctx, ev);
+        }
+        for (s, i) in self.user.iter_mut().zip(self.user_interest.iter()) {
+            if group(i) {
+                s.record(ctx, ev);
+            }
+        }
+    }
+}
+
+pub(in crate::sim) fn g_sched(i: &Interest) -> bool {
+    i.sched
+}
+pub(in crate::sim) fn g_power(i: &Interest) -> bool {
+    i.power
+}
+pub(in crate::sim) fn g_signals(i: &Interest) -> bool {
+    i.signals
+}
+pub(in crate::sim) fn g_markers(i: &Interest) -> bool {
+    i.markers
+}
+pub(in crate::sim) fn g_overutilized(i: &Interest) -> bool {
+    i.overutilized
+}
+
+impl<'w> Sim<'w> {
+    pub(in crate::sim) fn ctx(&self, cpu: usize, now: Nanos) -> Ctx<'_> {
+        match self.rqs[cpu].curr {
+            Some(t) => Ctx {
+                ts: now,
+                cpu: cpu as u32,
+                comm: &self.threads[t].comm,
+                pid: self.threads[t].pid,
+            },
+            None => Ctx {
+                ts: now,
+                cpu: cpu as u32,
+                comm: "<idle>",
+                pid: 0,
+            },
+        }
+    }
+
+    /// The task as tracepoints see it: `rt-app` until the thread renamed itself.
+    pub(in crate::sim) fn tref(&self, tid: usize) -> TaskRef<'_> {
+        let t = &self.threads[tid];
+        TaskRef {
+            comm: if t.renamed { &t.comm } else { &t.comm0 },
+            pid: t.pid,
+            prio: t.prio(),
+        }
+    }
+
+    pub(in crate::sim) fn marker(
+        &self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+        m: RtappMarker<'_>,
+    ) {
+        if !out.any.markers {
+            return;
+        }
+        let t = &self.threads[tid];
+        let ctx = Ctx {
+            ts: now,
+            cpu: t.cpu as u32,
+            comm: &t.comm,
+            pid: t.pid,
+        };
+        out.emit(&ctx, &TraceEvent::Print(m), g_markers);
+    }
+
+    pub(in crate::sim) fn trace_pelt_se(
+        &self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if !out.any.signals || !self.s.options.trace.signals {
+            return;
+        }
+        let a = &self.ents[tid].avg;
+        let ev = TraceEvent::SchedPeltSe {
+            cpu: cpu as u32,
+            task: self.tref(tid),
+            load: a.load_avg,
+            rbl_load: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+    }
+
+    pub(in crate::sim) fn trace_pelt_cfs(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        if !out.any.signals || !self.s.options.trace.signals {
+            return;
+        }
+        let a = &self.rqs[cpu].cfs.avg;
+        let ev = TraceEvent::SchedPeltCfs {
+            cpu: cpu as u32,
+            load: a.load_avg,
+            rbl_load: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+    }
+
+    pub(in crate::sim) fn trace_util_est(
+        &self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: Option<usize>,
+        now: Nanos,
+    ) {
+        if !out.any.signals || !self.s.options.trace.signals || !self.s.options.pelt.util_est {
+            return;
+        }
+        let ctx = self.ctx(cpu, now);
+        if let Some(tid) = tid {
+            let a = &self.ents[tid].avg;
+            let ue = pelt::task_util_est_raw(&a.util_est, self.ue_ver);
+            let ewma = u64::from(a.util_est.ewma & !pelt::UTIL_AVG_UNCHANGED);
+            let ev = TraceEvent::SchedUtilEstSe {
+                cpu: cpu as u32,
+                task: self.tref(tid),
+                enqueued: ue,
+                ewma,
+                util: a.util_avg,
+            };
+            out.emit(&ctx, &ev, g_signals);
+        }
+        let c = &self.rqs[cpu].cfs.avg;
+        let ue = pelt::cfs_rq_util_est(c);
+        let ev = TraceEvent::SchedUtilEstCfs {
+            cpu: cpu as u32,
+            enqueued: ue,
+            ewma: ue,
+            util: c.util_avg,
+        };
+        out.emit(&ctx, &ev, g_signals);
+    }
+
+    pub(in crate::sim) fn trace_capacity(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        if !out.any.signals || !self.s.options.trace.signals {
+            return;
+        }
+        let rq = &self.rqs[cpu];
+        let ev = TraceEvent::SchedCpuCapacity {
+            cpu: cpu as u32,
+            capacity: rq.cap,
+            capacity_orig: rq.cap,
+            capacity_curr: rq.cap * rq.freq_khz / rq.max_freq_khz.max(1),
+        };
+        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+    }
+
+    pub(in crate::sim) fn trace_migrate(
+        &self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        from: usize,
+        to: usize,
+        on: usize,
+        now: Nanos,
+    ) {
+        if out.any.sched {
+            let ev = TraceEvent::SchedMigrateTask {
+                task: self.tref(tid),
+                orig_cpu: from as u32,
+                dest_cpu: to as u32,
+            };
+            out.emit(&self.ctx(on, now), &ev, g_sched);
+        }
+    }
+}
