@@ -46,6 +46,7 @@ use crate::sched::{CpuSet, LoadWeight};
 use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, Workload};
+use class::Class;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tracepoints::*;
@@ -159,14 +160,6 @@ enum TState {
     Runnable,
     Sleeping,
     Dead,
-}
-
-/// Scheduling class a thread is in now (`p->sched_class`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Class {
-    Fair,
-    Rt,
-    Dl,
 }
 
 #[derive(Debug, Clone)]

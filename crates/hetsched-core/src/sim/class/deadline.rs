@@ -1,5 +1,6 @@
-//! The deadline class's bandwidth enforcement (kernel/sched/deadline.c, v6.11):
-//! `update_curr_dl()` and `dl_task_timer()`.
+//! The deadline class's hooks (kernel/sched/deadline.c, v6.11): the EDF queue, the CBS
+//! bandwidth enforcement (`update_curr_dl()`, `dl_task_timer()`), the DL PELT signal at
+//! its hooks. Placement is the RT class's reduced rule (class/rt.rs).
 
 use crate::sim::*;
 
@@ -46,6 +47,105 @@ impl<'w> Sim<'w> {
         self.refresh_view(cpu);
         if self.rqs[cpu].curr != Some(tid) {
             self.wakeup_preempt(cpu, tid);
+        }
+    }
+
+    /// `enqueue_task_dl()`: ENQUEUE_WAKEUP → `update_dl_entity()`; a new task starts its
+    /// first period (`setup_new_dl_entity()`); `add_running_bw()` → `cpufreq_update_util()`.
+    pub(in crate::sim) fn enqueue_task_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        initial: bool,
+    ) {
+        self.threads[tid].enqueue_migrated = false;
+        let t = &mut self.threads[tid];
+        if initial || t.dl.deadline == 0 {
+            t.dl.new_period(now);
+        } else if t.state != TState::Runnable {
+            t.dl.update_at_wakeup(now);
+        }
+        let d = t.dl.deadline;
+        t.dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+        t.state = TState::Runnable;
+        t.cpu = cpu;
+        self.refresh_view(cpu);
+        self.add_nr_running(cpu);
+        self.cpufreq_update_util(out, cpu, 0, now);
+    }
+
+    /// `dequeue_task_dl()`; `sub_running_bw()` → `cpufreq_update_util()`.
+    pub(in crate::sim) fn dequeue_task_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let key = self.threads[tid].dl_key;
+        self.rqs[cpu].dl.dequeue(tid, key);
+        self.refresh_view(cpu);
+        self.cpufreq_update_util(out, cpu, 0, now);
+    }
+
+    /// `wakeup_preempt_dl()`: an earlier deadline preempts.
+    pub(in crate::sim) fn wakeup_preempt_dl(&mut self, cpu: usize, curr: usize, tid: usize) {
+        if self.threads[tid].dl.deadline < self.threads[curr].dl.deadline {
+            self.set_resched(cpu);
+        }
+    }
+
+    /// `put_prev_task_dl()`: the DL signal, running until now.
+    pub(in crate::sim) fn put_prev_task_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        self.update_dl_pelt(out, cpu, true, now);
+    }
+
+    /// `set_next_task_dl()`: the DL signal (running only if `prev` was DL), and the start
+    /// of the budget's accounting.
+    pub(in crate::sim) fn set_next_task_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: Option<usize>,
+        now: Nanos,
+    ) {
+        let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
+        self.update_dl_pelt(out, cpu, running, now);
+        self.rqs[cpu].seg_start_dl = now;
+    }
+
+    /// `task_tick_dl()`: the DL signal, then `update_curr_dl()`; with HRTICK off the
+    /// overrun is seen here; an earlier queued deadline preempts.
+    pub(in crate::sim) fn task_tick_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        curr: usize,
+        now: Nanos,
+    ) {
+        self.update_dl_pelt(out, cpu, true, now);
+        self.update_curr_dl(cpu, curr, now);
+        if let Some(e) = self.rqs[cpu].dl.earliest() {
+            if e < self.threads[curr].dl.deadline {
+                self.set_resched(cpu);
+            }
+        }
+    }
+
+    /// `yield_task_dl()`: give up the rest of the budget until the next period.
+    pub(in crate::sim) fn yield_task_dl(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        self.update_curr_dl(cpu, tid, now);
+        let t = &mut self.threads[tid];
+        if !t.dl.throttled {
+            t.dl.runtime = 0;
+            self.update_curr_dl(cpu, tid, now);
         }
     }
 }

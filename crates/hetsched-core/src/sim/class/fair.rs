@@ -1,6 +1,8 @@
-//! The fair class's hooks (kernel/sched/fair.c, v6.11): `enqueue_task_fair()`,
-//! `dequeue_task_fair()`, `update_curr()` with its resched verdict, `reweight_task()`. The
-//! EEVDF/CFS queue itself is crate::sched::fair.
+//! The fair class's hooks (kernel/sched/fair.c, v6.11): enqueue and dequeue with PELT and
+//! util_est, `update_curr()` with its resched verdict, wake-up preemption, put/set of the
+//! running entity, the tick, `yield_task_fair()`, the newidle balance of an empty pick,
+//! and `reweight_task()`. The EEVDF/CFS queue itself is crate::sched::fair; wake-up
+//! placement is class/fair_select.rs.
 
 use crate::sim::*;
 
@@ -67,6 +69,7 @@ impl<'w> Sim<'w> {
         self.refresh_view(cpu);
         // enqueue_task_fair() (v6.11): `task_new = !(flags & ENQUEUE_WAKEUP)`; only a
         // wake-up checks the overutilized status.
+        self.add_nr_running(cpu);
         if wakeup {
             self.check_update_overutilized_status(out, cpu, now);
         }
@@ -186,5 +189,182 @@ impl<'w> Sim<'w> {
                 self.wakeup_preempt(cpu, tid);
             }
         }
+    }
+
+    /// `update_curr()` of the fair queue as `__schedule()` reaches it for a still-queued
+    /// `prev` (no verdict: the CPU is rescheduling already).
+    pub(in crate::sim) fn update_curr_fair(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        if self.ents[tid].on_rq {
+            let fair = self.s.fair;
+            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+            rq.cfs.update_curr(ents, now, &fair);
+        }
+    }
+
+    /// `select_task_rq_fair()` (class/fair_select.rs), counting the placement's reason.
+    pub(in crate::sim) fn select_task_rq_fair_hook(
+        &mut self,
+        tid: usize,
+        prev: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+        now: Nanos,
+    ) -> usize {
+        let placed = self.select_task_rq_fair(tid, prev, this_cpu, wake_flags, now);
+        self.placements[placed.reason as usize] += 1;
+        placed.cpu
+    }
+
+    /// `check_preempt_wakeup_fair()`.
+    pub(in crate::sim) fn check_preempt_wakeup_fair(
+        &mut self,
+        cpu: usize,
+        curr: usize,
+        tid: usize,
+    ) {
+        let curr_idle = self.threads[curr].policy == SchedPolicy::Idle;
+        let wp = self.threads[tid].policy;
+        let fair = self.s.fair;
+        if self.rqs[cpu].cfs.check_preempt_wakeup(
+            &self.ents,
+            tid,
+            curr_idle,
+            wp == SchedPolicy::Idle,
+            wp == SchedPolicy::Other,
+            &fair,
+        ) {
+            self.set_resched(cpu);
+        }
+    }
+
+    /// `put_prev_task_fair()` → `put_prev_entity()`: the PELT update while it ran, back
+    /// into the queue.
+    pub(in crate::sim) fn put_prev_task_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        if self.ents[prev].on_rq {
+            self.update_load_avg(out, cpu, prev, 0, now);
+        }
+        let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+        rq.cfs.put_prev_entity(ents, prev);
+    }
+
+    /// `set_next_task_fair()` → `set_next_entity()`; the task moves to the head of
+    /// `cfs_tasks`; `update_misfit_status()` (from `pick_next_task_fair()`).
+    pub(in crate::sim) fn set_next_task_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        next: usize,
+        now: Nanos,
+    ) {
+        self.update_load_avg(out, cpu, next, UPDATE_TG, now);
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+        rq.cfs.set_next_entity(ents, next, now);
+        self.stamp_ctr += 1;
+        self.cfs_stamp[next] = self.stamp_ctr;
+        self.update_misfit(cpu, Some(next), now);
+    }
+
+    /// `task_tick_fair()` → `entity_tick()` (`update_curr()`, PELT, the slice's end), then
+    /// `update_misfit_status()` and `check_update_overutilized_status()`.
+    pub(in crate::sim) fn task_tick_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        curr: usize,
+        now: Nanos,
+    ) {
+        let fair = self.s.fair;
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+        let (_, resched) = rq.cfs.update_curr(ents, now, &fair);
+        self.update_load_avg(out, cpu, curr, UPDATE_TG, now);
+        let tick_preempt = self.rqs[cpu].cfs.check_preempt_tick(&self.ents, &fair);
+        if resched || tick_preempt {
+            self.set_resched(cpu);
+        }
+        self.update_misfit(cpu, Some(curr), now);
+        self.check_update_overutilized_status(out, cpu, now);
+    }
+
+    /// `yield_task_fair()` (v6.6+): push the deadline one slice out.
+    pub(in crate::sim) fn yield_task_fair(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        if self.rqs[cpu].cfs.nr_running <= 1 {
+            return;
+        }
+        self.update_curr_fair_resched(cpu, now);
+        let e = &mut self.ents[tid];
+        e.deadline = e
+            .deadline
+            .wrapping_add(crate::sched::calc_delta_fair(e.slice, &e.load));
+    }
+
+    /// `pick_next_task_fair()` found nothing: `update_misfit_status(NULL)`, then
+    /// `sched_balance_newidle()` (v6.11): past its gate (`rd->overloaded`, `avg_idle`) the
+    /// blocked averages, then the domains; nothing pulled: `nohz_newidle_balance()`.
+    /// Returns whether a task was pulled.
+    pub(in crate::sim) fn balance_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) -> bool {
+        let pulled = if self.newidle_gate_open(cpu) {
+            self.update_blocked_averages(out, cpu, now);
+            self.newidle_balance(out, cpu, now)
+        } else {
+            self.newidle_balance(out, cpu, now) // updates next_balance only
+        };
+        if !pulled {
+            self.nohz_newidle_balance(out, cpu, now);
+        }
+        pulled
+    }
+
+    /// `migrate_task_rq_fair()` (v6.11; the CFS option: v6.5) of a task leaving `from`
+    /// asleep: its load is removed from the old cfs_rq (`remove_entity_load_avg()`),
+    /// decayed further off an idle CPU (`migrate_se_pelt_lag()`), detached
+    /// (`last_update_time = 0`), and under CFS its vruntime made relative to the old queue.
+    pub(in crate::sim) fn migrate_task_rq_fair(&mut self, tid: usize, from: usize, now: Nanos) {
+        let last = self.rqs[from].cfs.avg.last_update_time;
+        let w = self.ents[tid].load.weight;
+        pelt::remove_entity_load_avg(
+            &mut self.rqs[from].cfs.removed,
+            &mut self.ents[tid].avg,
+            last,
+            w,
+        );
+        // migrate_se_pelt_lag(): off an idle CPU, whose clock may be stale, the blocked
+        // averages are decayed further to the estimated now.
+        if self.s.options.pelt.migrate_pelt_lag
+            && self.rqs[from].curr.is_none()
+            && !pelt::load_avg_is_decayed(&self.ents[tid].avg)
+        {
+            let est = self.rqs[from].clock.migrate_lag_now(last, now);
+            pelt::update_load_avg_blocked_se(&mut self.ents[tid].avg, est, w);
+        }
+        self.ents[tid].avg.last_update_time = 0;
+        if self.s.fair.variant == FairVariant::Cfs && self.threads[tid].class == Class::Fair {
+            // v6.5: a waking task's vruntime is made relative to its old queue here and
+            // absolute on the new one in enqueue_entity() (ENQUEUE_MIGRATED).
+            let min = self.rqs[from].cfs.min_vruntime;
+            let e = &mut self.ents[tid];
+            e.vruntime = e.vruntime.wrapping_sub(min);
+        }
+    }
+
+    /// `post_init_entity_util_avg()` (v6.11) at `wake_up_new_task()`: only a fair task
+    /// gets an initial util (half the spare capacity, scaled by its weight).
+    pub(in crate::sim) fn post_init_entity_util_avg(&mut self, cpu: usize, tid: usize) {
+        if self.threads[tid].class != Class::Fair {
+            return;
+        }
+        let cfs_avg = self.rqs[cpu].cfs.avg;
+        let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
+        pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
     }
 }

@@ -1,10 +1,205 @@
-//! The scheduling classes (`struct sched_class`, kernel/sched/sched.h, v6.11), one module
-//! each: the fair class (EEVDF or CFS), RT and deadline. The core calls them through
-//! their hooks only.
+//! The scheduling classes: `struct sched_class` (kernel/sched/sched.h, v6.11) as an enum
+//! whose methods are the hook table. The core calls a class only through these hooks;
+//! each class's code is in its module: [`fair`] (EEVDF or CFS), [`rt`], [`deadline`],
+//! and the two classes that have no thread here, the idle task's ([`idle`]: entering and
+//! leaving idle) and the stopper's ([`stop`]: moving a running task).
+//!
+//! | hook (`sched_class`) | fair | rt | deadline |
+//! |---|---|---|---|
+//! | `enqueue_task` | `enqueue_task_fair()` | `enqueue_task_rt()` | `enqueue_task_dl()` |
+//! | `dequeue_task` | `dequeue_task_fair()` | `dequeue_task_rt()` | `dequeue_task_dl()` |
+//! | `wakeup_preempt` | `check_preempt_wakeup_fair()` | `wakeup_preempt_rt()` | `wakeup_preempt_dl()` |
+//! | `pick_next_task` | `pick_next_task_fair()` | `pick_next_task_rt()` | `pick_next_task_dl()` |
+//! | `balance` | `balance_fair()` → `sched_balance_newidle()` | — | — |
+//! | `put_prev_task` | `put_prev_task_fair()` | `put_prev_task_rt()` | `put_prev_task_dl()` |
+//! | `set_next_task` | `set_next_task_fair()` | `set_next_task_rt()` | `set_next_task_dl()` |
+//! | `select_task_rq` | `select_task_rq_fair()` | `select_task_rq_rt()` | `select_task_rq_dl()` |
+//! | `task_tick` | `task_tick_fair()` | `task_tick_rt()` | `task_tick_dl()` |
+//! | `yield_task` | `yield_task_fair()` | `yield_task_rt()` | `yield_task_dl()` |
+//! | `update_curr` | `update_curr_fair()` | (none: RT runtime limits are not modelled) | `update_curr_dl()` |
+//!
+//! `prio_changed`/`switched_to` and `reweight_task` are the core's `rt_mutex_setprio()`,
+//! `__sched_setscheduler()` and `set_user_nice()` (core/syscalls.rs), which call the
+//! class hooks above and the fair class's `reweight_fair()`.
 
 mod deadline;
 mod fair;
 mod fair_select;
+mod idle;
 mod rt;
+mod stop;
 
 pub(in crate::sim) use fair_select::workload_may_use_idle_policy;
+
+use crate::sim::*;
+
+/// Scheduling class a thread is in now (`p->sched_class`). Ordered as
+/// `sched_class_above()` ranks them: a later variant is above an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(in crate::sim) enum Class {
+    Fair,
+    Rt,
+    Dl,
+}
+
+impl Class {
+    /// `for_each_class()`: the order `pick_next_task()` asks the classes in (the stopper's
+    /// and the idle task's classes have no thread here).
+    pub(in crate::sim) const PICK_ORDER: [Class; 3] = [Class::Dl, Class::Rt, Class::Fair];
+
+    /// `p->sched_class->enqueue_task()`; `initial` is the enqueue of `wake_up_new_task()`.
+    pub(in crate::sim) fn enqueue_task(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        initial: bool,
+    ) {
+        match self {
+            Class::Fair => s.enqueue_fair(out, cpu, tid, now, initial),
+            Class::Rt => s.enqueue_task_rt(out, cpu, tid, now),
+            Class::Dl => s.enqueue_task_dl(out, cpu, tid, now, initial),
+        }
+    }
+
+    /// `p->sched_class->dequeue_task()`; `sleep` is DEQUEUE_SLEEP.
+    pub(in crate::sim) fn dequeue_task(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        sleep: bool,
+    ) {
+        match self {
+            Class::Fair => s.dequeue_fair(out, cpu, tid, now, sleep),
+            Class::Rt => s.dequeue_task_rt(out, cpu, tid, now),
+            Class::Dl => s.dequeue_task_dl(out, cpu, tid, now),
+        }
+    }
+
+    /// `curr->sched_class->wakeup_preempt(rq, p)` for a woken `tid` of the same class as
+    /// `curr`.
+    pub(in crate::sim) fn wakeup_preempt(
+        self,
+        s: &mut Sim<'_>,
+        cpu: usize,
+        curr: usize,
+        tid: usize,
+    ) {
+        match self {
+            Class::Fair => s.check_preempt_wakeup_fair(cpu, curr, tid),
+            Class::Rt => s.wakeup_preempt_rt(cpu, curr, tid),
+            Class::Dl => s.wakeup_preempt_dl(cpu, curr, tid),
+        }
+    }
+
+    /// `class->pick_next_task(rq)`: the task this class would run next on `cpu`.
+    pub(in crate::sim) fn pick_next_task(self, s: &Sim<'_>, cpu: usize) -> Option<usize> {
+        let rq = &s.rqs[cpu];
+        match self {
+            Class::Fair => rq.cfs.pick_next(&s.ents, &s.s.fair),
+            Class::Rt => rq.rt.pick(),
+            Class::Dl => rq.dl.pick(),
+        }
+    }
+
+    /// `prev->sched_class->put_prev_task(rq, prev)`.
+    pub(in crate::sim) fn put_prev_task(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        match self {
+            Class::Fair => s.put_prev_task_fair(out, cpu, prev, now),
+            Class::Rt => s.put_prev_task_rt(out, cpu, now),
+            Class::Dl => s.put_prev_task_dl(out, cpu, now),
+        }
+    }
+
+    /// `next->sched_class->set_next_task(rq, next, true)`; `prev` is the task switched
+    /// from (`None`: the idle task).
+    pub(in crate::sim) fn set_next_task(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        next: usize,
+        prev: Option<usize>,
+        now: Nanos,
+    ) {
+        match self {
+            Class::Fair => s.set_next_task_fair(out, cpu, next, now),
+            Class::Rt => s.set_next_task_rt(out, cpu, prev, now),
+            Class::Dl => s.set_next_task_dl(out, cpu, prev, now),
+        }
+    }
+
+    /// `p->sched_class->select_task_rq(p, prev, wake_flags)`; `this_cpu` is the CPU the
+    /// wake-up runs on.
+    pub(in crate::sim) fn select_task_rq(
+        self,
+        s: &mut Sim<'_>,
+        tid: usize,
+        prev: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+        now: Nanos,
+    ) -> usize {
+        match self {
+            Class::Fair => s.select_task_rq_fair_hook(tid, prev, this_cpu, wake_flags, now),
+            Class::Rt | Class::Dl => s.select_task_rq_rt(tid, prev),
+        }
+    }
+
+    /// `curr->sched_class->task_tick(rq, curr, 0)`.
+    pub(in crate::sim) fn task_tick(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        curr: usize,
+        now: Nanos,
+    ) {
+        match self {
+            Class::Fair => s.task_tick_fair(out, cpu, curr, now),
+            Class::Rt => s.task_tick_rt(out, cpu, curr, now),
+            Class::Dl => s.task_tick_dl(out, cpu, curr, now),
+        }
+    }
+
+    /// `curr->sched_class->yield_task(rq)`.
+    pub(in crate::sim) fn yield_task(self, s: &mut Sim<'_>, cpu: usize, tid: usize, now: Nanos) {
+        match self {
+            Class::Fair => s.yield_task_fair(cpu, tid, now),
+            Class::Rt => s.yield_task_rt(cpu, tid),
+            Class::Dl => s.yield_task_dl(cpu, tid, now),
+        }
+    }
+
+    /// `curr->sched_class->update_curr(rq)` as `__schedule()` reaches it for `prev`.
+    pub(in crate::sim) fn update_curr(self, s: &mut Sim<'_>, cpu: usize, tid: usize, now: Nanos) {
+        match self {
+            Class::Fair => s.update_curr_fair(cpu, tid, now),
+            Class::Rt => {}
+            Class::Dl => s.update_curr_dl(cpu, tid, now),
+        }
+    }
+
+    /// `task_on_rq_queued(p)` for the class's own queue: still queued on `cpu`.
+    pub(in crate::sim) fn task_queued(self, s: &Sim<'_>, cpu: usize, tid: usize) -> bool {
+        match self {
+            Class::Fair => s.ents[tid].on_rq,
+            Class::Rt => {
+                s.threads[tid].state == TState::Runnable && s.rqs[cpu].rt.iter().any(|t| t == tid)
+            }
+            Class::Dl => s.threads[tid].state == TState::Runnable && !s.threads[tid].dl.throttled,
+        }
+    }
+}

@@ -5,40 +5,27 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    /// `pick_next_task()`: the classes in order, deadline, RT, fair.
+    /// `pick_next_task()`: the classes in order ([`Class::PICK_ORDER`]), deadline, RT,
+    /// fair; `None`: the idle task.
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
-        let rq = &self.rqs[cpu];
-        rq.dl
-            .pick()
-            .or_else(|| rq.rt.pick())
-            .or_else(|| rq.cfs.pick_next(&self.ents, &self.s.fair))
+        Class::PICK_ORDER
+            .iter()
+            .find_map(|class| class.pick_next_task(self, cpu))
     }
 
+    /// `__schedule()`: `update_curr()` of prev (a prev whose affinity excludes this CPU
+    /// now leaves through the stopper), `pick_next_task()`, `put_prev_task()`, the fair
+    /// class's newidle `balance()` when nothing is runnable, `set_next_task()` (or the
+    /// idle task's), then `context_switch()`.
     pub(in crate::sim) fn schedule(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
-        let fair = self.s.fair;
         self.update_rq_clock(cpu, now);
         self.account_op(cpu, now);
         let prev = self.rqs[cpu].curr;
         let mut prev_moved = std::mem::take(&mut self.rqs[cpu].prev_moved);
         if let Some(p) = prev.filter(|_| !prev_moved) {
-            match self.threads[p].class {
-                Class::Fair if self.ents[p].on_rq => {
-                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                    rq.cfs.update_curr(ents, now, &fair);
-                    if !self.threads[p].affinity.contains(cpu) {
-                        self.move_off_disallowed(out, cpu, p, now);
-                        prev_moved = true;
-                    }
-                }
-                Class::Dl => self.update_curr_dl(cpu, p, now),
-                _ => {}
-            }
-            if !prev_moved
-                && self.threads[p].class != Class::Fair
-                && self.threads[p].state == TState::Runnable
-                && self.queued_other(cpu, p)
-                && !self.threads[p].affinity.contains(cpu)
-            {
+            let class = self.threads[p].class;
+            class.update_curr(self, cpu, p, now);
+            if class.task_queued(self, cpu, p) && !self.threads[p].affinity.contains(cpu) {
                 self.move_off_disallowed(out, cpu, p, now);
                 prev_moved = true;
             }
@@ -55,104 +42,26 @@ impl<'w> Sim<'w> {
             return;
         }
         if let Some(p) = prev.filter(|_| !prev_moved) {
-            match self.threads[p].class {
-                Class::Fair => {
-                    if self.ents[p].on_rq {
-                        // put_prev_entity(): PELT update while it ran, back into the queue
-                        self.update_load_avg(out, cpu, p, 0, now);
-                    }
-                    let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-                    rq.cfs.put_prev_entity(ents, p);
-                }
-                // put_prev_task_rt() / put_prev_task_dl(): the class signal while running
-                Class::Rt => {
-                    self.update_rt_pelt(out, cpu, true, now);
-                }
-                Class::Dl => {
-                    self.update_dl_pelt(out, cpu, true, now);
-                }
-            }
+            let class = self.threads[p].class;
+            class.put_prev_task(self, out, cpu, p, now);
         }
-        if next.is_none() && self.s.options.balance.enabled {
-            // pick_next_task_fair() found nothing: update_misfit_status(NULL), then
-            // sched_balance_newidle() (v6.11): past its gate (rd->overloaded, avg_idle) the
-            // blocked averages, then the domains; nothing pulled: nohz_newidle_balance()
-            let pulled = if self.newidle_gate_open(cpu) {
-                self.update_blocked_averages(out, cpu, now);
-                self.newidle_balance(out, cpu, now)
-            } else {
-                self.newidle_balance(out, cpu, now) // updates next_balance only
-            };
-            if pulled {
-                next = self.pick_next(cpu);
-            } else {
-                self.nohz_newidle_balance(out, cpu, now);
-            }
+        if next.is_none() && self.s.options.balance.enabled && self.balance_fair(out, cpu, now) {
+            next = self.pick_next(cpu);
         }
-        if next.is_none() {
-            self.rqs[cpu].idle_stamp = now;
-            // nohz_balance_enter_idle(): the CPU's blocked load is to be decayed by others
-            self.rqs[cpu].has_blocked_load = true;
-            self.nohz_has_blocked = true;
-            // nohz_balance_enter_idle() sets nohz.needs_update, and the next kick's
-            // NOHZ_NEXT_KICK pulls nohz.next_balance in to this CPU's next_balance; done
-            // here at once (a simplification: the kernel waits for a busy CPU's tick).
-            let nb = self.rqs[cpu].next_balance;
-            self.nohz_next_balance_j = self.nohz_next_balance_j.min(nb);
-        } else if self.rqs[cpu].idle_stamp != 0 && prev.is_none() {
-            // ttwu_do_activate()'s avg_idle update when leaving idle
-            let rq = &mut self.rqs[cpu];
-            let delta = now - rq.idle_stamp;
-            let max = 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST;
-            if rq.avg_idle > max {
-                rq.avg_idle = max;
-            } else {
-                let diff = delta as i64 - rq.avg_idle as i64;
-                rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
-            }
-            rq.idle_stamp = 0;
+        match next {
+            None => self.enter_idle(cpu, now),
+            Some(_) if prev.is_none() => self.leave_idle(cpu, now),
+            Some(_) => {}
         }
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
-        if let Some(n) = next {
-            match self.threads[n].class {
-                Class::Fair => {
-                    // set_next_entity(); the task moves to the head of cfs_tasks
-                    self.update_load_avg(out, cpu, n, UPDATE_TG, now);
-                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                    rq.cfs.set_next_entity(ents, n, now);
-                    self.stamp_ctr += 1;
-                    self.cfs_stamp[n] = self.stamp_ctr;
-                    self.update_misfit(cpu, Some(n), now);
-                }
-                // set_next_task_rt(): rq->curr was not RT until now
-                Class::Rt => {
-                    let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
-                    self.update_rt_pelt(out, cpu, running, now);
-                }
-                Class::Dl => {
-                    let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
-                    self.update_dl_pelt(out, cpu, running, now);
-                    self.rqs[cpu].seg_start_dl = now;
-                }
+        match next {
+            Some(n) => {
+                let class = self.threads[n].class;
+                class.set_next_task(self, out, cpu, n, prev, now);
             }
-        } else {
-            // update_idle_rq_clock_pelt() before entering idle
-            let rq = &mut self.rqs[cpu];
-            let total = u64::from(rq.cfs.avg.util_sum)
-                + u64::from(rq.avg_rt.util_sum)
-                + u64::from(rq.avg_dl.util_sum);
-            rq.clock.update_idle(total);
+            None => self.set_next_task_idle(cpu),
         }
         self.context_switch(out, cpu, prev, next, now);
-    }
-
-    /// Whether non-fair `tid` is queued on `cpu`'s RT or DL queue.
-    pub(in crate::sim) fn queued_other(&self, cpu: usize, tid: usize) -> bool {
-        match self.threads[tid].class {
-            Class::Rt => self.rqs[cpu].rt.iter().any(|t| t == tid),
-            Class::Dl => !self.threads[tid].dl.throttled,
-            Class::Fair => false,
-        }
     }
 
     pub(in crate::sim) fn context_switch(

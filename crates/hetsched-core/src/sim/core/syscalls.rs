@@ -186,35 +186,10 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `sched_yield()`: `yield_task_fair()` (v6.6+: push the deadline one slice out),
-    /// `yield_task_rt()` (tail of its list), `yield_task_dl()` (give up the budget).
+    /// `sched_yield()` (kernel/sched/syscalls.c, v6.11): the class's `yield_task()`.
     pub(in crate::sim) fn sched_yield(&mut self, cpu: usize, tid: usize, now: Nanos) {
-        match self.threads[tid].class {
-            Class::Fair => {
-                if self.rqs[cpu].cfs.nr_running <= 1 {
-                    return;
-                }
-                self.update_curr_fair_resched(cpu, now);
-                let e = &mut self.ents[tid];
-                e.deadline = e
-                    .deadline
-                    .wrapping_add(crate::sched::calc_delta_fair(e.slice, &e.load));
-            }
-            Class::Rt => {
-                let (prio, key) = (self.threads[tid].eff_prio, self.threads[tid].rt_key);
-                let rt = &mut self.rqs[cpu].rt;
-                rt.dequeue(tid, key);
-                self.threads[tid].rt_key = rt.enqueue(tid, prio, false);
-            }
-            Class::Dl => {
-                self.update_curr_dl(cpu, tid, now);
-                let t = &mut self.threads[tid];
-                if !t.dl.throttled {
-                    t.dl.runtime = 0;
-                    self.update_curr_dl(cpu, tid, now);
-                }
-            }
-        }
+        let class = self.threads[tid].class;
+        class.yield_task(self, cpu, tid, now);
     }
 
     /// rt-app's `fork` event: a new thread of task `ti`, named

@@ -25,14 +25,9 @@ impl<'w> Sim<'w> {
         // threads rt-app's main thread creates at start).
         let from = parent_cpu.unwrap_or(0);
         self.threads[tid].recent_used_cpu = from;
-        let cpu = if self.threads[tid].class == Class::Fair {
-            let placed =
-                self.select_task_rq_fair(tid, from, from, crate::policy::select_fair::WF_FORK, now);
-            self.placements[placed.reason as usize] += 1;
-            placed.cpu
-        } else {
-            self.select_task_rq_other(tid, from)
-        };
+        let class = self.threads[tid].class;
+        let wf = crate::policy::select_fair::WF_FORK;
+        let cpu = class.select_task_rq(self, tid, from, from, wf, now);
         self.threads[tid].cpu = cpu;
         // Threads created at start share t_zero; a forked thread also starts from t_zero
         // (rt-app's thread_body(): t_first = t_zero), plus its delay.
@@ -40,12 +35,7 @@ impl<'w> Sim<'w> {
         self.threads[tid].t_first =
             start + program::us(self.w.tasks[self.threads[tid].task].delay_us);
         self.update_rq_clock(cpu, now);
-        if self.threads[tid].class == Class::Fair {
-            // post_init_entity_util_avg() (v6.11): only a fair task gets an initial util
-            let cfs_avg = self.rqs[cpu].cfs.avg;
-            let (cap, weight) = (self.rqs[cpu].cap, self.ents[tid].load.weight);
-            pelt::post_init_entity_util_avg(&mut self.ents[tid].avg, cap, &cfs_avg, weight);
-        }
+        self.post_init_entity_util_avg(cpu, tid);
         self.enqueue_task(out, cpu, tid, now, true);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeupNew {
@@ -68,17 +58,11 @@ impl<'w> Sim<'w> {
         waker: Option<usize>,
     ) {
         let prev = self.threads[tid].cpu;
-        let cpu = match self.threads[tid].class {
-            Class::Fair => {
-                // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
-                let this_cpu = waker.unwrap_or(prev);
-                let wf = crate::policy::select_fair::WF_TTWU;
-                let placed = self.select_task_rq_fair(tid, prev, this_cpu, wf, now);
-                self.placements[placed.reason as usize] += 1;
-                placed.cpu
-            }
-            _ => self.select_task_rq_other(tid, prev),
-        };
+        // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
+        let this_cpu = waker.unwrap_or(prev);
+        let class = self.threads[tid].class;
+        let wf = crate::policy::select_fair::WF_TTWU;
+        let cpu = class.select_task_rq(self, tid, prev, this_cpu, wf, now);
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
@@ -100,6 +84,8 @@ impl<'w> Sim<'w> {
     }
 
     /// `migrate_task_rq_fair()` for a task that is not on a runqueue.
+    /// `set_task_cpu()` of a task that is not queued (a wake-up's migration):
+    /// `migrate_task_rq()`, `sched_migrate_task`, the new CPU.
     pub(in crate::sim) fn migrate_sleeping(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -108,32 +94,9 @@ impl<'w> Sim<'w> {
         to: usize,
         now: Nanos,
     ) {
-        // migrate_task_rq_fair() (v6.11; the CFS option: v6.5)
-        let last = self.rqs[from].cfs.avg.last_update_time;
-        let w = self.ents[tid].load.weight;
-        pelt::remove_entity_load_avg(
-            &mut self.rqs[from].cfs.removed,
-            &mut self.ents[tid].avg,
-            last,
-            w,
-        );
-        // migrate_se_pelt_lag(): off an idle CPU, whose clock may be stale, the blocked
-        // averages are decayed further to the estimated now.
-        if self.s.options.pelt.migrate_pelt_lag
-            && self.rqs[from].curr.is_none()
-            && !pelt::load_avg_is_decayed(&self.ents[tid].avg)
-        {
-            let est = self.rqs[from].clock.migrate_lag_now(last, now);
-            pelt::update_load_avg_blocked_se(&mut self.ents[tid].avg, est, w);
-        }
-        self.ents[tid].avg.last_update_time = 0;
-        if self.s.fair.variant == FairVariant::Cfs && self.threads[tid].class == Class::Fair {
-            // v6.5: a waking task's vruntime is made relative to its old queue here and
-            // absolute on the new one in enqueue_entity() (ENQUEUE_MIGRATED).
-            let min = self.rqs[from].cfs.min_vruntime;
-            let e = &mut self.ents[tid];
-            e.vruntime = e.vruntime.wrapping_sub(min);
-        }
+        // p->sched_class->migrate_task_rq(): the fair class's PELT and vruntime work,
+        // done here for a task of any class (its fair entity's averages move with it).
+        self.migrate_task_rq_fair(tid, from, now);
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, to, now);
         self.threads[tid].cpu = to;

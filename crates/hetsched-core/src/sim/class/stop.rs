@@ -1,23 +1,12 @@
-//! Migration of queued and running tasks: `move_queued_task()` /
-//! `detach_task()`+`attach_task()`, and the stopper (`migration_cpu_stop()`,
-//! `active_load_balance_cpu_stop()`) that moves a running task (kernel/sched/core.c,
-//! fair.c, v6.11).
+//! The stop class (kernel/sched/stop_task.c, v6.11) and the stopper's work: moving a
+//! running task. `migration_cpu_stop()` after `set_cpus_allowed_ptr()` (an affinity that
+//! excludes the CPU) and `active_load_balance_cpu_stop()` (the balancer's active
+//! migration). The stopper is not a thread here: its work happens at once, and the CPU
+//! reschedules from the moved task.
 
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    /// `detach_task()` + `attach_task()`: moves a queued task.
-    pub(in crate::sim) fn move_queued(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
-        self.update_rq_clock(m.src, now);
-        self.dequeue_task(out, m.src, m.task, now, false);
-        self.trace_migrate(out, m.task, m.src, m.dst, m.dst, now);
-        self.threads[m.task].enqueue_migrated = true;
-        self.update_rq_clock(m.dst, now);
-        self.enqueue_task(out, m.dst, m.task, now, false);
-        self.migrations[m.reason as usize] += 1;
-        self.wakeup_preempt(m.dst, m.task);
-    }
-
     /// `set_cpus_allowed_ptr()` → `migration_cpu_stop()`: the running task left its
     /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose. Called
     /// from `__schedule()`, which then switches away from it.

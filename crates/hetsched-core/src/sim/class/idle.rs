@@ -1,0 +1,50 @@
+//! The idle task's class (kernel/sched/idle.c, v6.11) and what the core does when a CPU
+//! enters or leaves idle: `idle_stamp` and `avg_idle` (the newidle balance's gate),
+//! `nohz_balance_enter_idle()`, and `update_idle_rq_clock_pelt()`. The idle task is not a
+//! thread here: `rq.curr == None` is the idle task running.
+
+use crate::sim::*;
+
+impl<'w> Sim<'w> {
+    /// `pick_next_task_idle()` is about to run: the CPU goes idle at `now`
+    /// (`rq->idle_stamp`, set by `sched_balance_newidle()`), and
+    /// `nohz_balance_enter_idle()` marks its blocked load for the idle load balancer.
+    pub(in crate::sim) fn enter_idle(&mut self, cpu: usize, now: Nanos) {
+        self.rqs[cpu].idle_stamp = now;
+        self.rqs[cpu].has_blocked_load = true;
+        self.nohz_has_blocked = true;
+        // nohz_balance_enter_idle() sets nohz.needs_update, and the next kick's
+        // NOHZ_NEXT_KICK pulls nohz.next_balance in to this CPU's next_balance; done
+        // here at once (a simplification: the kernel waits for a busy CPU's tick).
+        let nb = self.rqs[cpu].next_balance;
+        self.nohz_next_balance_j = self.nohz_next_balance_j.min(nb);
+    }
+
+    /// A task runs on a CPU that was idle: `update_rq_avg_idle()`, which the kernel does
+    /// in `ttwu_do_activate()` when `rq->idle_stamp` is set.
+    pub(in crate::sim) fn leave_idle(&mut self, cpu: usize, now: Nanos) {
+        let rq = &mut self.rqs[cpu];
+        if rq.idle_stamp == 0 {
+            return;
+        }
+        let delta = now - rq.idle_stamp;
+        let max = 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST;
+        if rq.avg_idle > max {
+            rq.avg_idle = max;
+        } else {
+            let diff = delta as i64 - rq.avg_idle as i64;
+            rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
+        }
+        rq.idle_stamp = 0;
+    }
+
+    /// `set_next_task_idle()`: `update_idle_rq_clock_pelt()` before entering idle (the
+    /// PELT clock's lost idle time when the rq's util sums saturate).
+    pub(in crate::sim) fn set_next_task_idle(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        let total = u64::from(rq.cfs.avg.util_sum)
+            + u64::from(rq.avg_rt.util_sum)
+            + u64::from(rq.avg_dl.util_sum);
+        rq.clock.update_idle(total);
+    }
+}
