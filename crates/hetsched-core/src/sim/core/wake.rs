@@ -96,7 +96,9 @@ impl<'w> Sim<'w> {
     ) {
         // p->sched_class->migrate_task_rq(): the fair class's PELT and vruntime work,
         // done here for a task of any class (its fair entity's averages move with it).
-        self.migrate_task_rq_fair(tid, from, now);
+        if self.threads[tid].class == Class::Fair {
+            self.migrate_task_rq_fair(tid, from, now);
+        }
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, to, now);
         self.threads[tid].cpu = to;
