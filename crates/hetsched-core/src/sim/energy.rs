@@ -723,7 +723,7 @@ impl Sim<'_> {
         for &c in cpus {
             let running = self.rqs[c]
                 .curr
-                .is_some_and(|t| matches!(self.threads[t].op, Op::Run { .. }));
+                .is_some_and(|t| matches!(self.uthreads[t].op, Op::Run { .. }));
             if running {
                 self.arm_op(c, now);
             }

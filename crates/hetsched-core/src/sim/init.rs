@@ -146,7 +146,7 @@ impl<'w> Sim<'w> {
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
-        let mut sim = Sim {
+        Sim {
             en,
             p,
             w,
@@ -155,6 +155,7 @@ impl<'w> Sim<'w> {
             q: EventQueue::default(),
             rng: Rng::new(spec.seed),
             threads: Vec::new(),
+            uthreads: Vec::new(),
             ents: Vec::new(),
             rqs,
             res,
@@ -221,15 +222,7 @@ impl<'w> Sim<'w> {
                 .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
-        };
-        let mut ind = 0u32;
-        for (ti, t) in w.tasks.iter().enumerate() {
-            for _ in 0..t.instances {
-                sim.spawn_thread(ti, thread_comm(&t.name, ind));
-                ind += 1;
-            }
         }
-        sim
     }
 
     /// `create_thread()` of rt-app: a thread of task `ti` named `comm`, not started.
@@ -278,20 +271,28 @@ impl<'w> Sim<'w> {
             dl,
             dl_key: (0, 0),
             dl_gen: 0,
+            res_blocked: false,
+            affinity,
+            state: TState::Sleeping,
+            cpu: 0,
+            wake_gen: 0,
+            renamed,
+            wakee: Default::default(),
+            recent_used_cpu: 0,
+            enqueue_migrated: false,
+            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
+            uclamp_on: None,
+        });
+        self.uthreads.push(user::UserThread {
+            task: ti,
             wait_on: WaitOn::Nothing,
             retry: Retry::None,
             spin: 0,
             spin_at: 0,
             yielded: false,
-            res_blocked: false,
-            affinity,
-            state: TState::Sleeping,
-            cpu: 0,
             pc: Pc::default(),
             op: Op::Step,
-            wake_gen: 0,
             t_first: 0,
-            renamed,
             started: false,
             timer_wait: None,
             unique_timers: vec![TimerState::default(); self.unique_counts[ti]],
@@ -301,11 +302,6 @@ impl<'w> Sim<'w> {
             wu_lat_ns: 0,
             slack_ns: 0,
             done_loops: false,
-            wakee: Default::default(),
-            recent_used_cpu: 0,
-            enqueue_migrated: false,
-            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
-            uclamp_on: None,
         });
         // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t

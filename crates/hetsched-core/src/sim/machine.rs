@@ -50,11 +50,17 @@ impl<'w> Sim<'w> {
             return;
         }
         let done = self.work_in(cpu, dt);
-        match &mut self.threads[tid].op {
+        match &mut self.uthreads[tid].op {
             Op::Run { work, .. } => *work = work.saturating_sub(done),
             Op::Runtime { ns } => *ns = ns.saturating_sub(dt),
             Op::Step => {}
         }
+    }
+
+    /// Curr starts a compute op at `now`: accounting starts, its completion is armed.
+    pub(in crate::sim) fn start_op(&mut self, cpu: usize, now: Nanos) {
+        self.rqs[cpu].seg_start = now;
+        self.arm_op(cpu, now);
     }
 
     /// Arms the completion event of curr's op.
@@ -64,7 +70,7 @@ impl<'w> Sim<'w> {
         };
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         let gen = self.rqs[cpu].op_gen;
-        let dt = match self.threads[tid].op {
+        let dt = match self.uthreads[tid].op {
             Op::Run { work, .. } => self.time_for(cpu, work),
             Op::Runtime { ns } => ns,
             Op::Step => 0,
@@ -254,7 +260,7 @@ impl<'w> Sim<'w> {
         let Some(tid) = self.rqs[cpu].curr else {
             return;
         };
-        let finished = match self.threads[tid].op {
+        let finished = match self.uthreads[tid].op {
             Op::Run { work, .. } => work == 0,
             Op::Runtime { ns } => ns == 0,
             Op::Step => true,
@@ -263,10 +269,7 @@ impl<'w> Sim<'w> {
             self.arm_op(cpu, now);
             return;
         }
-        let t = &mut self.threads[tid];
-        t.run_ns += now - t.op_start;
-        t.op = Op::Step;
-        self.step_program(out, cpu, tid, now);
+        self.op_completed(out, cpu, tid, now);
     }
 
     /// Ends the run with a diagnostic.

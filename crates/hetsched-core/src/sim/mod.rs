@@ -182,37 +182,13 @@ struct Thread {
     dl: DlEntity,
     dl_key: (Nanos, u64),
     dl_gen: u32,
-    /// What it is blocked on (for wake-ups and the deadlock report).
-    wait_on: WaitOn,
-    /// What it must redo when it runs again after a wake-up.
-    retry: Retry,
-    /// Events stepped at the current instant (a spin guard).
-    spin: u32,
-    spin_at: Nanos,
-    /// `sched_yield()` asked for a reschedule; the program continues after it.
-    yielded: bool,
     /// Blocked on a resource (counted in `nr_res_blocked`).
     res_blocked: bool,
     affinity: CpuSet,
     state: TState,
     cpu: usize,
-    pc: Pc,
-    op: Op,
     wake_gen: u32,
-    t_first: Nanos,
     renamed: bool,
-    started: bool,
-    /// Timer deadline the thread is sleeping for (wake-up latency is measured from it).
-    timer_wait: Option<Nanos>,
-    /// Unique timers, by slot.
-    unique_timers: Vec<TimerState>,
-    // rt-app per-iteration statistics
-    loop_start: Nanos,
-    run_ns: Nanos,
-    op_start: Nanos,
-    wu_lat_ns: i64,
-    slack_ns: i64,
-    done_loops: bool,
     /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee` (`record_wakee()`).
     wakee: crate::policy::select_fair::WakeeState,
     /// `p->recent_used_cpu`.
@@ -312,6 +288,8 @@ struct Sim<'w> {
     #[allow(dead_code)] // owned by the run for policies that draw from it
     rng: Rng,
     threads: Vec<Thread>,
+    /// rt-app's per-thread state in user space, by thread id (user/).
+    uthreads: Vec<user::UserThread>,
     ents: Vec<SchedEntity>,
     rqs: Vec<Rq>,
     resched: Vec<usize>,

@@ -35,9 +35,7 @@ impl<'w> Sim<'w> {
             // Same task: no switch; its armed op completion still holds (same rate). A
             // task that yielded with nobody to yield to goes on with its program.
             if let Some(n) = next {
-                if std::mem::take(&mut self.threads[n].yielded) {
-                    self.step_program(out, cpu, n, now);
-                }
+                self.return_from_yield(out, cpu, n, now);
             }
             return;
         }
@@ -109,7 +107,7 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                self.resume_thread(out, cpu, n, now);
+                self.return_to_user(out, cpu, n, now);
             }
             None => {
                 self.en.idle_calls[cpu] += 1;
@@ -121,36 +119,6 @@ impl<'w> Sim<'w> {
                     out.emit(&self.ctx(cpu, now), &ev, g_power);
                 }
             }
-        }
-    }
-
-    /// A thread got the CPU: finish the rename, measure timer wake-up latency, then
-    /// continue its op or its program.
-    pub(in crate::sim) fn resume_thread(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        tid: usize,
-        now: Nanos,
-    ) {
-        if !self.threads[tid].renamed {
-            self.threads[tid].renamed = true;
-            if out.any.sched {
-                let t = &self.threads[tid];
-                let ev = TraceEvent::TaskRename {
-                    pid: t.pid,
-                    oldcomm: &t.comm0,
-                    newcomm: &t.comm,
-                };
-                out.emit(&self.ctx(cpu, now), &ev, g_sched);
-            }
-        }
-        if let Some(t_next) = self.threads[tid].timer_wait.take() {
-            self.threads[tid].wu_lat_ns += now as i64 - t_next as i64;
-        }
-        match self.threads[tid].op {
-            Op::Step => self.step_program(out, cpu, tid, now),
-            _ => self.arm_op(cpu, now),
         }
     }
 }

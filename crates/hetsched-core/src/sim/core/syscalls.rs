@@ -1,14 +1,175 @@
-//! The scheduler's system calls and kernel entry points user space reaches: blocking
-//! (`schedule()` from a futex or a timer sleep), `do_exit()`, `set_user_nice()`,
-//! `sched_setscheduler()` (kernel/sched/syscalls.c, v6.11), `rt_mutex_setprio()`,
-//! `sched_yield()` and `clone()` (`kernel_clone()` → `wake_up_new_task()`).
+//! The system calls user space (user/: rt-app's interpreter and its futex model) makes,
+//! and the kernel functions behind them (kernel/sched/syscalls.c, core.c, v6.11):
+//!
+//! | system call | here | kernel |
+//! |---|---|---|
+//! | `clock_nanosleep(TIMER_ABSTIME)` | [`Sim::sys_clock_nanosleep`] | hrtimer sleep → `schedule()` |
+//! | `futex(FUTEX_WAIT…)` | [`Sim::sys_futex_wait`] | `futex_wait_queue()` → `schedule()` |
+//! | `futex(FUTEX_WAKE…)` | [`Sim::sys_futex_wake`] | `wake_up_q()` → `try_to_wake_up()` |
+//! | `futex(FUTEX_LOCK_PI…)` and friends | [`Sim::rt_mutex_setprio`] | `rt_mutex_adjust_prio_chain()` → `rt_mutex_setprio()` |
+//! | `sched_setattr()` | [`Sim::sys_sched_setattr`], [`Sim::sys_sched_setattr_uclamp`] | `__sched_setscheduler()`, `set_user_nice()`, `uclamp_update_active()` |
+//! | `sched_setaffinity()` | [`Sim::sys_sched_setaffinity`] | `__set_cpus_allowed_ptr()` |
+//! | `sched_yield()` | [`Sim::sys_sched_yield`] | `do_sched_yield()` |
+//! | `clone()` | [`Sim::sys_clone`] | `copy_process()` + `wake_up_new_task()` |
+//! | `prctl(PR_SET_NAME)` | [`Sim::sys_prctl_set_name`] | `__set_task_comm()` (`task_rename`) |
+//! | `exit()` | [`Sim::sys_exit`] | `do_exit()` |
 
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
+    /// `clock_nanosleep(TIMER_ABSTIME)`: the running thread `tid` sleeps until `at`.
+    pub(in crate::sim) fn sys_clock_nanosleep(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        at: Nanos,
+    ) {
+        self.block(out, cpu, tid, now, Some(at));
+    }
+
+    /// `futex(FUTEX_WAIT)`: the running thread `tid` sleeps until a wake-up.
+    pub(in crate::sim) fn sys_futex_wait(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.block(out, cpu, tid, now, None);
+    }
+
+    /// `futex(FUTEX_WAKE)` by the task running on `waker`: `try_to_wake_up()` of `tid`.
+    pub(in crate::sim) fn sys_futex_wake(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        waker: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.try_to_wake_up(out, tid, now, Some(waker));
+    }
+
+    /// `rt_mutex_setprio()`, as the PI futex operations reach it: `tid` runs at `prio`.
+    pub(in crate::sim) fn rt_mutex_setprio(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        prio: i32,
+    ) {
+        self.set_prio(out, tid, prio);
+    }
+
+    /// `sched_setattr()` at a phase start (rt-app's `set_thread_param()`): a policy
+    /// (`__sched_setscheduler()`), or a priority alone: a nice value for a fair task
+    /// (`set_user_nice()`), an RT priority for an RT one.
+    pub(in crate::sim) fn sys_sched_setattr(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        policy: Option<SchedPolicy>,
+        priority: Option<i32>,
+    ) {
+        if let Some(pol) = policy {
+            self.set_policy(out, tid, pol, priority);
+        } else if let Some(prio) = priority {
+            if self.threads[tid].policy.is_fair() {
+                self.set_user_nice(out, tid, prio);
+            } else if self.threads[tid].class == Class::Rt {
+                let pol = self.threads[tid].policy;
+                self.set_policy(out, tid, pol, Some(prio));
+            }
+        }
+    }
+
+    /// `sched_setattr()` with `SCHED_FLAG_UTIL_CLAMP` (crate::sim::energy).
+    pub(in crate::sim) fn sys_sched_setattr_uclamp(
+        &mut self,
+        tid: usize,
+        min: Option<i32>,
+        max: Option<i32>,
+    ) {
+        self.set_task_uclamp(tid, min, max);
+    }
+
+    /// `sched_setaffinity()` by the thread running on `cpu`: the new mask; when it
+    /// excludes `cpu`, the stopper moves the thread off at the next `__schedule()`
+    /// (`migration_cpu_stop()`, class/stop.rs). Returns whether it must move.
+    pub(in crate::sim) fn sys_sched_setaffinity(
+        &mut self,
+        cpu: usize,
+        tid: usize,
+        mask: CpuSet,
+    ) -> bool {
+        if mask == self.threads[tid].affinity {
+            return false;
+        }
+        self.threads[tid].affinity = mask;
+        if mask.contains(cpu) {
+            return false;
+        }
+        self.set_resched(cpu);
+        true
+    }
+
+    /// `sched_yield()` by the thread running on `cpu`: the class's `yield_task()`, then
+    /// `schedule()`.
+    pub(in crate::sim) fn sys_sched_yield(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        self.sched_yield(cpu, tid, now);
+        self.set_resched(cpu);
+    }
+
+    /// `clone()` of a thread of task `ti` named `comm` by `parent`, a thread and the CPU
+    /// it runs on, or rt-app's main thread (`None`: comm `rt-app`; its wake-ups of the
+    /// new threads are traced on their CPUs): `copy_process()` (the child has the
+    /// parent's comm until it renames itself) and `wake_up_new_task()`. Returns the new
+    /// thread.
+    pub(in crate::sim) fn sys_clone(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        parent: Option<(usize, usize)>,
+        ti: usize,
+        comm: String,
+        now: Nanos,
+    ) -> usize {
+        let tid = self.spawn_thread(ti, comm);
+        if let Some((parent, _)) = parent {
+            let parent_comm = self.threads[parent].comm.clone();
+            self.threads[tid].comm0 = parent_comm.clone();
+            if self.threads[tid].renamed {
+                // the rename failed: it keeps the parent's comm
+                self.threads[tid].comm = parent_comm;
+            }
+        }
+        self.alive += 1;
+        self.wake_up_new_task(out, tid, now, parent.map(|(_, cpu)| cpu));
+        tid
+    }
+
+    /// `prctl(PR_SET_NAME)`: the thread takes its own name (`task_rename`).
+    pub(in crate::sim) fn sys_prctl_set_name(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.threads[tid].renamed = true;
+        if out.any.sched {
+            let t = &self.threads[tid];
+            let ev = TraceEvent::TaskRename {
+                pid: t.pid,
+                oldcomm: &t.comm0,
+                newcomm: &t.comm,
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_sched);
+        }
+    }
+
     /// Puts the thread to sleep until `at` (it is curr on `cpu`), or until another
     /// thread wakes it when `at` is `None`.
-    pub(in crate::sim) fn block(
+    fn block(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -42,7 +203,9 @@ impl<'w> Sim<'w> {
         self.set_resched(cpu);
     }
 
-    pub(in crate::sim) fn exit(
+    /// `exit()` of the thread running on `cpu`: `do_exit()` dequeues it for good
+    /// (rt-app's `task end` marker is written on the way out).
+    pub(in crate::sim) fn sys_exit(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -190,45 +353,5 @@ impl<'w> Sim<'w> {
     pub(in crate::sim) fn sched_yield(&mut self, cpu: usize, tid: usize, now: Nanos) {
         let class = self.threads[tid].class;
         class.yield_task(self, cpu, tid, now);
-    }
-
-    /// rt-app's `fork` event: a new thread of task `ti`, named
-    /// `<task>-<index>-<nforks:04>`, started at once from the parent's CPU.
-    pub(in crate::sim) fn fork(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        parent: usize,
-        ti: usize,
-        now: Nanos,
-    ) {
-        let n = self.fork_counts_of(parent, ti);
-        if n >= program::FORKS_LIMIT {
-            let name = self.threads[parent].comm.clone();
-            self.fail(format!(
-                "thread {name} reached rt-app's fork limit ({}) forking task `{}`",
-                program::FORKS_LIMIT,
-                self.w.tasks[ti].name
-            ));
-            return;
-        }
-        let ind = self.threads.len();
-        let comm = format!("{}-{}-{:04}", self.w.tasks[ti].name, ind, n);
-        let tid = self.spawn_thread(ti, comm);
-        let parent_comm = self.threads[parent].comm.clone();
-        self.threads[tid].comm0 = parent_comm.clone();
-        if self.threads[tid].renamed {
-            // the rename failed: it keeps the parent's comm
-            self.threads[tid].comm = parent_comm;
-        }
-        self.alive += 1;
-        self.wake_up_new_task(out, tid, now, Some(cpu));
-    }
-
-    pub(in crate::sim) fn fork_counts_of(&mut self, parent: usize, ti: usize) -> u32 {
-        let c = self.fork_counts.entry((parent, ti)).or_insert(0);
-        let n = *c;
-        *c += 1;
-        n
     }
 }

@@ -5,13 +5,6 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    pub(in crate::sim) fn start_threads(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
-        self.alive = self.threads.len();
-        for tid in 0..self.threads.len() {
-            self.wake_up_new_task(out, tid, now, None);
-        }
-    }
-
     /// `wake_up_new_task()`: fork placement, `post_init_entity_util_avg()`, enqueue with
     /// ENQUEUE_INITIAL, `sched_wakeup_new`, preemption check.
     pub(in crate::sim) fn wake_up_new_task(
@@ -29,11 +22,6 @@ impl<'w> Sim<'w> {
         let wf = crate::policy::select_fair::WF_FORK;
         let cpu = class.select_task_rq(self, tid, from, from, wf, now);
         self.threads[tid].cpu = cpu;
-        // Threads created at start share t_zero; a forked thread also starts from t_zero
-        // (rt-app's thread_body(): t_first = t_zero), plus its delay.
-        let start = if parent_cpu.is_some() { self.t0 } else { now };
-        self.threads[tid].t_first =
-            start + program::us(self.w.tasks[self.threads[tid].task].delay_us);
         self.update_rq_clock(cpu, now);
         self.post_init_entity_util_avg(cpu, tid);
         self.enqueue_task(out, cpu, tid, now, true);
@@ -67,7 +55,6 @@ impl<'w> Sim<'w> {
             self.migrate_sleeping(out, tid, prev, cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
         }
-        self.threads[tid].wait_on = WaitOn::Nothing;
         if std::mem::take(&mut self.threads[tid].res_blocked) {
             self.nr_res_blocked -= 1;
         }

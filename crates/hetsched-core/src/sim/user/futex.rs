@@ -6,9 +6,22 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
+    /// Wakes waiter `w` of a synchronisation object from the task running on `cpu`
+    /// (`futex(FUTEX_WAKE)`); it no longer waits for anything.
+    pub(in crate::sim) fn wake_waiter(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        w: usize,
+        now: Nanos,
+    ) {
+        self.uthreads[w].wait_on = WaitOn::Nothing;
+        self.sys_futex_wake(out, cpu, w, now);
+    }
+
     /// What a woken thread redoes first; false if it must block again.
     pub(in crate::sim) fn do_retry(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
-        match std::mem::replace(&mut self.threads[tid].retry, Retry::None) {
+        match std::mem::replace(&mut self.uthreads[tid].retry, Retry::None) {
             Retry::None => true,
             Retry::Lock(m) => self.mutex_lock(out, tid, m).is_none(),
             Retry::Barrier(b) => {
@@ -28,7 +41,7 @@ impl<'w> Sim<'w> {
             true
         } else {
             sem.waiters.push(tid, prio);
-            self.threads[tid].wait_on = WaitOn::Sem(si);
+            self.uthreads[tid].wait_on = WaitOn::Sem(si);
             false
         }
     }
@@ -45,7 +58,7 @@ impl<'w> Sim<'w> {
         }
         let prio = self.threads[tid].eff_prio;
         self.res.mutexes[m].waiters.push(tid, prio);
-        self.threads[tid].wait_on = WaitOn::Mutex(m);
+        self.uthreads[tid].wait_on = WaitOn::Mutex(m);
         if self.w.pi_enabled {
             // rt_mutex_adjust_prio_chain(): boost the owner, and whoever it waits for
             let mut owner = self.res.mutexes[m].owner;
@@ -55,7 +68,7 @@ impl<'w> Sim<'w> {
                     break;
                 }
                 depth += 1;
-                owner = match self.threads[o].wait_on {
+                owner = match self.uthreads[o].wait_on {
                     WaitOn::Mutex(m2) => self.res.mutexes[m2].owner,
                     _ => None,
                 };
@@ -78,12 +91,12 @@ impl<'w> Sim<'w> {
         }
         let pi = self.w.pi_enabled;
         if let Some(w) = self.res.unlock(m, pi) {
-            self.threads[w].retry = if pi { Retry::None } else { Retry::Lock(m) };
-            self.threads[w].wait_on = WaitOn::Nothing;
+            self.uthreads[w].retry = if pi { Retry::None } else { Retry::Lock(m) };
+            self.uthreads[w].wait_on = WaitOn::Nothing;
             if pi {
                 self.pi_adjust(out, w);
             }
-            self.try_to_wake_up(out, w, now, Some(cpu));
+            self.wake_waiter(out, cpu, w, now);
         }
         if pi {
             self.pi_adjust(out, tid);
@@ -105,7 +118,7 @@ impl<'w> Sim<'w> {
         let cond = &mut self.res.conds[c];
         cond.waiters.push(tid, prio);
         cond.mutex_of.insert(tid, m);
-        self.threads[tid].wait_on = WaitOn::Cond(c, m);
+        self.uthreads[tid].wait_on = WaitOn::Cond(c, m);
         Step::Block
     }
 
@@ -129,19 +142,19 @@ impl<'w> Sim<'w> {
             let m = self.res.conds[c].mutex_of.remove(&w).unwrap_or(0);
             if self.w.pi_enabled {
                 if self.res.try_lock(m, w) {
-                    self.threads[w].retry = Retry::None;
-                    self.try_to_wake_up(out, w, now, Some(cpu));
+                    self.uthreads[w].retry = Retry::None;
+                    self.wake_waiter(out, cpu, w, now);
                 } else {
                     let prio = self.threads[w].eff_prio;
                     self.res.mutexes[m].waiters.push(w, prio);
-                    self.threads[w].wait_on = WaitOn::Mutex(m);
+                    self.uthreads[w].wait_on = WaitOn::Mutex(m);
                     if let Some(o) = self.res.mutexes[m].owner {
                         self.pi_adjust(out, o);
                     }
                 }
             } else {
-                self.threads[w].retry = Retry::Lock(m);
-                self.try_to_wake_up(out, w, now, Some(cpu));
+                self.uthreads[w].retry = Retry::Lock(m);
+                self.wake_waiter(out, cpu, w, now);
             }
         }
     }
@@ -162,7 +175,7 @@ impl<'w> Sim<'w> {
         if new == t.eff_prio {
             return false;
         }
-        self.set_prio(out, tid, new);
+        self.rt_mutex_setprio(out, tid, new);
         true
     }
 
@@ -173,11 +186,11 @@ impl<'w> Sim<'w> {
             return;
         }
         let mut blocked = Vec::new();
-        for t in &self.threads {
+        for (t, u) in self.threads.iter().zip(&self.uthreads) {
             match t.state {
                 TState::Dead => {}
                 TState::Runnable => return,
-                TState::Sleeping => match t.wait_on {
+                TState::Sleeping => match u.wait_on {
                     WaitOn::Nothing => return,
                     w => blocked.push((t.comm.clone(), w)),
                 },

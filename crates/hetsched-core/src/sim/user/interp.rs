@@ -15,31 +15,31 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
-        if !self.threads[tid].started {
-            self.threads[tid].started = true;
+        if !self.uthreads[tid].started {
+            self.uthreads[tid].started = true;
             if self.markers.task {
                 self.marker(out, tid, now, RtappMarker::Task { event: "start" });
             }
-            let t_first = self.threads[tid].t_first;
+            let t_first = self.uthreads[tid].t_first;
             if t_first > now {
-                self.block(out, cpu, tid, now, Some(t_first));
+                self.sys_clock_nanosleep(out, cpu, tid, now, t_first);
                 return;
             }
         }
         if !self.do_retry(out, tid) {
-            self.block(out, cpu, tid, now, None);
+            self.sys_futex_wait(out, cpu, tid, now);
             return;
         }
         let w = self.w;
         loop {
             // Spin guard: a program that steps forever without time passing.
-            let th = &mut self.threads[tid];
+            let th = &mut self.uthreads[tid];
             if th.spin_at == now {
                 th.spin += 1;
                 if th.spin > 1_000_000 {
                     let msg = format!(
                         "thread {} executed 1000000 events at {} s without time passing (a loop with no run, sleep or blocking event)",
-                        th.comm,
+                        self.threads[tid].comm,
                         crate::time::fmt_ftrace_ts(now)
                     );
                     self.fail(msg);
@@ -49,9 +49,9 @@ impl<'w> Sim<'w> {
                 th.spin_at = now;
                 th.spin = 0;
             }
-            let th = &self.threads[tid];
+            let th = &self.uthreads[tid];
             if th.done_loops {
-                self.exit(out, cpu, tid, now);
+                self.sys_exit(out, cpu, tid, now);
                 return;
             }
             let task = &w.tasks[th.task];
@@ -62,7 +62,7 @@ impl<'w> Sim<'w> {
             }
             if pc.event < phase.events.len() {
                 let ev = &phase.events[pc.event].event;
-                self.threads[tid].pc.event += 1;
+                self.uthreads[tid].pc.event += 1;
                 if self.markers.event {
                     self.marker(
                         out,
@@ -77,29 +77,28 @@ impl<'w> Sim<'w> {
                 }
                 match self.do_event(out, cpu, tid, pc, ev, now) {
                     Some(Step::Compute) => {
-                        self.threads[tid].op_start = now;
-                        self.rqs[cpu].seg_start = now;
-                        self.arm_op(cpu, now);
+                        self.uthreads[tid].op_start = now;
+                        self.start_op(cpu, now);
                         return;
                     }
                     Some(Step::SleepUntil { at, timer }) => {
                         if timer {
-                            self.threads[tid].timer_wait = Some(at);
+                            self.uthreads[tid].timer_wait = Some(at);
                         }
-                        self.block(out, cpu, tid, now, Some(at));
+                        self.sys_clock_nanosleep(out, cpu, tid, now, at);
                         return;
                     }
                     Some(Step::Exit) => {
-                        self.exit(out, cpu, tid, now);
+                        self.sys_exit(out, cpu, tid, now);
                         return;
                     }
                     Some(Step::Block) => {
-                        self.block(out, cpu, tid, now, None);
+                        self.sys_futex_wait(out, cpu, tid, now);
                         return;
                     }
                     Some(Step::Yield) => {
-                        self.threads[tid].yielded = true;
-                        self.set_resched(cpu);
+                        self.uthreads[tid].yielded = true;
+                        self.sys_sched_yield(cpu, tid, now);
                         return;
                     }
                     None => {
@@ -122,7 +121,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         let w = self.w;
-        let th = &mut self.threads[tid];
+        let th = &mut self.uthreads[tid];
         th.pc.loop_started = true;
         th.loop_start = now;
         th.run_ns = 0;
@@ -136,25 +135,11 @@ impl<'w> Sim<'w> {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
             let attrs = &task.phases[pc.phase].attrs;
             let aff = self.phase_affinity[th.task][pc.phase];
-            self.set_task_uclamp(tid, attrs.util_min, attrs.util_max);
-            if let Some(pol) = attrs.policy {
-                self.set_policy(out, tid, pol, attrs.priority);
-            } else if let Some(prio) = attrs.priority {
-                if self.threads[tid].policy.is_fair() {
-                    self.set_user_nice(out, tid, prio);
-                } else if self.threads[tid].class == Class::Rt {
-                    let pol = self.threads[tid].policy;
-                    self.set_policy(out, tid, pol, Some(prio));
-                }
-            }
-            if aff != self.threads[tid].affinity {
-                self.threads[tid].affinity = aff;
-                if !aff.contains(cpu) {
-                    // set_cpus_allowed_ptr(): the running task is moved off by the
-                    // stopper; here it is re-queued at once on an allowed CPU.
-                    self.set_resched(cpu);
-                    self.threads[tid].pc.loop_started = true;
-                }
+            self.sys_sched_setattr_uclamp(tid, attrs.util_min, attrs.util_max);
+            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority);
+            if self.sys_sched_setaffinity(cpu, tid, aff) {
+                // the stopper moves it off this CPU; it goes on where it is placed
+                self.uthreads[tid].pc.loop_started = true;
             }
         }
         if self.markers.loop_ {
@@ -174,7 +159,7 @@ impl<'w> Sim<'w> {
 
     pub(in crate::sim) fn end_iteration(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
         let w = self.w;
-        let th = &self.threads[tid];
+        let th = &self.uthreads[tid];
         let pc = th.pc;
         let task = &w.tasks[th.task];
         if self.markers.loop_ {
@@ -192,7 +177,7 @@ impl<'w> Sim<'w> {
         }
         if self.markers.stats {
             let (c_run, c_period) = program::configured_run_period(task, pc.phase);
-            let th = &self.threads[tid];
+            let th = &self.uthreads[tid];
             self.marker(
                 out,
                 tid,
@@ -207,7 +192,7 @@ impl<'w> Sim<'w> {
                 },
             );
         }
-        let th = &mut self.threads[tid];
+        let th = &mut self.uthreads[tid];
         let mut pc = th.pc;
         pc.event = 0;
         pc.loop_started = false;
@@ -240,11 +225,11 @@ impl<'w> Sim<'w> {
         match *ev {
             Event::Run { us } => {
                 let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
-                self.threads[tid].op = Op::Run { work, us };
+                self.uthreads[tid].op = Op::Run { work, us };
                 Some(Step::Compute)
             }
             Event::Runtime { us } => {
-                self.threads[tid].op = Op::Runtime {
+                self.uthreads[tid].op = Op::Runtime {
                     ns: program::us(us),
                 };
                 Some(Step::Compute)
@@ -257,18 +242,18 @@ impl<'w> Sim<'w> {
                 period_us, mode, ..
             } => {
                 let slot = self.timer_slots[task][pc.phase][pc.event];
-                let t_first = self.threads[tid].t_first;
+                let t_first = self.uthreads[tid].t_first;
                 let st = match slot {
-                    Some(TimerSlot::Unique(i)) => &mut self.threads[tid].unique_timers[i],
+                    Some(TimerSlot::Unique(i)) => &mut self.uthreads[tid].unique_timers[i],
                     Some(TimerSlot::Shared(i)) => &mut self.shared_timers[i],
                     None => return None,
                 };
                 let (t_next, slack) =
                     program::timer_next(st, t_first, program::us(period_us), mode, now);
                 if self.w.cumulative_slack {
-                    self.threads[tid].slack_ns += slack;
+                    self.uthreads[tid].slack_ns += slack;
                 } else {
-                    self.threads[tid].slack_ns = slack;
+                    self.uthreads[tid].slack_ns = slack;
                 }
                 if now < t_next {
                     Some(Step::SleepUntil {
@@ -277,7 +262,7 @@ impl<'w> Sim<'w> {
                     })
                 } else {
                     // a missed timer: rt-app resets wu_latency
-                    self.threads[tid].wu_lat_ns = 0;
+                    self.uthreads[tid].wu_lat_ns = 0;
                     None
                 }
             }
@@ -306,27 +291,27 @@ impl<'w> Sim<'w> {
                     // everyone else is waiting: pthread_cond_broadcast()
                     let woken = b.waiters.drain();
                     for w in woken {
-                        self.threads[w].retry = Retry::Barrier(ra);
-                        self.try_to_wake_up(out, w, now, Some(cpu));
+                        self.uthreads[w].retry = Retry::Barrier(ra);
+                        self.wake_waiter(out, cpu, w, now);
                     }
                     None
                 } else {
                     b.waiting -= 1;
                     b.waiters.push(tid, prio);
-                    self.threads[tid].wait_on = WaitOn::Barrier(ra);
+                    self.uthreads[tid].wait_on = WaitOn::Barrier(ra);
                     Some(Step::Block)
                 }
             }
             Event::Suspend { .. } => {
                 let prio = self.threads[tid].eff_prio;
                 self.res.suspends[ra].waiters.push(tid, prio);
-                self.threads[tid].wait_on = WaitOn::Suspend(ra);
+                self.uthreads[tid].wait_on = WaitOn::Suspend(ra);
                 Some(Step::Block)
             }
             Event::Resume { .. } => {
                 let woken = self.res.suspends[ra].waiters.drain();
                 for w in woken {
-                    self.try_to_wake_up(out, w, now, Some(cpu));
+                    self.wake_waiter(out, cpu, w, now);
                 }
                 None
             }
@@ -334,18 +319,15 @@ impl<'w> Sim<'w> {
                 let sem = &mut self.res.sems[ra];
                 sem.value += 1;
                 if let Some(w) = sem.waiters.pop() {
-                    self.threads[w].retry = Retry::Sem(ra);
-                    self.try_to_wake_up(out, w, now, Some(cpu));
+                    self.uthreads[w].retry = Retry::Sem(ra);
+                    self.wake_waiter(out, cpu, w, now);
                 }
                 None
             }
             Event::SemWait { .. } => (!self.sem_wait(tid, ra)).then_some(Step::Block),
-            Event::Yield => {
-                self.sched_yield(cpu, tid, now);
-                Some(Step::Yield)
-            }
+            Event::Yield => Some(Step::Yield),
             Event::Fork { .. } => {
-                self.fork(out, cpu, tid, ra, now);
+                self.rtapp_fork(out, cpu, tid, ra, now);
                 None
             }
             Event::Mem { .. } | Event::Iorun { .. } | Event::Memrun { .. } => {
@@ -354,9 +336,109 @@ impl<'w> Sim<'w> {
                     return None;
                 }
                 let work = u128::from(ns) * u128::from(self.cap_ref);
-                self.threads[tid].op = Op::Run { work, us: 0 };
+                self.uthreads[tid].op = Op::Run { work, us: 0 };
                 Some(Step::Compute)
             }
         }
+    }
+
+    /// rt-app's main thread at start: every thread of the workload is created
+    /// (`pthread_create()`, the threads share t_zero: their first event is at `now` plus
+    /// their delay).
+    pub(in crate::sim) fn start_threads(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        let w = self.w;
+        let mut ind = 0u32;
+        for (ti, t) in w.tasks.iter().enumerate() {
+            for _ in 0..t.instances {
+                let tid = self.sys_clone(out, None, ti, thread_comm(&t.name, ind), now);
+                self.uthreads[tid].t_first = now + program::us(t.delay_us);
+                ind += 1;
+            }
+        }
+    }
+
+    /// A thread got the CPU and returns to user space: on its first run it names itself
+    /// (`prctl(PR_SET_NAME)`), a timer sleep's wake-up latency is measured, then it goes
+    /// on with its compute or its program.
+    pub(in crate::sim) fn return_to_user(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if !self.threads[tid].renamed {
+            self.sys_prctl_set_name(out, cpu, tid, now);
+        }
+        if let Some(t_next) = self.uthreads[tid].timer_wait.take() {
+            self.uthreads[tid].wu_lat_ns += now as i64 - t_next as i64;
+        }
+        match self.uthreads[tid].op {
+            Op::Step => self.step_program(out, cpu, tid, now),
+            _ => self.arm_op(cpu, now),
+        }
+    }
+
+    /// `sched_yield()` returned without a switch (nobody to yield to): the program goes
+    /// on.
+    pub(in crate::sim) fn return_from_yield(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if std::mem::take(&mut self.uthreads[tid].yielded) {
+            self.step_program(out, cpu, tid, now);
+        }
+    }
+
+    /// The thread's compute op finished on `cpu`: its run time is counted and the
+    /// program goes on.
+    pub(in crate::sim) fn op_completed(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let t = &mut self.uthreads[tid];
+        t.run_ns += now - t.op_start;
+        t.op = Op::Step;
+        self.step_program(out, cpu, tid, now);
+    }
+    /// rt-app's `fork` event: a new thread of task `ti`, named
+    /// `<task>-<index>-<nforks:04>`, started at once from the parent's CPU.
+    pub(in crate::sim) fn rtapp_fork(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        parent: usize,
+        ti: usize,
+        now: Nanos,
+    ) {
+        let n = self.fork_counts_of(parent, ti);
+        if n >= program::FORKS_LIMIT {
+            let name = self.threads[parent].comm.clone();
+            self.fail(format!(
+                "thread {name} reached rt-app's fork limit ({}) forking task `{}`",
+                program::FORKS_LIMIT,
+                self.w.tasks[ti].name
+            ));
+            return;
+        }
+        let ind = self.threads.len();
+        let comm = format!("{}-{}-{:04}", self.w.tasks[ti].name, ind, n);
+        let tid = self.sys_clone(out, Some((parent, cpu)), ti, comm, now);
+        // a forked thread also starts from t_zero (rt-app's thread_body(): t_first =
+        // t_zero), plus its delay
+        self.uthreads[tid].t_first = self.t0 + program::us(self.w.tasks[ti].delay_us);
+    }
+
+    pub(in crate::sim) fn fork_counts_of(&mut self, parent: usize, ti: usize) -> u32 {
+        let c = self.fork_counts.entry((parent, ti)).or_insert(0);
+        let n = *c;
+        *c += 1;
+        n
     }
 }

@@ -8,3 +8,39 @@ mod futex;
 mod interp;
 pub mod program;
 pub mod sync;
+
+use crate::sim::*;
+
+/// rt-app's thread in user space (`thread_data_t` and the state of its loop): where its
+/// program is, the compute it is doing, its timers, its per-iteration statistics, and
+/// what it waits for in the synchronisation model. The kernel's side of the thread is
+/// `Thread` (sim/mod.rs).
+#[derive(Debug, Clone)]
+pub(in crate::sim) struct UserThread {
+    /// The workload task it runs (index in `Workload::tasks`).
+    pub(in crate::sim) task: usize,
+    /// What it is blocked on (for wake-ups and the deadlock report).
+    pub(in crate::sim) wait_on: WaitOn,
+    /// What it must redo when it runs again after a wake-up.
+    pub(in crate::sim) retry: Retry,
+    /// Events stepped at the current instant (a spin guard).
+    pub(in crate::sim) spin: u32,
+    pub(in crate::sim) spin_at: Nanos,
+    /// `sched_yield()` asked for a reschedule; the program continues after it.
+    pub(in crate::sim) yielded: bool,
+    pub(in crate::sim) pc: Pc,
+    pub(in crate::sim) op: Op,
+    pub(in crate::sim) t_first: Nanos,
+    pub(in crate::sim) started: bool,
+    /// Timer deadline the thread is sleeping for (wake-up latency is measured from it).
+    pub(in crate::sim) timer_wait: Option<Nanos>,
+    /// Unique timers, by slot.
+    pub(in crate::sim) unique_timers: Vec<TimerState>,
+    // rt-app per-iteration statistics
+    pub(in crate::sim) loop_start: Nanos,
+    pub(in crate::sim) run_ns: Nanos,
+    pub(in crate::sim) op_start: Nanos,
+    pub(in crate::sim) wu_lat_ns: i64,
+    pub(in crate::sim) slack_ns: i64,
+    pub(in crate::sim) done_loops: bool,
+}
