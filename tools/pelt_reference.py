@@ -18,7 +18,7 @@ arithmetic of:
 
 Python integers are unbounded, so every C width is applied explicitly with masks.
 The script prints the expected values that are hard-coded in the unit tests of
-crates/hetsched-core/src/pelt.rs.
+crates/hetsched-core/src/pelt/mod.rs.
 
 Regenerate:  python3 tools/pelt_reference.py
 """
