@@ -505,3 +505,49 @@ fn nohz_idle_balance_starts_after_the_idle_load_balancer() {
         .expect("a nohz idle balance pulls one task off CPU 0");
     assert_eq!(field(pull, "dest_cpu"), "3", "{pull}");
 }
+
+/// `capacity_of()` is `rq->cpu_capacity`, which `update_cpu_capacity()` caches at balance
+/// time (kernel/sched/fair.c, v6.11): `scale_rt_capacity()`, the original capacity less the
+/// RT and DL pressure, traced by `sched_cpu_capacity_tp` there and nowhere else. An RT task
+/// keeps CPU 1 three-quarters busy; the CPU's capacity falls as its RT signal grows, one
+/// balance pass at a time, while CPUs without RT work keep their original capacity.
+#[test]
+fn capacity_of_is_cached_at_balance_time_with_rt_pressure() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [1], "loop": -1,
+                "run": 3000, "sleep": 1000 },
+        "f": { "instance": 2, "cpus": [0, 1], "loop": -1, "run": 5000, "sleep": 5000 } } }"#;
+    let (_, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    let caps: Vec<(i64, u32, u64, u64)> = lines
+        .iter()
+        .filter(|l| l.contains("sched_cpu_capacity:"))
+        .map(|l| {
+            let n = |k| field(l, k).parse::<u64>().unwrap();
+            (t_us(l), n("cpu") as u32, n("capacity"), n("capacity_orig"))
+        })
+        .collect();
+    let on = |cpu: u32| caps.iter().filter(move |c| c.1 == cpu);
+    // at the start every CPU has its original capacity; then CPU 1's follows its RT load
+    assert!(caps.iter().filter(|c| c.0 == 0).all(|c| c.2 == c.3));
+    let last = on(1).next_back().unwrap();
+    assert!(
+        last.2 * 10 < last.3 * 7,
+        "CPU 1 ends with capacity {} of {}: the RT pressure is not in capacity_of()",
+        last.2,
+        last.3
+    );
+    assert!(
+        on(1).count() > 10,
+        "CPU 1's capacity was updated {} times in 1 s",
+        on(1).count()
+    );
+    // the updates happen at balance passes, not at every tick (HZ=250 here: 250 ticks)
+    assert!(on(1).count() < 250);
+    for cpu in [0, 2, 3, 4] {
+        assert!(
+            on(cpu).all(|c| c.2 == c.3),
+            "CPU {cpu} has no RT work but lost capacity"
+        );
+    }
+}

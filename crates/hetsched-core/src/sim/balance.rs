@@ -259,6 +259,21 @@ impl LbEnv for Env<'_> {
         }
     }
 
+    /// `update_cpu_capacity()`: caches `scale_rt_capacity()` in the rq (read by every
+    /// `capacity_of()` until the next update) and drops this pass's memo of the CPU.
+    fn update_cpu_capacity(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        let c = super::rq_scale_rt_capacity(rq);
+        rq.cpu_capacity.set(c);
+        rq.cpu_capacity_updated.set(true);
+        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
+            if cpus[cpu].0 == self.pass {
+                cpus[cpu].0 = 0;
+            }
+        }
+        c
+    }
+
     /// The engine delivers wake-ups at once: no `rq->ttwu_pending` (as in
     /// [`Env::fill_cpu`]).
     fn ttwu_pending(&self, _cpu: usize) -> bool {
@@ -386,6 +401,7 @@ impl Sim<'_> {
                         reason,
                     )
                 };
+                self.trace_cpu_capacity_update(out, cpu, now);
                 let moves = self.lb.moves().to_vec();
                 self.restamp_src();
                 cont = dec.continue_balancing;
@@ -453,6 +469,7 @@ impl Sim<'_> {
                 jiffies,
             )
         };
+        self.trace_cpu_capacity_update(out, cpu, now);
         let moves = self.lb.moves().to_vec();
         self.restamp_src();
         let (active, rdo, rdu) = res.last.map_or((None, None, None), |d| {

@@ -734,7 +734,6 @@ impl Sim<'_> {
                 };
                 out.emit(&self.ctx(c, now), &ev, g_power);
             }
-            self.trace_capacity(out, c, now);
         }
     }
 }

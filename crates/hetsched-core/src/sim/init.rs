@@ -38,6 +38,9 @@ impl<'w> Sim<'w> {
                     // only picks idle CPUs with a non-zero `idle_stamp`.
                     idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
                     prev_moved: false,
+                    // build_sched_domains() → init_sched_groups_capacity(): no pressure yet
+                    cpu_capacity: std::cell::Cell::new(p.cpus[c].capacity),
+                    cpu_capacity_updated: std::cell::Cell::new(false),
                 }
             })
             .collect();

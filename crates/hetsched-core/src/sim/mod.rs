@@ -249,17 +249,30 @@ struct Rq {
     /// The previous task was moved away by a stopper; the next `__schedule()` switches
     /// from it without putting it back.
     prev_moved: bool,
+    /// `rq->cpu_capacity` (`capacity_of()`): `scale_rt_capacity()` as the last
+    /// `update_cpu_capacity()` computed it, at balance time (kernel/sched/fair.c, v6.11).
+    /// A `Cell`: the balancer updates it through its read-only view of the engine.
+    cpu_capacity: std::cell::Cell<u64>,
+    /// `update_cpu_capacity()` ran since the engine last traced `sched_cpu_capacity`.
+    cpu_capacity_updated: std::cell::Cell<bool>,
 }
 
-/// `capacity_of()` and friends of an rq: the original capacity less RT and DL pressure
-/// (`scale_rt_capacity()`; no IRQ time, no thermal or cpufreq pressure).
+/// `capacity_of()` and friends of an rq: the original capacity, and the capacity left to
+/// CFS as the last `update_cpu_capacity()` cached it (`rq->cpu_capacity`; no thermal or
+/// cpufreq pressure).
 fn rq_capacity(rq: &Rq) -> CpuCapacity {
     CpuCapacity {
         orig: rq.cap,
-        capacity: scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0),
+        capacity: rq.cpu_capacity.get(),
         hw_pressure: 0,
         cpufreq_pressure: 0,
     }
+}
+
+/// `scale_rt_capacity(cpu)` (kernel/sched/fair.c, v6.11) of an rq now: the original
+/// capacity less RT and DL pressure (no IRQ time), at least 1 (`update_cpu_capacity()`).
+fn rq_scale_rt_capacity(rq: &Rq) -> u64 {
+    scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0).max(1)
 }
 
 /// Where a timer event's state lives.

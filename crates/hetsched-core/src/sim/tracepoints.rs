@@ -166,6 +166,22 @@ impl<'w> Sim<'w> {
         out.emit(&ctx, &ev, g_signals);
     }
 
+    /// `sched_cpu_capacity_tp` after the balancer's `update_cpu_capacity()` of `cpu`, if
+    /// it ran (the kernel fires it there only; the engine also writes every CPU's at the
+    /// start of the trace).
+    pub(in crate::sim) fn trace_cpu_capacity_update(
+        &self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        if self.rqs[cpu].cpu_capacity_updated.replace(false) {
+            self.trace_capacity(out, cpu, now);
+        }
+    }
+
+    /// `sched_cpu_capacity` of `cpu`: `capacity_of()`, the original capacity and the
+    /// current one (`capacity_orig × f / fmax`).
     pub(in crate::sim) fn trace_capacity(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals {
             return;
@@ -173,7 +189,7 @@ impl<'w> Sim<'w> {
         let rq = &self.rqs[cpu];
         let ev = TraceEvent::SchedCpuCapacity {
             cpu: cpu as u32,
-            capacity: rq.cap,
+            capacity: rq.cpu_capacity.get(),
             capacity_orig: rq.cap,
             capacity_curr: rq.cap * rq.freq_khz / rq.max_freq_khz.max(1),
         };

@@ -181,6 +181,14 @@ pub trait LbEnv {
     fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
         f(&self.cpu(cpu))
     }
+    /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
+    /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
+    /// becomes `rq->cpu_capacity`, what [`LbEnv::cpu`]'s `cap.capacity` (`capacity_of()`)
+    /// returns from then on; returns it. An engine whose `capacity_of()` is always current
+    /// (a snapshot) returns that.
+    fn update_cpu_capacity(&self, cpu: usize) -> u64 {
+        self.cpu(cpu).cap.capacity
+    }
     /// `rq->ttwu_pending` of `cpu` alone (the first test of `sched_balance_newidle()`);
     /// an engine that can answer it without building the whole [`LbCpu`] overrides it.
     fn ttwu_pending(&self, cpu: usize) -> bool {

@@ -440,7 +440,7 @@ pub(crate) fn update_sd_lb_stats(
         doms.update_group_capacity(
             e.this_cpu,
             e.level,
-            &|c| env.cpu(c).cap.capacity,
+            &|c| env.update_cpu_capacity(c),
             jiffies,
             p.hz,
             p.max_load_balance_interval,
