@@ -50,12 +50,34 @@ pub enum OptionsError {
 pub struct SchedOptions {
     /// `CONFIG_HZ`: tick frequency (100, 250, 300 or 1000). Default 250 (arm64 GKI).
     pub hz: u32,
+    /// What `__schedule()` does when it picks the task that was running (`repick`).
+    pub repick: RepickVersion,
 }
 
 impl Default for SchedOptions {
     fn default() -> Self {
-        SchedOptions { hz: 250 }
+        SchedOptions {
+            hz: 250,
+            repick: RepickVersion::V6_11,
+        }
     }
+}
+
+/// `__schedule()` picking `prev` again (`sched.repick`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum RepickVersion {
+    /// v6.11 and earlier (`pick_next_task_fair()`, `__pick_next_task()`): a fair task
+    /// re-picked on an rq with only fair tasks is moved to the head of `cfs_tasks` and
+    /// `update_misfit_status()` runs (the `CONFIG_FAIR_GROUP_SCHED` path skips
+    /// put/set for the same task); otherwise the class's `put_prev_task()` and
+    /// `set_next_task()` run for it, as for any other pick.
+    #[default]
+    #[serde(rename = "v6_11", alias = "v6.11")]
+    V6_11,
+    /// v6.12+: `put_prev_set_next_task()` returns at once for the same task, and
+    /// `update_misfit_status()` is in `set_next_task_fair()`: nothing happens.
+    #[serde(rename = "v6_12", alias = "v6.12")]
+    V6_12,
 }
 
 /// How tunables scale with the CPU count (`sysctl_sched_tunable_scaling`).

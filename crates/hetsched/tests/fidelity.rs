@@ -551,3 +551,35 @@ fn capacity_of_is_cached_at_balance_time_with_rt_pressure() {
         );
     }
 }
+
+/// `__schedule()` picking the running task again (`sched.repick`): v6.11's
+/// `__pick_next_task()` puts an RT `prev` back (`put_prev_task_rt()`, which updates the RT
+/// signal) and sets it again; v6.12's `put_prev_set_next_task()` returns at once for the
+/// same task. A SCHED_FIFO task alone on big CPU 4 yields after every millisecond of work
+/// (`sched_yield()` requeues it and reschedules; nobody else is there): with v6.11 its CPU's
+/// `sched_pelt_rt` is updated at nearly every yield (whenever a 1024 µs PELT period
+/// ended), with v6.12 only at the tick (HZ=250).
+#[test]
+fn a_repicked_rt_task_is_put_back_and_set_again_in_v6_11() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "y": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4], "loop": -1,
+               "run": 1000, "yield": 0 } } }"#;
+    let count = |sets: &[&str]| {
+        let (_, lines) = traced("hikey960", json, 1000, sets);
+        lines
+            .iter()
+            .filter(|l| l.contains("sched_pelt_rt:") && field(l, "cpu") == "4")
+            .count()
+    };
+    let v611 = count(&["cpufreq.governor=performance"]);
+    let v612 = count(&["cpufreq.governor=performance", "kernel=v6.12"]);
+    assert!(
+        v611 > 700,
+        "{v611} RT signal updates in 1 s of 1 ms yields (v6.11)"
+    );
+    assert!(
+        v612 < 300,
+        "{v612} RT signal updates in 1 s (v6.12: the tick's only)"
+    );
+}

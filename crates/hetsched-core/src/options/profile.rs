@@ -130,6 +130,11 @@ impl KernelProfile {
                 "wake_up_new_task() with ENQUEUE_INITIAL: v6.12",
             ),
             (
+                "sched.repick",
+                json!(if at_least(V6_12) { "v6_12" } else { "v6_11" }),
+                "put_prev_set_next_task() skips a re-picked task: v6.12",
+            ),
+            (
                 "fair.wakeup",
                 json!(if at_least(V5_9) { "v6_11" } else { "wake_cap" }),
                 "wake_cap() v4.12-v5.6, select_idle_capacity() from v5.7",

@@ -35,6 +35,7 @@ impl<'w> Sim<'w> {
             // Same task: no switch; its armed op completion still holds (same rate). A
             // task that yielded with nobody to yield to goes on with its program.
             if let Some(n) = next {
+                self.repick(out, cpu, n, now);
                 self.return_from_yield(out, cpu, n, now);
             }
             return;
@@ -60,6 +61,28 @@ impl<'w> Sim<'w> {
             None => self.set_next_task_idle(cpu),
         }
         self.context_switch(out, cpu, prev, next, now);
+    }
+
+    /// `pick_next_task()` chose `prev` again (`sched.repick`): v6.11's
+    /// `pick_next_task_fair()` on an rq with only fair tasks skips put/set for the same
+    /// task (`CONFIG_FAIR_GROUP_SCHED`) but moves it to the head of `cfs_tasks` and runs
+    /// `update_misfit_status()`; otherwise `put_prev_task()` (`put_prev_task_balance()`)
+    /// and `set_next_task()` run as for another task. v6.12's `put_prev_set_next_task()`
+    /// does nothing for the same task.
+    fn repick(&mut self, out: &mut Out<'_, '_>, cpu: usize, n: usize, now: Nanos) {
+        if self.s.options.sched.repick != crate::options::RepickVersion::V6_11 {
+            return;
+        }
+        let class = self.threads[n].class;
+        let rq = &self.rqs[cpu];
+        if class == Class::Fair && rq.rt.nr_running() == 0 && rq.dl.nr_running() == 0 {
+            self.stamp_ctr += 1;
+            self.cfs_stamp[n] = self.stamp_ctr;
+            self.update_misfit(cpu, Some(n), now);
+        } else {
+            class.put_prev_task(self, out, cpu, n, now);
+            class.set_next_task(self, out, cpu, n, Some(n), now);
+        }
     }
 
     pub(in crate::sim) fn context_switch(
