@@ -1,10 +1,11 @@
 //! CPU frequency: the scheduler-side utilisation aggregation shared by schedutil and EAS
-//! (`effective_cpu_util()` and its pre-v6.8 form) and the schedutil governor
-//! ([`schedutil`]).
+//! (`effective_cpu_util()` and its pre-v6.8 form), the governor interface
+//! ([`governor`]) and the schedutil governor ([`schedutil`]).
 //!
 //! Inputs are plain numbers the engine reads from its runqueues ([`RqSignals`]): this
 //! module owns no scheduler state.
 
+pub mod governor;
 pub mod schedutil;
 
 use crate::platform::SCHED_CAPACITY_SCALE;

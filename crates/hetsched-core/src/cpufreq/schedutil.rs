@@ -9,10 +9,10 @@
 //!   change on enqueue/dequeue/tick/attach/detach/blocked decay, RT/DL (de)queue, iowait
 //!   wake-up with [`SCHED_CPUFREQ_IOWAIT`]) call [`SugovPolicy::update`] with one
 //!   [`SugovCpuInput`] per CPU of the policy (position = index in `PerfDomain::cpus`).
-//! * Apply the returned [`FreqRequest`]: `ApplyNow` (fast switch: `policy->cur` changes in
-//!   scheduler context; trace `cpu_frequency`), `ApplyAt` (slow path: schedule an event at
-//!   `at_ns`, then call [`SugovPolicy::transition_done`] which returns the frequency now in
-//!   force and possibly a further `ApplyAt`), `Queued`/`Unchanged` (nothing to do).
+//! * Apply the returned [`FreqRequest`]: `FastSwitch` (`policy->cur` changes in scheduler
+//!   context; trace `cpu_frequency`), `Target` (slow path: the engine completes the
+//!   transition one transition latency later, then calls [`SugovPolicy::transition_done`],
+//!   which may return a further `Target`), `Queued`/`Unchanged` (nothing to do).
 //! * Call [`SugovPolicy::limits_changed`] when policy limits change (`sugov_limits()`).
 //!
 //! Simplifications: policy `min`/`max` are the usable OPP range (nothing changes them, so
@@ -132,8 +132,6 @@ pub struct SugovParams {
     pub rate_limit_us: u64,
     /// Driver supports `fast_switch` (`policy->fast_switch_enabled`).
     pub fast_switch: bool,
-    /// `cpuinfo.transition_latency` in ns: the slow-path delay before a frequency applies.
-    pub transition_latency_ns: u64,
     /// `TICK_NSEC` (iowait boost reset window).
     pub tick_nsec: u64,
     /// `arch_scale_freq_invariant()`.
@@ -172,28 +170,7 @@ pub struct SugovCpu {
     pub saved_idle_calls: u64,
 }
 
-/// What the engine must do after an update.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FreqRequest {
-    /// No new frequency.
-    Unchanged,
-    /// Fast switch: the frequency (kHz) applies now.
-    ApplyNow {
-        /// New `policy->cur`.
-        freq_khz: u64,
-    },
-    /// Slow path: the frequency applies at `at_ns` (now + transition latency); call
-    /// [`SugovPolicy::transition_done`] then.
-    ApplyAt {
-        /// When the transition completes.
-        at_ns: u64,
-        /// The frequency being set.
-        freq_khz: u64,
-    },
-    /// Slow path with a transition already in flight: the new request is applied after it
-    /// (returned by [`SugovPolicy::transition_done`]).
-    Queued,
-}
+pub use super::governor::FreqRequest;
 
 /// `cpufreq_driver_test_flags(CPUFREQ_NEED_UPDATE_LIMITS)` for the modelled drivers: only
 /// intel_pstate and amd-pstate set the flag in v6.11; cpufreq-dt, scpi, vexpress-spc and
@@ -448,33 +425,34 @@ impl SugovPolicy {
         }
     }
 
-    fn commit(&mut self, now: u64) -> FreqRequest {
+    /// `sugov_update_*()`'s commit: `cpufreq_driver_fast_switch()` now, or the slow path
+    /// (`sugov_deferred_update()`: the kthread's `__cpufreq_driver_target()`, which the
+    /// engine completes one transition latency later), or nothing while a transition is in
+    /// flight (its end starts the next).
+    fn commit(&mut self) -> FreqRequest {
         let f = self.next_freq;
         if self.params.fast_switch {
             self.cur = f;
-            return FreqRequest::ApplyNow { freq_khz: f };
+            return FreqRequest::FastSwitch { freq_khz: f };
         }
         if self.work_in_progress {
             return FreqRequest::Queued;
         }
         self.work_in_progress = true;
         self.in_flight = Some(f);
-        FreqRequest::ApplyAt {
-            at_ns: now + self.params.transition_latency_ns,
-            freq_khz: f,
-        }
+        FreqRequest::Target { freq_khz: f }
     }
 
-    /// The slow-path transition started by an `ApplyAt` has completed: `policy->cur`
+    /// The slow-path transition started by a `Target` has completed: `policy->cur`
     /// becomes its frequency; if a different request arrived meanwhile, the next transition
     /// starts now (`sugov_work()` run again).
-    pub fn transition_done(&mut self, now: u64) -> FreqRequest {
+    pub fn transition_done(&mut self) -> FreqRequest {
         if let Some(f) = self.in_flight.take() {
             self.cur = f;
         }
         self.work_in_progress = false;
         if self.next_freq != 0 && self.next_freq != self.cur {
-            return self.commit(now);
+            return self.commit();
         }
         FreqRequest::Unchanged
     }
@@ -524,7 +502,7 @@ impl SugovPolicy {
         if !self.update_next_freq(now, next_f) {
             return FreqRequest::Unchanged;
         }
-        self.commit(now)
+        self.commit()
     }
 }
 
@@ -541,7 +519,6 @@ mod tests {
             version: SchedutilVersion::V6_8,
             rate_limit_us,
             fast_switch: fast,
-            transition_latency_ns: 1_000_000,
             tick_nsec: TICK,
             freq_invariant: true,
         }
@@ -617,7 +594,7 @@ mod tests {
         // perf = 500 + 125 = 625; 1100000 × 625 / 1024 = 671386 → lowest OPP ≥ is 800 MHz.
         assert_eq!(
             sg.update(T0, 1, 0, &[input(500, 0)]),
-            FreqRequest::ApplyNow { freq_khz: 800_000 }
+            FreqRequest::FastSwitch { freq_khz: 800_000 }
         );
         // uclamp_max 300: perf = min(625, 300) = 300 → 322265 kHz → 450 MHz.
         let mut i = input(500, 1);
@@ -625,7 +602,7 @@ mod tests {
         i.rq.uclamp_max = 300;
         assert_eq!(
             sg.update(T0 + 1, 1, 0, &[i]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
         // uclamp_min 900: perf = max(900, 625) = 900 → 966796 kHz → 1100 MHz.
         let mut i = input(500, 2);
@@ -633,7 +610,7 @@ mod tests {
         i.rq.uclamp_min = 900;
         assert_eq!(
             sg.update(T0 + 2, 1, 0, &[i]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
@@ -644,7 +621,7 @@ mod tests {
         });
         assert_eq!(
             sg.update(T0, 1, 0, &[input(500, 0)]),
-            FreqRequest::ApplyNow { freq_khz: 800_000 }
+            FreqRequest::FastSwitch { freq_khz: 800_000 }
         );
     }
 
@@ -653,7 +630,7 @@ mod tests {
         let mut sg = big_single(params(1_500, true));
         assert_eq!(
             sg.update(T0, 1, 0, &[input(100, 0)]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
         // 1 ms later a big util: still inside the 1.5 ms window.
         assert_eq!(
@@ -663,7 +640,7 @@ mod tests {
         // at 1.5 ms: 1.25 × 900 = 1125 → capped... 1100000 × 1125/1024 → 1100 MHz.
         assert_eq!(
             sg.update(T0 + 1_500_000, 1, 0, &[input(900, 2)]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
@@ -703,7 +680,7 @@ mod tests {
         let mut sg = big_single(params(0, true));
         assert_eq!(
             sg.update(T0, 1, 0, &[input(800, 5)]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
@@ -716,7 +693,7 @@ mod tests {
         // After an idle entry the frequency drops.
         assert_eq!(
             sg.update(T0 + 2, 1, 0, &[input(100, 6)]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
     }
 
@@ -729,7 +706,7 @@ mod tests {
         let mut sg = big_single(params(10_000, true));
         assert_eq!(
             sg.update(T0, 1, 0, &[input(800, 5)]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
@@ -742,7 +719,7 @@ mod tests {
         sg.limits_changed();
         assert_eq!(
             sg.update(T0 + 2, 1, 0, &[input(800, 5)]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
@@ -750,7 +727,7 @@ mod tests {
         sg.limits_changed();
         assert_eq!(
             sg.update(T0 + 3, 1, 0, &[input(100, 5)]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
         // need_freq_update was cleared: back to the rate limit.
         assert_eq!(
@@ -769,7 +746,7 @@ mod tests {
         assert_eq!(sg.cur(), 1_100_000);
         assert_eq!(
             sg.update(T0, 1, 0, &[input(0, 1)]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
         assert_eq!(
             sg.update(T0 + 1, 1, 0, &[input(0, 2)]),
@@ -791,14 +768,14 @@ mod tests {
         };
         assert_eq!(
             sg.update(T0, 1, 0, &[dl(800, 0)]),
-            FreqRequest::ApplyNow {
+            FreqRequest::FastSwitch {
                 freq_khz: 1_100_000
             }
         );
         // bw_dl 50 > bw_min 0; util 100 → perf 125 (above bw_min) → 134 MHz → 450 MHz.
         assert_eq!(
             sg.update(T0 + 1, 1, 0, &[dl(100, 50)]),
-            FreqRequest::ApplyNow { freq_khz: 450_000 }
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
     }
 
@@ -817,10 +794,7 @@ mod tests {
         // CPU 3 (second of 0,3,4,5) has 300: perf 375; 850000 × 375 / 446 = 714686 → 775 MHz.
         assert_eq!(
             sg.update(T0, 0, 0, &ins),
-            FreqRequest::ApplyAt {
-                at_ns: T0 + 1_000_000,
-                freq_khz: 775_000
-            }
+            FreqRequest::Target { freq_khz: 775_000 }
         );
         assert_eq!(sg.cur(), 850_000);
         // A new request during the transition is queued...
@@ -829,14 +803,11 @@ mod tests {
         assert_eq!(sg.update(T0 + 10, 3, 0, &low), FreqRequest::Queued);
         // ...and started when the first transition completes.
         assert_eq!(
-            sg.transition_done(T0 + 1_000_000),
-            FreqRequest::ApplyAt {
-                at_ns: T0 + 2_000_000,
-                freq_khz: 450_000
-            }
+            sg.transition_done(),
+            FreqRequest::Target { freq_khz: 450_000 }
         );
         assert_eq!(sg.cur(), 775_000);
-        assert_eq!(sg.transition_done(T0 + 2_000_000), FreqRequest::Unchanged);
+        assert_eq!(sg.transition_done(), FreqRequest::Unchanged);
         assert_eq!(sg.cur(), 450_000);
     }
 

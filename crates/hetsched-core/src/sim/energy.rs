@@ -1,4 +1,4 @@
-//! Energy-aware scheduling and schedutil wired to the engine: the per-run state
+//! Energy-aware scheduling wired to the engine: the per-run state
 //! ([`EnergyState`]), the kernel's hook points that drive it, and the results it adds to
 //! [`super::RunResult`] ([`OverutilizedStats`], [`EnergyResult`]).
 //!
@@ -9,7 +9,7 @@
 //! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → [`Sim::cpufreq_update_util`] |
 //! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → [`Sim::cpufreq_update_util`] |
 //! | `enqueue_top_rt_rq()` / `dequeue_top_rt_rq()`, `add/sub_running_bw()` (DL) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT and DL → [`Sim::cpufreq_update_util`] |
-//! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | [`Sim::apply_freq`] (now, or at `Ev::FreqApply` one transition latency later) |
+//! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | `Sim::apply_freq` (sim/cpufreq.rs: now, or at `Ev::FreqApply` one transition latency later) |
 //! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
 //! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` (not for a new task) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
 //! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance.rs` `apply_lb` → [`Sim::set_rd_overutilized`] |
@@ -25,11 +25,7 @@
 //! iowait boost is never requested (`SCHED_CPUFREQ_IOWAIT` is never passed); the sugov
 //! kthread's own CPU time is not charged.
 
-use super::program::Op;
-use super::{g_overutilized, g_power, Class, Ev, Out, Rq, Sim};
-use crate::cpufreq::schedutil::{
-    cpufreq_policy_transition_delay_us, FreqRequest, SugovCpuInput, SugovParams, SugovPolicy,
-};
+use super::{g_overutilized, Class, Out, Rq, Sim};
 use crate::cpufreq::RqSignals;
 use crate::energy::accounting::{EnergyMeter, EnergyUnit};
 use crate::energy::eas::{self, EasTask, EasView, FeecParams};
@@ -37,7 +33,7 @@ use crate::energy::em::EnergyModel;
 use crate::energy::overutilized::{
     cpu_overutilized, OuCpu, OverutilizedGate, RootDomainOverutilized,
 };
-use crate::options::{Governor, Settings};
+use crate::options::Settings;
 use crate::pelt;
 use crate::platform::Platform;
 use crate::sched::capacity::{uclamp_eff, UclampId, UclampReq, UclampRq, UclampSysctl};
@@ -53,7 +49,7 @@ pub const SERIES_BUCKET_NS: Nanos = 100_000_000;
 /// Most buckets in the energy-over-time series.
 pub const MAX_SERIES: u64 = 1000;
 
-/// The engine's EAS, schedutil and uclamp state for one run.
+/// The engine's EAS and uclamp state for one run.
 pub(in crate::sim) struct EnergyState {
     /// The Energy Model (built for every run; EAS and reported energy use it).
     pub em: EnergyModel,
@@ -65,9 +61,6 @@ pub(in crate::sim) struct EnergyState {
     pub feec: FeecParams,
     /// `rd->overutilized` with its time and trigger accounting.
     pub ou: RootDomainOverutilized,
-    /// One schedutil policy per performance domain; empty when the governor is not
-    /// schedutil (then no hook does any work).
-    pub sugov: Vec<SugovPolicy>,
     /// `sched_uclamp_used`: some task of the workload sets `util_min` or `util_max`.
     pub uclamp_used: bool,
     /// `rq->uclamp[]` per CPU.
@@ -108,8 +101,7 @@ pub(in crate::sim) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) 
 }
 
 impl EnergyState {
-    /// Builds the state: the EM, the schedutil policies (`sugov_init()` + `sugov_start()`,
-    /// starting at `fixed_freq_khz`), the root domain (not overutilised at boot).
+    /// Builds the state: the EM and the root domain (not overutilised at boot).
     pub(in crate::sim) fn new(
         p: &Platform,
         w: &Workload,
@@ -119,37 +111,6 @@ impl EnergyState {
     ) -> EnergyState {
         let o = &s.options;
         let em = EnergyModel::build(p, o.eas.em_version);
-        let sugov = if o.cpufreq.governor == Governor::Schedutil {
-            p.perf_domains
-                .iter()
-                .enumerate()
-                .map(|(i, pd)| {
-                    let rate_limit_us = o.cpufreq.rate_limit_us.unwrap_or_else(|| {
-                        cpufreq_policy_transition_delay_us(
-                            pd.transition_latency_ns,
-                            0,
-                            o.cpufreq.rate_limit_default,
-                        )
-                    });
-                    let params = SugovParams {
-                        version: o.cpufreq.schedutil_version,
-                        rate_limit_us,
-                        fast_switch: o
-                            .cpufreq
-                            .fast_switch
-                            .unwrap_or(p.cpufreq_driver.fast_switch()),
-                        transition_latency_ns: pd.transition_latency_ns,
-                        tick_nsec: s.tick_ns,
-                        freq_invariant: o.pelt.frequency_invariance,
-                    };
-                    let max_cap = pd.cpus.first().map_or(1024, |&c| p.cpus[c].capacity);
-                    let em_pd = em.pds.get(i).and_then(Option::as_ref);
-                    SugovPolicy::new(pd, max_cap, em_pd, params, s.fixed_freq_khz[i])
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         let n = p.nr_cpus();
         let span = CpuSet::first_n(n).words(n).to_vec();
         let dur = end.saturating_sub(t0);
@@ -163,7 +124,6 @@ impl EnergyState {
                 energy_margin: o.eas.feec_energy_margin,
             },
             ou: RootDomainOverutilized::new(s.eas_enabled, t0),
-            sugov,
             uclamp_used: workload_uses_uclamp(w),
             uclamp: vec![UclampRq::new(); n],
             idle_calls: vec![0; n],
@@ -619,121 +579,6 @@ impl Sim<'_> {
             let cpu = self.threads[tid].cpu;
             self.uclamp_dec(cpu, tid);
             self.uclamp_inc(cpu, tid);
-        }
-    }
-
-    // ------------------------------------------------------------------ schedutil
-
-    /// What schedutil reads of `cpu` (`sugov_get_util()` inputs).
-    fn sugov_input(&self, cpu: usize) -> SugovCpuInput {
-        let rq = &self.rqs[cpu];
-        let ue = self.s.options.pelt.util_est;
-        SugovCpuInput {
-            rq: rq_signals(rq, &self.en.uclamp[cpu]),
-            util_cfs: cpu_util_cfs(rq, ue),
-            util_cfs_boost: cpu_util_cfs_boost(rq, ue),
-            uclamp_used: self.en.uclamp_used,
-            idle_calls: self.en.idle_calls[cpu],
-        }
-    }
-
-    /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the schedutil hook of
-    /// `cpu`'s policy (`sugov_update_single_freq()` / `sugov_update_shared()`). Returns
-    /// at once when the governor is not schedutil.
-    pub(in crate::sim) fn cpufreq_update_util(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        flags: u32,
-        now: Nanos,
-    ) {
-        if self.en.sugov.is_empty() {
-            return;
-        }
-        let p = self.p;
-        let pd = p.cpus[cpu].perf_domain;
-        let inputs: Vec<SugovCpuInput> = p.perf_domains[pd]
-            .cpus
-            .iter()
-            .map(|&c| self.sugov_input(c))
-            .collect();
-        let r = self.en.sugov[pd].update(now, cpu, flags, &inputs);
-        self.freq_request(out, pd, r, now);
-    }
-
-    fn freq_request(&mut self, out: &mut Out<'_, '_>, pd: usize, r: FreqRequest, now: Nanos) {
-        match r {
-            FreqRequest::ApplyNow { freq_khz } => self.apply_freq(out, pd, freq_khz, now),
-            FreqRequest::ApplyAt { at_ns, .. } => {
-                self.q.push(at_ns, Ev::FreqApply { pd: pd as u32 })
-            }
-            FreqRequest::Queued | FreqRequest::Unchanged => {}
-        }
-    }
-
-    /// The slow path's transition completed (`sugov_work()` → `__cpufreq_driver_target()`
-    /// returned): the policy's frequency applies; a request made meanwhile starts the next.
-    pub(in crate::sim) fn freq_apply_event(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        pd: usize,
-        now: Nanos,
-    ) {
-        let Some(pol) = self.en.sugov.get_mut(pd) else {
-            return;
-        };
-        let r = pol.transition_done(now);
-        let f = pol.cur();
-        self.apply_freq(out, pd, f, now);
-        self.freq_request(out, pd, r, now);
-    }
-
-    /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's
-    /// PELT clock and running op are brought up to `now` at the old speed, then
-    /// `freq_scale` (`topology_set_freq_scale()`: `(cur << 10) / max`, 1024 without
-    /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
-    /// is traced per CPU. Nothing happens when the frequency is unchanged
-    /// (`__cpufreq_driver_target()` returns early).
-    pub(in crate::sim) fn apply_freq(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        pd: usize,
-        khz: u64,
-        now: Nanos,
-    ) {
-        let p = self.p;
-        let cpus = &p.perf_domains[pd].cpus;
-        if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {
-            return;
-        }
-        for &c in cpus {
-            self.update_rq_clock(c, now);
-            self.account_op(c, now);
-        }
-        let fi = self.s.options.pelt.frequency_invariance;
-        for &c in cpus {
-            let rq = &mut self.rqs[c];
-            rq.freq_khz = khz;
-            rq.freq_scale = if fi {
-                (khz << 10) / rq.max_freq_khz.max(1)
-            } else {
-                1024
-            };
-        }
-        for &c in cpus {
-            let running = self.rqs[c]
-                .curr
-                .is_some_and(|t| matches!(self.uthreads[t].op, Op::Run { .. }));
-            if running {
-                self.arm_op(c, now);
-            }
-            if out.any.power {
-                let ev = TraceEvent::CpuFrequency {
-                    cpu_id: c as u32,
-                    state: khz,
-                };
-                out.emit(&self.ctx(c, now), &ev, g_power);
-            }
         }
     }
 }

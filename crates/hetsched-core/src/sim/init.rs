@@ -149,8 +149,10 @@ impl<'w> Sim<'w> {
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
+        let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em);
         Sim {
             en,
+            cpufreq,
             p,
             w,
             ue_ver: s.options.pelt.util_est_version,

@@ -25,6 +25,7 @@
 mod balance;
 mod class;
 mod core;
+mod cpufreq;
 pub mod energy;
 mod init;
 mod load_avg;
@@ -380,8 +381,10 @@ struct Sim<'w> {
     warnings: Vec<String>,
     has_duration: bool,
     deadlock_reported: bool,
-    /// EAS, schedutil and uclamp state (sim/energy.rs).
+    /// EAS and uclamp state (sim/energy.rs).
     en: energy::EnergyState,
+    /// The cpufreq policies and their governors (sim/cpufreq.rs).
+    cpufreq: cpufreq::CpufreqState,
 }
 
 /// Runs one simulation: `run(settings, seed) -> RunResult`, streaming events to `sinks`.

@@ -1,0 +1,86 @@
+//! The governor interface (`struct cpufreq_governor`, drivers/cpufreq/cpufreq.c, v6.11):
+//! a governor owns only its policy's decision. The engine (`sim/cpufreq.rs`) owns the
+//! cpufreq policies and everything a governor asks of the system: the scheduler's
+//! `cpufreq_update_util()` hook it is called from, the driver (fast switch in scheduler
+//! context, or `__cpufreq_driver_target()` taking the domain's transition latency), and
+//! the policy's `cur`.
+//!
+//! Governors: `performance`, `powersave` and `userspace` set one frequency when they start
+//! (`cpufreq_gov_performance_limits()` and friends: [`GovernorState::Fixed`]);
+//! `schedutil` ([`super::schedutil`]) decides at every utilisation update.
+
+use super::schedutil::{SugovCpuInput, SugovPolicy};
+
+/// What the engine must do after a governor decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreqRequest {
+    /// No new frequency.
+    Unchanged,
+    /// `cpufreq_driver_fast_switch()`: the frequency (kHz) is `policy->cur` now.
+    FastSwitch {
+        /// New `policy->cur`.
+        freq_khz: u64,
+    },
+    /// The slow path: `__cpufreq_driver_target()` from the governor's kthread; the engine
+    /// completes the transition one transition latency later and then calls
+    /// [`GovernorState::transition_done`].
+    Target {
+        /// The frequency being set.
+        freq_khz: u64,
+    },
+    /// A transition is in flight: the new request is made when it completes (returned by
+    /// [`GovernorState::transition_done`]).
+    Queued,
+}
+
+/// One cpufreq policy's governor (its `policy->governor_data`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GovernorState {
+    /// `performance`, `powersave`, `userspace`: the frequency set at start; nothing else.
+    Fixed {
+        /// The frequency (kHz).
+        freq_khz: u64,
+    },
+    /// `schedutil` (`struct sugov_policy`).
+    Schedutil(Box<SugovPolicy>),
+}
+
+impl GovernorState {
+    /// Whether the governor is called from the scheduler's `cpufreq_update_util()` hook
+    /// (`cpufreq_add_update_util_hook()` at its start).
+    pub fn uses_update_util(&self) -> bool {
+        matches!(self, GovernorState::Schedutil(_))
+    }
+
+    /// `policy->cur` as the governor last set it.
+    pub fn cur(&self) -> u64 {
+        match self {
+            GovernorState::Fixed { freq_khz } => *freq_khz,
+            GovernorState::Schedutil(sg) => sg.cur(),
+        }
+    }
+
+    /// The `cpufreq_update_util()` hook for `cpu` of the policy at `now` (`inputs`: one
+    /// per CPU of the policy, in `PerfDomain::cpus` order).
+    pub fn update_util(
+        &mut self,
+        now: u64,
+        cpu: usize,
+        flags: u32,
+        inputs: &[SugovCpuInput],
+    ) -> FreqRequest {
+        match self {
+            GovernorState::Fixed { .. } => FreqRequest::Unchanged,
+            GovernorState::Schedutil(sg) => sg.update(now, cpu, flags, inputs),
+        }
+    }
+
+    /// A slow-path transition completed: `policy->cur` is its frequency; a request made
+    /// meanwhile may start the next.
+    pub fn transition_done(&mut self) -> FreqRequest {
+        match self {
+            GovernorState::Fixed { .. } => FreqRequest::Unchanged,
+            GovernorState::Schedutil(sg) => sg.transition_done(),
+        }
+    }
+}

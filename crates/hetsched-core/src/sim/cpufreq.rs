@@ -1,0 +1,213 @@
+//! cpufreq in the engine: the policies (`struct cpufreq_policy`: one per performance
+//! domain) with their governor ([`crate::cpufreq::governor`]), the scheduler's
+//! `cpufreq_update_util()` hook, and the driver: a fast switch applies at once, the slow
+//! path's `__cpufreq_driver_target()` completes one transition latency later (`Ev::FreqApply`),
+//! and a new frequency changes the speed of every CPU of the domain.
+//!
+//! Simplifications: the slow path's kthread (`sugov:N`) is not a thread here: the
+//! transition starts at once and its CPU time is not charged; every
+//! `cpufreq_update_util()` is treated as local (`cpufreq_this_cpu_can_update()` is not
+//! modelled).
+
+use super::energy::{cpu_util_cfs, cpu_util_cfs_boost, rq_signals};
+use super::program::Op;
+use super::{g_power, Ev, Out, Sim};
+use crate::cpufreq::governor::{FreqRequest, GovernorState};
+use crate::cpufreq::schedutil::{
+    cpufreq_policy_transition_delay_us, SugovCpuInput, SugovParams, SugovPolicy,
+};
+use crate::energy::em::EnergyModel;
+use crate::options::{Governor, Settings};
+use crate::platform::Platform;
+use crate::time::Nanos;
+use crate::trace::TraceEvent;
+
+/// One cpufreq policy: its governor and its driver's transition latency.
+#[derive(Debug, Clone)]
+pub(in crate::sim) struct CpufreqPolicy {
+    /// The governor's state.
+    pub gov: GovernorState,
+    /// `cpuinfo.transition_latency` (ns): how long `__cpufreq_driver_target()` takes.
+    pub transition_latency_ns: Nanos,
+}
+
+/// The run's cpufreq policies, by performance domain.
+#[derive(Debug, Clone)]
+pub(in crate::sim) struct CpufreqState {
+    /// One per performance domain.
+    pub policies: Vec<CpufreqPolicy>,
+    /// Some governor installed the update-util hook (`cpufreq_add_update_util_hook()`).
+    pub hooked: bool,
+}
+
+impl CpufreqState {
+    /// `cpufreq_online()` + the governor's start for every performance domain of `p`
+    /// (schedutil: `sugov_init()` + `sugov_start()`), starting at `fixed_freq_khz`.
+    pub(in crate::sim) fn new(p: &Platform, s: &Settings, em: &EnergyModel) -> CpufreqState {
+        let o = &s.options;
+        let policies: Vec<CpufreqPolicy> = if o.cpufreq.governor == Governor::Schedutil {
+            p.perf_domains
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| {
+                    let rate_limit_us = o.cpufreq.rate_limit_us.unwrap_or_else(|| {
+                        cpufreq_policy_transition_delay_us(
+                            pd.transition_latency_ns,
+                            0,
+                            o.cpufreq.rate_limit_default,
+                        )
+                    });
+                    let params = SugovParams {
+                        version: o.cpufreq.schedutil_version,
+                        rate_limit_us,
+                        fast_switch: o
+                            .cpufreq
+                            .fast_switch
+                            .unwrap_or(p.cpufreq_driver.fast_switch()),
+                        tick_nsec: s.tick_ns,
+                        freq_invariant: o.pelt.frequency_invariance,
+                    };
+                    let max_cap = pd.cpus.first().map_or(1024, |&c| p.cpus[c].capacity);
+                    let em_pd = em.pds.get(i).and_then(Option::as_ref);
+                    let sg = SugovPolicy::new(pd, max_cap, em_pd, params, s.fixed_freq_khz[i]);
+                    CpufreqPolicy {
+                        gov: GovernorState::Schedutil(Box::new(sg)),
+                        transition_latency_ns: pd.transition_latency_ns,
+                    }
+                })
+                .collect()
+        } else {
+            p.perf_domains
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| CpufreqPolicy {
+                    gov: GovernorState::Fixed {
+                        freq_khz: s.fixed_freq_khz[i],
+                    },
+                    transition_latency_ns: pd.transition_latency_ns,
+                })
+                .collect()
+        };
+        let hooked = policies.iter().any(|pol| pol.gov.uses_update_util());
+        CpufreqState { policies, hooked }
+    }
+}
+
+impl Sim<'_> {
+    /// What schedutil reads of `cpu` (`sugov_get_util()` inputs).
+    fn sugov_input(&self, cpu: usize) -> SugovCpuInput {
+        let rq = &self.rqs[cpu];
+        let ue = self.s.options.pelt.util_est;
+        SugovCpuInput {
+            rq: rq_signals(rq, &self.en.uclamp[cpu]),
+            util_cfs: cpu_util_cfs(rq, ue),
+            util_cfs_boost: cpu_util_cfs_boost(rq, ue),
+            uclamp_used: self.en.uclamp_used,
+            idle_calls: self.en.idle_calls[cpu],
+        }
+    }
+
+    /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
+    /// `cpu`'s policy (schedutil: `sugov_update_single_freq()` / `sugov_update_shared()`).
+    /// Returns at once when the governor installs no hook.
+    pub(in crate::sim) fn cpufreq_update_util(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
+        if !self.cpufreq.hooked {
+            return;
+        }
+        let p = self.p;
+        let pd = p.cpus[cpu].perf_domain;
+        let inputs: Vec<SugovCpuInput> = p.perf_domains[pd]
+            .cpus
+            .iter()
+            .map(|&c| self.sugov_input(c))
+            .collect();
+        let r = self.cpufreq.policies[pd]
+            .gov
+            .update_util(now, cpu, flags, &inputs);
+        self.freq_request(out, pd, r, now);
+    }
+
+    fn freq_request(&mut self, out: &mut Out<'_, '_>, pd: usize, r: FreqRequest, now: Nanos) {
+        match r {
+            FreqRequest::FastSwitch { freq_khz } => self.apply_freq(out, pd, freq_khz, now),
+            FreqRequest::Target { .. } => {
+                // the driver takes the domain's transition latency
+                let at = now + self.cpufreq.policies[pd].transition_latency_ns;
+                self.q.push(at, Ev::FreqApply { pd: pd as u32 })
+            }
+            FreqRequest::Queued | FreqRequest::Unchanged => {}
+        }
+    }
+
+    /// The slow path's transition completed (`sugov_work()` → `__cpufreq_driver_target()`
+    /// returned): the policy's frequency applies; a request made meanwhile starts the next.
+    pub(in crate::sim) fn freq_apply_event(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        now: Nanos,
+    ) {
+        let Some(pol) = self.cpufreq.policies.get_mut(pd) else {
+            return;
+        };
+        let r = pol.gov.transition_done();
+        let f = pol.gov.cur();
+        self.apply_freq(out, pd, f, now);
+        self.freq_request(out, pd, r, now);
+    }
+
+    /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's
+    /// PELT clock and running op are brought up to `now` at the old speed, then
+    /// `freq_scale` (`topology_set_freq_scale()`: `(cur << 10) / max`, 1024 without
+    /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
+    /// is traced per CPU. Nothing happens when the frequency is unchanged
+    /// (`__cpufreq_driver_target()` returns early).
+    pub(in crate::sim) fn apply_freq(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        khz: u64,
+        now: Nanos,
+    ) {
+        let p = self.p;
+        let cpus = &p.perf_domains[pd].cpus;
+        if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {
+            return;
+        }
+        for &c in cpus {
+            self.update_rq_clock(c, now);
+            self.account_op(c, now);
+        }
+        let fi = self.s.options.pelt.frequency_invariance;
+        for &c in cpus {
+            let rq = &mut self.rqs[c];
+            rq.freq_khz = khz;
+            rq.freq_scale = if fi {
+                (khz << 10) / rq.max_freq_khz.max(1)
+            } else {
+                1024
+            };
+        }
+        for &c in cpus {
+            let running = self.rqs[c]
+                .curr
+                .is_some_and(|t| matches!(self.uthreads[t].op, Op::Run { .. }));
+            if running {
+                self.arm_op(c, now);
+            }
+            if out.any.power {
+                let ev = TraceEvent::CpuFrequency {
+                    cpu_id: c as u32,
+                    state: khz,
+                };
+                out.emit(&self.ctx(c, now), &ev, g_power);
+            }
+        }
+    }
+}
