@@ -17,6 +17,10 @@ use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The first pid of the workload's threads (rt-app's main thread); lower pids are kernel
+/// threads (`sugov:N`).
+pub const FIRST_USER_PID: u32 = 1000;
+
 /// Wake-up latency summary in µs.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct LatencyStats {
@@ -196,8 +200,28 @@ impl MetricsSink {
         &mut self.tasks[idx]
     }
 
-    /// Per-task and per-CPU results, in pid and CPU order.
+    /// Per-task and per-CPU results, in pid and CPU order; the tasks are the workload's
+    /// threads (see [`MetricsSink::kernel_threads`]).
     pub fn results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
+        let (tasks, cpus) = self.all_results();
+        let tasks = tasks
+            .into_iter()
+            .filter(|t| t.pid >= FIRST_USER_PID)
+            .collect();
+        (tasks, cpus)
+    }
+
+    /// The kernel threads' results (pid below [`FIRST_USER_PID`]: `sugov:N`), in pid
+    /// order. Their CPU time is in the CPUs' busy time.
+    pub fn kernel_threads(&self) -> Vec<TaskMetrics> {
+        let tasks = self.all_results().0;
+        tasks
+            .into_iter()
+            .filter(|t| t.pid < FIRST_USER_PID)
+            .collect()
+    }
+
+    fn all_results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
         let s = |ns: Nanos| ns as f64 / NSEC_PER_SEC as f64;
         let mut tasks: Vec<TaskMetrics> = self
             .tasks

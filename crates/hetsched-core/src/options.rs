@@ -266,6 +266,28 @@ pub struct CpufreqOptions {
     /// the platform's cpufreq driver's (`policy->fast_switch_possible`: `scmi` and
     /// `apple-soc` yes; `cpufreq-dt`, `scpi`, `vexpress-spc` no).
     pub fast_switch: Option<bool>,
+    /// The slow path's kthread (`sugov:N`, one per policy without fast switch):
+    /// `thread` (default) runs it as the kernel does, a SCHED_DEADLINE thread with
+    /// SCHED_FLAG_SUGOV bound to the policy's CPUs, woken by the governor's irq_work; `none`
+    /// starts each transition at once without a thread (hetsched 0.1).
+    pub kthread: KthreadModel,
+    /// CPU time (µs) of each of the `sugov:N` kthread's runs: `sugov_work()` up to the
+    /// driver's request, and the end of the transition after the driver's completion.
+    /// Unset = 10 µs, a modelling assumption (a few thousand instructions; measure it on a
+    /// board from the `sched_switch` events of `sugov:N`).
+    pub kthread_cpu_us: Option<u64>,
+}
+
+/// How the slow path's kthread is modelled (`cpufreq.kthread`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum KthreadModel {
+    /// A real simulated thread (`sugov:N`), as in the kernel.
+    #[default]
+    #[serde(rename = "thread")]
+    Thread,
+    /// No thread: the transition starts when the governor decides.
+    #[serde(rename = "none")]
+    None,
 }
 
 /// `[balance]`: load balancing.

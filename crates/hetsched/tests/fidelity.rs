@@ -270,8 +270,12 @@ fn overutilized_is_checked_at_wakeups_not_at_a_migration() {
       "tasks": { "t": { "phases": {
         "p1": { "cpus": [4], "run": 400000 },
         "p2": { "cpus": [0], "run": 30000 } } } } }"#;
+    // A fast-switching policy: the wake-ups of a `sugov:N` kthread would overload the
+    // root domain (`add_nr_running()`), and CPU 4's newidle balance at the move would then
+    // set the flag from its statistics, as the kernel does.
     let sets = [
         "cpufreq.governor=schedutil",
+        "cpufreq.fast_switch=true",
         "eas.overutilized_gate=ignore_lone_task",
         "trace.signals=false",
     ];
@@ -394,8 +398,10 @@ fn a_new_task_gets_a_full_first_slice_in_v6_11() {
         "h": { "cpus": [0], "loop": -1, "run": 100000 },
         "n": { "cpus": [0], "loop": -1, "run": 100000 } } }"#;
     let first_switch = |kernel: &str| {
+        // fast switch: no `sugov:N` kthread preempting the hogs at the start
         let sets = [
             kernel,
+            "cpufreq.fast_switch=true",
             "sched.hz=1000",
             "fair.tunable_scaling=none",
             "fair.base_slice_ns=3000000",
@@ -582,4 +588,51 @@ fn a_repicked_rt_task_is_put_back_and_set_again_in_v6_11() {
         v612 < 300,
         "{v612} RT signal updates in 1 s (v6.12: the tick's only)"
     );
+}
+
+/// schedutil's slow path runs in the policy's `sugov:N` kthread (kernel/sched/
+/// cpufreq_schedutil.c, v6.11): a SCHED_DEADLINE thread (prio -1) bound to the policy's
+/// CPUs, woken through the governor's irq_work on the CPU whose update asked for a new
+/// frequency; it preempts the fair task there, asks the driver and sleeps, and the
+/// frequency applies one transition latency later, when the driver's completion wakes it
+/// again. hikey960's cpufreq-dt has no fast switch; m1pro's apple-soc has, and no kthread.
+#[test]
+fn the_slow_path_runs_in_the_sugov_kthread() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "p": { "instance": 4, "loop": -1, "run": 6000, "timer": { "ref": "unique", "period": 16000 } } } }"#;
+    let p = hetsched::load_platform("hikey960").unwrap();
+    let (r, lines) = traced("hikey960", json, 1000, &["trace.signals=false"]);
+    let names: Vec<&str> = r.kernel_threads.iter().map(|t| t.comm.as_str()).collect();
+    assert_eq!(names, ["sugov:0", "sugov:4"]);
+    assert!(r.tasks.iter().all(|t| !t.comm.starts_with("sugov")));
+    for (pd, name) in [(0usize, "sugov:0"), (1, "sugov:4")] {
+        let cpus = &p.perf_domains[pd].cpus;
+        let latency = (p.perf_domains[pd].transition_latency_ns / 1000) as i64;
+        let mut asked = Vec::new(); // when the kthread went to sleep after asking
+        let mut changes = 0;
+        for l in &lines {
+            if l.contains("sched_switch:") && field(l, "next_comm") == name {
+                assert_eq!(field(l, "next_prio"), "-1");
+                let cpu: usize = l.split('[').nth(1).unwrap()[..3].parse().unwrap();
+                assert!(cpus.contains(&cpu), "{name} ran on CPU {cpu}");
+            }
+            if l.contains("sched_switch:") && field(l, "prev_comm") == name {
+                asked.push(t_us(l));
+            }
+            if l.contains("cpu_frequency:") && field(l, "cpu_id") == cpus[0].to_string() {
+                let t = t_us(l);
+                if t > 0 {
+                    changes += 1;
+                    assert!(
+                        asked.contains(&(t - latency)),
+                        "{name}: a frequency applied at {t} µs, {latency} µs after no request"
+                    );
+                }
+            }
+        }
+        assert!(changes >= 2, "{name}: {changes} frequency changes");
+    }
+    let (r, lines) = traced("m1pro", json, 300, &["trace.signals=false"]);
+    assert!(r.kernel_threads.is_empty());
+    assert!(!lines.iter().any(|l| l.contains("sugov")));
 }

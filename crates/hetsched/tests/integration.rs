@@ -318,8 +318,9 @@ proptest! {
             prop_assert!((sum - t.cpu_time_s).abs() < 1e-9);
         }
         let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
-        let cpu: f64 = r.tasks.iter().map(|t| t.cpu_time_s).sum();
-        // work conserved: what the CPUs were busy with is what the tasks ran
+        let cpu: f64 = r.tasks.iter().chain(&r.kernel_threads).map(|t| t.cpu_time_s).sum();
+        // work conserved: what the CPUs were busy with is what the tasks and the kernel
+        // threads (sugov:N) ran
         prop_assert!((busy - cpu).abs() < 1e-6, "busy {busy} vs tasks {cpu}");
         for c in &r.cpus {
             prop_assert!(c.busy_s <= 1.0 + 1e-9);

@@ -4,10 +4,10 @@
 //! path's `__cpufreq_driver_target()` completes one transition latency later (`Ev::FreqApply`),
 //! and a new frequency changes the speed of every CPU of the domain.
 //!
-//! Simplifications: the slow path's kthread (`sugov:N`) is not a thread here: the
-//! transition starts at once and its CPU time is not charged; every
-//! `cpufreq_update_util()` is treated as local (`cpufreq_this_cpu_can_update()` is not
-//! modelled).
+//! The slow path runs in the policy's `sugov:N` kthread (sim/kthread.rs) unless
+//! `cpufreq.kthread = none`, when each transition starts at the governor's decision.
+//! Simplification: every `cpufreq_update_util()` is treated as local
+//! (`cpufreq_this_cpu_can_update()` is not modelled).
 
 use super::energy::{cpu_util_cfs, cpu_util_cfs_boost, rq_signals};
 use super::program::Op;
@@ -29,6 +29,11 @@ pub(in crate::sim) struct CpufreqPolicy {
     pub gov: GovernorState,
     /// `cpuinfo.transition_latency` (ns): how long `__cpufreq_driver_target()` takes.
     pub transition_latency_ns: Nanos,
+    /// The governor changes frequency through `__cpufreq_driver_target()` in process
+    /// context (schedutil without fast switch: its `sugov:N` kthread).
+    pub slow_path: bool,
+    /// The `sugov:N` kthread, when `cpufreq.kthread = thread` (sim/kthread.rs).
+    pub kthread: Option<super::kthread::Kthread>,
 }
 
 /// The run's cpufreq policies, by performance domain.
@@ -69,10 +74,13 @@ impl CpufreqState {
                     };
                     let max_cap = pd.cpus.first().map_or(1024, |&c| p.cpus[c].capacity);
                     let em_pd = em.pds.get(i).and_then(Option::as_ref);
+                    let slow_path = !params.fast_switch;
                     let sg = SugovPolicy::new(pd, max_cap, em_pd, params, s.fixed_freq_khz[i]);
                     CpufreqPolicy {
                         gov: GovernorState::Schedutil(Box::new(sg)),
                         transition_latency_ns: pd.transition_latency_ns,
+                        slow_path,
+                        kthread: None,
                     }
                 })
                 .collect()
@@ -85,6 +93,8 @@ impl CpufreqState {
                         freq_khz: s.fixed_freq_khz[i],
                     },
                     transition_latency_ns: pd.transition_latency_ns,
+                    slow_path: false,
+                    kthread: None,
                 })
                 .collect()
         };
@@ -130,12 +140,27 @@ impl Sim<'_> {
         let r = self.cpufreq.policies[pd]
             .gov
             .update_util(now, cpu, flags, &inputs);
-        self.freq_request(out, pd, r, now);
+        self.freq_request(out, pd, r, cpu, now);
     }
 
-    fn freq_request(&mut self, out: &mut Out<'_, '_>, pd: usize, r: FreqRequest, now: Nanos) {
+    /// Carries out a governor's request made on `cpu`: a fast switch now; the slow path
+    /// through the policy's kthread (its irq_work raised on `cpu`), or, without one, a
+    /// transition that starts now and takes the domain's transition latency.
+    fn freq_request(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        r: FreqRequest,
+        cpu: usize,
+        now: Nanos,
+    ) {
         match r {
             FreqRequest::FastSwitch { freq_khz } => self.apply_freq(out, pd, freq_khz, now),
+            FreqRequest::Target { .. } if self.cpufreq.policies[pd].kthread.is_some() => {
+                // sugov_deferred_update() → irq_work_queue(): after this operation
+                let (pd, cpu) = (pd as u32, cpu as u32);
+                self.q.push(now, Ev::IrqWork { pd, cpu });
+            }
             FreqRequest::Target { .. } => {
                 // the driver takes the domain's transition latency
                 let at = now + self.cpufreq.policies[pd].transition_latency_ns;
@@ -159,7 +184,14 @@ impl Sim<'_> {
         let r = pol.gov.transition_done();
         let f = pol.gov.cur();
         self.apply_freq(out, pd, f, now);
-        self.freq_request(out, pd, r, now);
+        if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
+            // the kthread, woken by the completion, serves the request made meanwhile
+            kt.more |= matches!(r, FreqRequest::Target { .. });
+            self.sugov_transition_complete(out, pd, now);
+        } else {
+            let cpu = self.p.perf_domains[pd].cpus.first().copied().unwrap_or(0);
+            self.freq_request(out, pd, r, cpu, now);
+        }
     }
 
     /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's

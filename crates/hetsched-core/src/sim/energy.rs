@@ -22,8 +22,7 @@
 //! kernel scales the whole next clock delta by the frequency read at that update, an error
 //! bounded by one tick); `cpu_bw_dl()` is 0 (DL running bandwidth is not tracked; DL tasks
 //! count through `cpu_util_dl()`); no IRQ time; no task ever sleeps in I/O, so the
-//! iowait boost is never requested (`SCHED_CPUFREQ_IOWAIT` is never passed); the sugov
-//! kthread's own CPU time is not charged.
+//! iowait boost is never requested (`SCHED_CPUFREQ_IOWAIT` is never passed).
 
 use super::{g_overutilized, Class, Out, Rq, Sim};
 use crate::cpufreq::RqSignals;

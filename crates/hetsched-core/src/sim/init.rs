@@ -150,7 +150,7 @@ impl<'w> Sim<'w> {
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
         let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em);
-        Sim {
+        let mut sim = Sim {
             en,
             cpufreq,
             p,
@@ -227,7 +227,9 @@ impl<'w> Sim<'w> {
                 .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
-        }
+        };
+        sim.spawn_sugov_kthreads();
+        sim
     }
 
     /// `create_thread()` of rt-app: a thread of task `ti` named `comm`, not started.
@@ -262,7 +264,7 @@ impl<'w> Sim<'w> {
             (comm, false)
         };
         self.threads.push(Thread {
-            pid: PID_BASE + 1 + tid as u32,
+            pid: PID_BASE + 1 + self.nr_user_threads() as u32,
             comm,
             comm0: "rt-app".into(),
             task: ti,
@@ -285,29 +287,12 @@ impl<'w> Sim<'w> {
             wakee: Default::default(),
             recent_used_cpu: 0,
             enqueue_migrated: false,
+            kthread: None,
             uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
             uclamp_on: None,
         });
-        self.uthreads.push(user::UserThread {
-            task: ti,
-            wait_on: WaitOn::Nothing,
-            retry: Retry::None,
-            spin: 0,
-            spin_at: 0,
-            yielded: false,
-            pc: Pc::default(),
-            op: Op::Step,
-            t_first: 0,
-            started: false,
-            timer_wait: None,
-            unique_timers: vec![TimerState::default(); self.unique_counts[ti]],
-            loop_start: 0,
-            run_ns: 0,
-            op_start: 0,
-            wu_lat_ns: 0,
-            slack_ns: 0,
-            done_loops: false,
-        });
+        self.uthreads
+            .push(user::UserThread::new(ti, self.unique_counts[ti]));
         // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t
             .attrs

@@ -210,6 +210,7 @@ impl<'w> Sim<'w> {
                     }
                 }
                 Ev::FreqApply { pd } => self.freq_apply_event(out, pd as usize, now),
+                Ev::IrqWork { pd, cpu } => self.sugov_irq_work(out, pd as usize, cpu as usize, now),
                 Ev::End => {
                     self.finish(out, now);
                     return;
@@ -269,7 +270,11 @@ impl<'w> Sim<'w> {
             self.arm_op(cpu, now);
             return;
         }
-        self.op_completed(out, cpu, tid, now);
+        if self.threads[tid].kthread.is_some() {
+            self.kthread_op_done(out, cpu, tid, now);
+        } else {
+            self.op_completed(out, cpu, tid, now);
+        }
     }
 
     /// Ends the run with a diagnostic.

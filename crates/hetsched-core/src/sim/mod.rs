@@ -28,6 +28,7 @@ mod core;
 mod cpufreq;
 pub mod energy;
 mod init;
+mod kthread;
 mod load_avg;
 mod machine;
 mod tracepoints;
@@ -112,6 +113,9 @@ pub struct RunResult {
     pub duration_s: f64,
     /// Per task.
     pub tasks: Vec<TaskMetrics>,
+    /// Per kernel thread (`sugov:N`): they run beside the workload and their CPU time is
+    /// in the CPUs' busy time.
+    pub kernel_threads: Vec<TaskMetrics>,
     /// Per CPU.
     pub cpus: Vec<CpuMetrics>,
     /// Migrations by reason.
@@ -152,6 +156,9 @@ enum Ev {
     DlReplenish { tid: u32, gen: u32 },
     /// A slow-path frequency transition of a performance domain completes.
     FreqApply { pd: u32 },
+    /// The governor's irq_work of a performance domain's policy, raised on `cpu`: it wakes
+    /// the policy's kthread (`sugov_irq_work()` → `kthread_queue_work()`).
+    IrqWork { pd: u32, cpu: u32 },
     /// The end of the run.
     End,
 }
@@ -197,6 +204,8 @@ struct Thread {
     /// ENQUEUE_MIGRATED for its next enqueue: it changed CPU since it was last queued
     /// (`WF_MIGRATED` in `try_to_wake_up()`, `TASK_ON_RQ_MIGRATING` in `activate_task()`).
     enqueue_migrated: bool,
+    /// A kernel thread: the `sugov:N` kthread of this performance domain's policy.
+    kthread: Option<usize>,
     /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
     uclamp: [u64; 2],
     /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).
@@ -283,7 +292,9 @@ enum TimerSlot {
     Unique(usize),
 }
 
-const PID_BASE: u32 = 1000;
+const PID_BASE: u32 = crate::metrics::FIRST_USER_PID;
+/// The pid of the first kernel thread the engine creates (`sugov:N`).
+const KTHREAD_PID_BASE: u32 = 100;
 /// Simulated uptime when the workload starts. The kernel treats a PELT
 /// `last_update_time` of 0 as "not attached yet", so no clock may start at 0; traces
 /// therefore begin at 1.000000, like a trace taken one second after boot.
@@ -437,6 +448,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         ));
     }
     let (tasks, cpus) = out.metrics.results();
+    let kernel_threads = out.metrics.kernel_threads();
     let settings_hash = format!("{:016x}", sim.s.hash());
     let end_now = sim.q.now();
     let energy = match out.metrics.energy() {
@@ -456,6 +468,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         settings_hash,
         duration_s: (sim.q.now() - sim.t0) as f64 / NSEC_PER_SEC as f64,
         tasks,
+        kernel_threads,
         cpus,
         migrations: MigrationReason::ALL
             .iter()

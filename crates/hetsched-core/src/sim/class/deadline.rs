@@ -11,6 +11,9 @@ impl<'w> Sim<'w> {
         let dt = now.saturating_sub(self.rqs[cpu].seg_start_dl);
         self.rqs[cpu].seg_start_dl = now;
         let t = &mut self.threads[tid];
+        if t.kthread.is_some() {
+            return; // update_curr_dl_se(): dl_entity_is_special() (SCHED_FLAG_SUGOV)
+        }
         t.dl.runtime -= dt as i64;
         if t.dl.runtime <= 0 && !t.dl.throttled && t.state == TState::Runnable {
             t.dl.throttled = true;
@@ -73,7 +76,10 @@ impl<'w> Sim<'w> {
         t.cpu = cpu;
         self.refresh_view(cpu);
         self.add_nr_running(cpu);
-        self.cpufreq_update_util(out, cpu, 0, now);
+        if self.threads[tid].kthread.is_none() {
+            // add_running_bw() (not for a special entity) → cpufreq_update_util()
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
     }
 
     /// `dequeue_task_dl()`; `sub_running_bw()` → `cpufreq_update_util()`.
@@ -87,7 +93,10 @@ impl<'w> Sim<'w> {
         let key = self.threads[tid].dl_key;
         self.rqs[cpu].dl.dequeue(tid, key);
         self.refresh_view(cpu);
-        self.cpufreq_update_util(out, cpu, 0, now);
+        if self.threads[tid].kthread.is_none() {
+            // sub_running_bw() (not for a special entity) → cpufreq_update_util()
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
     }
 
     /// `wakeup_preempt_dl()`: an earlier deadline preempts.

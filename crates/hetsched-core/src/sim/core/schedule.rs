@@ -130,7 +130,11 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                self.return_to_user(out, cpu, n, now);
+                if self.threads[n].kthread.is_some() {
+                    self.kthread_run(cpu, n, now);
+                } else {
+                    self.return_to_user(out, cpu, n, now);
+                }
             }
             None => {
                 self.en.idle_calls[cpu] += 1;

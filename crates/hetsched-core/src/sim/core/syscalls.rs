@@ -17,6 +17,18 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
+    /// A kernel thread running on `cpu` goes to sleep until something wakes it
+    /// (`schedule()` in `kthread_worker_fn()` or a completion wait).
+    pub(in crate::sim) fn kthread_sleep(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.block_as(out, cpu, tid, now, None, false);
+    }
+
     /// `clock_nanosleep(TIMER_ABSTIME)`: the running thread `tid` sleeps until `at`.
     pub(in crate::sim) fn sys_clock_nanosleep(
         &mut self,
@@ -177,6 +189,20 @@ impl<'w> Sim<'w> {
         now: Nanos,
         at: Option<Nanos>,
     ) {
+        self.block_as(out, cpu, tid, now, at, true);
+    }
+
+    /// [`Sim::block`]; `user`: a workload thread, whose untimed sleeps count towards the
+    /// deadlock check.
+    fn block_as(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        at: Option<Nanos>,
+        user: bool,
+    ) {
         self.update_rq_clock(cpu, now);
         if self.threads[tid].class == Class::Dl {
             self.update_curr_dl(cpu, tid, now);
@@ -196,7 +222,7 @@ impl<'w> Sim<'w> {
                     gen,
                 },
             );
-        } else {
+        } else if user {
             self.threads[tid].res_blocked = true;
             self.nr_res_blocked += 1;
         }

@@ -186,7 +186,8 @@ impl<'w> Sim<'w> {
             return;
         }
         let mut blocked = Vec::new();
-        for (t, u) in self.threads.iter().zip(&self.uthreads) {
+        let user = self.threads.iter().zip(&self.uthreads);
+        for (t, u) in user.filter(|(t, _)| t.kthread.is_none()) {
             match t.state {
                 TState::Dead => {}
                 TState::Runnable => return,

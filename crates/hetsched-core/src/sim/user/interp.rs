@@ -427,7 +427,7 @@ impl<'w> Sim<'w> {
             ));
             return;
         }
-        let ind = self.threads.len();
+        let ind = self.nr_user_threads();
         let comm = format!("{}-{}-{:04}", self.w.tasks[ti].name, ind, n);
         let tid = self.sys_clone(out, Some((parent, cpu)), ti, comm, now);
         // a forked thread also starts from t_zero (rt-app's thread_body(): t_first =

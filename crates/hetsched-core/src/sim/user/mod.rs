@@ -44,3 +44,35 @@ pub(in crate::sim) struct UserThread {
     pub(in crate::sim) slack_ns: i64,
     pub(in crate::sim) done_loops: bool,
 }
+
+impl UserThread {
+    /// A new thread of workload task `task` (`unique_timers`: its `unique*` timer slots).
+    pub(in crate::sim) fn new(task: usize, unique_timers: usize) -> UserThread {
+        UserThread {
+            task,
+            wait_on: WaitOn::Nothing,
+            retry: Retry::None,
+            spin: 0,
+            spin_at: 0,
+            yielded: false,
+            pc: Pc::default(),
+            op: Op::Step,
+            t_first: 0,
+            started: false,
+            timer_wait: None,
+            unique_timers: vec![TimerState::default(); unique_timers],
+            loop_start: 0,
+            run_ns: 0,
+            op_start: 0,
+            wu_lat_ns: 0,
+            slack_ns: 0,
+            done_loops: false,
+        }
+    }
+
+    /// The user-space side of a kernel thread: none; only `op`, the CPU time of its
+    /// current piece of work, is used (sim/kthread.rs).
+    pub(in crate::sim) fn kernel() -> UserThread {
+        UserThread::new(0, 0)
+    }
+}

@@ -1,0 +1,205 @@
+//! Kernel threads as real simulated threads: schedutil's slow-path kthread `sugov:N`
+//! (kernel/sched/cpufreq_schedutil.c, v6.11: `sugov_kthread_create()`,
+//! `sugov_irq_work()`, `sugov_work()`), one per policy without fast switch: SCHED_DEADLINE
+//! with SCHED_FLAG_SUGOV (runtime 1 ms, deadline and period 10 ms, never throttled, no
+//! bandwidth, no `cpufreq_update_util()` from its own enqueue), bound to the policy's
+//! CPUs (`kthread_bind_mask(related_cpus)`).
+//!
+//! A governor's slow-path request raises the policy's irq_work (`Ev::IrqWork`, run after
+//! the current scheduler operation, as an irq_work runs once interrupts are enabled
+//! again), which wakes the kthread. The kthread runs `sugov_work()` up to the driver's
+//! request (`cpufreq.kthread_cpu_us` of CPU time), then sleeps while the driver's
+//! transition takes the domain's transition latency (the mailbox drivers of the presets
+//! wait for the firmware's completion); the completion applies the frequency
+//! (`cpu_frequency`) and wakes the kthread, which ends the transition (the same CPU time
+//! again) and either serves the request made meanwhile or sleeps until the next irq_work.
+//!
+//! Simplifications: the kthread sleeps interruptibly in both waits (the kernel's
+//! completion wait is uninterruptible, `prev_state` D); `work_in_progress` is held until
+//! the transition completes (see crate::cpufreq::schedutil).
+
+use super::*;
+
+/// Where the policy's kthread is in its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum KthreadPhase {
+    /// Asleep in `kthread_worker_fn()`, waiting for work.
+    Idle,
+    /// Woken by the irq_work: `sugov_work()` up to `__cpufreq_driver_target()`.
+    Work,
+    /// Asleep while the driver's transition takes the transition latency.
+    Wait,
+    /// Woken by the driver's completion: the end of the transition.
+    Done,
+}
+
+/// A policy's kthread: its thread and where it is.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::sim) struct Kthread {
+    /// The thread.
+    pub tid: usize,
+    /// Where it is.
+    pub phase: KthreadPhase,
+    /// A request was made while it served another (`kthread_queue_work()` of a busy
+    /// worker): it serves it before sleeping.
+    pub more: bool,
+}
+
+impl Sim<'_> {
+    /// The workload's threads so far (kernel threads excluded): rt-app's thread index.
+    pub(in crate::sim) fn nr_user_threads(&self) -> usize {
+        self.threads.iter().filter(|t| t.kthread.is_none()).count()
+    }
+
+    /// `sugov_kthread_create()` for every policy that takes the slow path: the thread
+    /// exists from boot, asleep.
+    pub(in crate::sim) fn spawn_sugov_kthreads(&mut self) {
+        if self.s.options.cpufreq.kthread != crate::options::KthreadModel::Thread {
+            return;
+        }
+        for pd in 0..self.cpufreq.policies.len() {
+            if !self.cpufreq.policies[pd].slow_path {
+                continue;
+            }
+            let cpus = &self.p.perf_domains[pd].cpus;
+            let first = cpus.iter().copied().min().unwrap_or(0);
+            let affinity = CpuSet::from_cpus(cpus);
+            let tid = self.threads.len();
+            let comm = format!("sugov:{first}");
+            self.threads.push(Thread {
+                pid: KTHREAD_PID_BASE + pd as u32,
+                comm: comm.clone(),
+                comm0: comm,
+                task: 0,
+                policy: SchedPolicy::Deadline,
+                nice: 0,
+                normal_prio: -1,
+                eff_prio: -1,
+                class: Class::Dl,
+                rt_key: (0, 0),
+                rr_slice: rtq::RR_TIMESLICE_NS,
+                dl: DlEntity::new(1_000_000, 10_000_000, 10_000_000),
+                dl_key: (0, 0),
+                dl_gen: 0,
+                res_blocked: false,
+                affinity,
+                state: TState::Sleeping,
+                cpu: first,
+                wake_gen: 0,
+                renamed: true,
+                wakee: Default::default(),
+                recent_used_cpu: first,
+                enqueue_migrated: false,
+                kthread: Some(pd),
+                uclamp: [0, 1024],
+                uclamp_on: None,
+            });
+            self.uthreads.push(user::UserThread::kernel());
+            self.cfs_stamp.push(0);
+            self.ents.push(SchedEntity::new(
+                LoadWeight::for_nice(0, false),
+                self.s.fair.base_slice,
+            ));
+            self.cpufreq.policies[pd].kthread = Some(Kthread {
+                tid,
+                phase: KthreadPhase::Idle,
+                more: false,
+            });
+        }
+    }
+
+    /// `sugov_irq_work()` raised on `cpu`: `kthread_queue_work()` wakes the policy's
+    /// kthread, or leaves the request to it when it is busy.
+    pub(in crate::sim) fn sugov_irq_work(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() else {
+            return;
+        };
+        if kt.phase != KthreadPhase::Idle {
+            kt.more = true;
+            return;
+        }
+        kt.phase = KthreadPhase::Work;
+        let tid = kt.tid;
+        self.try_to_wake_up(out, tid, now, Some(cpu));
+    }
+
+    /// The driver's transition of `pd` completed: the kthread waiting for it is woken.
+    pub(in crate::sim) fn sugov_transition_complete(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        now: Nanos,
+    ) {
+        let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() else {
+            return;
+        };
+        if kt.phase != KthreadPhase::Wait {
+            return;
+        }
+        kt.phase = KthreadPhase::Done;
+        let tid = kt.tid;
+        let cpu = self.threads[tid].cpu;
+        self.try_to_wake_up(out, tid, now, Some(cpu));
+    }
+
+    /// The kthread got the CPU: it goes on with the CPU time of its current phase.
+    pub(in crate::sim) fn kthread_run(&mut self, cpu: usize, tid: usize, now: Nanos) {
+        if self.uthreads[tid].op == Op::Step {
+            let us = self.s.options.cpufreq.kthread_cpu_us.unwrap_or(10);
+            self.uthreads[tid].op = Op::Runtime { ns: us * 1000 };
+            self.start_op(cpu, now);
+        } else {
+            self.arm_op(cpu, now);
+        }
+    }
+
+    /// The kthread's CPU time for its phase is spent: after `sugov_work()` it asks the
+    /// driver and sleeps until the transition completes; after the transition's end it
+    /// serves a request made meanwhile, or sleeps until the next irq_work.
+    pub(in crate::sim) fn kthread_op_done(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.uthreads[tid].op = Op::Step;
+        let Some(pd) = self.threads[tid].kthread else {
+            return;
+        };
+        let Some(kt) = self.cpufreq.policies[pd].kthread else {
+            return;
+        };
+        match kt.phase {
+            KthreadPhase::Work => {
+                self.set_kthread_phase(pd, KthreadPhase::Wait);
+                let at = now + self.cpufreq.policies[pd].transition_latency_ns;
+                self.q.push(at, Ev::FreqApply { pd: pd as u32 });
+                self.kthread_sleep(out, cpu, tid, now);
+            }
+            KthreadPhase::Done if kt.more => {
+                if let Some(k) = self.cpufreq.policies[pd].kthread.as_mut() {
+                    k.more = false;
+                    k.phase = KthreadPhase::Work;
+                }
+                self.kthread_run(cpu, tid, now);
+            }
+            _ => {
+                self.set_kthread_phase(pd, KthreadPhase::Idle);
+                self.kthread_sleep(out, cpu, tid, now);
+            }
+        }
+    }
+
+    fn set_kthread_phase(&mut self, pd: usize, phase: KthreadPhase) {
+        if let Some(k) = self.cpufreq.policies[pd].kthread.as_mut() {
+            k.phase = phase;
+        }
+    }
+}
