@@ -65,6 +65,7 @@ reproduce-check: build
 bench:
 	$(CARGO) build --profile bench-lto --locked -p hetsched-bench
 	target/bench-lto/hetsched-bench periodic
+	target/bench-lto/hetsched-bench periodic-perf
 	target/bench-lto/hetsched-bench periodic-trace
 	target/bench-lto/hetsched-bench large
 	target/bench-lto/hetsched-bench --check-target

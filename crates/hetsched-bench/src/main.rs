@@ -7,6 +7,9 @@
 //! - `periodic`: 32 periodic tasks, periods from {4, 8, 10, 16, 20, 40, 50, 100} ms, total
 //!   utilisation about 3 CPUs (of the biggest CPU), on hikey960, 100 simulated seconds,
 //!   trace off. Target: at least 1,000 xRT on one core.
+//! - `periodic-perf`: the same with `cpufreq.governor=performance` (fixed frequency, no
+//!   EAS, no schedutil kthread): the workload the benchmark ran before schedutil became
+//!   the default, to compare with its history.
 //! - `periodic-trace`: the same, writing the ftrace text to a file.
 //! - `--check-target`: best of three `periodic` runs against the target (exit 1 if missed).
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
@@ -144,10 +147,24 @@ fn peak_rss_mib() -> f64 {
 /// Target of this release for `periodic`.
 const PERIODIC_TARGET_XRT: f64 = 1000.0;
 
+/// The options of benchmark `name` beyond the defaults.
+fn sets_of(name: &str) -> &'static [&'static str] {
+    match name {
+        "periodic-perf" => &["cpufreq.governor=performance"],
+        _ => &[],
+    }
+}
+
 /// The pinned inputs of benchmark `name`: platform, workload, simulated seconds, trace on.
 fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
     Ok(match name {
         "periodic" => (
+            hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
+            periodic_workload(32, 3.0),
+            100,
+            false,
+        ),
+        "periodic-perf" => (
             hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
             periodic_workload(32, 3.0),
             100,
@@ -162,17 +179,19 @@ fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
         "large" => (large_platform(), periodic_workload(2048, 96.0), 10, false),
         other => {
             return Err(format!(
-                "unknown benchmark `{other}`; expected periodic, periodic-trace or large"
+                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-trace or large"
             ))
         }
     })
 }
 
-fn spec_of(platform: Platform, workload: Workload, secs: u64) -> RunSpec {
+fn spec_of(name: &str, platform: Platform, workload: Workload, secs: u64) -> RunSpec {
     RunSpec {
         platform,
         workload,
-        options: Options::default(),
+        options: Options::default()
+            .apply_sets(sets_of(name))
+            .expect("the benchmarks' options are valid"),
         seed: 1,
         duration_ns: Some(secs * NSEC_PER_SEC),
     }
@@ -181,7 +200,7 @@ fn spec_of(platform: Platform, workload: Workload, secs: u64) -> RunSpec {
 /// `dump NAME`: the full ftrace text on stdout, the result JSON on stderr.
 fn dump(name: &str) -> Result<(), String> {
     let (platform, workload, secs, _) = inputs(name)?;
-    let spec = spec_of(platform, workload, secs);
+    let spec = spec_of(name, platform, workload, secs);
     let stdout = std::io::stdout();
     let mut sink = hetsched_trace::FtraceTextSink::new(std::io::BufWriter::new(stdout.lock()));
     let r = {
@@ -195,7 +214,7 @@ fn dump(name: &str) -> Result<(), String> {
 
 fn bench(name: &str) -> Result<f64, String> {
     let (platform, workload, secs, trace) = inputs(name)?;
-    let spec = spec_of(platform, workload, secs);
+    let spec = spec_of(name, platform, workload, secs);
     let trace_path =
         std::env::temp_dir().join(format!("hetsched-bench-{}.txt", std::process::id()));
     let start = Instant::now();
@@ -247,7 +266,7 @@ fn check_target() -> Result<bool, String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let names: Vec<&str> = if args.is_empty() {
-        vec!["periodic", "periodic-trace", "large"]
+        vec!["periodic", "periodic-perf", "periodic-trace", "large"]
     } else {
         args.iter().map(String::as_str).collect()
     };
