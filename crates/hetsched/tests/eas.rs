@@ -469,11 +469,13 @@ fn eas_placement_energy_is_near_the_best_the_model_allows() {
             assert!(r.settings.eas_enabled);
             let comms: Vec<String> = (0..runs.len()).map(|i| format!("t{i}-{i}")).collect();
             // Every task met its period: one wake-up per 16 ms period of the 3 s run
-            // (rt-app's timer does not sleep after an overrun, so an overrun loses one).
+            // (rt-app's timer does not sleep after an overrun, so an overrun loses one),
+            // but for the start: a task forked onto a LITTLE at the frequency schedutil
+            // chose while idle may overrun its first two periods before misfit moves it up.
             for c in &comms {
                 let t = r.tasks.iter().find(|t| &t.comm == c).unwrap();
                 assert!(
-                    t.wakeups >= 3000 / 16 - 1,
+                    t.wakeups >= 3000 / 16 - 2,
                     "{platform} {name} {c}: {} wake-ups",
                     t.wakeups
                 );

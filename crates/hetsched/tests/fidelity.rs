@@ -270,12 +270,13 @@ fn overutilized_is_checked_at_wakeups_not_at_a_migration() {
       "tasks": { "t": { "phases": {
         "p1": { "cpus": [4], "run": 400000 },
         "p2": { "cpus": [0], "run": 30000 } } } } }"#;
-    // A fast-switching policy: the wake-ups of a `sugov:N` kthread would overload the
-    // root domain (`add_nr_running()`), and CPU 4's newidle balance at the move would then
-    // set the flag from its statistics, as the kernel does.
+    // No load balancing: the stopper that moves the task (and a `sugov:N` kthread) count
+    // in `add_nr_running()` and overload the root domain, and CPU 4's newidle balance at
+    // the move would then set the flag from its statistics, as the kernel does; this test
+    // is about the enqueue's own check.
     let sets = [
         "cpufreq.governor=schedutil",
-        "cpufreq.fast_switch=true",
+        "balance.enabled=false",
         "eas.overutilized_gate=ignore_lone_task",
         "trace.signals=false",
     ];
@@ -635,4 +636,54 @@ fn the_slow_path_runs_in_the_sugov_kthread() {
     let (r, lines) = traced("m1pro", json, 300, &["trace.signals=false"]);
     assert!(r.kernel_threads.is_empty());
     assert!(!lines.iter().any(|l| l.contains("sugov")));
+}
+
+/// A running task is moved by its CPU's stopper, `migration/N`, a stop-class thread
+/// (kernel/stop_machine.c, kernel/sched/stop_task.c, v6.11): misfit active balance
+/// (`stop_one_cpu_nowait(active_load_balance_cpu_stop)`) and a `sched_setaffinity()` that
+/// excludes the running task's CPU (`migration_cpu_stop()`). The source CPU switches from
+/// the task to `migration/N` (prio 0), which emits `sched_migrate_task` and sleeps. `big`
+/// starts on a LITTLE CPU of hikey960 and grows misfit; `hop` moves itself from CPU 1 to
+/// CPUs 2–3 at its second phase.
+#[test]
+fn running_tasks_are_moved_by_the_stopper_thread() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "big": { "cpus": [0, 4, 5, 6, 7], "delay": 0, "loop": -1, "run": 100000 },
+        "pin": { "instance": 4, "cpus": [4, 5, 6, 7], "run": 30000, "sleep": 10000 },
+        "hop": { "phases": {
+            "p1": { "cpus": [1], "run": 20000 },
+            "p2": { "cpus": [2, 3], "run": 20000 } } } } }"#;
+    let (r, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    let moved_by_stopper: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("sched_migrate_task:") && l.trim_start().starts_with("migration/"))
+        .collect();
+    assert!(
+        r.migrations["affinity"] >= 1 && r.migrations["misfit"] >= 1,
+        "{:?}",
+        r.migrations
+    );
+    assert_eq!(
+        moved_by_stopper.len() as u64,
+        r.migrations["affinity"] + r.migrations["misfit"] + r.migrations["active"],
+        "every active and affinity move comes from a stopper"
+    );
+    for m in moved_by_stopper {
+        let (t, task) = (t_us(m), field(m, "comm"));
+        let cpu = field(m, "orig_cpu").trim_start_matches('0').to_string();
+        let stopper = format!("migration/{}", if cpu.is_empty() { "0" } else { &cpu });
+        assert!(m.trim_start().starts_with(&format!("{stopper}-")), "{m}");
+        let switched = lines.iter().any(|l| {
+            l.contains("sched_switch:")
+                && t_us(l) == t
+                && field(l, "prev_comm") == task
+                && field(l, "next_comm") == stopper
+                && field(l, "next_prio") == "0"
+        });
+        assert!(
+            switched,
+            "{task} was not switched out for {stopper} at {t} µs"
+        );
+    }
 }

@@ -7,11 +7,12 @@
 //! - `nohz_balancer_kick()` from a busy CPU's tick → `_nohz_idle_balance()`: every tickless
 //!   idle CPU whose `next_balance` is due balances its domains as `CPU_IDLE`;
 //! - `sched_balance_newidle()` when a CPU runs out of fair work;
-//! - active balance: the busiest CPU's stopper (`active_load_balance_cpu_stop()`) pushes its
-//!   running task, for a misfit task or after repeated failures;
+//! - active balance: the busiest CPU's stopper thread (`migration/N`, class/stop.rs)
+//!   preempts its running task and `active_load_balance_cpu_stop()` pushes a task, for a
+//!   misfit task or after repeated failures;
 //! - `update_misfit_status()` at the tick and at pick.
 //!
-//! Simplifications: the stopper runs at once (no `migration/N` thread in the trace); the
+//! Simplifications: the
 //! cost of a newidle pass is a constant ([`NEWIDLE_COST_NS`] per domain) rather than
 //! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
 
@@ -43,8 +44,6 @@ pub(in crate::sim) struct Env<'a> {
     pub now: Nanos,
     pub util_est: bool,
     pub ue_ver: pelt::UtilEstVersion,
-    /// The CPU whose stopper is running (it counts in `nr_running`, its task is queued).
-    pub stopper: Option<usize>,
     /// The engine's memo of this pass's reads (see [`LbScratch`]).
     pub scratch: &'a LbScratch,
     /// This pass's stamp in `scratch`.
@@ -55,7 +54,7 @@ pub(in crate::sim) struct Env<'a> {
 
 /// The balancer's reads memoised for one pass (an [`Env`]): each CPU's [`LbCpu`] and
 /// `cfs_tasks` order are computed on first use in the pass (the balancer reads each many
-/// times), and the tasks still `on_cpu` on a CPU that a stopper moved them from. It lives
+/// times). It lives
 /// in the engine so that a pass allocates nothing once warm; an entry belongs to the pass
 /// whose stamp it carries, so starting a pass ([`LbScratch::begin`]) clears nothing.
 /// Nothing is kept from one pass to the next: the values are the same as computing them
@@ -66,8 +65,6 @@ pub(in crate::sim) struct LbScratch {
     last: Cell<u64>,
     cpus: RefCell<Vec<(u64, LbCpu)>>,
     order: RefCell<Vec<(u64, Vec<usize>)>>,
-    /// (pass, tasks that are `curr` of an rq with `prev_moved`).
-    moved_on_cpu: RefCell<(u64, Vec<usize>)>,
 }
 
 impl LbScratch {
@@ -139,14 +136,15 @@ impl Env<'_> {
     #[inline(never)]
     fn fill_cpu(&self, cpu: usize, out: &mut LbCpu) {
         let rq = &self.rqs[cpu];
-        let stop = self.stopper == Some(cpu);
-        let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running();
+        // the stopper counts in nr_running while it is queued or running
+        let stop = usize::from(rq.stop.is_some());
+        let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() + stop;
         let cap = self.capacity(cpu);
         let a = &rq.cfs.avg;
         let util_cfs = self.cpu_util_cfs(cpu);
         *out = LbCpu {
-            idle: !stop && rq.curr.is_none() && nr == 0,
-            nr_running: (nr + usize::from(stop)) as u32,
+            idle: rq.curr.is_none() && nr == 0,
+            nr_running: nr as u32,
             h_nr_running: rq.cfs.nr_running,
             load: a.load_avg,
             util_cfs,
@@ -195,19 +193,6 @@ impl Env<'_> {
         }
         v.sort_by_key(|&t| (self.stamp[t], t));
     }
-
-    /// `t` is `curr` of a CPU whose stopper moved it away, and that CPU has not switched
-    /// from it yet (`p->on_cpu` is still set). One scan of the rqs per pass.
-    fn moved_on_cpu(&self, t: usize) -> bool {
-        let mut m = self.scratch.moved_on_cpu.borrow_mut();
-        if m.0 != self.pass {
-            m.0 = self.pass;
-            m.1.clear();
-            let currs = self.rqs.iter().filter(|rq| rq.prev_moved);
-            m.1.extend(currs.filter_map(|rq| rq.curr));
-        }
-        m.1.contains(&t)
-    }
 }
 
 impl LbEnv for Env<'_> {
@@ -248,11 +233,8 @@ impl LbEnv for Env<'_> {
             return LbTask::default();
         };
         drop(o);
-        // `task_on_cpu()` (`p->on_cpu`): running here, or moved here by a stopper from a
-        // CPU that has not switched away from it yet.
-        let running =
-            (self.stopper != Some(cpu) && self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq)
-                || self.moved_on_cpu(t);
+        // `task_on_cpu()` (`p->on_cpu`)
+        let running = self.rqs[cpu].curr == Some(t) && self.ents[t].on_rq;
         LbTask {
             running,
             ..lb_task(self.ents, self.threads, t, self.util_est, self.ue_ver)
@@ -284,7 +266,7 @@ impl LbEnv for Env<'_> {
 /// Builds an [`Env`] from the engine's fields (field by field, so that the balancer's own
 /// state can be borrowed mutably beside it).
 macro_rules! lb_env {
-    ($s:expr, $now:expr, $stopper:expr) => {
+    ($s:expr, $now:expr) => {
         Env {
             rqs: &$s.rqs,
             threads: &$s.threads,
@@ -295,7 +277,6 @@ macro_rules! lb_env {
             now: $now,
             util_est: $s.s.options.pelt.util_est,
             ue_ver: $s.ue_ver,
-            stopper: $stopper,
             scratch: &$s.lb_scratch,
             pass: $s.lb_scratch.begin($s.rqs.len()),
             ou: $s.en.eas.then_some(OuEnv {
@@ -334,13 +315,20 @@ impl Sim<'_> {
             self.rd_overload = v;
         }
         if let Some(a) = active {
-            self.active_balance_stop(out, a.src, a.dst, a.reason, now);
+            // sched_balance_rq(): busiest->active_balance = 1, then stop_one_cpu_nowait()
+            self.active_balance[a.src] = true;
+            let work = super::class::StopWork::ActiveBalance {
+                dst: a.dst,
+                reason: a.reason,
+            };
+            self.stop_one_cpu_nowait(out, a.src, work, cpu, now);
         }
     }
 
-    /// `active_load_balance_cpu_stop()` on `src`: its stopper preempts the running task
-    /// and pushes a task to `dst`.
-    fn active_balance_stop(
+    /// `active_load_balance_cpu_stop()` run by `src`'s stopper (class/stop.rs), which
+    /// preempted the task that ran there: the balancer picks a task to push to `dst`, and
+    /// `sched_migrate_task` comes from the stopper on `src`.
+    pub(in crate::sim) fn active_load_balance_cpu_stop(
         &mut self,
         out: &mut Out<'_, '_>,
         src: usize,
@@ -348,19 +336,14 @@ impl Sim<'_> {
         reason: MigrationReason,
         now: Nanos,
     ) {
-        self.active_balance[src] = true;
         let m = {
-            let env = lb_env!(self, now, Some(src));
+            let env = lb_env!(self, now);
             self.lb
                 .active_load_balance_cpu_stop(&env, &mut self.doms, &self.lbp, src, dst, reason)
         };
         self.active_balance[src] = false;
         if let Some(m) = m {
-            if self.rqs[m.src].curr == Some(m.task) {
-                self.move_running(out, m, now);
-            } else {
-                self.move_queued(out, m, now);
-            }
+            self.move_queued_on(out, m, src, now);
         }
     }
 
@@ -387,7 +370,7 @@ impl Sim<'_> {
             let mut cont = true;
             if jiffies >= sd.last_balance + interval {
                 let dec = {
-                    let env = lb_env!(self, now, None);
+                    let env = lb_env!(self, now);
                     let rd = rd_state(self.rd_overload, &self.en);
                     self.lb.sched_balance_rq(
                         &env,
@@ -455,7 +438,7 @@ impl Sim<'_> {
         self.misfit[cpu] = 0;
         let jiffies = self.jiffies(now);
         let res = {
-            let env = lb_env!(self, now, None);
+            let env = lb_env!(self, now);
             let rd = rd_state(self.rd_overload, &self.en);
             let avg_idle = self.rqs[cpu].avg_idle;
             self.lb.sched_balance_newidle(

@@ -536,7 +536,7 @@ impl Sim<'_> {
     /// fair and RT tasks, only while `sched_uclamp_used`.
     pub(in crate::sim) fn uclamp_inc(&mut self, cpu: usize, tid: usize) {
         if !self.en.uclamp_used
-            || self.threads[tid].class == Class::Dl
+            || matches!(self.threads[tid].class, Class::Dl | Class::Stop)
             || self.threads[tid].uclamp_on.is_some()
         {
             return;

@@ -37,7 +37,7 @@ impl<'w> Sim<'w> {
                     // starts, as on a booted board: `sched_balance_find_dst_group_cpu()`
                     // only picks idle CPUs with a non-zero `idle_stamp`.
                     idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
-                    prev_moved: false,
+                    stop: None,
                     // build_sched_domains() → init_sched_groups_capacity(): no pressure yet
                     cpu_capacity: std::cell::Cell::new(p.cpus[c].capacity),
                     cpu_capacity_updated: std::cell::Cell::new(false),
@@ -153,6 +153,8 @@ impl<'w> Sim<'w> {
         let mut sim = Sim {
             en,
             cpufreq,
+            stoppers: Vec::new(),
+            stop_work: vec![Vec::new(); n],
             p,
             w,
             ue_ver: s.options.pelt.util_est_version,
@@ -228,6 +230,7 @@ impl<'w> Sim<'w> {
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
         };
+        sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
         sim
     }

@@ -1,4 +1,5 @@
-//! Kernel threads as real simulated threads: schedutil's slow-path kthread `sugov:N`
+//! Kernel threads as real simulated threads: each CPU's stopper `migration/N`
+//! (class/stop.rs) and schedutil's slow-path kthread `sugov:N`
 //! (kernel/sched/cpufreq_schedutil.c, v6.11: `sugov_kthread_create()`,
 //! `sugov_irq_work()`, `sugov_work()`), one per policy without fast switch: SCHED_DEADLINE
 //! with SCHED_FLAG_SUGOV (runtime 1 ms, deadline and period 10 ms, never throttled, no
@@ -19,6 +20,15 @@
 //! the transition completes (see crate::cpufreq::schedutil).
 
 use super::*;
+
+/// What a kernel thread is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum KthreadKind {
+    /// The stopper of this CPU (`migration/N`).
+    Stopper(usize),
+    /// The `sugov:N` kthread of this performance domain's policy.
+    Sugov(usize),
+}
 
 /// Where the policy's kthread is in its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +61,78 @@ impl Sim<'_> {
         self.threads.iter().filter(|t| t.kthread.is_none()).count()
     }
 
+    /// A kernel thread: its `task_struct`, an empty user side, no fair entity in use.
+    /// Kernel threads have pids from [`KTHREAD_PID_BASE`] in creation order (below the
+    /// workload's, as on a board).
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_kthread(
+        &mut self,
+        comm: String,
+        kind: KthreadKind,
+        policy: SchedPolicy,
+        class: Class,
+        prio: i32,
+        dl: DlEntity,
+        affinity: CpuSet,
+        cpu: usize,
+    ) -> usize {
+        let tid = self.threads.len();
+        let pid = KTHREAD_PID_BASE + (tid - self.nr_user_threads()) as u32;
+        self.threads.push(Thread {
+            pid,
+            comm: comm.clone(),
+            comm0: comm,
+            task: 0,
+            policy,
+            nice: 0,
+            normal_prio: prio,
+            eff_prio: prio,
+            class,
+            rt_key: (0, 0),
+            rr_slice: rtq::RR_TIMESLICE_NS,
+            dl,
+            dl_key: (0, 0),
+            dl_gen: 0,
+            res_blocked: false,
+            affinity,
+            state: TState::Sleeping,
+            cpu,
+            wake_gen: 0,
+            renamed: true,
+            wakee: Default::default(),
+            recent_used_cpu: cpu,
+            enqueue_migrated: false,
+            kthread: Some(kind),
+            uclamp: [0, 1024],
+            uclamp_on: None,
+        });
+        self.uthreads.push(user::UserThread::kernel());
+        self.cfs_stamp.push(0);
+        self.ents.push(SchedEntity::new(
+            LoadWeight::for_nice(0, false),
+            self.s.fair.base_slice,
+        ));
+        tid
+    }
+
+    /// `cpu_stop_init()`: one stopper per CPU, `migration/N`, of the stop class (it shows
+    /// as SCHED_FIFO priority 99: `prio` 0), bound to its CPU, asleep.
+    pub(in crate::sim) fn spawn_stoppers(&mut self) {
+        for cpu in 0..self.p.nr_cpus() {
+            let tid = self.spawn_kthread(
+                format!("migration/{cpu}"),
+                KthreadKind::Stopper(cpu),
+                SchedPolicy::Fifo,
+                Class::Stop,
+                0,
+                DlEntity::default(),
+                CpuSet::from_cpus(&[cpu]),
+                cpu,
+            );
+            self.stoppers.push(tid);
+        }
+    }
+
     /// `sugov_kthread_create()` for every policy that takes the slow path: the thread
     /// exists from boot, asleep.
     pub(in crate::sim) fn spawn_sugov_kthreads(&mut self) {
@@ -64,42 +146,16 @@ impl Sim<'_> {
             let cpus = &self.p.perf_domains[pd].cpus;
             let first = cpus.iter().copied().min().unwrap_or(0);
             let affinity = CpuSet::from_cpus(cpus);
-            let tid = self.threads.len();
-            let comm = format!("sugov:{first}");
-            self.threads.push(Thread {
-                pid: KTHREAD_PID_BASE + pd as u32,
-                comm: comm.clone(),
-                comm0: comm,
-                task: 0,
-                policy: SchedPolicy::Deadline,
-                nice: 0,
-                normal_prio: -1,
-                eff_prio: -1,
-                class: Class::Dl,
-                rt_key: (0, 0),
-                rr_slice: rtq::RR_TIMESLICE_NS,
-                dl: DlEntity::new(1_000_000, 10_000_000, 10_000_000),
-                dl_key: (0, 0),
-                dl_gen: 0,
-                res_blocked: false,
+            let tid = self.spawn_kthread(
+                format!("sugov:{first}"),
+                KthreadKind::Sugov(pd),
+                SchedPolicy::Deadline,
+                Class::Dl,
+                -1,
+                DlEntity::new(1_000_000, 10_000_000, 10_000_000),
                 affinity,
-                state: TState::Sleeping,
-                cpu: first,
-                wake_gen: 0,
-                renamed: true,
-                wakee: Default::default(),
-                recent_used_cpu: first,
-                enqueue_migrated: false,
-                kthread: Some(pd),
-                uclamp: [0, 1024],
-                uclamp_on: None,
-            });
-            self.uthreads.push(user::UserThread::kernel());
-            self.cfs_stamp.push(0);
-            self.ents.push(SchedEntity::new(
-                LoadWeight::for_nice(0, false),
-                self.s.fair.base_slice,
-            ));
+                first,
+            );
             self.cpufreq.policies[pd].kthread = Some(Kthread {
                 tid,
                 phase: KthreadPhase::Idle,
@@ -148,8 +204,23 @@ impl Sim<'_> {
         self.try_to_wake_up(out, tid, now, Some(cpu));
     }
 
-    /// The kthread got the CPU: it goes on with the CPU time of its current phase.
-    pub(in crate::sim) fn kthread_run(&mut self, cpu: usize, tid: usize, now: Nanos) {
+    /// A kernel thread got the CPU: a stopper runs its work; a `sugov:N` goes on with the
+    /// CPU time of its current phase.
+    pub(in crate::sim) fn kthread_switched_in(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        match self.threads[tid].kthread {
+            Some(KthreadKind::Stopper(_)) => self.cpu_stopper_thread(out, cpu, tid, now),
+            _ => self.kthread_run(cpu, tid, now),
+        }
+    }
+
+    /// The `sugov:N` kthread runs the CPU time of its current phase.
+    fn kthread_run(&mut self, cpu: usize, tid: usize, now: Nanos) {
         if self.uthreads[tid].op == Op::Step {
             let us = self.s.options.cpufreq.kthread_cpu_us.unwrap_or(10);
             self.uthreads[tid].op = Op::Runtime { ns: us * 1000 };
@@ -170,7 +241,7 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         self.uthreads[tid].op = Op::Step;
-        let Some(pd) = self.threads[tid].kthread else {
+        let Some(KthreadKind::Sugov(pd)) = self.threads[tid].kthread else {
             return;
         };
         let Some(kt) = self.cpufreq.policies[pd].kthread else {

@@ -204,8 +204,8 @@ struct Thread {
     /// ENQUEUE_MIGRATED for its next enqueue: it changed CPU since it was last queued
     /// (`WF_MIGRATED` in `try_to_wake_up()`, `TASK_ON_RQ_MIGRATING` in `activate_task()`).
     enqueue_migrated: bool,
-    /// A kernel thread: the `sugov:N` kthread of this performance domain's policy.
-    kthread: Option<usize>,
+    /// A kernel thread: a CPU's stopper or a policy's `sugov:N`.
+    kthread: Option<kthread::KthreadKind>,
     /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
     uclamp: [u64; 2],
     /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).
@@ -256,9 +256,8 @@ struct Rq {
     /// `rq->avg_idle` and `rq->idle_stamp` (newidle balance gating).
     avg_idle: u64,
     idle_stamp: Nanos,
-    /// The previous task was moved away by a stopper; the next `__schedule()` switches
-    /// from it without putting it back.
-    prev_moved: bool,
+    /// The stopper queued on this rq (`rq->stop` when runnable).
+    stop: Option<usize>,
     /// `rq->cpu_capacity` (`capacity_of()`): `scale_rt_capacity()` as the last
     /// `update_cpu_capacity()` computed it, at balance time (kernel/sched/fair.c, v6.11).
     /// A `Cell`: the balancer updates it through its read-only view of the engine.
@@ -293,8 +292,8 @@ enum TimerSlot {
 }
 
 const PID_BASE: u32 = crate::metrics::FIRST_USER_PID;
-/// The pid of the first kernel thread the engine creates (`sugov:N`).
-const KTHREAD_PID_BASE: u32 = 100;
+/// The pid of the first kernel thread the engine creates (the stoppers, then `sugov:N`).
+const KTHREAD_PID_BASE: u32 = 10;
 /// Simulated uptime when the workload starts. The kernel treats a PELT
 /// `last_update_time` of 0 as "not attached yet", so no clock may start at 0; traces
 /// therefore begin at 1.000000, like a trace taken one second after boot.
@@ -396,6 +395,10 @@ struct Sim<'w> {
     en: energy::EnergyState,
     /// The cpufreq policies and their governors (sim/cpufreq.rs).
     cpufreq: cpufreq::CpufreqState,
+    /// Each CPU's stopper thread `migration/N` (class/stop.rs).
+    stoppers: Vec<usize>,
+    /// Each CPU's queued stopper work (`cpu_stopper.works`).
+    stop_work: Vec<Vec<class::StopWork>>,
 }
 
 /// Runs one simulation: `run(settings, seed) -> RunResult`, streaming events to `sinks`.

@@ -1,22 +1,22 @@
 //! The scheduling classes: `struct sched_class` (kernel/sched/sched.h, v6.11) as an enum
 //! whose methods are the hook table. The core calls a class only through these hooks;
-//! each class's code is in its module: [`fair`] (EEVDF or CFS), [`rt`], [`deadline`],
-//! and the two classes that have no thread here, the idle task's ([`idle`]: entering and
-//! leaving idle) and the stopper's ([`stop`]: moving a running task).
+//! each class's code is in its module: [`stop`] (the per-CPU stopper `migration/N`),
+//! [`deadline`], [`rt`], [`fair`] (EEVDF or CFS), and the idle task's ([`idle`]: entering
+//! and leaving idle; the idle task is not a thread here).
 //!
-//! | hook (`sched_class`) | fair | rt | deadline |
-//! |---|---|---|---|
-//! | `enqueue_task` | `enqueue_task_fair()` | `enqueue_task_rt()` | `enqueue_task_dl()` |
-//! | `dequeue_task` | `dequeue_task_fair()` | `dequeue_task_rt()` | `dequeue_task_dl()` |
-//! | `wakeup_preempt` | `check_preempt_wakeup_fair()` | `wakeup_preempt_rt()` | `wakeup_preempt_dl()` |
-//! | `pick_next_task` | `pick_next_task_fair()` | `pick_next_task_rt()` | `pick_next_task_dl()` |
-//! | `balance` | `balance_fair()` → `sched_balance_newidle()` | — | — |
-//! | `put_prev_task` | `put_prev_task_fair()` | `put_prev_task_rt()` | `put_prev_task_dl()` |
-//! | `set_next_task` | `set_next_task_fair()` | `set_next_task_rt()` | `set_next_task_dl()` |
-//! | `select_task_rq` | `select_task_rq_fair()` | `select_task_rq_rt()` | `select_task_rq_dl()` |
-//! | `task_tick` | `task_tick_fair()` | `task_tick_rt()` | `task_tick_dl()` |
-//! | `yield_task` | `yield_task_fair()` | `yield_task_rt()` | `yield_task_dl()` |
-//! | `update_curr` | `update_curr_fair()` | (none: RT runtime limits are not modelled) | `update_curr_dl()` |
+//! | hook (`sched_class`) | stop | deadline | rt | fair |
+//! |---|---|---|---|---|
+//! | `enqueue_task` | `enqueue_task_stop()` | `enqueue_task_dl()` | `enqueue_task_rt()` | `enqueue_task_fair()` |
+//! | `dequeue_task` | `dequeue_task_stop()` | `dequeue_task_dl()` | `dequeue_task_rt()` | `dequeue_task_fair()` |
+//! | `wakeup_preempt` | — (one per CPU) | `wakeup_preempt_dl()` | `wakeup_preempt_rt()` | `check_preempt_wakeup_fair()` |
+//! | `pick_next_task` | `pick_task_stop()` | `pick_next_task_dl()` | `pick_next_task_rt()` | `pick_next_task_fair()` |
+//! | `balance` | — | — | — | `balance_fair()` → `sched_balance_newidle()` |
+//! | `put_prev_task` | — | `put_prev_task_dl()` | `put_prev_task_rt()` | `put_prev_task_fair()` |
+//! | `set_next_task` | — | `set_next_task_dl()` | `set_next_task_rt()` | `set_next_task_fair()` |
+//! | `select_task_rq` | `select_task_rq_stop()` | `select_task_rq_dl()` | `select_task_rq_rt()` | `select_task_rq_fair()` |
+//! | `task_tick` | — | `task_tick_dl()` | `task_tick_rt()` | `task_tick_fair()` |
+//! | `yield_task` | — | `yield_task_dl()` | `yield_task_rt()` | `yield_task_fair()` |
+//! | `update_curr` | — | `update_curr_dl()` | (RT runtime limits are not modelled) | `update_curr_fair()` |
 //!
 //! `prio_changed`/`switched_to` and `reweight_task` are the core's `rt_mutex_setprio()`,
 //! `__sched_setscheduler()` and `set_user_nice()` (core/syscalls.rs), which call the
@@ -30,6 +30,7 @@ mod rt;
 mod stop;
 
 pub(in crate::sim) use fair_select::workload_may_use_idle_policy;
+pub(in crate::sim) use stop::StopWork;
 
 use crate::sim::*;
 
@@ -40,12 +41,15 @@ pub(in crate::sim) enum Class {
     Fair,
     Rt,
     Dl,
+    /// The stop class: the per-CPU stopper `migration/N` (class/stop.rs).
+    Stop,
 }
 
 impl Class {
-    /// `for_each_class()`: the order `pick_next_task()` asks the classes in (the stopper's
-    /// and the idle task's classes have no thread here).
-    pub(in crate::sim) const PICK_ORDER: [Class; 3] = [Class::Dl, Class::Rt, Class::Fair];
+    /// `for_each_class()`: the order `pick_next_task()` asks the classes in (the idle
+    /// task's class has no thread here: nothing picked is idle).
+    pub(in crate::sim) const PICK_ORDER: [Class; 4] =
+        [Class::Stop, Class::Dl, Class::Rt, Class::Fair];
 
     /// `p->sched_class->enqueue_task()`; `initial` is the enqueue of `wake_up_new_task()`.
     pub(in crate::sim) fn enqueue_task(
@@ -61,6 +65,7 @@ impl Class {
             Class::Fair => s.enqueue_fair(out, cpu, tid, now, initial),
             Class::Rt => s.enqueue_task_rt(out, cpu, tid, now),
             Class::Dl => s.enqueue_task_dl(out, cpu, tid, now, initial),
+            Class::Stop => s.enqueue_task_stop(cpu, tid),
         }
     }
 
@@ -78,6 +83,7 @@ impl Class {
             Class::Fair => s.dequeue_fair(out, cpu, tid, now, sleep),
             Class::Rt => s.dequeue_task_rt(out, cpu, tid, now),
             Class::Dl => s.dequeue_task_dl(out, cpu, tid, now),
+            Class::Stop => s.dequeue_task_stop(cpu),
         }
     }
 
@@ -94,6 +100,7 @@ impl Class {
             Class::Fair => s.check_preempt_wakeup_fair(cpu, curr, tid),
             Class::Rt => s.wakeup_preempt_rt(cpu, curr, tid),
             Class::Dl => s.wakeup_preempt_dl(cpu, curr, tid),
+            Class::Stop => {} // one stopper per CPU
         }
     }
 
@@ -104,6 +111,7 @@ impl Class {
             Class::Fair => rq.cfs.pick_next(&s.ents, &s.s.fair),
             Class::Rt => rq.rt.pick(),
             Class::Dl => rq.dl.pick(),
+            Class::Stop => rq.stop,
         }
     }
 
@@ -120,6 +128,7 @@ impl Class {
             Class::Fair => s.put_prev_task_fair(out, cpu, prev, now),
             Class::Rt => s.put_prev_task_rt(out, cpu, now),
             Class::Dl => s.put_prev_task_dl(out, cpu, now),
+            Class::Stop => {}
         }
     }
 
@@ -138,6 +147,7 @@ impl Class {
             Class::Fair => s.set_next_task_fair(out, cpu, next, now),
             Class::Rt => s.set_next_task_rt(out, cpu, prev, now),
             Class::Dl => s.set_next_task_dl(out, cpu, prev, now),
+            Class::Stop => {}
         }
     }
 
@@ -155,6 +165,7 @@ impl Class {
         match self {
             Class::Fair => s.select_task_rq_fair_hook(tid, prev, this_cpu, wake_flags, now),
             Class::Rt | Class::Dl => s.select_task_rq_rt(tid, prev),
+            Class::Stop => prev, // select_task_rq_stop(): a stopper stays on its CPU
         }
     }
 
@@ -171,6 +182,7 @@ impl Class {
             Class::Fair => s.task_tick_fair(out, cpu, curr, now),
             Class::Rt => s.task_tick_rt(out, cpu, curr, now),
             Class::Dl => s.task_tick_dl(out, cpu, curr, now),
+            Class::Stop => {}
         }
     }
 
@@ -180,6 +192,7 @@ impl Class {
             Class::Fair => s.yield_task_fair(cpu, tid, now),
             Class::Rt => s.yield_task_rt(cpu, tid),
             Class::Dl => s.yield_task_dl(cpu, tid, now),
+            Class::Stop => {}
         }
     }
 
@@ -187,19 +200,8 @@ impl Class {
     pub(in crate::sim) fn update_curr(self, s: &mut Sim<'_>, cpu: usize, tid: usize, now: Nanos) {
         match self {
             Class::Fair => s.update_curr_fair(cpu, tid, now),
-            Class::Rt => {}
+            Class::Rt | Class::Stop => {}
             Class::Dl => s.update_curr_dl(cpu, tid, now),
-        }
-    }
-
-    /// `task_on_rq_queued(p)` for the class's own queue: still queued on `cpu`.
-    pub(in crate::sim) fn task_queued(self, s: &Sim<'_>, cpu: usize, tid: usize) -> bool {
-        match self {
-            Class::Fair => s.ents[tid].on_rq,
-            Class::Rt => {
-                s.threads[tid].state == TState::Runnable && s.rqs[cpu].rt.iter().any(|t| t == tid)
-            }
-            Class::Dl => s.threads[tid].state == TState::Runnable && !s.threads[tid].dl.throttled,
         }
     }
 }

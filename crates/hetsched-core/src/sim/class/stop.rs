@@ -1,71 +1,111 @@
-//! The stop class (kernel/sched/stop_task.c, v6.11) and the stopper's work: moving a
-//! running task. `migration_cpu_stop()` after `set_cpus_allowed_ptr()` (an affinity that
-//! excludes the CPU) and `active_load_balance_cpu_stop()` (the balancer's active
-//! migration). The stopper is not a thread here: its work happens at once, and the CPU
-//! reschedules from the moved task.
+//! The stop class (kernel/sched/stop_task.c, v6.11) and the per-CPU stopper
+//! (kernel/stop_machine.c): each CPU has a `migration/N` thread of the stop class, above
+//! every other class, that runs the work queued with `stop_one_cpu_nowait()` and sleeps.
+//! Two kinds of work use it here: the balancer's active migration
+//! (`active_load_balance_cpu_stop()`: misfit and other active balancing) and moving a
+//! running task off a CPU its new affinity excludes (`migration_cpu_stop()`). The
+//! stopper preempts the running task, which is then queued, not running, when the work
+//! moves it: `sched_migrate_task` comes from `migration/N` on the source CPU, as on a
+//! board. The stopper's own run time is not modelled (its work happens as it is switched
+//! in; it sleeps again at once).
 
 use crate::sim::*;
 
+/// Work for a CPU's stopper (`struct cpu_stop_work`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum StopWork {
+    /// `active_load_balance_cpu_stop()`: push one task to `dst`.
+    ActiveBalance {
+        /// `busiest->push_cpu`.
+        dst: usize,
+        /// Why the balancer asked (misfit or active).
+        reason: MigrationReason,
+    },
+    /// `migration_cpu_stop()`: move `tid` off this CPU, which its affinity excludes.
+    MigrationCpuStop {
+        /// The task.
+        tid: usize,
+    },
+}
+
 impl<'w> Sim<'w> {
-    /// `set_cpus_allowed_ptr()` → `migration_cpu_stop()`: the running task left its
-    /// allowed CPUs; it is moved to the CPU `select_fallback_rq()` would choose. Called
-    /// from `__schedule()`, which then switches away from it.
-    pub(in crate::sim) fn move_off_disallowed(
+    /// `enqueue_task_stop()`.
+    pub(in crate::sim) fn enqueue_task_stop(&mut self, cpu: usize, tid: usize) {
+        self.threads[tid].enqueue_migrated = false;
+        self.rqs[cpu].stop = Some(tid);
+        self.threads[tid].state = TState::Runnable;
+        self.threads[tid].cpu = cpu;
+        self.refresh_view(cpu);
+        self.add_nr_running(cpu);
+    }
+
+    /// `dequeue_task_stop()`.
+    pub(in crate::sim) fn dequeue_task_stop(&mut self, cpu: usize) {
+        self.rqs[cpu].stop = None;
+        self.refresh_view(cpu);
+    }
+
+    /// `stop_one_cpu_nowait(cpu, work)` from the task or balancer running on `from`: the
+    /// work is queued on `cpu`'s stopper, which is woken (it preempts whatever runs there).
+    pub(in crate::sim) fn stop_one_cpu_nowait(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        work: StopWork,
+        from: usize,
+        now: Nanos,
+    ) {
+        self.stop_work[cpu].push(work);
+        let tid = self.stoppers[cpu];
+        if self.threads[tid].state != TState::Runnable {
+            self.try_to_wake_up(out, tid, now, Some(from));
+        }
+    }
+
+    /// `cpu_stopper_thread()` of `cpu`, switched in: it runs the queued work, then sleeps.
+    pub(in crate::sim) fn cpu_stopper_thread(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
     ) {
-        // __set_cpus_allowed_ptr_locked(): dest_cpu = cpumask_any_and_distribute(), the
-        // next allowed CPU after the one it returned last (lib/cpumask.c, v6.11).
-        let aff = self.threads[tid].affinity;
+        let works = std::mem::take(&mut self.stop_work[cpu]);
+        for w in works {
+            match w {
+                StopWork::ActiveBalance { dst, reason } => {
+                    self.active_load_balance_cpu_stop(out, cpu, dst, reason, now)
+                }
+                StopWork::MigrationCpuStop { tid: t } => self.migration_cpu_stop(out, cpu, t, now),
+            }
+        }
+        self.kthread_sleep(out, cpu, tid, now);
+    }
+
+    /// `migration_cpu_stop()` (kernel/sched/core.c, v6.11) on `cpu`: `t`, still queued
+    /// here and no longer allowed here, moves to the CPU `__set_cpus_allowed_ptr_locked()`
+    /// chose: `cpumask_any_and_distribute()`, the next allowed CPU after the one it
+    /// returned last (lib/cpumask.c).
+    fn migration_cpu_stop(&mut self, out: &mut Out<'_, '_>, cpu: usize, t: usize, now: Nanos) {
+        let aff = self.threads[t].affinity;
+        if self.threads[t].cpu != cpu
+            || self.threads[t].state != TState::Runnable
+            || aff.contains(cpu)
+        {
+            return;
+        }
         let n = self.p.nr_cpus();
         let start = (self.distribute_prev + 1) % n.max(1);
-        let dst = (0..n)
-            .map(|i| (start + i) % n)
-            .find(|&c| aff.contains(c))
-            .unwrap_or(cpu);
+        let Some(dst) = (0..n).map(|i| (start + i) % n).find(|&c| aff.contains(c)) else {
+            return;
+        };
         self.distribute_prev = dst;
         let m = Migration {
-            task: tid,
+            task: t,
             src: cpu,
             dst,
             reason: MigrationReason::Affinity,
         };
-        self.detach_running(out, m, now);
-    }
-
-    /// A stopper moves `cpu`'s running task (`migration_cpu_stop()` /
-    /// `active_load_balance_cpu_stop()`); the CPU reschedules from it.
-    pub(in crate::sim) fn move_running(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
-        self.update_rq_clock(m.src, now);
-        if self.threads[m.task].class == Class::Fair {
-            let fair = self.s.fair;
-            let (rq, ents) = (&mut self.rqs[m.src], &mut self.ents);
-            rq.cfs.update_curr(ents, now, &fair);
-        }
-        self.detach_running(out, m, now);
-        self.rqs[m.src].prev_moved = true;
-        self.set_resched(m.src);
-    }
-
-    pub(in crate::sim) fn detach_running(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        m: Migration,
-        now: Nanos,
-    ) {
-        let (cpu, tid) = (m.src, m.task);
-        self.account_op(cpu, now);
-        if self.threads[tid].class == Class::Fair {
-            self.update_load_avg(out, cpu, tid, 0, now);
-            let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-            rq.cfs.put_prev_entity(ents, tid);
-        }
-        self.rqs[cpu].curr = None;
-        self.move_queued(out, m, now);
-        // the CPU switches away from the moved task
-        self.rqs[cpu].curr = Some(tid);
+        self.move_queued_on(out, m, cpu, now);
     }
 }

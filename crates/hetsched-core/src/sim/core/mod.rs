@@ -31,6 +31,7 @@ impl<'w> Sim<'w> {
     pub(in crate::sim) fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
         let idle = rq.curr.is_none()
+            && rq.stop.is_none()
             && rq.cfs.nr_running == 0
             && rq.rt.nr_running() == 0
             && rq.dl.nr_running() == 0;
@@ -68,7 +69,8 @@ impl<'w> Sim<'w> {
     /// calls: a second runnable task overloads the root domain (`set_rd_overloaded()`).
     pub(in crate::sim) fn add_nr_running(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
-        if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() >= 2 {
+        let stop = usize::from(rq.stop.is_some());
+        if rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() + stop >= 2 {
             self.rd_overload = true;
         }
     }

@@ -13,25 +13,19 @@ impl<'w> Sim<'w> {
             .find_map(|class| class.pick_next_task(self, cpu))
     }
 
-    /// `__schedule()`: `update_curr()` of prev (a prev whose affinity excludes this CPU
-    /// now leaves through the stopper), `pick_next_task()`, `put_prev_task()`, the fair
+    /// `__schedule()`: `update_curr()` of prev, `pick_next_task()`, `put_prev_task()`, the fair
     /// class's newidle `balance()` when nothing is runnable, `set_next_task()` (or the
     /// idle task's), then `context_switch()`.
     pub(in crate::sim) fn schedule(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         self.update_rq_clock(cpu, now);
         self.account_op(cpu, now);
         let prev = self.rqs[cpu].curr;
-        let mut prev_moved = std::mem::take(&mut self.rqs[cpu].prev_moved);
-        if let Some(p) = prev.filter(|_| !prev_moved) {
+        if let Some(p) = prev {
             let class = self.threads[p].class;
             class.update_curr(self, cpu, p, now);
-            if class.task_queued(self, cpu, p) && !self.threads[p].affinity.contains(cpu) {
-                self.move_off_disallowed(out, cpu, p, now);
-                prev_moved = true;
-            }
         }
         let mut next = self.pick_next(cpu);
-        if !prev_moved && next.is_some() && next == prev {
+        if next.is_some() && next == prev {
             // Same task: no switch; its armed op completion still holds (same rate). A
             // task that yielded with nobody to yield to goes on with its program.
             if let Some(n) = next {
@@ -40,7 +34,7 @@ impl<'w> Sim<'w> {
             }
             return;
         }
-        if let Some(p) = prev.filter(|_| !prev_moved) {
+        if let Some(p) = prev {
             let class = self.threads[p].class;
             class.put_prev_task(self, out, cpu, p, now);
         }
@@ -131,7 +125,7 @@ impl<'w> Sim<'w> {
             Some(n) => {
                 self.ensure_tick(cpu, now);
                 if self.threads[n].kthread.is_some() {
-                    self.kthread_run(cpu, n, now);
+                    self.kthread_switched_in(out, cpu, n, now);
                 } else {
                     self.return_to_user(out, cpu, n, now);
                 }

@@ -106,13 +106,16 @@ impl<'w> Sim<'w> {
     }
 
     /// `sched_setaffinity()` by the thread running on `cpu`: the new mask; when it
-    /// excludes `cpu`, the stopper moves the thread off at the next `__schedule()`
-    /// (`migration_cpu_stop()`, class/stop.rs). Returns whether it must move.
+    /// excludes `cpu`, `affine_move_task()` has the CPU's stopper move the thread off
+    /// (`stop_one_cpu_nowait(migration_cpu_stop)`, class/stop.rs). Returns whether it
+    /// must move.
     pub(in crate::sim) fn sys_sched_setaffinity(
         &mut self,
+        out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         mask: CpuSet,
+        now: Nanos,
     ) -> bool {
         if mask == self.threads[tid].affinity {
             return false;
@@ -121,7 +124,8 @@ impl<'w> Sim<'w> {
         if mask.contains(cpu) {
             return false;
         }
-        self.set_resched(cpu);
+        let work = class::StopWork::MigrationCpuStop { tid };
+        self.stop_one_cpu_nowait(out, cpu, work, cpu, now);
         true
     }
 
