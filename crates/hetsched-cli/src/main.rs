@@ -68,6 +68,10 @@ enum PlatformsCmd {
         /// capacities, balance intervals).
         #[arg(long)]
         domains: bool,
+        /// Print the platform as JSON instead: `{"platform": …, "energy_model": …}`, the
+        /// model the engine reads and the Energy Model it registers (default options).
+        #[arg(long, conflicts_with = "domains")]
+        json: bool,
     },
 }
 
@@ -247,8 +251,21 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
-            PlatformsCmd::Show { name, domains } => {
+            PlatformsCmd::Show {
+                name,
+                domains,
+                json,
+            } => {
                 let p = hetsched::load_platform(&name)?;
+                if json {
+                    let em_version = hetsched::hetsched_core::options::Options::default()
+                        .eas
+                        .em_version;
+                    let em =
+                        hetsched::hetsched_core::energy::em::EnergyModel::build(&p, em_version);
+                    let v = serde_json::json!({ "platform": p, "energy_model": em });
+                    return out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+                }
                 out(&hetsched::hetsched_platform::describe(&p))?;
                 if domains {
                     out("\n")?;

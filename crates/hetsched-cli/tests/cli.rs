@@ -77,6 +77,23 @@ fn platforms_show_domains() {
 }
 
 #[test]
+fn platforms_show_json() {
+    let o = hetsched(&["platforms", "show", "juno_r0", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cpus = v["platform"]["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 6);
+    assert_eq!(cpus[1]["capacity"], 1024);
+    // the Energy Model the engine registers: one table per performance domain
+    let pds = v["energy_model"]["pds"].as_array().unwrap();
+    assert_eq!(pds.len(), 2);
+    assert_eq!(pds[1]["cpus"], serde_json::json!([1, 2]));
+    let top = pds[1]["table"].as_array().unwrap().last().unwrap();
+    assert_eq!(top["frequency"], 1_100_000);
+    assert!(top["power"].as_u64().unwrap() > 0);
+}
+
+#[test]
 fn unknown_platform_is_one_line_error() {
     let l = err_line(&hetsched(&["run", "-p", "nosuchboard", "-w", "demo"]));
     assert!(l.contains("nosuchboard") && l.contains("hikey960"), "{l}");
