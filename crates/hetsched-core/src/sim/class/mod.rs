@@ -115,6 +115,22 @@ impl Class {
         }
     }
 
+    /// `class->balance(rq, prev, rf)` when nothing was picked: only the fair class's does
+    /// anything here (`balance_fair()` → `sched_balance_newidle()`; RT and DL pulls are
+    /// not modelled). Returns whether a task was pulled.
+    pub(in crate::sim) fn balance(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) -> bool {
+        match self {
+            Class::Fair => s.balance_fair(out, cpu, now),
+            Class::Rt | Class::Dl | Class::Stop => false,
+        }
+    }
+
     /// `prev->sched_class->put_prev_task(rq, prev)`.
     pub(in crate::sim) fn put_prev_task(
         self,

@@ -38,7 +38,10 @@ impl<'w> Sim<'w> {
             let class = self.threads[p].class;
             class.put_prev_task(self, out, cpu, p, now);
         }
-        if next.is_none() && self.s.options.balance.enabled && self.balance_fair(out, cpu, now) {
+        if next.is_none()
+            && self.s.options.balance.enabled
+            && Class::Fair.balance(self, out, cpu, now)
+        {
             next = self.pick_next(cpu);
         }
         match next {
