@@ -687,3 +687,30 @@ fn running_tasks_are_moved_by_the_stopper_thread() {
         );
     }
 }
+
+/// `select_task_rq_rt()` with `find_lowest_rq()` over cpupri and the capacity fitness of
+/// asymmetric systems (kernel/sched/rt.c, v6.11): an RT task's default `uclamp_min` is 1024
+/// (`sysctl_sched_util_clamp_min_rt_default`), so on hikey960 it fits only the big CPUs and
+/// is placed there at fork and wake-up; two FIFO tasks of equal priority that would share
+/// a CPU are spread over the bigs (`curr_prio <= p->prio` sends the second elsewhere).
+#[test]
+fn rt_tasks_are_placed_on_the_biggest_cpus() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": { "r": { "instance": 2, "policy": "SCHED_FIFO", "priority": 10, "loop": -1,
+                        "run": 3000, "timer": { "ref": "unique", "period": 10000 } } } }"#;
+    let (r, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    for t in &r.tasks {
+        let on_big: f64 = t.residency_s[4..].iter().sum();
+        assert!(
+            on_big > 0.999 * t.cpu_time_s,
+            "{} ran {:.3} of {:.3} s on the bigs",
+            t.comm,
+            on_big,
+            t.cpu_time_s
+        );
+    }
+    // never two RT tasks on one CPU at the same time: each wake-up finds a free big
+    let waits: f64 = r.tasks.iter().map(|t| t.wait_time_s).sum();
+    assert!(waits < 0.001, "the RT tasks waited {waits:.4} s in all");
+    assert!(lines.iter().any(|l| l.contains("sched_wakeup_new:")));
+}

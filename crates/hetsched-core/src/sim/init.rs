@@ -175,6 +175,7 @@ impl<'w> Sim<'w> {
             idle_wakee: vec![Default::default(); n],
             placements: [0; crate::policy::select_fair::WakeReason::ALL.len()],
             distribute_prev: n - 1,
+            rt_distribute_prev: vec![0; n],
             lb: crate::policy::lb::LoadBalancer::new(),
             lb_scratch: balance::LbScratch::default(),
             max_cap_memo: Vec::new(),

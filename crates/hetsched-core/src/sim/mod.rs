@@ -374,6 +374,8 @@ struct Sim<'w> {
     placements: [u64; crate::policy::select_fair::WakeReason::ALL.len()],
     /// `distribute_cpu_mask_prev` of `cpumask_any_and_distribute()`.
     distribute_prev: usize,
+    /// Each CPU's `distribute_cpu_mask_prev` for `find_lowest_rq()`.
+    rt_distribute_prev: Vec<usize>,
     /// `rq->misfit_task_load` per CPU.
     misfit: Vec<u64>,
     /// `rq->active_balance` per CPU.

@@ -1,6 +1,6 @@
 //! The deadline class's hooks (kernel/sched/deadline.c, v6.11): the EDF queue, the CBS
 //! bandwidth enforcement (`update_curr_dl()`, `dl_task_timer()`), the DL PELT signal at
-//! its hooks. Placement is the RT class's reduced rule (class/rt.rs).
+//! its hooks, and a reduced `select_task_rq_dl()` (no cpudl).
 
 use crate::sim::*;
 
@@ -155,6 +155,41 @@ impl<'w> Sim<'w> {
         if !t.dl.throttled {
             t.dl.runtime = 0;
             self.update_curr_dl(cpu, tid, now);
+        }
+    }
+
+    /// `select_task_rq_dl()` (kernel/sched/deadline.c, v6.11), reduced: stay on the
+    /// previous CPU unless what runs there would keep the task waiting (an earlier
+    /// deadline); then the allowed CPU running the lowest-priority work (idle first),
+    /// preferring the previous CPU, then the lowest number. No cpudl, no capacity
+    /// fitness, no push/pull.
+    pub(in crate::sim) fn select_task_rq_dl(&self, tid: usize, prev: usize) -> usize {
+        let aff = self.threads[tid].affinity;
+        let p = &self.threads[tid];
+        let blocked = |cpu: usize| -> bool {
+            let rq = &self.rqs[cpu];
+            match p.class {
+                Class::Dl => rq.dl.earliest().is_some_and(|d| d <= p.dl.deadline),
+                _ => {
+                    rq.dl.nr_running() > 0
+                        || rq.curr.is_some_and(|c| {
+                            let ct = &self.threads[c];
+                            ct.class != Class::Fair
+                                && (ct.eff_prio <= p.eff_prio || ct.affinity.weight() < 2)
+                        })
+                }
+            }
+        };
+        if aff.contains(prev) && !blocked(prev) {
+            return prev;
+        }
+        let best = aff
+            .iter()
+            .filter(|&c| c < self.p.nr_cpus())
+            .max_by_key(|&c| (self.running_prio(c), c == prev, std::cmp::Reverse(c)));
+        match best {
+            Some(c) if self.running_prio(c) > p.eff_prio || !aff.contains(prev) => c,
+            _ => prev,
         }
     }
 }

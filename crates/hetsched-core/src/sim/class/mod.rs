@@ -180,7 +180,8 @@ impl Class {
     ) -> usize {
         match self {
             Class::Fair => s.select_task_rq_fair_hook(tid, prev, this_cpu, wake_flags, now),
-            Class::Rt | Class::Dl => s.select_task_rq_rt(tid, prev),
+            Class::Rt => s.select_task_rq_rt(tid, prev, this_cpu, wake_flags),
+            Class::Dl => s.select_task_rq_dl(tid, prev),
             Class::Stop => prev, // select_task_rq_stop(): a stopper stays on its CPU
         }
     }

@@ -1,6 +1,7 @@
 //! The RT class's hooks (kernel/sched/rt.c, v6.11): the priority queue, SCHED_RR's time
-//! slice, the RT PELT signal at its hooks, and `select_task_rq_rt()`, reduced, with the
-//! `cpupri` ranking it reads (the deadline class shares that placement rule).
+//! slice, the RT PELT signal at its hooks, and `select_task_rq_rt()` with
+//! `find_lowest_rq()`, cpupri and capacity fitness ([`crate::policy::rt`]). Push and pull
+//! are not wired yet.
 
 use crate::sim::*;
 
@@ -18,40 +19,55 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `select_task_rq_rt()` / `select_task_rq_dl()` (kernel/sched/rt.c, deadline.c,
-    /// v6.11), reduced: stay on the previous CPU unless what runs there would keep the
-    /// task waiting (an RT task of higher or equal priority, an earlier deadline, or a
-    /// pinned RT task); then `find_lowest_rq()`: the allowed CPU running the
-    /// lowest-priority work (idle first), preferring the previous CPU, then the lowest
-    /// number. Capacity fitness and the push/pull balancer are the RT work's.
-    pub(in crate::sim) fn select_task_rq_rt(&self, tid: usize, prev: usize) -> usize {
-        let aff = self.threads[tid].affinity;
-        let p = &self.threads[tid];
-        let blocked = |cpu: usize| -> bool {
-            let rq = &self.rqs[cpu];
-            match p.class {
-                Class::Dl => rq.dl.earliest().is_some_and(|d| d <= p.dl.deadline),
-                _ => {
-                    rq.dl.nr_running() > 0
-                        || rq.curr.is_some_and(|c| {
-                            let ct = &self.threads[c];
-                            ct.class != Class::Fair
-                                && (ct.eff_prio <= p.eff_prio || ct.affinity.weight() < 2)
-                        })
+    /// `select_task_rq_rt()` (kernel/sched/rt.c, v6.11), [`crate::policy::rt`]: stay on
+    /// the previous CPU unless what runs there would keep the task waiting (an RT or DL
+    /// task that is pinned or of equal or higher priority) or the task does not fit its
+    /// capacity (`rt_task_fits_capacity()`: on asymmetric systems an RT task's default
+    /// `uclamp_min` of 1024 fits only the biggest CPUs); then `find_lowest_rq()` over
+    /// `cpupri`, with the fitness pass, from `this_cpu` (the waker's). The cpupri vectors are
+    /// rebuilt from the rqs at each call (`Cpupri::from_highest_prios`).
+    pub(in crate::sim) fn select_task_rq_rt(
+        &mut self,
+        tid: usize,
+        prev: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+    ) -> usize {
+        use crate::policy::rt::{self as prt, RtRqView, RtTask};
+        let views: Vec<RtRqView<'_>> = (0..self.p.nr_cpus())
+            .map(|cpu| {
+                let rq = &self.rqs[cpu];
+                let highest = rq
+                    .rt
+                    .pick()
+                    .map_or(prt::MAX_RT_PRIO - 1, |t| self.threads[t].eff_prio);
+                let curr = rq.curr.map(|c| &self.threads[c]);
+                RtRqView {
+                    highest_prio_curr: highest,
+                    curr_prio: curr.map_or(prt::MAX_PRIO, |c| c.eff_prio),
+                    curr_rt_or_dl: curr.is_some_and(|c| c.eff_prio < prt::MAX_RT_PRIO),
+                    curr_nr_cpus_allowed: curr.map_or(0, |c| c.affinity.weight() as u32),
+                    capacity_orig: rq.cap,
+                    pushable: &[],
                 }
-            }
+            })
+            .collect();
+        let prios: Vec<i32> = views.iter().map(|v| v.highest_prio_curr).collect();
+        let cpupri = prt::Cpupri::from_highest_prios(&prios);
+        let t = &self.threads[tid];
+        let task = RtTask {
+            id: tid,
+            prio: t.eff_prio,
+            cpu: prev,
+            allowed: t.affinity,
+            uclamp_min: t.uclamp[0],
+            uclamp_max: t.uclamp[1],
         };
-        if aff.contains(prev) && !blocked(prev) {
-            return prev;
-        }
-        let best = aff
-            .iter()
-            .filter(|&c| c < self.p.nr_cpus())
-            .max_by_key(|&c| (self.running_prio(c), c == prev, std::cmp::Reverse(c)));
-        match best {
-            Some(c) if self.running_prio(c) > p.eff_prio || !aff.contains(prev) => c,
-            _ => prev,
-        }
+        let prev_mask = &mut self.rt_distribute_prev[this_cpu];
+        let placed = prt::select_task_rq_rt(
+            &views, &cpupri, &self.sdt, &task, wake_flags, this_cpu, prev_mask,
+        );
+        placed.cpu
     }
 
     /// `enqueue_task_rt()`: a woken task goes to the tail of its priority;

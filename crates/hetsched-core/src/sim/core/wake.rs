@@ -18,9 +18,8 @@ impl<'w> Sim<'w> {
         // threads rt-app's main thread creates at start).
         let from = parent_cpu.unwrap_or(0);
         self.threads[tid].recent_used_cpu = from;
-        let class = self.threads[tid].class;
         let wf = crate::policy::select_fair::WF_FORK;
-        let cpu = class.select_task_rq(self, tid, from, from, wf, now);
+        let cpu = self.select_task_rq(tid, from, from, wf, now);
         self.threads[tid].cpu = cpu;
         self.update_rq_clock(cpu, now);
         self.post_init_entity_util_avg(cpu, tid);
@@ -48,9 +47,8 @@ impl<'w> Sim<'w> {
         let prev = self.threads[tid].cpu;
         // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
         let this_cpu = waker.unwrap_or(prev);
-        let class = self.threads[tid].class;
         let wf = crate::policy::select_fair::WF_TTWU;
-        let cpu = class.select_task_rq(self, tid, prev, this_cpu, wf, now);
+        let cpu = self.select_task_rq(tid, prev, this_cpu, wf, now);
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
@@ -89,5 +87,26 @@ impl<'w> Sim<'w> {
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, to, now);
         self.threads[tid].cpu = to;
+    }
+
+    /// `select_task_rq()` (kernel/sched/core.c, v6.11): the class's choice, and
+    /// `select_fallback_rq()` when it is not an allowed CPU (the first allowed CPU; one
+    /// node, all CPUs active).
+    fn select_task_rq(
+        &mut self,
+        tid: usize,
+        prev: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+        now: Nanos,
+    ) -> usize {
+        let class = self.threads[tid].class;
+        let cpu = class.select_task_rq(self, tid, prev, this_cpu, wake_flags, now);
+        let allowed = self.threads[tid].affinity;
+        if allowed.contains(cpu) {
+            return cpu;
+        }
+        let first = allowed.iter().next();
+        first.unwrap_or(cpu)
     }
 }
