@@ -52,6 +52,9 @@ pub struct SchedOptions {
     pub hz: u32,
     /// What `__schedule()` does when it picks the task that was running (`repick`).
     pub repick: RepickVersion,
+    /// RT_PUSH_IPI (kernel/sched/features.h, on since v4.6): a CPU that needs to pull RT
+    /// work asks the overloaded CPUs to push instead (`false`: it pulls itself).
+    pub rt_push_ipi: bool,
 }
 
 impl Default for SchedOptions {
@@ -59,6 +62,7 @@ impl Default for SchedOptions {
         SchedOptions {
             hz: 250,
             repick: RepickVersion::V6_11,
+            rt_push_ipi: true,
         }
     }
 }

@@ -714,3 +714,78 @@ fn rt_tasks_are_placed_on_the_biggest_cpus() {
     assert!(waits < 0.001, "the RT tasks waited {waits:.4} s in all");
     assert!(lines.iter().any(|l| l.contains("sched_wakeup_new:")));
 }
+
+/// RT push (kernel/sched/rt.c, v6.11): when a higher-priority RT task preempts a lower one
+/// that may run elsewhere, `set_next_task_rt()` queues `push_rt_tasks()`, which moves the
+/// preempted task to a CPU running lower-priority work. `l` (FIFO 10, CPUs 4–5) and `h`
+/// (FIFO 50, pinned to CPU 4, then 10 ms of work every 20 ms) are both forked onto CPU 4;
+/// `h` runs first and `l` is pushed to CPU 5 at once, where it never waits, instead of
+/// waiting on CPU 4 for 10 ms every 20 ms (RT tasks are not load balanced otherwise).
+#[test]
+fn a_preempted_rt_task_is_pushed_to_a_free_cpu() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "l": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4, 5], "loop": -1,
+               "run": 50000 },
+        "h": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [4], "delay": 5000, "loop": -1,
+               "run": 10000, "timer": { "ref": "unique", "period": 20000 } } } }"#;
+    let (r, lines) = traced("hikey960", json, 500, &["cpufreq.governor=performance"]);
+    let l = r.tasks.iter().find(|t| t.comm == "l-0").unwrap();
+    assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
+    assert!(l.wait_time_s < 0.001, "l waited {:.4} s", l.wait_time_s);
+    let pushed = lines.iter().any(|m| {
+        m.contains("sched_migrate_task:")
+            && field(m, "pid") == l.pid.to_string()
+            && field(m, "orig_cpu") == "4"
+            && field(m, "dest_cpu") == "5"
+    });
+    assert!(pushed, "l was not pushed from CPU 4 to CPU 5");
+}
+
+/// RT pull (kernel/sched/rt.c, v6.11): a CPU whose RT task leaves, and that now has only
+/// lower-priority work, pulls (`balance_rt()` → `pull_rt_task()`; with RT_PUSH_IPI the
+/// overloaded CPU is asked to push instead, `sched.rt_push_ipi`). `b` (FIFO 10, CPUs 4–5
+/// after its first phase) waits on CPU 5 behind `a` (FIFO 50, pinned to CPU 5) while `c`
+/// (FIFO 30, pinned to CPU 4) runs 10 ms; when `c` sleeps, `b` moves to CPU 4 at once:
+/// pushed by CPU 5 with RT_PUSH_IPI, pulled by CPU 4 without.
+#[test]
+fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "c": { "policy": "SCHED_FIFO", "priority": 30, "cpus": [4], "run": 10000, "sleep": 100000 },
+        "b": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                 "p1": { "cpus": [5], "run": 500 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
+        "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
+               "sleep": 1000, "run": 20000 } } }"#;
+    for (ipi, reason, on) in [("true", "rt_push", "005"), ("false", "rt_pull", "004")] {
+        let sets = [
+            "cpufreq.governor=performance",
+            &format!("sched.rt_push_ipi={ipi}"),
+        ];
+        let (r, lines) = traced("hikey960", json, 30, &sets);
+        let c_sleeps = lines
+            .iter()
+            .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "c-0")
+            .map(|l| t_us(l))
+            .unwrap();
+        assert_eq!(c_sleeps, 10_000);
+        let moved = lines.iter().find(|m| {
+            m.contains("sched_migrate_task:")
+                && field(m, "comm") == "b-1"
+                && field(m, "orig_cpu") == "5"
+                && field(m, "dest_cpu") == "4"
+        });
+        let moved = moved.unwrap_or_else(|| panic!("rt_push_ipi={ipi}: b never moved to CPU 4"));
+        assert_eq!(t_us(moved), c_sleeps, "rt_push_ipi={ipi}");
+        assert!(
+            moved.contains(&format!("[{on}]")),
+            "rt_push_ipi={ipi}: {moved}"
+        );
+        assert!(
+            r.migrations[reason] >= 1,
+            "rt_push_ipi={ipi}: {:?}",
+            r.migrations
+        );
+    }
+}

@@ -30,11 +30,17 @@ pub enum MigrationReason {
     Misfit,
     /// The task's affinity no longer allows its CPU (`set_cpus_allowed_ptr()`).
     Affinity,
+    /// The RT class pushed a queued RT task to a CPU running lower-priority work
+    /// (`push_rt_task()`).
+    RtPush,
+    /// The RT class pulled a queued RT task to a CPU about to run lower-priority work
+    /// (`pull_rt_task()`).
+    RtPull,
 }
 
 impl MigrationReason {
     /// All reasons, in result order.
-    pub const ALL: [MigrationReason; 7] = [
+    pub const ALL: [MigrationReason; 9] = [
         MigrationReason::WakeUp,
         MigrationReason::Periodic,
         MigrationReason::Newidle,
@@ -42,6 +48,8 @@ impl MigrationReason {
         MigrationReason::Active,
         MigrationReason::Misfit,
         MigrationReason::Affinity,
+        MigrationReason::RtPush,
+        MigrationReason::RtPull,
     ];
 
     /// snake_case name.
@@ -54,6 +62,8 @@ impl MigrationReason {
             MigrationReason::Active => "active",
             MigrationReason::Misfit => "misfit",
             MigrationReason::Affinity => "affinity",
+            MigrationReason::RtPush => "rt_push",
+            MigrationReason::RtPull => "rt_pull",
         }
     }
 }

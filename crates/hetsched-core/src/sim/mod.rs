@@ -159,6 +159,8 @@ enum Ev {
     /// The governor's irq_work of a performance domain's policy, raised on `cpu`: it wakes
     /// the policy's kthread (`sugov_irq_work()` → `kthread_queue_work()`).
     IrqWork { pd: u32, cpu: u32 },
+    /// RT_PUSH_IPI: an overloaded CPU is asked to push its RT tasks (`rto_push_irq_work_func()`).
+    RtPushIpi { cpu: u32 },
     /// The end of the run.
     End,
 }

@@ -1,9 +1,16 @@
 //! The RT class's hooks (kernel/sched/rt.c, v6.11): the priority queue, SCHED_RR's time
 //! slice, the RT PELT signal at its hooks, and `select_task_rq_rt()` with
-//! `find_lowest_rq()`, cpupri and capacity fitness ([`crate::policy::rt`]). Push and pull
-//! are not wired yet.
+//! `find_lowest_rq()`, cpupri and capacity fitness, and push/pull (`push_rt_tasks()`,
+//! `pull_rt_task()` with RT_PUSH_IPI) through [`crate::policy::rt`].
 
+use crate::policy::rt::{self as prt, Cpupri, RtPull, RtPush, RtRqView, RtTask};
 use crate::sim::*;
+
+/// `rd->cpupri` as the rqs' RT priorities make it (`cpupri_set()` at every change).
+fn rt_cpupri(views: &[RtRqView<'_>]) -> Cpupri {
+    let prios: Vec<i32> = views.iter().map(|v| v.highest_prio_curr).collect();
+    Cpupri::from_highest_prios(&prios)
+}
 
 impl<'w> Sim<'w> {
     /// Running priority of `cpu` for RT/DL placement: the current task's `prio` (a DL task
@@ -33,36 +40,10 @@ impl<'w> Sim<'w> {
         this_cpu: usize,
         wake_flags: u32,
     ) -> usize {
-        use crate::policy::rt::{self as prt, RtRqView, RtTask};
-        let views: Vec<RtRqView<'_>> = (0..self.p.nr_cpus())
-            .map(|cpu| {
-                let rq = &self.rqs[cpu];
-                let highest = rq
-                    .rt
-                    .pick()
-                    .map_or(prt::MAX_RT_PRIO - 1, |t| self.threads[t].eff_prio);
-                let curr = rq.curr.map(|c| &self.threads[c]);
-                RtRqView {
-                    highest_prio_curr: highest,
-                    curr_prio: curr.map_or(prt::MAX_PRIO, |c| c.eff_prio),
-                    curr_rt_or_dl: curr.is_some_and(|c| c.eff_prio < prt::MAX_RT_PRIO),
-                    curr_nr_cpus_allowed: curr.map_or(0, |c| c.affinity.weight() as u32),
-                    capacity_orig: rq.cap,
-                    pushable: &[],
-                }
-            })
-            .collect();
-        let prios: Vec<i32> = views.iter().map(|v| v.highest_prio_curr).collect();
-        let cpupri = prt::Cpupri::from_highest_prios(&prios);
-        let t = &self.threads[tid];
-        let task = RtTask {
-            id: tid,
-            prio: t.eff_prio,
-            cpu: prev,
-            allowed: t.affinity,
-            uclamp_min: t.uclamp[0],
-            uclamp_max: t.uclamp[1],
-        };
+        let pushables = self.rt_pushables();
+        let views = self.rt_views(&pushables);
+        let cpupri = rt_cpupri(&views);
+        let task = self.rt_task(tid, prev);
         let prev_mask = &mut self.rt_distribute_prev[this_cpu];
         let placed = prt::select_task_rq_rt(
             &views, &cpupri, &self.sdt, &task, wake_flags, this_cpu, prev_mask,
@@ -167,5 +148,169 @@ impl<'w> Sim<'w> {
         let rt = &mut self.rqs[cpu].rt;
         rt.dequeue(tid, key);
         self.threads[tid].rt_key = rt.enqueue(tid, prio, false);
+    }
+
+    /// `tid` as RT placement sees it, on `cpu`.
+    fn rt_task(&self, tid: usize, cpu: usize) -> RtTask {
+        let t = &self.threads[tid];
+        RtTask {
+            id: tid,
+            prio: t.eff_prio,
+            cpu,
+            allowed: t.affinity,
+            uclamp_min: t.uclamp[0],
+            uclamp_max: t.uclamp[1],
+        }
+    }
+
+    /// Each rq's `rt.pushable_tasks`: its queued RT tasks that are not running and may run
+    /// elsewhere, in plist order (priority, then FIFO).
+    fn rt_pushables(&self) -> Vec<Vec<RtTask>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| {
+                let rq = &self.rqs[cpu];
+                rq.rt
+                    .iter()
+                    .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+                    .map(|t| self.rt_task(t, cpu))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Each rq's RT state as [`crate::policy::rt`] reads it.
+    fn rt_views<'a>(&self, pushables: &'a [Vec<RtTask>]) -> Vec<RtRqView<'a>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| {
+                let rq = &self.rqs[cpu];
+                let highest = rq
+                    .rt
+                    .pick()
+                    .map_or(prt::MAX_RT_PRIO - 1, |t| self.threads[t].eff_prio);
+                let curr = rq.curr.map(|c| &self.threads[c]);
+                RtRqView {
+                    highest_prio_curr: highest,
+                    curr_prio: curr.map_or(prt::MAX_PRIO, |c| c.eff_prio),
+                    curr_rt_or_dl: curr.is_some_and(|c| c.eff_prio < prt::MAX_RT_PRIO),
+                    curr_nr_cpus_allowed: curr.map_or(0, |c| c.affinity.weight() as u32),
+                    capacity_orig: rq.cap,
+                    pushable: &pushables[cpu],
+                }
+            })
+            .collect()
+    }
+
+    /// `push_rt_tasks(rq)` on `cpu` (kernel/sched/rt.c, v6.11): push its highest pushable
+    /// task to a CPU running lower-priority work, again while it finds one; `sched_migrate_task`
+    /// comes from `cpu`.
+    pub(in crate::sim) fn push_rt_tasks(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        // each push moves a task to a CPU running strictly lower-priority work: bounded
+        for _ in 0..self.threads.len() + 1 {
+            let pushables = self.rt_pushables();
+            let views = self.rt_views(&pushables);
+            let cpupri = rt_cpupri(&views);
+            let mut prev = self.rt_distribute_prev[cpu];
+            let d = prt::push_rt_task(&views, &cpupri, &self.sdt, cpu, &mut prev);
+            self.rt_distribute_prev[cpu] = prev;
+            match d {
+                RtPush::Push { task, from, to } => {
+                    let m = Migration {
+                        task,
+                        src: from,
+                        dst: to,
+                        reason: MigrationReason::RtPush,
+                    };
+                    self.move_queued_on(out, m, cpu, now);
+                }
+                RtPush::Resched => {
+                    self.set_resched(cpu);
+                    return;
+                }
+                RtPush::Nothing | RtPush::NoTarget => return,
+            }
+        }
+    }
+
+    /// `task_woken_rt(rq, p)`: a woken RT task that neither runs nor preempts here, but
+    /// may run elsewhere, is pushed (`push_rt_tasks()`).
+    pub(in crate::sim) fn task_woken_rt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let pushables = self.rt_pushables();
+        let views = self.rt_views(&pushables);
+        let p = &self.threads[tid];
+        let push = prt::task_woken_rt_should_push(
+            &views[cpu],
+            p.eff_prio,
+            p.affinity.weight() as u32,
+            self.rqs[cpu].curr == Some(tid),
+            self.rqs[cpu].need_resched,
+        );
+        if push {
+            self.push_rt_tasks(out, cpu, now);
+        }
+    }
+
+    /// `balance_rt(rq, prev)` before the pick (`put_prev_task_balance()`): an RT `prev`
+    /// that left the rq, and whose priority the rq no longer reaches, makes the CPU pull
+    /// (`pull_rt_task()`): with RT_PUSH_IPI (`sched.rt_push_ipi`, the default) the
+    /// overloaded CPUs are asked to push (their irq_work, after this operation); without
+    /// it, the higher RT tasks queued elsewhere are pulled here now.
+    pub(in crate::sim) fn balance_rt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        if self.threads[prev].class != Class::Rt || self.rqs[cpu].rt.iter().any(|t| t == prev) {
+            return;
+        }
+        let pushables = self.rt_pushables();
+        let views = self.rt_views(&pushables);
+        if !prt::need_pull_rt_task(views[cpu].highest_prio_curr, self.threads[prev].eff_prio) {
+            return;
+        }
+        match prt::pull_rt_task(&views, cpu, self.s.options.sched.rt_push_ipi) {
+            RtPull::Nothing => {}
+            RtPull::PushIpi(cpus) => {
+                for c in cpus {
+                    self.q.push(now, Ev::RtPushIpi { cpu: c as u32 });
+                }
+            }
+            RtPull::Pull(moves) => {
+                for mv in moves {
+                    let m = Migration {
+                        task: mv.task,
+                        src: mv.from,
+                        dst: mv.to,
+                        reason: MigrationReason::RtPull,
+                    };
+                    self.move_queued_on(out, m, cpu, now);
+                }
+            }
+        }
+    }
+
+    /// The balance callback queued by `set_next_task_rt()` (`rt_queue_push_tasks()`): after
+    /// the switch, an rq with pushable tasks pushes them.
+    pub(in crate::sim) fn rt_balance_callback(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let rq = &self.rqs[cpu];
+        let pushable = rq
+            .rt
+            .iter()
+            .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1);
+        if pushable {
+            self.push_rt_tasks(out, cpu, now);
+        }
     }
 }

@@ -24,6 +24,10 @@ impl<'w> Sim<'w> {
             let class = self.threads[p].class;
             class.update_curr(self, cpu, p, now);
         }
+        if let Some(p) = prev {
+            // put_prev_task_balance(): the RT class's balance() may pull first
+            self.balance_rt(out, cpu, p, now);
+        }
         let mut next = self.pick_next(cpu);
         if next.is_some() && next == prev {
             // Same task: no switch; its armed op completion still holds (same rate). A
@@ -127,6 +131,10 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
+                if self.threads[n].class == Class::Rt {
+                    // the balance callback set_next_task_rt() queued (rt_queue_push_tasks())
+                    self.rt_balance_callback(out, cpu, now);
+                }
                 if self.threads[n].kthread.is_some() {
                     self.kthread_switched_in(out, cpu, n, now);
                 } else {

@@ -32,6 +32,9 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(parent_cpu.unwrap_or(cpu), now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
+        if self.threads[tid].class == Class::Rt {
+            self.task_woken_rt(out, cpu, tid, now);
+        }
     }
 
     /// `try_to_wake_up()` for a sleeping thread. `waker` is the CPU whose current task
@@ -66,6 +69,9 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(waker.unwrap_or(cpu), now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
+        if self.threads[tid].class == Class::Rt {
+            self.task_woken_rt(out, cpu, tid, now);
+        }
     }
 
     /// `migrate_task_rq_fair()` for a task that is not on a runqueue.
