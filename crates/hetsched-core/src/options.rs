@@ -55,6 +55,12 @@ pub struct SchedOptions {
     /// RT_PUSH_IPI (kernel/sched/features.h, on since v4.6): a CPU that needs to pull RT
     /// work asks the overloaded CPUs to push instead (`false`: it pulls itself).
     pub rt_push_ipi: bool,
+    /// `sched_rt_runtime_us`: RT tasks may run this long per `rt_period_us` on each CPU
+    /// before the RT class is throttled for the rest of the period (kernel/sched/rt.c,
+    /// `sched_rt_runtime_exceeded()`; RT_RUNTIME_SHARE off as in v6.11). -1: no limit.
+    pub rt_runtime_us: i64,
+    /// `sched_rt_period_us`: the RT bandwidth period.
+    pub rt_period_us: u64,
 }
 
 impl Default for SchedOptions {
@@ -63,6 +69,8 @@ impl Default for SchedOptions {
             hz: 250,
             repick: RepickVersion::V6_11,
             rt_push_ipi: true,
+            rt_runtime_us: 950_000,
+            rt_period_us: 1_000_000,
         }
     }
 }
@@ -581,6 +589,21 @@ impl Settings {
             });
         }
         let tick_ns = 1_000_000_000 / u64::from(hz);
+        let (rt_runtime, rt_period) = (options.sched.rt_runtime_us, options.sched.rt_period_us);
+        if !(1..=i32::MAX as u64).contains(&rt_period) {
+            return Err(OptionsError::Invalid {
+                key: "sched.rt_period_us",
+                msg: format!("{rt_period} is out of range; expected 1 to 2147483647 µs"),
+            });
+        }
+        if rt_runtime != -1 && !(0..=rt_period as i64).contains(&rt_runtime) {
+            return Err(OptionsError::Invalid {
+                key: "sched.rt_runtime_us",
+                msg: format!(
+                    "{rt_runtime} is out of range; expected -1 (no limit) or 0 to sched.rt_period_us ({rt_period})"
+                ),
+            });
+        }
         let f = &options.fair;
         let ncpus = platform.nr_cpus();
         let factor = match f.tunable_scaling {

@@ -789,3 +789,35 @@ fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
         );
     }
 }
+
+/// RT throttling (kernel/sched/rt.c, v6.11: `sched_rt_runtime_us` 950 000 of every
+/// `sched_rt_period_us` 1 000 000 by default, RT_RUNTIME_SHARE off): a FIFO hog and a fair
+/// hog share CPU 2 for 3 s; the RT class is throttled once it has run 0.95 s of a period,
+/// so the fair task runs the rest, about 50 ms a second (the excess is seen at the next
+/// tick, 4 ms at HZ=250). `sched.rt_runtime_us=-1` leaves it nothing.
+#[test]
+fn rt_throttling_leaves_fair_tasks_their_five_percent() {
+    let json = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [2], "loop": -1, "run": 100000 },
+        "f": { "cpus": [2], "loop": -1, "run": 100000 } } }"#;
+    let fair = |sets: &[&str]| {
+        let (r, _) = traced("hikey960", json, 3000, sets);
+        // the second thread (it keeps rt-app's name if it never runs)
+        r.tasks.iter().find(|t| t.pid == 1002).unwrap().cpu_time_s
+    };
+    let throttled = fair(&["cpufreq.governor=performance", "trace.signals=false"]);
+    assert!(
+        (0.12..0.16).contains(&throttled),
+        "the fair task ran {throttled:.3} s of 3 s beside an RT hog"
+    );
+    let unlimited = fair(&[
+        "cpufreq.governor=performance",
+        "trace.signals=false",
+        "sched.rt_runtime_us=-1",
+    ]);
+    assert!(
+        unlimited < 0.005,
+        "without the limit it ran {unlimited:.3} s"
+    );
+}

@@ -38,6 +38,9 @@ impl<'w> Sim<'w> {
                     // only picks idle CPUs with a non-zero `idle_stamp`.
                     idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
                     stop: None,
+                    rt_time: 0,
+                    rt_throttled: false,
+                    rt_exec_start: 0,
                     // build_sched_domains() → init_sched_groups_capacity(): no pressure yet
                     cpu_capacity: std::cell::Cell::new(p.cpus[c].capacity),
                     cpu_capacity_updated: std::cell::Cell::new(false),
@@ -176,6 +179,7 @@ impl<'w> Sim<'w> {
             placements: [0; crate::policy::select_fair::WakeReason::ALL.len()],
             distribute_prev: n - 1,
             rt_distribute_prev: vec![0; n],
+            rt_period_active: false,
             lb: crate::policy::lb::LoadBalancer::new(),
             lb_scratch: balance::LbScratch::default(),
             max_cap_memo: Vec::new(),

@@ -161,6 +161,8 @@ enum Ev {
     IrqWork { pd: u32, cpu: u32 },
     /// RT_PUSH_IPI: an overloaded CPU is asked to push its RT tasks (`rto_push_irq_work_func()`).
     RtPushIpi { cpu: u32 },
+    /// The RT bandwidth period timer (`sched_rt_period_timer()`).
+    RtPeriod,
     /// The end of the run.
     End,
 }
@@ -260,6 +262,12 @@ struct Rq {
     idle_stamp: Nanos,
     /// The stopper queued on this rq (`rq->stop` when runnable).
     stop: Option<usize>,
+    /// `rt_rq->rt_time`: RT run time in the current bandwidth period (ns).
+    rt_time: u64,
+    /// `rt_rq->rt_throttled`: the RT class is out of runtime until the period timer.
+    rt_throttled: bool,
+    /// `curr->se.exec_start` of a running RT task (`update_curr_rt()`).
+    rt_exec_start: Nanos,
     /// `rq->cpu_capacity` (`capacity_of()`): `scale_rt_capacity()` as the last
     /// `update_cpu_capacity()` computed it, at balance time (kernel/sched/fair.c, v6.11).
     /// A `Cell`: the balancer updates it through its read-only view of the engine.
@@ -376,6 +384,8 @@ struct Sim<'w> {
     placements: [u64; crate::policy::select_fair::WakeReason::ALL.len()],
     /// `distribute_cpu_mask_prev` of `cpumask_any_and_distribute()`.
     distribute_prev: usize,
+    /// `def_rt_bandwidth.rt_period_active`: the RT period timer is armed.
+    rt_period_active: bool,
     /// Each CPU's `distribute_cpu_mask_prev` for `find_lowest_rq()`.
     rt_distribute_prev: Vec<usize>,
     /// `rq->misfit_task_load` per CPU.

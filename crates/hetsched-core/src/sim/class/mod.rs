@@ -16,7 +16,7 @@
 //! | `select_task_rq` | `select_task_rq_stop()` | `select_task_rq_dl()` | `select_task_rq_rt()` | `select_task_rq_fair()` |
 //! | `task_tick` | — | `task_tick_dl()` | `task_tick_rt()` | `task_tick_fair()` |
 //! | `yield_task` | — | `yield_task_dl()` | `yield_task_rt()` | `yield_task_fair()` |
-//! | `update_curr` | — | `update_curr_dl()` | (RT runtime limits are not modelled) | `update_curr_fair()` |
+//! | `update_curr` | — | `update_curr_dl()` | `update_curr_rt()` (RT bandwidth) | `update_curr_fair()` |
 //!
 //! `prio_changed`/`switched_to` and `reweight_task` are the core's `rt_mutex_setprio()`,
 //! `__sched_setscheduler()` and `set_user_nice()` (core/syscalls.rs), which call the
@@ -109,6 +109,7 @@ impl Class {
         let rq = &s.rqs[cpu];
         match self {
             Class::Fair => rq.cfs.pick_next(&s.ents, &s.s.fair),
+            Class::Rt if rq.rt_throttled => None, // sched_rt_rq_dequeue()
             Class::Rt => rq.rt.pick(),
             Class::Dl => rq.dl.pick(),
             Class::Stop => rq.stop,
@@ -217,7 +218,8 @@ impl Class {
     pub(in crate::sim) fn update_curr(self, s: &mut Sim<'_>, cpu: usize, tid: usize, now: Nanos) {
         match self {
             Class::Fair => s.update_curr_fair(cpu, tid, now),
-            Class::Rt | Class::Stop => {}
+            Class::Rt => s.update_curr_rt(cpu, now),
+            Class::Stop => {}
             Class::Dl => s.update_curr_dl(cpu, tid, now),
         }
     }

@@ -67,6 +67,7 @@ impl<'w> Sim<'w> {
         self.threads[tid].cpu = cpu;
         self.refresh_view(cpu);
         self.add_nr_running(cpu);
+        self.start_rt_bandwidth(now); // inc_rt_group()
         self.cpufreq_update_util(out, cpu, 0, now);
     }
 
@@ -78,6 +79,7 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
+        self.update_curr_rt(cpu, now);
         let key = self.threads[tid].rt_key;
         self.rqs[cpu].rt.dequeue(tid, key);
         self.refresh_view(cpu);
@@ -98,6 +100,7 @@ impl<'w> Sim<'w> {
         cpu: usize,
         now: Nanos,
     ) {
+        self.update_curr_rt(cpu, now);
         self.update_rt_pelt(out, cpu, true, now);
     }
 
@@ -112,6 +115,7 @@ impl<'w> Sim<'w> {
     ) {
         let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
         self.update_rt_pelt(out, cpu, running, now);
+        self.rqs[cpu].rt_exec_start = now;
     }
 
     /// `task_tick_rt()`: the RT signal (v6.11 updates it here, not at every tick); SCHED_RR
@@ -124,6 +128,7 @@ impl<'w> Sim<'w> {
         curr: usize,
         now: Nanos,
     ) {
+        self.update_curr_rt(cpu, now);
         self.update_rt_pelt(out, cpu, true, now);
         if self.threads[curr].policy == SchedPolicy::Rr {
             let tick = self.s.tick_ns;
@@ -312,5 +317,102 @@ impl<'w> Sim<'w> {
         if pushable {
             self.push_rt_tasks(out, cpu, now);
         }
+    }
+
+    /// `(runtime, period)` of the RT bandwidth in ns, `None` without a limit
+    /// (`sched_rt_runtime_us = -1`).
+    fn rt_bandwidth(&self) -> Option<(u64, u64)> {
+        let o = &self.s.options.sched;
+        let runtime = u64::try_from(o.rt_runtime_us).ok()?;
+        Some((runtime * 1000, o.rt_period_us * 1000))
+    }
+
+    /// `update_curr_rt()` (kernel/sched/rt.c, v6.11): the running RT task's time since its
+    /// last update counts in `rt_time`; past the runtime the RT class of the CPU is
+    /// throttled (`sched_rt_runtime_exceeded()`: `sched_rt_rq_dequeue()`, resched).
+    pub(in crate::sim) fn update_curr_rt(&mut self, cpu: usize, now: Nanos) {
+        let Some(curr) = self.rqs[cpu].curr else {
+            return;
+        };
+        if self.threads[curr].class != Class::Rt {
+            return;
+        }
+        let delta = now.saturating_sub(self.rqs[cpu].rt_exec_start);
+        self.rqs[cpu].rt_exec_start = now;
+        let Some((runtime, period)) = self.rt_bandwidth() else {
+            return;
+        };
+        if delta == 0 {
+            return;
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.rt_time += delta;
+        if !rq.rt_throttled && runtime < period && rq.rt_time > runtime {
+            rq.rt_throttled = true;
+            self.set_resched(cpu);
+            self.start_rt_bandwidth(now);
+        }
+    }
+
+    /// `start_rt_bandwidth()` → `do_start_rt_bandwidth()`: the period timer, if not armed,
+    /// fires at once (`hrtimer_forward_now(timer, 0)`) and then every period.
+    pub(in crate::sim) fn start_rt_bandwidth(&mut self, now: Nanos) {
+        let Some((_, period)) = self.rt_bandwidth() else {
+            return;
+        };
+        if self.rt_period_active || period == 0 {
+            return;
+        }
+        self.rt_period_active = true;
+        self.do_sched_rt_period_timer();
+        self.q.push(now + period, Ev::RtPeriod);
+    }
+
+    /// `sched_rt_period_timer()`: one period's replenishment; the timer stops when every
+    /// CPU is idle of RT work.
+    pub(in crate::sim) fn sched_rt_period_timer(&mut self, now: Nanos) {
+        let idle = self.do_sched_rt_period_timer();
+        match self.rt_bandwidth() {
+            Some((_, period)) if !idle => self.q.push(now + period, Ev::RtPeriod),
+            _ => self.rt_period_active = false,
+        }
+    }
+
+    /// `do_sched_rt_period_timer(rt_b, 1)` (v6.11): each CPU's `rt_time` loses one runtime;
+    /// a throttled RT class with `rt_time` back under the runtime is unthrottled
+    /// (`sched_rt_rq_enqueue()`: resched when its best task beats `curr`). Returns `idle`.
+    fn do_sched_rt_period_timer(&mut self) -> bool {
+        let Some((runtime, _)) = self.rt_bandwidth() else {
+            return true;
+        };
+        let mut idle = true;
+        for cpu in 0..self.p.nr_cpus() {
+            let nr = self.rqs[cpu].rt.nr_running();
+            let rq = &mut self.rqs[cpu];
+            if rq.rt_time == 0 && nr == 0 {
+                continue;
+            }
+            let mut enqueue = false;
+            if rq.rt_time > 0 {
+                rq.rt_time -= rq.rt_time.min(runtime);
+                if rq.rt_throttled && rq.rt_time < runtime {
+                    rq.rt_throttled = false;
+                    enqueue = true;
+                }
+                if rq.rt_time > 0 || nr > 0 {
+                    idle = false;
+                }
+            } else if nr > 0 {
+                idle = false;
+            }
+            if enqueue && nr > 0 {
+                let best = self.rqs[cpu].rt.pick().map(|t| self.threads[t].eff_prio);
+                let curr = self.rqs[cpu].curr.map_or(140, |c| self.threads[c].eff_prio);
+                if best.is_some_and(|b| b < curr) {
+                    self.set_resched(cpu);
+                }
+            }
+        }
+        idle
     }
 }

@@ -339,6 +339,10 @@ impl<'w> Sim<'w> {
                 self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, deboost);
                 self.threads[tid].state = TState::Runnable;
                 self.refresh_view(cpu);
+                if running {
+                    // set_next_task_rt(): `p->se.exec_start` for update_curr_rt()
+                    self.rqs[cpu].rt_exec_start = now;
+                }
             }
         }
         if running {
