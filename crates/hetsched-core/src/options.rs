@@ -16,7 +16,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod dbs;
 mod profile;
+pub use dbs::{ConservativeOptions, OndemandOptions};
 use profile::overlay_changes;
 pub use profile::KernelProfile;
 
@@ -238,6 +240,13 @@ pub enum Governor {
     /// (`fixed_freq_khz` holds that start frequency).
     #[default]
     Schedutil,
+    /// ondemand (drivers/cpufreq/cpufreq_ondemand.c on the dbs framework,
+    /// `crate::cpufreq::ondemand`): `[cpufreq.ondemand]`. Policies start at their highest
+    /// usable OPP.
+    Ondemand,
+    /// conservative (drivers/cpufreq/cpufreq_conservative.c, `crate::cpufreq::conservative`):
+    /// `[cpufreq.conservative]`. Policies start at their highest usable OPP.
+    Conservative,
 }
 
 impl Governor {
@@ -248,6 +257,8 @@ impl Governor {
             Governor::Powersave => "powersave",
             Governor::Userspace => "userspace",
             Governor::Schedutil => "schedutil",
+            Governor::Ondemand => "ondemand",
+            Governor::Conservative => "conservative",
         }
     }
 }
@@ -281,13 +292,20 @@ pub struct CpufreqOptions {
     /// The slow path's kthread (`sugov:N`, one per policy without fast switch):
     /// `thread` (default) runs it as the kernel does, a SCHED_DEADLINE thread with
     /// SCHED_FLAG_SUGOV bound to the policy's CPUs, woken by the governor's irq_work; `none`
-    /// starts each transition at once without a thread (hetsched 0.1).
+    /// starts each transition at once without a thread (hetsched 0.1). For ondemand and
+    /// conservative: `thread` runs their work in the sampling CPU's `kworker/N:1` (a
+    /// nice-0 fair thread bound to it), `none` runs it at the sample.
     pub kthread: KthreadModel,
     /// CPU time (µs) of each of the `sugov:N` kthread's runs: `sugov_work()` up to the
     /// driver's request, and the end of the transition after the driver's completion.
     /// Unset = 10 µs, a modelling assumption (a few thousand instructions; measure it on a
-    /// board from the `sched_switch` events of `sugov:N`).
+    /// board from the `sched_switch` events of `sugov:N`). Also the CPU time of each run of
+    /// a dbs governor's work in its kworker.
     pub kthread_cpu_us: Option<u64>,
+    /// ondemand's tunables.
+    pub ondemand: OndemandOptions,
+    /// conservative's tunables.
+    pub conservative: ConservativeOptions,
 }
 
 /// How the slow path's kthread is modelled (`cpufreq.kthread`).
@@ -636,14 +654,17 @@ impl Settings {
             tick_nsec: tick_ns,
         };
         let c = &options.cpufreq;
+        c.ondemand.validate(tick_ns)?;
+        c.conservative.validate(tick_ns)?;
         let fixed_freq_khz = platform
             .perf_domains
             .iter()
             .enumerate()
             .map(|(i, pd)| match c.governor {
-                Governor::Performance | Governor::Schedutil => {
-                    Ok(pd.resolve_freq(pd.max_freq_khz))
-                }
+                Governor::Performance
+                | Governor::Schedutil
+                | Governor::Ondemand
+                | Governor::Conservative => Ok(pd.resolve_freq(pd.max_freq_khz)),
                 Governor::Powersave => Ok(pd.min_freq_khz()),
                 Governor::Userspace => {
                     let want = match c.userspace_khz.len() {

@@ -7,8 +7,11 @@
 //!
 //! Governors: `performance`, `powersave` and `userspace` set one frequency when they start
 //! (`cpufreq_gov_performance_limits()` and friends: [`GovernorState::Fixed`]);
-//! `schedutil` ([`super::schedutil`]) decides at every utilisation update.
+//! `schedutil` ([`super::schedutil`]) decides at every utilisation update; `ondemand` and
+//! `conservative` ([`super::dbs`]) take a sample from the same hook once their sampling
+//! period has passed and decide in their work, which the engine runs in a kworker.
 
+use super::dbs::DbsGovernor;
 use super::schedutil::{SugovCpuInput, SugovPolicy};
 
 /// What the engine must do after a governor decided.
@@ -31,6 +34,9 @@ pub enum FreqRequest {
     /// A transition is in flight: the new request is made when it completes (returned by
     /// [`GovernorState::transition_done`]).
     Queued,
+    /// A dbs governor took a sample: its work is to run on this CPU (the irq_work queues
+    /// it on the CPU's kworker), where the engine calls [`GovernorState::dbs_work`].
+    Work,
 }
 
 /// One cpufreq policy's governor (its `policy->governor_data`).
@@ -43,13 +49,15 @@ pub enum GovernorState {
     },
     /// `schedutil` (`struct sugov_policy`).
     Schedutil(Box<SugovPolicy>),
+    /// `ondemand` or `conservative` (`struct policy_dbs_info`).
+    Dbs(Box<DbsGovernor>),
 }
 
 impl GovernorState {
     /// Whether the governor is called from the scheduler's `cpufreq_update_util()` hook
     /// (`cpufreq_add_update_util_hook()` at its start).
     pub fn uses_update_util(&self) -> bool {
-        matches!(self, GovernorState::Schedutil(_))
+        matches!(self, GovernorState::Schedutil(_) | GovernorState::Dbs(_))
     }
 
     /// `policy->cur` as the governor last set it.
@@ -57,6 +65,7 @@ impl GovernorState {
         match self {
             GovernorState::Fixed { freq_khz } => *freq_khz,
             GovernorState::Schedutil(sg) => sg.cur(),
+            GovernorState::Dbs(d) => d.dbs().cur,
         }
     }
 
@@ -72,6 +81,13 @@ impl GovernorState {
         match self {
             GovernorState::Fixed { .. } => FreqRequest::Unchanged,
             GovernorState::Schedutil(sg) => sg.update(now, cpu, flags, inputs),
+            GovernorState::Dbs(d) => {
+                if d.update_util(now) {
+                    FreqRequest::Work
+                } else {
+                    FreqRequest::Unchanged
+                }
+            }
         }
     }
 
@@ -81,6 +97,25 @@ impl GovernorState {
         match self {
             GovernorState::Fixed { .. } => FreqRequest::Unchanged,
             GovernorState::Schedutil(sg) => sg.transition_done(),
+            GovernorState::Dbs(d) => {
+                d.transition_done();
+                FreqRequest::Unchanged
+            }
+        }
+    }
+
+    /// The dbs governor's work at `now`: the driver's target (`None`: no transition).
+    pub fn dbs_work(&mut self, now: u64, inputs: &[super::dbs::DbsCpuInput]) -> Option<u64> {
+        match self {
+            GovernorState::Dbs(d) => d.work(now, inputs),
+            _ => None,
+        }
+    }
+
+    /// The dbs governor's work ended (`dbs_work_handler()` returns).
+    pub fn dbs_work_done(&mut self) {
+        if let GovernorState::Dbs(d) = self {
+            d.work_done();
         }
     }
 }

@@ -1,11 +1,17 @@
 //! CPU frequency: the scheduler-side utilisation aggregation shared by schedutil and EAS
 //! (`effective_cpu_util()` and its pre-v6.8 form), the governor interface
-//! ([`governor`]) and the schedutil governor ([`schedutil`]).
+//! ([`governor`]), the schedutil governor ([`schedutil`]), and the dbs governors ondemand
+//! and conservative ([`dbs`], [`ondemand`], [`conservative`]) with the frequency table
+//! they resolve targets in ([`freq_table`]).
 //!
 //! Inputs are plain numbers the engine reads from its runqueues ([`RqSignals`]): this
 //! module owns no scheduler state.
 
+pub mod conservative;
+pub mod dbs;
+pub mod freq_table;
 pub mod governor;
+pub mod ondemand;
 pub mod schedutil;
 
 use crate::platform::SCHED_CAPACITY_SCALE;

@@ -5,14 +5,21 @@
 //! and a new frequency changes the speed of every CPU of the domain.
 //!
 //! The slow path runs in the policy's `sugov:N` kthread (sim/kthread.rs) unless
-//! `cpufreq.kthread = none`, when each transition starts at the governor's decision.
+//! `cpufreq.kthread = none`, when each transition starts at the governor's decision. The
+//! dbs governors' work runs in the sampling CPU's `kworker/N:1` (`schedule_work_on()`),
+//! which asks the driver and sleeps through the transition (`__cpufreq_driver_target()` is
+//! synchronous there); with `cpufreq.kthread = none` it runs at the sample.
 //! Simplification: every `cpufreq_update_util()` is treated as local
 //! (`cpufreq_this_cpu_can_update()` is not modelled).
 
 use super::energy::{cpu_util_cfs, cpu_util_cfs_boost, rq_signals};
 use super::program::Op;
 use super::{g_power, Ev, Out, Sim};
+use crate::cpufreq::conservative::CsPolicy;
+use crate::cpufreq::dbs::{self, DbsCpuInput, DbsData, DbsGovernor, DbsKind, PolicyDbs};
+use crate::cpufreq::freq_table::FreqTable;
 use crate::cpufreq::governor::{FreqRequest, GovernorState};
+use crate::cpufreq::ondemand::OdPolicy;
 use crate::cpufreq::schedutil::{
     cpufreq_policy_transition_delay_us, SugovCpuInput, SugovParams, SugovPolicy,
 };
@@ -34,6 +41,9 @@ pub(in crate::sim) struct CpufreqPolicy {
     pub slow_path: bool,
     /// The `sugov:N` kthread, when `cpufreq.kthread = thread` (sim/kthread.rs).
     pub kthread: Option<super::kthread::Kthread>,
+    /// A dbs governor's work is waiting for the driver's transition: in the kworker of
+    /// this CPU (`Some(Some(cpu))`), or without a thread (`Some(None)`).
+    pub dbs_waiter: Option<Option<usize>>,
 }
 
 /// The run's cpufreq policies, by performance domain.
@@ -43,14 +53,45 @@ pub(in crate::sim) struct CpufreqState {
     pub policies: Vec<CpufreqPolicy>,
     /// Some governor installed the update-util hook (`cpufreq_add_update_util_hook()`).
     pub hooked: bool,
+    /// The governor is ondemand or conservative.
+    pub dbs: bool,
+    /// Each CPU's `kworker/N:1`, when a dbs governor runs its work in threads.
+    pub kworkers: Vec<super::kthread::Kthread>,
 }
 
 impl CpufreqState {
-    /// `cpufreq_online()` + the governor's start for every performance domain of `p`
-    /// (schedutil: `sugov_init()` + `sugov_start()`), starting at `fixed_freq_khz`.
-    pub(in crate::sim) fn new(p: &Platform, s: &Settings, em: &EnergyModel) -> CpufreqState {
+    /// `cpufreq_online()` + the governor's start for every performance domain of `p` at
+    /// `now` (schedutil: `sugov_init()` + `sugov_start()`; ondemand and conservative:
+    /// `cpufreq_dbs_governor_init()` + `_start()`, every CPU idle so far), starting at
+    /// `fixed_freq_khz`.
+    pub(in crate::sim) fn new(
+        p: &Platform,
+        s: &Settings,
+        em: &EnergyModel,
+        now: Nanos,
+    ) -> CpufreqState {
         let o = &s.options;
-        let policies: Vec<CpufreqPolicy> = if o.cpufreq.governor == Governor::Schedutil {
+        let dbs = matches!(
+            o.cpufreq.governor,
+            Governor::Ondemand | Governor::Conservative
+        );
+        let policies: Vec<CpufreqPolicy> = if dbs {
+            p.perf_domains
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| {
+                    let em_pd = em.pds.get(i).and_then(Option::as_ref);
+                    let gov = dbs_start(pd, s, em_pd, s.fixed_freq_khz[i], now);
+                    CpufreqPolicy {
+                        gov: GovernorState::Dbs(Box::new(gov)),
+                        transition_latency_ns: pd.transition_latency_ns,
+                        slow_path: true,
+                        kthread: None,
+                        dbs_waiter: None,
+                    }
+                })
+                .collect()
+        } else if o.cpufreq.governor == Governor::Schedutil {
             p.perf_domains
                 .iter()
                 .enumerate()
@@ -81,6 +122,7 @@ impl CpufreqState {
                         transition_latency_ns: pd.transition_latency_ns,
                         slow_path,
                         kthread: None,
+                        dbs_waiter: None,
                     }
                 })
                 .collect()
@@ -95,12 +137,67 @@ impl CpufreqState {
                     transition_latency_ns: pd.transition_latency_ns,
                     slow_path: false,
                     kthread: None,
+                    dbs_waiter: None,
                 })
                 .collect()
         };
         let hooked = policies.iter().any(|pol| pol.gov.uses_update_util());
-        CpufreqState { policies, hooked }
+        CpufreqState {
+            policies,
+            hooked,
+            dbs,
+            kworkers: Vec::new(),
+        }
     }
+}
+
+/// `cpufreq_dbs_governor_init()` + the governor's `init()` and `start()` for `pd` at `now`,
+/// at `cur` kHz: `sampling_rate` unset is `max(CPUFREQ_DBS_MIN_SAMPLING_INTERVAL,
+/// cpufreq_policy_transition_delay_us(policy))`.
+fn dbs_start(
+    pd: &crate::platform::PerfDomain,
+    s: &Settings,
+    em: Option<&crate::energy::em::EmPerfDomain>,
+    cur: u64,
+    now: Nanos,
+) -> DbsGovernor {
+    let c = &s.options.cpufreq;
+    let table = FreqTable::new(pd, em);
+    let default_rate = || {
+        let delay =
+            cpufreq_policy_transition_delay_us(pd.transition_latency_ns, 0, c.rate_limit_default);
+        delay.max(dbs::dbs_min_sampling_interval_us(s.tick_ns))
+    };
+    let inputs = vec![DbsCpuInput::default(); pd.cpus.len()];
+    let as_u32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let kind = if c.governor == Governor::Ondemand {
+        let t = &c.ondemand;
+        let data = DbsData {
+            sampling_rate: as_u32(t.sampling_rate.unwrap_or_else(default_rate)),
+            up_threshold: as_u32(t.up_threshold),
+            sampling_down_factor: as_u32(t.sampling_down_factor),
+            ignore_nice_load: t.ignore_nice_load,
+            io_is_busy: t.io_is_busy,
+        };
+        let dbs = PolicyDbs::start(data, table, cur, now, &inputs);
+        DbsKind::Ondemand(OdPolicy::new(dbs, as_u32(t.powersave_bias)))
+    } else {
+        let t = &c.conservative;
+        let data = DbsData {
+            sampling_rate: as_u32(t.sampling_rate.unwrap_or_else(default_rate)),
+            up_threshold: as_u32(t.up_threshold),
+            sampling_down_factor: as_u32(t.sampling_down_factor),
+            ignore_nice_load: t.ignore_nice_load,
+            io_is_busy: false,
+        };
+        let dbs = PolicyDbs::start(data, table, cur, now, &inputs);
+        DbsKind::Conservative(CsPolicy::new(
+            dbs,
+            as_u32(t.down_threshold),
+            as_u32(t.freq_step),
+        ))
+    };
+    DbsGovernor::new(kind)
 }
 
 impl Sim<'_> {
@@ -132,6 +229,14 @@ impl Sim<'_> {
         }
         let p = self.p;
         let pd = p.cpus[cpu].perf_domain;
+        if self.cpufreq.dbs {
+            // dbs_update_util_handler() reads only the time
+            let r = self.cpufreq.policies[pd]
+                .gov
+                .update_util(now, cpu, flags, &[]);
+            self.freq_request(out, pd, r, cpu, now);
+            return;
+        }
         let inputs: Vec<SugovCpuInput> = p.perf_domains[pd]
             .cpus
             .iter()
@@ -166,7 +271,55 @@ impl Sim<'_> {
                 let at = now + self.cpufreq.policies[pd].transition_latency_ns;
                 self.q.push(at, Ev::FreqApply { pd: pd as u32 })
             }
+            FreqRequest::Work if !self.cpufreq.kworkers.is_empty() => {
+                // dbs_irq_work() → schedule_work_on(cpu): after this operation
+                let (pd, cpu) = (pd as u32, cpu as u32);
+                self.q.push(now, Ev::IrqWork { pd, cpu });
+            }
+            FreqRequest::Work => {
+                self.dbs_work(pd, None, now);
+            }
             FreqRequest::Queued | FreqRequest::Unchanged => {}
+        }
+    }
+
+    /// What the dbs framework reads of `cpu` at `now`: its idle time so far (the current
+    /// idle period included) and the run time of its nice tasks.
+    fn dbs_input(&self, cpu: usize, now: Nanos) -> DbsCpuInput {
+        let st = &self.cpustat[cpu];
+        let open = |since: Option<Nanos>| since.map_or(0, |t| now.saturating_sub(t));
+        DbsCpuInput {
+            idle_ns: st.idle_sleeptime + open(st.idle_entry),
+            nice_ns: st.nice_time + open(st.nice_entry),
+        }
+    }
+
+    /// The dbs governor's work for `pd` (`dbs_work_handler()`), in the kworker of `worker`
+    /// or, without threads, at the sample: the governor decides; a new frequency takes the
+    /// driver's transition latency, after which the work ends; else it ends now.
+    pub(in crate::sim) fn dbs_work(
+        &mut self,
+        pd: usize,
+        worker: Option<usize>,
+        now: Nanos,
+    ) -> bool {
+        let inputs: Vec<DbsCpuInput> = self.p.perf_domains[pd]
+            .cpus
+            .iter()
+            .map(|&c| self.dbs_input(c, now))
+            .collect();
+        let pol = &mut self.cpufreq.policies[pd];
+        match pol.gov.dbs_work(now, &inputs) {
+            Some(_) => {
+                pol.dbs_waiter = Some(worker);
+                let at = now + pol.transition_latency_ns;
+                self.q.push(at, Ev::FreqApply { pd: pd as u32 });
+                true
+            }
+            None => {
+                pol.gov.dbs_work_done();
+                false
+            }
         }
     }
 
@@ -184,7 +337,12 @@ impl Sim<'_> {
         let r = pol.gov.transition_done();
         let f = pol.gov.cur();
         self.apply_freq(out, pd, f, now);
-        if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
+        if let Some(waiter) = self.cpufreq.policies[pd].dbs_waiter.take() {
+            match waiter {
+                Some(cpu) => self.kworker_transition_complete(out, cpu, now),
+                None => self.cpufreq.policies[pd].gov.dbs_work_done(),
+            }
+        } else if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
             // the kthread, woken by the completion, serves the request made meanwhile
             kt.more |= matches!(r, FreqRequest::Target { .. });
             self.sugov_transition_complete(out, pd, now);

@@ -152,9 +152,16 @@ impl<'w> Sim<'w> {
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
-        let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em);
+        let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em, BOOT_OFFSET);
         let mut sim = Sim {
             en,
+            cpustat: vec![
+                CpuStat {
+                    idle_entry: Some(BOOT_OFFSET),
+                    ..CpuStat::default()
+                };
+                n
+            ],
             cpufreq,
             stoppers: Vec::new(),
             stop_work: vec![Vec::new(); n],
@@ -237,6 +244,7 @@ impl<'w> Sim<'w> {
         };
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
+        sim.spawn_kworkers();
         sim
     }
 

@@ -15,6 +15,14 @@
 //! (`cpu_frequency`) and wakes the kthread, which ends the transition (the same CPU time
 //! again) and either serves the request made meanwhile or sleeps until the next irq_work.
 //!
+//! The dbs governors (ondemand, conservative) run their work in the sampling CPU's
+//! `kworker/N:1` (kernel/workqueue.c, v6.11: `schedule_work_on()` on the system
+//! workqueue's per-CPU pool, whose workers are nice-0 fair threads bound to the CPU): woken
+//! by the policy's irq_work, it runs `dbs_work_handler()` (`cpufreq.kthread_cpu_us`), asks
+//! the driver and sleeps until the transition completes, then ends the work (the same CPU
+//! time). A pool has several workers in the kernel; one is modelled, and its name's
+//! worker id (`:1`) is an assumption.
+//!
 //! Simplifications: the kthread sleeps interruptibly in both waits (the kernel's
 //! completion wait is uninterruptible, `prev_state` D); `work_in_progress` is held until
 //! the transition completes (see crate::cpufreq::schedutil).
@@ -28,6 +36,8 @@ pub(in crate::sim) enum KthreadKind {
     Stopper(usize),
     /// The `sugov:N` kthread of this performance domain's policy.
     Sugov(usize),
+    /// The system workqueue's worker of this CPU (`kworker/N:1`).
+    Kworker(usize),
 }
 
 /// Where the policy's kthread is in its work.
@@ -164,6 +174,90 @@ impl Sim<'_> {
         }
     }
 
+    /// A dbs governor's workers: `kworker/N:1` per CPU, a nice-0 fair thread bound to it.
+    pub(in crate::sim) fn spawn_kworkers(&mut self) {
+        if !self.cpufreq.dbs
+            || self.s.options.cpufreq.kthread != crate::options::KthreadModel::Thread
+        {
+            return;
+        }
+        for cpu in 0..self.p.nr_cpus() {
+            let tid = self.spawn_kthread(
+                format!("kworker/{cpu}:1"),
+                KthreadKind::Kworker(cpu),
+                SchedPolicy::Other,
+                Class::Fair,
+                120,
+                DlEntity::default(),
+                CpuSet::from_cpus(&[cpu]),
+                cpu,
+            );
+            self.cpufreq.kworkers.push(Kthread {
+                tid,
+                phase: KthreadPhase::Idle,
+                more: false,
+            });
+        }
+    }
+
+    /// The governor's irq_work of `pd` raised on `cpu`: schedutil's wakes the policy's
+    /// kthread; a dbs governor's queues its work on `cpu`'s kworker (`dbs_irq_work()` →
+    /// `schedule_work_on()`).
+    pub(in crate::sim) fn governor_irq_work(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        if !self.cpufreq.dbs {
+            return self.sugov_irq_work(out, pd, cpu, now);
+        }
+        let Some(kw) = self.cpufreq.kworkers.get_mut(cpu) else {
+            return;
+        };
+        // one work per policy is in progress at a time (`work_in_progress`)
+        kw.phase = KthreadPhase::Work;
+        let tid = kw.tid;
+        self.try_to_wake_up(out, tid, now, Some(cpu));
+    }
+
+    /// The driver's transition the kworker of `cpu` waits for completed: it is woken.
+    pub(in crate::sim) fn kworker_transition_complete(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let Some(kw) = self.cpufreq.kworkers.get_mut(cpu) else {
+            return;
+        };
+        kw.phase = KthreadPhase::Done;
+        let tid = kw.tid;
+        self.try_to_wake_up(out, tid, now, Some(cpu));
+    }
+
+    /// The kworker's CPU time for its phase is spent: after the governor's update it asks
+    /// the driver and sleeps through the transition, or ends the work; after the
+    /// transition it ends the work.
+    fn kworker_op_done(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
+        let pd = self.p.cpus[cpu].perf_domain;
+        let phase = self.cpufreq.kworkers[cpu].phase;
+        let waits = match phase {
+            KthreadPhase::Work => self.dbs_work(pd, Some(cpu), now),
+            _ => {
+                self.cpufreq.policies[pd].gov.dbs_work_done();
+                false
+            }
+        };
+        self.cpufreq.kworkers[cpu].phase = if waits {
+            KthreadPhase::Wait
+        } else {
+            KthreadPhase::Idle
+        };
+        self.kthread_sleep(out, cpu, tid, now);
+    }
+
     /// `sugov_irq_work()` raised on `cpu`: `kthread_queue_work()` wakes the policy's
     /// kthread, or leaves the request to it when it is busy.
     pub(in crate::sim) fn sugov_irq_work(
@@ -241,6 +335,10 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         self.uthreads[tid].op = Op::Step;
+        if let Some(KthreadKind::Kworker(c)) = self.threads[tid].kthread {
+            debug_assert_eq!(c, cpu);
+            return self.kworker_op_done(out, cpu, tid, now);
+        }
         let Some(KthreadKind::Sugov(pd)) = self.threads[tid].kthread else {
             return;
         };

@@ -210,7 +210,9 @@ impl<'w> Sim<'w> {
                     }
                 }
                 Ev::FreqApply { pd } => self.freq_apply_event(out, pd as usize, now),
-                Ev::IrqWork { pd, cpu } => self.sugov_irq_work(out, pd as usize, cpu as usize, now),
+                Ev::IrqWork { pd, cpu } => {
+                    self.governor_irq_work(out, pd as usize, cpu as usize, now)
+                }
                 Ev::RtPushIpi { cpu } => self.push_rt_tasks(out, cpu as usize, now),
                 Ev::RtPeriod => self.sched_rt_period_timer(now),
                 Ev::End => {

@@ -167,6 +167,20 @@ enum Ev {
     End,
 }
 
+/// A CPU's time accounting: `get_cpu_idle_time_us()`'s idle sleep time (tick-sched.c) and
+/// `kcpustat_cpu(cpu).cpustat[CPUTIME_NICE]`.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuStat {
+    /// Idle time of finished idle periods (ns).
+    idle_sleeptime: Nanos,
+    /// The current idle period's start.
+    idle_entry: Option<Nanos>,
+    /// Run time of tasks with nice > 0, finished stretches (ns).
+    nice_time: Nanos,
+    /// The running nice task's start.
+    nice_entry: Option<Nanos>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TState {
     Runnable,
@@ -407,6 +421,8 @@ struct Sim<'w> {
     deadlock_reported: bool,
     /// EAS and uclamp state (sim/energy.rs).
     en: energy::EnergyState,
+    /// Per-CPU time accounting the dbs governors read (`kcpustat`, NOHZ idle time).
+    cpustat: Vec<CpuStat>,
     /// The cpufreq policies and their governors (sim/cpufreq.rs).
     cpufreq: cpufreq::CpufreqState,
     /// Each CPU's stopper thread `migration/N` (class/stop.rs).

@@ -125,6 +125,7 @@ impl<'w> Sim<'w> {
             };
             out.emit(&self.ctx(cpu, now), &ev, g_sched);
         }
+        self.cpustat_switch(cpu, next, now);
         self.rqs[cpu].curr = next;
         self.rqs[cpu].seg_start = now;
         self.refresh_view(cpu);
@@ -149,6 +150,28 @@ impl<'w> Sim<'w> {
                         state: 0,
                     };
                     out.emit(&self.ctx(cpu, now), &ev, g_power);
+                }
+            }
+        }
+    }
+
+    /// The CPU time accounting of a switch: idle periods (`tick_nohz_start_idle()` /
+    /// `tick_nohz_stop_idle()`) and the run time of nice tasks (`account_user_time()`'s
+    /// CPUTIME_NICE for `task_nice(p) > 0`).
+    fn cpustat_switch(&mut self, cpu: usize, next: Option<usize>, now: Nanos) {
+        let st = &mut self.cpustat[cpu];
+        if let Some(t) = st.idle_entry.take() {
+            st.idle_sleeptime += now.saturating_sub(t);
+        }
+        if let Some(t) = st.nice_entry.take() {
+            st.nice_time += now.saturating_sub(t);
+        }
+        match next {
+            None => st.idle_entry = Some(now),
+            Some(n) => {
+                let t = &self.threads[n];
+                if t.class == Class::Fair && t.nice > 0 {
+                    st.nice_entry = Some(now);
                 }
             }
         }

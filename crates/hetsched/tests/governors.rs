@@ -1,0 +1,199 @@
+//! The sampling governors against their documented algorithms (drivers/cpufreq/
+//! cpufreq_ondemand.c, cpufreq_conservative.c, cpufreq_governor.c, v6.11), read from the
+//! trace of small workloads on hikey960's LITTLE policy (CPUs 0–3: 533, 999, 1402, 1709
+//! and 1844 MHz; transition latency 300 µs).
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+use hetsched::hetsched_core::options::Options;
+use hetsched::hetsched_core::trace::TraceSink;
+use hetsched::hetsched_core::{run, RunResult, RunSpec};
+use hetsched::hetsched_trace::FtraceTextSink;
+
+const MS: u64 = 1_000_000;
+
+fn traced(json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
+    let s = RunSpec {
+        platform: hetsched::load_platform("hikey960").unwrap(),
+        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
+        options: Options::default().apply_sets(sets).unwrap(),
+        seed: 1,
+        duration_ns: Some(ms * MS),
+    };
+    let mut sink = FtraceTextSink::new(Vec::new());
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(&s, &mut sinks).unwrap()
+    };
+    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
+    (r, text.lines().map(str::to_string).collect())
+}
+
+/// Timestamp in µs after the 1 s start.
+fn t_us(line: &str) -> i64 {
+    let ts = line.split(']').nth(1).unwrap().trim();
+    let ts = ts.split(':').next().unwrap();
+    let (s, us) = ts.split_once('.').unwrap();
+    (s.parse::<i64>().unwrap() - 1) * 1_000_000 + us.parse::<i64>().unwrap()
+}
+
+/// (time µs, kHz) of CPU 0's `cpu_frequency` events after the initial one.
+fn freqs_cpu0(lines: &[String]) -> Vec<(i64, u64)> {
+    lines
+        .iter()
+        .filter(|l| l.contains("cpu_frequency:") && l.ends_with("cpu_id=0"))
+        .map(|l| {
+            let st = l.split("state=").nth(1).unwrap();
+            (t_us(l), st.split(' ').next().unwrap().parse().unwrap())
+        })
+        .skip(1)
+        .collect()
+}
+
+/// A task pinned to CPU 0 busy for `runtime_us` (wall-clock, whatever the frequency) of
+/// every 20 ms: each 20 ms sample window of ondemand (sampled at the task's wake-up, the
+/// first utilization update after the period) sees that share as its load.
+fn duty(runtime_us: u64) -> String {
+    format!(
+        r#"{{ "global": {{ "duration": 1, "calibration": "CPU0" }},
+      "tasks": {{ "d": {{ "cpus": [0], "loop": -1, "runtime": {runtime_us},
+                        "timer": {{ "ref": "t", "period": 20000 }} }} }} }}"#
+    )
+}
+
+/// ondemand below `up_threshold`: `cpuinfo.min + load × (max − min) / 100` to the closest
+/// OPP. 30 % → 926.3 MHz → 999; 60 % → 1319.6 MHz → 1402; 97 % > 95 → the maximum.
+#[test]
+fn ondemand_sets_the_closest_opp_to_the_proportional_frequency() {
+    let sets = [
+        "cpufreq.governor=ondemand",
+        "cpufreq.ondemand.sampling_rate=20000",
+    ];
+    for (runtime, want) in [(6000, 999_000), (12000, 1_402_000), (19400, 1_844_000)] {
+        let (_, lines) = traced(&duty(runtime), 600, &sets);
+        let f = freqs_cpu0(&lines);
+        let late: Vec<u64> = f
+            .iter()
+            .filter(|(t, _)| *t > 200_000)
+            .map(|x| x.1)
+            .collect();
+        let last = f.last().map_or(1_844_000, |x| x.1);
+        assert_eq!(last, want, "{runtime} µs of 20 ms: {f:?}");
+        assert!(
+            late.iter().all(|&k| k == want),
+            "{runtime} µs of 20 ms: settled changes {late:?}"
+        );
+    }
+}
+
+/// The samples run in the sampling CPU's kworker, at most one per `sampling_rate` per
+/// policy, and each new frequency applies one transition latency (300 µs) after the
+/// kworker asked for it (`__cpufreq_driver_target()` in `dbs_work_handler()`).
+#[test]
+fn ondemand_works_in_a_kworker_and_waits_for_the_transition() {
+    let sets = ["cpufreq.governor=ondemand"];
+    let (r, lines) = traced(&duty(6000), 400, &sets);
+    let kw_in: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && l.contains("next_comm=kworker/0:1"))
+        .map(|l| t_us(l))
+        .collect();
+    assert!(kw_in.len() > 10, "{kw_in:?}");
+    // the default sampling_rate: max(2 ticks = 8 ms, transition delay 2 ms) = 8 ms; a work
+    // that waits for a transition switches in twice
+    let samples: Vec<i64> = kw_in
+        .windows(2)
+        .filter(|w| w[1] - w[0] > 1000)
+        .map(|w| w[1])
+        .collect();
+    assert!(
+        samples.windows(2).all(|w| w[1] - w[0] >= 8000),
+        "{samples:?}"
+    );
+    for (t, khz) in freqs_cpu0(&lines) {
+        // the kworker switches in again when the transition completes
+        let asked = kw_in.iter().rev().find(|&&k| k < t).unwrap();
+        assert!(
+            t - asked >= 300,
+            "{khz} kHz at {t} µs, kworker at {asked} µs"
+        );
+    }
+    let kw = r
+        .kernel_threads
+        .iter()
+        .find(|t| t.comm == "kworker/0:1")
+        .unwrap();
+    assert!(
+        kw.cpu_time_s > 0.0 && kw.cpu_time_s < 0.01,
+        "{}",
+        kw.cpu_time_s
+    );
+}
+
+/// conservative steps `requested_freq` by `freq_step` (5 %) of the maximum, 92.2 MHz, per
+/// sample: from a light load at the minimum, a busy task climbs one OPP at a time
+/// (RELATION_HE: the highest OPP at or below the request), reaching 999 MHz at the 6th
+/// step and the top at the 15th ((1844 − 533) / 92.2 = 14.2), after a first sample whose
+/// window is partly light; ondemand jumps there in one or two.
+#[test]
+fn conservative_climbs_one_freq_step_per_sample() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 25, "runtime": 500, "timer": { "ref": "t", "period": 20000 } },
+        "busy": { "loop": 1, "runtime": 500000 } } } } }"#;
+    let busy_from = 500_000; // 25 periods of 20 ms
+    let climb = |gov: &str| {
+        let g = format!("cpufreq.governor={gov}");
+        let rate = format!("cpufreq.{gov}.sampling_rate=20000");
+        let (_, lines) = traced(json, 1000, &[g.as_str(), rate.as_str()]);
+        let f = freqs_cpu0(&lines);
+        let before = f.iter().rfind(|x| x.0 < busy_from).unwrap().1;
+        assert_eq!(before, 533_000, "{gov}: {f:?}");
+        let up: Vec<(i64, u64)> = f.into_iter().filter(|x| x.0 >= busy_from).collect();
+        let top = up.iter().find(|x| x.1 == 1_844_000).unwrap().0;
+        (up, top - busy_from)
+    };
+    let (up, took) = climb("conservative");
+    let steps: Vec<u64> = up.iter().map(|x| x.1).collect();
+    assert_eq!(steps, [999_000, 1_402_000, 1_709_000, 1_844_000], "{up:?}");
+    assert!(
+        (15 * 20_000..=17 * 20_000).contains(&took),
+        "{took} µs: {up:?}"
+    );
+    let (_, took) = climb("ondemand");
+    assert!(took <= 2 * 20_000 + 4_000 + 300, "ondemand took {took} µs");
+}
+
+/// ondemand's `sampling_down_factor`: a sample that raises the frequency to the maximum
+/// multiplies the sampling period by it (`rate_mult`, only when `policy->cur` was below the
+/// maximum), so a load that falls is seen that much later.
+#[test]
+fn ondemand_sampling_down_factor_holds_the_maximum() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 30, "runtime": 500, "timer": { "ref": "t", "period": 10000 } },
+        "busy": { "loop": 1, "runtime": 30000 },
+        "after": { "loop": -1, "runtime": 500, "timer": { "ref": "t", "period": 10000 } } } } } }"#;
+    let busy_end = 330_000;
+    let first_drop = |sdf: &str| {
+        let sets = [
+            "cpufreq.governor=ondemand",
+            "cpufreq.ondemand.sampling_rate=10000",
+            sdf,
+        ];
+        let (_, lines) = traced(json, 700, &sets);
+        let f = freqs_cpu0(&lines);
+        let at_max = f.iter().rfind(|x| x.0 < busy_end).unwrap();
+        assert_eq!(at_max.1, 1_844_000, "{f:?}");
+        // from the sample that asked for the maximum (one transition latency earlier)
+        f.iter().find(|x| x.0 > busy_end).unwrap().0 - (at_max.0 - 300)
+    };
+    // 30 ms busy: the maximum is asked for within it; samples every 10 ms see the light
+    // load at most 10 ms after its end, where one sample 100 ms later sees it then (at the
+    // first utilization update after the delay: the task's next wake-up, ≤ 10 ms)
+    let plain = first_drop("cpufreq.ondemand.sampling_down_factor=1");
+    let held = first_drop("cpufreq.ondemand.sampling_down_factor=10");
+    assert!(plain < 40_000, "{plain}");
+    assert!((100_000..=111_000).contains(&held), "{held}");
+}
