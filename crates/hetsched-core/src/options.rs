@@ -17,8 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod dbs;
+mod interactive;
 mod profile;
 pub use dbs::{ConservativeOptions, OndemandOptions};
+pub use interactive::InteractiveOptions;
 use profile::overlay_changes;
 pub use profile::KernelProfile;
 
@@ -247,6 +249,10 @@ pub enum Governor {
     /// conservative (drivers/cpufreq/cpufreq_conservative.c, `crate::cpufreq::conservative`):
     /// `[cpufreq.conservative]`. Policies start at their highest usable OPP.
     Conservative,
+    /// Android's interactive (drivers/cpufreq/cpufreq_interactive.c, AOSP android-3.10,
+    /// `crate::cpufreq::interactive`): `[cpufreq.interactive]`. Policies start at their
+    /// highest usable OPP.
+    Interactive,
 }
 
 impl Governor {
@@ -259,6 +265,7 @@ impl Governor {
             Governor::Schedutil => "schedutil",
             Governor::Ondemand => "ondemand",
             Governor::Conservative => "conservative",
+            Governor::Interactive => "interactive",
         }
     }
 }
@@ -306,6 +313,8 @@ pub struct CpufreqOptions {
     pub ondemand: OndemandOptions,
     /// conservative's tunables.
     pub conservative: ConservativeOptions,
+    /// interactive's tunables.
+    pub interactive: InteractiveOptions,
 }
 
 /// How the slow path's kthread is modelled (`cpufreq.kthread`).
@@ -656,6 +665,7 @@ impl Settings {
         let c = &options.cpufreq;
         c.ondemand.validate(tick_ns)?;
         c.conservative.validate(tick_ns)?;
+        c.interactive.validate()?;
         let fixed_freq_khz = platform
             .perf_domains
             .iter()
@@ -664,7 +674,8 @@ impl Settings {
                 Governor::Performance
                 | Governor::Schedutil
                 | Governor::Ondemand
-                | Governor::Conservative => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                | Governor::Conservative
+                | Governor::Interactive => Ok(pd.resolve_freq(pd.max_freq_khz)),
                 Governor::Powersave => Ok(pd.min_freq_khz()),
                 Governor::Userspace => {
                     let want = match c.userspace_khz.len() {

@@ -85,6 +85,28 @@ pub enum RtappMarker<'a> {
     },
 }
 
+/// The three `loadeval` events of the interactive governor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InteractiveEval {
+    /// `cpufreq_interactive_target`: a new target.
+    Target,
+    /// `cpufreq_interactive_already`: the target is unchanged.
+    Already,
+    /// `cpufreq_interactive_notyet`: a change held back.
+    NotYet,
+}
+
+impl InteractiveEval {
+    /// The tracepoint's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InteractiveEval::Target => "cpufreq_interactive_target",
+            InteractiveEval::Already => "cpufreq_interactive_already",
+            InteractiveEval::NotYet => "cpufreq_interactive_notyet",
+        }
+    }
+}
+
 /// One trace event.
 #[derive(Debug, Clone, Copy)]
 pub enum TraceEvent<'a> {
@@ -147,6 +169,32 @@ pub enum TraceEvent<'a> {
         cpu_id: u32,
         /// Idle state index, or −1 on exit.
         state: i32,
+    },
+    /// The interactive governor's sample (include/trace/events/cpufreq_interactive.h,
+    /// class `loadeval`): `cpufreq_interactive_{target,already,notyet}: cpu= load= cur=
+    /// actual= targ=`.
+    CpufreqInteractiveLoadeval {
+        /// Which of the three events.
+        kind: InteractiveEval,
+        /// CPU.
+        cpu_id: u32,
+        /// `cpu_load` (%).
+        load: u64,
+        /// `target_freq` before the sample (kHz).
+        curtarg: u64,
+        /// `policy->cur` (kHz).
+        curactual: u64,
+        /// The new target (kHz).
+        newtarg: u64,
+    },
+    /// `cpufreq_interactive_setspeed: cpu= targ= actual=` (class `set`).
+    CpufreqInteractiveSetspeed {
+        /// CPU.
+        cpu_id: u32,
+        /// The CPU's `target_freq` (kHz).
+        targfreq: u64,
+        /// `policy->cur` after the change (kHz).
+        actualfreq: u64,
     },
     /// `sched_pelt_se: cpu= path=(null) comm= pid= load= rbl_load= util= update_time=`.
     SchedPeltSe {

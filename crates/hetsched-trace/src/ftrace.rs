@@ -53,7 +53,10 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         | TraceEvent::SchedSwitch { .. }
         | TraceEvent::SchedMigrateTask { .. }
         | TraceEvent::SchedProcessExit { .. } => interest.sched,
-        TraceEvent::CpuFrequency { .. } | TraceEvent::CpuIdle { .. } => interest.power,
+        TraceEvent::CpuFrequency { .. }
+        | TraceEvent::CpuIdle { .. }
+        | TraceEvent::CpufreqInteractiveLoadeval { .. }
+        | TraceEvent::CpufreqInteractiveSetspeed { .. } => interest.power,
         TraceEvent::SchedPeltSe { .. }
         | TraceEvent::SchedPeltCfs { .. }
         | TraceEvent::SchedPeltRt { .. }
@@ -77,6 +80,8 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::SchedProcessExit { .. } => "sched_process_exit",
         TraceEvent::CpuFrequency { .. } => "cpu_frequency",
         TraceEvent::CpuIdle { .. } => "cpu_idle",
+        TraceEvent::CpufreqInteractiveLoadeval { kind, .. } => kind.name(),
+        TraceEvent::CpufreqInteractiveSetspeed { .. } => "cpufreq_interactive_setspeed",
         TraceEvent::SchedPeltSe { .. } => "sched_pelt_se",
         TraceEvent::SchedPeltCfs { .. } => "sched_pelt_cfs",
         TraceEvent::SchedPeltRt { .. } => "sched_pelt_rt",
@@ -200,6 +205,29 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             // The tracepoint stores the state in a u32: −1 reads 4294967295.
             kv_u64(buf, "state", u64::from(state as u32));
             kv_u64(buf, "cpu_id", u64::from(cpu_id));
+        }
+        TraceEvent::CpufreqInteractiveLoadeval {
+            cpu_id,
+            load,
+            curtarg,
+            curactual,
+            newtarg,
+            ..
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu_id));
+            kv_u64(buf, "load", load);
+            kv_u64(buf, "cur", curtarg);
+            kv_u64(buf, "actual", curactual);
+            kv_u64(buf, "targ", newtarg);
+        }
+        TraceEvent::CpufreqInteractiveSetspeed {
+            cpu_id,
+            targfreq,
+            actualfreq,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu_id));
+            kv_u64(buf, "targ", targfreq);
+            kv_u64(buf, "actual", actualfreq);
         }
         TraceEvent::SchedPeltSe {
             cpu,

@@ -197,3 +197,140 @@ fn ondemand_sampling_down_factor_holds_the_maximum() {
     assert!(plain < 40_000, "{plain}");
     assert!((100_000..=111_000).contains(&held), "{held}");
 }
+
+/// (time µs, event name, cpu, load, targ) of the interactive governor's `loadeval` events
+/// for CPU 0.
+fn ia_evals(lines: &[String]) -> Vec<(i64, String, u64, u64)> {
+    lines
+        .iter()
+        .filter(|l| l.contains(": cpufreq_interactive_") && l.contains(" cpu=0 "))
+        .filter(|l| !l.contains("setspeed"))
+        .map(|l| {
+            let name = l.split(": ").nth(1).unwrap().trim().to_string();
+            let num = |k: &str| -> u64 {
+                l.split(&format!(" {k}="))
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            (t_us(l), name, num("load"), num("targ"))
+        })
+        .collect()
+}
+
+/// interactive (AOSP android-3.10): a load at or above `go_hispeed_load` (99 %) goes to
+/// `hispeed_freq` at once, and higher only after `above_hispeed_delay` (20 ms) at or above
+/// it, each time to the lowest OPP whose load would be under `target_loads` (90 %): a full
+/// load at 1402 MHz needs 1558 → 1709, at 1709 needs 1899 → 1844. Each new target is set
+/// by the `cfinteractive` SCHED_FIFO thread through the driver, one transition latency
+/// (300 µs) later.
+#[test]
+fn interactive_goes_to_hispeed_then_waits_above_hispeed_delay() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 15, "runtime": 500, "timer": { "ref": "t", "period": 20000 } },
+        "busy": { "loop": 1, "runtime": 200000 } } } } }"#;
+    let sets = [
+        "cpufreq.governor=interactive",
+        "cpufreq.interactive.hispeed_freq=1402000",
+    ];
+    let (r, lines) = traced(json, 500, &sets);
+    let f = freqs_cpu0(&lines);
+    let busy_from = 300_000;
+    let before = f.iter().rfind(|x| x.0 < busy_from).unwrap().1;
+    assert_eq!(before, 533_000, "{f:?}");
+    let up: Vec<(i64, u64)> = f.into_iter().filter(|x| x.0 >= busy_from).collect();
+    let steps: Vec<u64> = up.iter().map(|x| x.1).collect();
+    assert_eq!(steps, [1_402_000, 1_709_000, 1_844_000], "{up:?}");
+    // the first sample of a fully busy window: load ≥ 99 → hispeed; raises above it come
+    // one above_hispeed_delay apart
+    let evals = ia_evals(&lines);
+    let targets: Vec<_> = evals
+        .iter()
+        .filter(|e| e.0 >= busy_from && e.1 == "cpufreq_interactive_target")
+        .collect();
+    assert!(
+        targets[0].2 >= 99 && targets[0].3 == 1_402_000,
+        "{targets:?}"
+    );
+    for w in targets.windows(2).take(2) {
+        assert!(w[1].0 - w[0].0 >= 20_000, "{targets:?}");
+    }
+    for (change, asked) in up.iter().zip(&targets) {
+        assert!(change.0 - asked.0 >= 300, "{up:?} {targets:?}");
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("next_comm=cfinteractive") && l.contains("next_prio=0")));
+    assert!(r
+        .kernel_threads
+        .iter()
+        .any(|t| t.comm == "cfinteractive" && t.wakeups > 0));
+}
+
+/// interactive holds a frequency `min_sample_time` (80 ms) before lowering it: from the
+/// start at the maximum (`GOV_START` validates the floor then), a light load's samples
+/// every 20 ms are `notyet` until 80 ms have passed.
+#[test]
+fn interactive_lowers_only_after_min_sample_time() {
+    let (_, lines) = traced(&duty(1000), 300, &["cpufreq.governor=interactive"]);
+    let evals = ia_evals(&lines);
+    let lowered = evals
+        .iter()
+        .find(|e| e.1 == "cpufreq_interactive_target")
+        .unwrap();
+    assert_eq!(lowered.3, 533_000, "{evals:?}");
+    assert!(lowered.0 >= 80_000, "{evals:?}");
+    let held: Vec<_> = evals.iter().filter(|e| e.0 < lowered.0).collect();
+    assert!(held.len() >= 3, "{evals:?}");
+    assert!(
+        held.iter()
+            .all(|e| e.1 == "cpufreq_interactive_notyet" && e.3 == 533_000),
+        "{evals:?}"
+    );
+}
+
+/// interactive's `cpu_timer` is deferrable: a CPU that idles stays unsampled. While it idles
+/// above the minimum the normal slack timer, `timer_rate + timer_slack` (100 ms) after the
+/// last re-arm, wakes it (here CPU 0's at 150 ms, or the idle CPUs 1–3's, armed at the
+/// start, at 100 ms, whose samples wake `cfinteractive` onto CPU 0), and the overdue sample
+/// runs from `<idle>` and lowers the frequency; with `timer_slack=-1` nothing wakes them
+/// and the policy stays high.
+#[test]
+fn interactive_slack_timer_wakes_an_idle_cpu_above_the_minimum() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "busy": { "loop": 1, "runtime": 50000 },
+        "rest": { "loop": 1, "sleep": 1000000 } } } } }"#;
+    let (_, lines) = traced(json, 500, &["cpufreq.governor=interactive"]);
+    let evals = ia_evals(&lines);
+    let idle_sample = evals.iter().find(|e| e.0 > 50_000).unwrap();
+    let line = lines
+        .iter()
+        .find(|l| {
+            l.contains("cpufreq_interactive_") && l.contains(" cpu=0 ") && t_us(l) == idle_sample.0
+        })
+        .unwrap();
+    assert!(line.trim_start().starts_with("<idle>-0"), "{line}");
+    assert!((100_000..=150_000).contains(&idle_sample.0), "{evals:?}");
+    assert!(freqs_cpu0(&lines)
+        .iter()
+        .any(|x| x.0 > 50_000 && x.1 < 1_844_000));
+    let (_, lines) = traced(
+        json,
+        500,
+        &[
+            "cpufreq.governor=interactive",
+            "cpufreq.interactive.timer_slack=-1",
+        ],
+    );
+    assert!(
+        freqs_cpu0(&lines).iter().all(|x| x.0 < 50_000),
+        "{:?}",
+        freqs_cpu0(&lines)
+    );
+}

@@ -51,6 +51,14 @@ pub enum GovernorState {
     Schedutil(Box<SugovPolicy>),
     /// `ondemand` or `conservative` (`struct policy_dbs_info`).
     Dbs(Box<DbsGovernor>),
+    /// A governor the engine drives from its own timers and kthread (interactive): the
+    /// policy's `cur` and a transition in flight.
+    Timed {
+        /// `policy->cur` (kHz).
+        cur: u64,
+        /// The frequency of a transition in flight.
+        in_flight: Option<u64>,
+    },
 }
 
 impl GovernorState {
@@ -66,6 +74,7 @@ impl GovernorState {
             GovernorState::Fixed { freq_khz } => *freq_khz,
             GovernorState::Schedutil(sg) => sg.cur(),
             GovernorState::Dbs(d) => d.dbs().cur,
+            GovernorState::Timed { cur, .. } => *cur,
         }
     }
 
@@ -79,7 +88,7 @@ impl GovernorState {
         inputs: &[SugovCpuInput],
     ) -> FreqRequest {
         match self {
-            GovernorState::Fixed { .. } => FreqRequest::Unchanged,
+            GovernorState::Fixed { .. } | GovernorState::Timed { .. } => FreqRequest::Unchanged,
             GovernorState::Schedutil(sg) => sg.update(now, cpu, flags, inputs),
             GovernorState::Dbs(d) => {
                 if d.update_util(now) {
@@ -96,6 +105,12 @@ impl GovernorState {
     pub fn transition_done(&mut self) -> FreqRequest {
         match self {
             GovernorState::Fixed { .. } => FreqRequest::Unchanged,
+            GovernorState::Timed { cur, in_flight } => {
+                if let Some(f) = in_flight.take() {
+                    *cur = f;
+                }
+                FreqRequest::Unchanged
+            }
             GovernorState::Schedutil(sg) => sg.transition_done(),
             GovernorState::Dbs(d) => {
                 d.transition_done();

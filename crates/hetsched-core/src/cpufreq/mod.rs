@@ -1,7 +1,8 @@
 //! CPU frequency: the scheduler-side utilisation aggregation shared by schedutil and EAS
 //! (`effective_cpu_util()` and its pre-v6.8 form), the governor interface
 //! ([`governor`]), the schedutil governor ([`schedutil`]), and the dbs governors ondemand
-//! and conservative ([`dbs`], [`ondemand`], [`conservative`]) with the frequency table
+//! and conservative ([`dbs`], [`ondemand`], [`conservative`]), Android's interactive
+//! ([`interactive`]), with the frequency table
 //! they resolve targets in ([`freq_table`]).
 //!
 //! Inputs are plain numbers the engine reads from its runqueues ([`RqSignals`]): this
@@ -11,6 +12,7 @@ pub mod conservative;
 pub mod dbs;
 pub mod freq_table;
 pub mod governor;
+pub mod interactive;
 pub mod ondemand;
 pub mod schedutil;
 

@@ -57,6 +57,8 @@ pub(in crate::sim) struct CpufreqState {
     pub dbs: bool,
     /// Each CPU's `kworker/N:1`, when a dbs governor runs its work in threads.
     pub kworkers: Vec<super::kthread::Kthread>,
+    /// The interactive governor.
+    pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
 }
 
 impl CpufreqState {
@@ -89,6 +91,21 @@ impl CpufreqState {
                         kthread: None,
                         dbs_waiter: None,
                     }
+                })
+                .collect()
+        } else if o.cpufreq.governor == Governor::Interactive {
+            p.perf_domains
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| CpufreqPolicy {
+                    gov: GovernorState::Timed {
+                        cur: s.fixed_freq_khz[i],
+                        in_flight: None,
+                    },
+                    transition_latency_ns: pd.transition_latency_ns,
+                    slow_path: true,
+                    kthread: None,
+                    dbs_waiter: None,
                 })
                 .collect()
         } else if o.cpufreq.governor == Governor::Schedutil {
@@ -142,11 +159,19 @@ impl CpufreqState {
                 .collect()
         };
         let hooked = policies.iter().any(|pol| pol.gov.uses_update_util());
+        let interactive = (o.cpufreq.governor == Governor::Interactive).then(|| {
+            Box::new(super::interactive::InteractiveEngine::new(
+                p,
+                o.cpufreq.interactive.tunables(),
+                em,
+            ))
+        });
         CpufreqState {
             policies,
             hooked,
             dbs,
             kworkers: Vec::new(),
+            interactive,
         }
     }
 }
@@ -337,6 +362,9 @@ impl Sim<'_> {
         let r = pol.gov.transition_done();
         let f = pol.gov.cur();
         self.apply_freq(out, pd, f, now);
+        if self.interactive_transition_done(out, pd, now) {
+            return;
+        }
         if let Some(waiter) = self.cpufreq.policies[pd].dbs_waiter.take() {
             match waiter {
                 Some(cpu) => self.kworker_transition_complete(out, cpu, now),
@@ -370,6 +398,7 @@ impl Sim<'_> {
         if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {
             return;
         }
+        self.interactive_postchange(pd, now);
         for &c in cpus {
             self.update_rq_clock(c, now);
             self.account_op(c, now);

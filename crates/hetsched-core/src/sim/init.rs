@@ -155,6 +155,7 @@ impl<'w> Sim<'w> {
         let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em, BOOT_OFFSET);
         let mut sim = Sim {
             en,
+            timers: vec![Vec::new(); n],
             cpustat: vec![
                 CpuStat {
                     idle_entry: Some(BOOT_OFFSET),
@@ -245,6 +246,7 @@ impl<'w> Sim<'w> {
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
         sim.spawn_kworkers();
+        sim.spawn_speedchange_kthread();
         sim
     }
 

@@ -38,6 +38,8 @@ pub(in crate::sim) enum KthreadKind {
     Sugov(usize),
     /// The system workqueue's worker of this CPU (`kworker/N:1`).
     Kworker(usize),
+    /// The interactive governor's `cfinteractive` speed-change thread.
+    Speedchange,
 }
 
 /// Where the policy's kthread is in its work.
@@ -75,7 +77,7 @@ impl Sim<'_> {
     /// Kernel threads have pids from [`KTHREAD_PID_BASE`] in creation order (below the
     /// workload's, as on a board).
     #[allow(clippy::too_many_arguments)]
-    fn spawn_kthread(
+    pub(in crate::sim) fn spawn_kthread(
         &mut self,
         comm: String,
         kind: KthreadKind,
@@ -338,6 +340,9 @@ impl Sim<'_> {
         if let Some(KthreadKind::Kworker(c)) = self.threads[tid].kthread {
             debug_assert_eq!(c, cpu);
             return self.kworker_op_done(out, cpu, tid, now);
+        }
+        if let Some(KthreadKind::Speedchange) = self.threads[tid].kthread {
+            return self.speedchange_op_done(out, cpu, tid, now);
         }
         let Some(KthreadKind::Sugov(pd)) = self.threads[tid].kthread else {
             return;

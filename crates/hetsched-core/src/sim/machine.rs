@@ -172,6 +172,7 @@ impl<'w> Sim<'w> {
                 g_markers,
             );
         }
+        self.interactive_start(self.t0);
         self.q.push(self.t0, Ev::Start);
         self.q.push(self.end, Ev::End);
         loop {
@@ -215,6 +216,7 @@ impl<'w> Sim<'w> {
                 }
                 Ev::RtPushIpi { cpu } => self.push_rt_tasks(out, cpu as usize, now),
                 Ev::RtPeriod => self.sched_rt_period_timer(now),
+                Ev::TimerIrq { cpu } => self.timer_irq(out, cpu as usize, now),
                 Ev::End => {
                     self.finish(out, now);
                     return;

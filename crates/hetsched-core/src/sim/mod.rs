@@ -28,9 +28,11 @@ mod core;
 mod cpufreq;
 pub mod energy;
 mod init;
+mod interactive;
 mod kthread;
 mod load_avg;
 mod machine;
+mod timer;
 mod tracepoints;
 pub mod user;
 mod validate;
@@ -163,6 +165,9 @@ enum Ev {
     RtPushIpi { cpu: u32 },
     /// The RT bandwidth period timer (`sched_rt_period_timer()`).
     RtPeriod,
+    /// A normal (not deferrable) kernel timer of `cpu` expires: a tickless idle CPU wakes
+    /// for its softirq (sim/timer.rs).
+    TimerIrq { cpu: u32 },
     /// The end of the run.
     End,
 }
@@ -423,6 +428,8 @@ struct Sim<'w> {
     en: energy::EnergyState,
     /// Per-CPU time accounting the dbs governors read (`kcpustat`, NOHZ idle time).
     cpustat: Vec<CpuStat>,
+    /// Each CPU's pending kernel timers (sim/timer.rs).
+    timers: Vec<Vec<timer::KTimer>>,
     /// The cpufreq policies and their governors (sim/cpufreq.rs).
     cpufreq: cpufreq::CpufreqState,
     /// Each CPU's stopper thread `migration/N` (class/stop.rs).

@@ -17,6 +17,10 @@ impl<'w> Sim<'w> {
     /// class's newidle `balance()` when nothing is runnable, `set_next_task()` (or the
     /// idle task's), then `context_switch()`.
     pub(in crate::sim) fn schedule(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        if self.rqs[cpu].curr.is_none() && self.cpufreq.interactive.is_some() {
+            // the idle loop leaves arch_cpu_idle() before schedule(): IDLE_END
+            self.idle_notifier(out, cpu, crate::sim::timer::IdleNotify::End, now);
+        }
         self.update_rq_clock(cpu, now);
         self.account_op(cpu, now);
         let prev = self.rqs[cpu].curr;
@@ -144,6 +148,9 @@ impl<'w> Sim<'w> {
             }
             None => {
                 self.en.idle_calls[cpu] += 1;
+                if self.cpufreq.interactive.is_some() {
+                    self.idle_notifier(out, cpu, crate::sim::timer::IdleNotify::Start, now);
+                }
                 if out.any.power {
                     let ev = TraceEvent::CpuIdle {
                         cpu_id: cpu as u32,

@@ -17,5 +17,9 @@ impl<'w> Sim<'w> {
         if self.s.options.balance.enabled {
             self.balance_tick(out, cpu, now);
         }
+        // run_local_timers(): the timer softirq at the tick's irq exit
+        if !self.timers[cpu].is_empty() {
+            self.run_timers(out, cpu, now);
+        }
     }
 }

@@ -1,0 +1,338 @@
+//! Android's `interactive` governor (drivers/cpufreq/cpufreq_interactive.c, AOSP
+//! android-3.10 era, read in 96boards/linux@48033bd6 — the form the 2015 upstream posting
+//! carried): per-CPU load in "percent × kHz" from idle time weighted by the frequency it
+//! ran at, `go_hispeed_load` → `hispeed_freq`, `choose_freq()`'s search for the lowest OPP
+//! whose load would be at or below its `target_loads` entry, `above_hispeed_delay` before
+//! raising above `hispeed_freq`, and `min_sample_time` before lowering below the floor.
+//!
+//! This module is the decision (`cpufreq_interactive_timer()`, `update_load()`,
+//! `choose_freq()`, the window restart of `cpufreq_interactive_timer_resched()`); the
+//! engine owns its deferrable per-CPU timer, the non-deferrable slack timer, the idle
+//! notifier and the `cfinteractive` SCHED_FIFO kthread that changes the frequency
+//! (sim/interactive.rs). Times are µs of `ktime_get()`, as the governor's.
+
+use super::freq_table::{FreqTable, Relation};
+
+/// `DEFAULT_TIMER_RATE` (µs).
+pub const DEFAULT_TIMER_RATE: u64 = 20_000;
+/// `DEFAULT_GO_HISPEED_LOAD` (%).
+pub const DEFAULT_GO_HISPEED_LOAD: u64 = 99;
+/// `DEFAULT_TARGET_LOAD` (%).
+pub const DEFAULT_TARGET_LOAD: u32 = 90;
+/// `DEFAULT_MIN_SAMPLE_TIME` (µs).
+pub const DEFAULT_MIN_SAMPLE_TIME: u64 = 80_000;
+/// `DEFAULT_TIMER_SLACK` = 4 × `DEFAULT_TIMER_RATE` (µs).
+pub const DEFAULT_TIMER_SLACK: i64 = 80_000;
+
+/// The tunables (`struct cpufreq_interactive_tunables`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InteractiveTunables {
+    /// `timer_rate` (µs).
+    pub timer_rate: u64,
+    /// `timer_slack` (µs; negative: no slack timer).
+    pub timer_slack: i64,
+    /// `go_hispeed_load` (%).
+    pub go_hispeed_load: u64,
+    /// `hispeed_freq` (kHz; 0 = the policy's maximum).
+    pub hispeed_freq: u64,
+    /// `target_loads`: `load [freq:load]…`.
+    pub target_loads: Vec<u64>,
+    /// `above_hispeed_delay`: `delay [freq:delay]…` (µs).
+    pub above_hispeed_delay: Vec<u64>,
+    /// `min_sample_time` (µs).
+    pub min_sample_time: u64,
+    /// `boost`.
+    pub boost: bool,
+    /// `io_is_busy`.
+    pub io_is_busy: bool,
+}
+
+impl Default for InteractiveTunables {
+    fn default() -> Self {
+        InteractiveTunables {
+            timer_rate: DEFAULT_TIMER_RATE,
+            timer_slack: DEFAULT_TIMER_SLACK,
+            go_hispeed_load: DEFAULT_GO_HISPEED_LOAD,
+            hispeed_freq: 0,
+            target_loads: vec![u64::from(DEFAULT_TARGET_LOAD)],
+            above_hispeed_delay: vec![DEFAULT_TIMER_RATE],
+            min_sample_time: DEFAULT_MIN_SAMPLE_TIME,
+            boost: false,
+            io_is_busy: false,
+        }
+    }
+}
+
+/// `freq_to_targetload()` / `freq_to_above_hispeed_delay()`: the value for `freq` in a
+/// `v0 f1 v1 f2 v2 …` list.
+pub fn freq_indexed(list: &[u64], freq: u64) -> u64 {
+    let n = list.len();
+    let mut i = 0;
+    while i + 1 < n && freq >= list[i + 1] {
+        i += 2;
+    }
+    list.get(i).copied().unwrap_or(0)
+}
+
+/// One CPU's state (`struct cpufreq_interactive_cpuinfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuInfo {
+    /// `time_in_idle` (µs).
+    pub time_in_idle: u64,
+    /// `time_in_idle_timestamp` (µs).
+    pub time_in_idle_timestamp: u64,
+    /// `cputime_speedadj`: Σ active µs × kHz in the window.
+    pub cputime_speedadj: u64,
+    /// `cputime_speedadj_timestamp` (µs).
+    pub cputime_speedadj_timestamp: u64,
+    /// `target_freq` (kHz).
+    pub target_freq: u64,
+    /// `floor_freq` (kHz).
+    pub floor_freq: u64,
+    /// `floor_validate_time` (µs).
+    pub floor_validate_time: u64,
+    /// `hispeed_validate_time` (µs).
+    pub hispeed_validate_time: u64,
+}
+
+/// What a sample decided (the trace event it emits, with its fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// `cpufreq_interactive_target`: a new target; the speed-change thread is woken.
+    Target,
+    /// `cpufreq_interactive_already`: the target is unchanged.
+    Already,
+    /// `cpufreq_interactive_notyet`: held by `above_hispeed_delay` or `min_sample_time`.
+    NotYet,
+    /// No event (an empty window).
+    None,
+}
+
+/// A sample's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// The event.
+    pub verdict: Verdict,
+    /// `cpu_load` (%).
+    pub load: u64,
+    /// `target_freq` before the sample.
+    pub cur_target: u64,
+    /// The new frequency considered.
+    pub new_freq: u64,
+    /// The timer is re-armed (`rearm`), not left off at the maximum (`rearm_if_notmax`).
+    pub rearm: bool,
+}
+
+impl CpuInfo {
+    /// `update_load()`: the active time since the last update, weighted by `cur` (kHz),
+    /// joins the window. `idle_us`/`now_us` are `get_cpu_idle_time()`'s.
+    pub fn update_load(&mut self, idle_us: u64, now_us: u64, cur: u64) {
+        let delta_idle = idle_us.wrapping_sub(self.time_in_idle) as u32;
+        let delta_time = now_us.wrapping_sub(self.time_in_idle_timestamp) as u32;
+        let active_time = delta_time.saturating_sub(delta_idle);
+        self.cputime_speedadj = self
+            .cputime_speedadj
+            .wrapping_add(u64::from(active_time) * cur);
+        self.time_in_idle = idle_us;
+        self.time_in_idle_timestamp = now_us;
+    }
+
+    /// The window restart of `cpufreq_interactive_timer_resched()` / `_timer_start()`.
+    pub fn restart_window(&mut self, idle_us: u64, now_us: u64) {
+        self.time_in_idle = idle_us;
+        self.time_in_idle_timestamp = now_us;
+        self.cputime_speedadj = 0;
+        self.cputime_speedadj_timestamp = now_us;
+    }
+
+    /// `cpufreq_interactive_timer()` (android-3.10 form) at `now_us` with the CPU's idle
+    /// time, the policy's `cur` and table, `boosted` = `boost_val || now <
+    /// boostpulse_endtime`.
+    pub fn sample(
+        &mut self,
+        t: &InteractiveTunables,
+        table: &FreqTable,
+        cur: u64,
+        idle_us: u64,
+        now_us: u64,
+        boosted: bool,
+    ) -> Sample {
+        self.update_load(idle_us, now_us, cur);
+        let delta_time = now_us.wrapping_sub(self.cputime_speedadj_timestamp) as u32;
+        let cur_target = self.target_freq;
+        let mut out = Sample {
+            verdict: Verdict::None,
+            load: 0,
+            cur_target,
+            new_freq: cur_target,
+            rearm: true,
+        };
+        if delta_time == 0 {
+            return out; // WARN_ON_ONCE(!delta_time): goto rearm
+        }
+        let speedadj = self.cputime_speedadj / u64::from(delta_time);
+        let loadadjfreq = u64::from((speedadj as u32).wrapping_mul(100));
+        let cpu_load = loadadjfreq / self.target_freq.max(1);
+        out.load = cpu_load;
+        let hispeed = if t.hispeed_freq == 0 {
+            table.max
+        } else {
+            t.hispeed_freq
+        };
+        let mut new_freq = if cpu_load >= t.go_hispeed_load || boosted {
+            if self.target_freq < hispeed {
+                hispeed
+            } else {
+                choose_freq(t, table, cur, loadadjfreq).max(hispeed)
+            }
+        } else {
+            choose_freq(t, table, cur, loadadjfreq)
+        };
+        if self.target_freq >= hispeed
+            && new_freq > self.target_freq
+            && now_us.wrapping_sub(self.hispeed_validate_time)
+                < freq_indexed(&t.above_hispeed_delay, self.target_freq)
+        {
+            out.verdict = Verdict::NotYet;
+            out.new_freq = new_freq;
+            return out;
+        }
+        self.hispeed_validate_time = now_us;
+        new_freq = table.resolve(new_freq, Relation::L, false);
+        out.new_freq = new_freq;
+        if new_freq < self.floor_freq
+            && now_us.wrapping_sub(self.floor_validate_time) < t.min_sample_time
+        {
+            out.verdict = Verdict::NotYet;
+            return out;
+        }
+        if !boosted || new_freq > hispeed {
+            self.floor_freq = new_freq;
+            self.floor_validate_time = now_us;
+        }
+        if self.target_freq == new_freq {
+            out.verdict = Verdict::Already;
+        } else {
+            out.verdict = Verdict::Target;
+            self.target_freq = new_freq;
+        }
+        // rearm_if_notmax: no re-arm at the policy's maximum
+        out.rearm = self.target_freq != table.max;
+        out
+    }
+}
+
+/// `choose_freq()`: the lowest OPP `f` with `loadadjfreq / f` at or below
+/// `target_load(f)`, searched from `cur` between the bounds the iteration narrows.
+pub fn choose_freq(t: &InteractiveTunables, table: &FreqTable, cur: u64, loadadjfreq: u64) -> u64 {
+    let mut freq = cur;
+    let mut freqmin = 0u64;
+    let mut freqmax = u64::from(u32::MAX);
+    loop {
+        let prevfreq = freq;
+        let tl = freq_indexed(&t.target_loads, freq).max(1);
+        freq = table.resolve(loadadjfreq / tl, Relation::L, false);
+        if freq > prevfreq {
+            // the previous frequency is too low
+            freqmin = prevfreq;
+            if freq >= freqmax {
+                freq = table.resolve(freqmax - 1, Relation::H, false);
+                if freq == freqmin {
+                    freq = freqmax;
+                    break;
+                }
+            }
+        } else if freq < prevfreq {
+            // the previous frequency is high enough
+            freqmax = prevfreq;
+            if freq <= freqmin {
+                freq = table.resolve(freqmin + 1, Relation::L, false);
+                if freq == freqmax {
+                    break;
+                }
+            }
+        }
+        if freq == prevfreq {
+            break;
+        }
+    }
+    freq
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> FreqTable {
+        super::super::dbs::tests::table() // 500, 1000, 1500, 2000 MHz
+    }
+
+    #[test]
+    fn freq_indexed_lists() {
+        let l = [85, 1_000_000, 90, 1_500_000, 99];
+        assert_eq!(freq_indexed(&l, 500_000), 85);
+        assert_eq!(freq_indexed(&l, 1_000_000), 90);
+        assert_eq!(freq_indexed(&l, 1_400_000), 90);
+        assert_eq!(freq_indexed(&l, 2_000_000), 99);
+        assert_eq!(freq_indexed(&[90], 2_000_000), 90);
+    }
+
+    #[test]
+    fn choose_freq_finds_the_lowest_opp_under_the_target_load() {
+        let t = InteractiveTunables::default();
+        // busy 100 % at 1000 MHz: loadadjfreq = 100 000 000; at 90 %: needs 1111 MHz → 1500
+        assert_eq!(choose_freq(&t, &table(), 1_000_000, 100_000_000), 1_500_000);
+        // 40 % at 1000 MHz → 444 MHz → 500
+        assert_eq!(choose_freq(&t, &table(), 1_000_000, 40_000_000), 500_000);
+        // from above: 60 % at 2000 MHz → 1333 → 1500
+        assert_eq!(choose_freq(&t, &table(), 2_000_000, 120_000_000), 1_500_000);
+    }
+
+    #[test]
+    fn a_busy_cpu_goes_to_hispeed_then_waits_above_hispeed_delay() {
+        let t = InteractiveTunables {
+            hispeed_freq: 1_500_000,
+            ..InteractiveTunables::default()
+        };
+        let mut c = CpuInfo {
+            target_freq: 500_000,
+            floor_freq: 500_000,
+            ..CpuInfo::default()
+        };
+        c.restart_window(0, 0);
+        // 20 ms fully busy at 500 MHz: load 100 % ≥ 99 → hispeed
+        let s = c.sample(&t, &table(), 500_000, 0, 20_000, false);
+        assert_eq!(
+            (s.verdict, s.load, s.new_freq),
+            (Verdict::Target, 100, 1_500_000)
+        );
+        c.restart_window(0, 20_000);
+        // still fully busy at 1500 MHz, 20 ms later: above_hispeed_delay (20 ms) passed
+        let s = c.sample(&t, &table(), 1_500_000, 0, 39_999, false);
+        assert_eq!(s.verdict, Verdict::NotYet);
+        c.restart_window(0, 39_999);
+        let s = c.sample(&t, &table(), 1_500_000, 0, 60_000, false);
+        assert_eq!(
+            (s.verdict, s.new_freq, s.rearm),
+            (Verdict::Target, 2_000_000, false)
+        );
+    }
+
+    #[test]
+    fn lowering_waits_for_min_sample_time() {
+        let t = InteractiveTunables::default();
+        let mut c = CpuInfo {
+            target_freq: 2_000_000,
+            floor_freq: 2_000_000,
+            floor_validate_time: 0,
+            ..CpuInfo::default()
+        };
+        c.restart_window(0, 0);
+        // idle 20 ms: load 0 → 500 MHz, but the floor (2000) was validated 20 ms ago
+        let s = c.sample(&t, &table(), 2_000_000, 20_000, 20_000, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::NotYet, 500_000));
+        c.restart_window(20_000, 20_000);
+        let s = c.sample(&t, &table(), 2_000_000, 80_000, 80_000, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Target, 500_000));
+    }
+}

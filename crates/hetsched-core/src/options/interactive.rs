@@ -1,0 +1,170 @@
+//! `[cpufreq.interactive]`: the interactive governor's tunables with their AOSP defaults
+//! (drivers/cpufreq/cpufreq_interactive.c, android-3.10 era). The AOSP sysfs stores check
+//! nothing but the number format; values that cannot work here (a zero `timer_rate`, a
+//! load of 0 or above 100, a malformed frequency list) are rejected with one line.
+
+use super::OptionsError;
+use crate::cpufreq::interactive as ia;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `[cpufreq.interactive]` (`/sys/devices/system/cpu/cpufreq/interactive/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct InteractiveOptions {
+    /// `timer_rate` (µs): the sampling period of each CPU's deferrable timer. Default 20000.
+    pub timer_rate: u64,
+    /// `timer_slack` (µs): how long after `timer_rate` an idle CPU above the minimum
+    /// frequency is woken to re-evaluate (a normal timer); negative: never. Default 80000.
+    pub timer_slack: i64,
+    /// `go_hispeed_load` (%): a load at or above it jumps to `hispeed_freq`. Default 99.
+    pub go_hispeed_load: u64,
+    /// `hispeed_freq` (kHz); 0 = each policy's maximum (as at `GOV_START`). Default 0.
+    pub hispeed_freq: u64,
+    /// `target_loads`: `[load, freq, load, …]` — the load (%) aimed at below the first
+    /// frequency (kHz), and from each listed frequency on. Default `[90]`.
+    pub target_loads: Vec<u64>,
+    /// `above_hispeed_delay`: `[delay, freq, delay, …]` (µs): how long a frequency at or
+    /// above `hispeed_freq` is held before going higher. Default `[20000]`.
+    pub above_hispeed_delay: Vec<u64>,
+    /// `min_sample_time` (µs): how long a frequency is held before going lower. Default
+    /// 80000.
+    pub min_sample_time: u64,
+    /// `boost`: every sample is treated as at `go_hispeed_load` (set before the start).
+    pub boost: bool,
+    /// `io_is_busy` (the engine has no iowait, so it changes nothing yet).
+    pub io_is_busy: bool,
+}
+
+impl Default for InteractiveOptions {
+    fn default() -> Self {
+        let t = ia::InteractiveTunables::default();
+        InteractiveOptions {
+            timer_rate: t.timer_rate,
+            timer_slack: t.timer_slack,
+            go_hispeed_load: t.go_hispeed_load,
+            hispeed_freq: t.hispeed_freq,
+            target_loads: t.target_loads,
+            above_hispeed_delay: t.above_hispeed_delay,
+            min_sample_time: t.min_sample_time,
+            boost: t.boost,
+            io_is_busy: t.io_is_busy,
+        }
+    }
+}
+
+fn invalid(key: &'static str, msg: String) -> OptionsError {
+    OptionsError::Invalid { key, msg }
+}
+
+/// `get_tokenized_data()`'s shape: an odd count, `value [freq value]…`, frequencies rising.
+fn check_list(
+    key: &'static str,
+    l: &[u64],
+    value_ok: impl Fn(u64) -> bool,
+    what: &str,
+) -> Result<(), OptionsError> {
+    if l.len() % 2 == 0 {
+        return Err(invalid(
+            key,
+            format!(
+                "{} values given; expected an odd count: value [freq value]…",
+                l.len()
+            ),
+        ));
+    }
+    for (i, &v) in l.iter().enumerate() {
+        if i % 2 == 0 && !value_ok(v) {
+            return Err(invalid(
+                key,
+                format!("{v} is out of range; expected {what}"),
+            ));
+        }
+        if i % 2 == 1 && i >= 3 && v <= l[i - 2] {
+            return Err(invalid(
+                key,
+                format!(
+                    "frequency {v} kHz follows {} kHz; expected rising frequencies",
+                    l[i - 2]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl InteractiveOptions {
+    /// Checks the values, one line each.
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        if !(1..=u64::from(u32::MAX)).contains(&self.timer_rate) {
+            return Err(invalid(
+                "cpufreq.interactive.timer_rate",
+                format!(
+                    "{} is out of range; expected 1 to 4294967295 µs",
+                    self.timer_rate
+                ),
+            ));
+        }
+        if !(1..=100).contains(&self.go_hispeed_load) {
+            return Err(invalid(
+                "cpufreq.interactive.go_hispeed_load",
+                format!(
+                    "{} is out of range; expected 1 to 100 (%)",
+                    self.go_hispeed_load
+                ),
+            ));
+        }
+        check_list(
+            "cpufreq.interactive.target_loads",
+            &self.target_loads,
+            |v| (1..=100).contains(&v),
+            "a load of 1 to 100 (%)",
+        )?;
+        check_list(
+            "cpufreq.interactive.above_hispeed_delay",
+            &self.above_hispeed_delay,
+            |v| v <= u64::from(u32::MAX),
+            "a delay of at most 4294967295 µs",
+        )
+    }
+
+    /// The governor's tunables.
+    pub fn tunables(&self) -> ia::InteractiveTunables {
+        ia::InteractiveTunables {
+            timer_rate: self.timer_rate,
+            timer_slack: self.timer_slack,
+            go_hispeed_load: self.go_hispeed_load,
+            hispeed_freq: self.hispeed_freq,
+            target_loads: self.target_loads.clone(),
+            above_hispeed_delay: self.above_hispeed_delay.clone(),
+            min_sample_time: self.min_sample_time,
+            boost: self.boost,
+            io_is_busy: self.io_is_busy,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_bad_lists_do_not() {
+        assert!(InteractiveOptions::default().validate().is_ok());
+        let o = InteractiveOptions {
+            target_loads: vec![85, 1_000_000],
+            ..InteractiveOptions::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("odd count"));
+        let o = InteractiveOptions {
+            target_loads: vec![85, 1_000_000, 90, 900_000, 95],
+            ..InteractiveOptions::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("rising"));
+        let o = InteractiveOptions {
+            target_loads: vec![0],
+            ..InteractiveOptions::default()
+        };
+        assert!(o.validate().is_err());
+    }
+}

@@ -1,0 +1,389 @@
+//! The interactive governor in the engine (drivers/cpufreq/cpufreq_interactive.c, AOSP
+//! android-3.10 era): `GOV_START` (`cpufreq_interactive_timer_start()` per CPU), the
+//! deferrable per-CPU `cpu_timer` whose softirq runs the sample
+//! ([`crate::cpufreq::interactive::CpuInfo::sample`]), the non-deferrable `cpu_slack_timer`
+//! armed while a CPU is above the minimum, the idle notifier (`IDLE_START` re-arms the
+//! timer of a CPU idling above the minimum, `IDLE_END` runs an overdue sample), the
+//! `CPUFREQ_POSTCHANGE` notifier (`update_load()` of every CPU of the policy at the old
+//! speed), and the `cfinteractive` kthread (SCHED_FIFO 99, unbound) that takes each
+//! requested policy to the highest `target_freq` of its CPUs (RELATION_H) through the
+//! driver, which takes the transition latency.
+
+use crate::cpufreq::freq_table::{FreqTable, Relation};
+use crate::cpufreq::interactive::{CpuInfo, InteractiveTunables, Verdict};
+use crate::sim::kthread::{Kthread, KthreadKind, KthreadPhase};
+use crate::sim::timer::{IdleNotify, TimerFn};
+use crate::sim::*;
+use crate::trace::{InteractiveEval, TraceEvent};
+
+/// The governor's state across the policies (its tunables are the same for each).
+#[derive(Debug, Clone)]
+pub(in crate::sim) struct InteractiveEngine {
+    /// The tunables.
+    pub tun: InteractiveTunables,
+    /// Per CPU.
+    pub cpus: Vec<CpuInfo>,
+    /// Per performance domain.
+    pub tables: Vec<FreqTable>,
+    /// `speedchange_cpumask`.
+    pub mask: CpuSet,
+    /// The `cfinteractive` kthread.
+    pub thread: Option<Kthread>,
+    /// The CPUs of the mask it took and has yet to serve (`tmp_mask`), last first.
+    pub todo: Vec<usize>,
+    /// The CPU whose policy's transition is in flight.
+    pub in_transition: Option<usize>,
+}
+
+impl InteractiveEngine {
+    /// The governor for the platform's policies.
+    pub(in crate::sim) fn new(
+        p: &crate::platform::Platform,
+        tun: InteractiveTunables,
+        em: &crate::energy::em::EnergyModel,
+    ) -> Self {
+        let tables = p
+            .perf_domains
+            .iter()
+            .enumerate()
+            .map(|(i, pd)| FreqTable::new(pd, em.pds.get(i).and_then(Option::as_ref)))
+            .collect();
+        InteractiveEngine {
+            tun,
+            cpus: vec![CpuInfo::default(); p.nr_cpus()],
+            tables,
+            mask: CpuSet::EMPTY,
+            thread: None,
+            todo: Vec::new(),
+            in_transition: None,
+        }
+    }
+}
+
+impl Sim<'_> {
+    fn ia(&self) -> Option<&InteractiveEngine> {
+        self.cpufreq.interactive.as_deref()
+    }
+
+    fn ia_mut(&mut self) -> Option<&mut InteractiveEngine> {
+        self.cpufreq.interactive.as_deref_mut()
+    }
+
+    /// `get_cpu_idle_time()` of `cpu` at `now`: (idle µs, now µs).
+    fn idle_us(&self, cpu: usize, now: Nanos) -> (u64, u64) {
+        let st = &self.cpustat[cpu];
+        let open = st.idle_entry.map_or(0, |t| now.saturating_sub(t));
+        ((st.idle_sleeptime + open) / 1000, now / 1000)
+    }
+
+    /// The `cfinteractive` kthread: SCHED_FIFO `MAX_RT_PRIO - 1`, any CPU, asleep.
+    pub(in crate::sim) fn spawn_speedchange_kthread(&mut self) {
+        if self.ia().is_none()
+            || self.s.options.cpufreq.kthread != crate::options::KthreadModel::Thread
+        {
+            return;
+        }
+        let all = CpuSet::from_cpus(&(0..self.p.nr_cpus()).collect::<Vec<_>>());
+        let tid = self.spawn_kthread(
+            "cfinteractive".to_string(),
+            KthreadKind::Speedchange,
+            SchedPolicy::Fifo,
+            Class::Rt,
+            0,
+            DlEntity::default(),
+            all,
+            0,
+        );
+        if let Some(ia) = self.ia_mut() {
+            ia.thread = Some(Kthread {
+                tid,
+                phase: KthreadPhase::Idle,
+                more: false,
+            });
+        }
+    }
+
+    /// `GOV_START` at `now`: each CPU's `target_freq` and floor at `policy->cur`, its
+    /// validate times now, its timers started (`cpufreq_interactive_timer_start()`).
+    pub(in crate::sim) fn interactive_start(&mut self, now: Nanos) {
+        if self.ia().is_none() {
+            return;
+        }
+        for cpu in 0..self.p.nr_cpus() {
+            let pd = self.p.cpus[cpu].perf_domain;
+            let cur = self.cpufreq.policies[pd].gov.cur();
+            let ia = self
+                .cpufreq
+                .interactive
+                .as_deref_mut()
+                .unwrap_or_else(|| unreachable!());
+            let c = &mut ia.cpus[cpu];
+            c.target_freq = cur;
+            c.floor_freq = cur;
+            c.floor_validate_time = now / 1000;
+            c.hispeed_validate_time = now / 1000;
+            self.interactive_timer_resched(cpu, now);
+        }
+    }
+
+    /// `cpufreq_interactive_timer_resched()` on `cpu`: a new window; `cpu_timer` in
+    /// `timer_rate`; the slack timer `timer_slack` later while above the minimum.
+    fn interactive_timer_resched(&mut self, cpu: usize, now: Nanos) {
+        let (idle, now_us) = self.idle_us(cpu, now);
+        let pd = self.p.cpus[cpu].perf_domain;
+        let Some(ia) = self.ia_mut() else { return };
+        ia.cpus[cpu].restart_window(idle, now_us);
+        let (rate, slack) = (ia.tun.timer_rate, ia.tun.timer_slack);
+        let above_min = ia.cpus[cpu].target_freq > ia.tables[pd].min;
+        let mut expires = self.jiffies(now) + self.usecs_to_jiffies(rate);
+        self.mod_timer(cpu, TimerFn::InteractiveCpu, expires, true);
+        if slack >= 0 && above_min {
+            expires += self.usecs_to_jiffies(slack as u64);
+            self.mod_timer(cpu, TimerFn::InteractiveSlack, expires, false);
+        }
+    }
+
+    /// `cpufreq_interactive_timer(cpu)` in `cpu`'s softirq at `now`.
+    pub(in crate::sim) fn cpufreq_interactive_timer(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let (idle, now_us) = self.idle_us(cpu, now);
+        let pd = self.p.cpus[cpu].perf_domain;
+        let cur = self.cpufreq.policies[pd].gov.cur();
+        let Some(ia) = self.cpufreq.interactive.as_deref_mut() else {
+            return;
+        };
+        let boosted = ia.tun.boost;
+        let s = ia.cpus[cpu].sample(&ia.tun, &ia.tables[pd], cur, idle, now_us, boosted);
+        let kind = match s.verdict {
+            Verdict::Target => Some(InteractiveEval::Target),
+            Verdict::Already => Some(InteractiveEval::Already),
+            Verdict::NotYet => Some(InteractiveEval::NotYet),
+            Verdict::None => None,
+        };
+        if s.verdict == Verdict::Target {
+            ia.mask.set(cpu);
+        }
+        if let (Some(kind), true) = (kind, out.any.power) {
+            let ev = TraceEvent::CpufreqInteractiveLoadeval {
+                kind,
+                cpu_id: cpu as u32,
+                load: s.load,
+                curtarg: s.cur_target,
+                curactual: cur,
+                newtarg: s.new_freq,
+            };
+            out.emit(&self.ctx(cpu, now), &ev, g_power);
+        }
+        if s.verdict == Verdict::Target {
+            self.speedchange_wake(out, cpu, now);
+        }
+        if s.rearm && !self.timer_pending(cpu, TimerFn::InteractiveCpu) {
+            self.interactive_timer_resched(cpu, now);
+        }
+    }
+
+    /// `wake_up_process(speedchange_task)` from `cpu`; without the kthread the requests
+    /// are served at once.
+    fn speedchange_wake(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let Some(ia) = self.ia_mut() else { return };
+        match ia.thread {
+            Some(kt) if kt.phase == KthreadPhase::Idle => {
+                if let Some(t) = ia.thread.as_mut() {
+                    t.phase = KthreadPhase::Work;
+                }
+                self.try_to_wake_up(out, kt.tid, now, Some(cpu));
+            }
+            Some(_) => {} // busy: it takes the mask again before sleeping
+            None => {
+                self.speedchange_serve(out, now);
+            }
+        }
+    }
+
+    /// The idle notifier on `cpu` (arch_cpu_idle_enter()/_exit()).
+    pub(in crate::sim) fn idle_notifier(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        ev: IdleNotify,
+        now: Nanos,
+    ) {
+        let pd = self.p.cpus[cpu].perf_domain;
+        let Some(ia) = self.ia() else { return };
+        let pending = self.timer_pending(cpu, TimerFn::InteractiveCpu);
+        match ev {
+            IdleNotify::Start => {
+                if ia.cpus[cpu].target_freq != ia.tables[pd].min && !pending {
+                    self.interactive_timer_resched(cpu, now);
+                }
+            }
+            IdleNotify::End => {
+                if !pending {
+                    self.interactive_timer_resched(cpu, now);
+                } else if self
+                    .timer_expires(cpu, TimerFn::InteractiveCpu)
+                    .is_some_and(|e| self.jiffies(now) >= e)
+                {
+                    self.del_timer(cpu, TimerFn::InteractiveCpu);
+                    self.del_timer(cpu, TimerFn::InteractiveSlack);
+                    self.cpufreq_interactive_timer(out, cpu, now);
+                }
+            }
+        }
+    }
+
+    /// `CPUFREQ_POSTCHANGE` of `pd`, called before the CPUs' speed changes (the notifier
+    /// runs before `policy->cur` is updated): every CPU of the policy accounts its active
+    /// time so far at the old speed.
+    pub(in crate::sim) fn interactive_postchange(&mut self, pd: usize, now: Nanos) {
+        if self.ia().is_none() {
+            return;
+        }
+        let first = self.p.perf_domains[pd].cpus[0];
+        let cur = self.rqs[first].freq_khz;
+        for i in 0..self.p.perf_domains[pd].cpus.len() {
+            let cpu = self.p.perf_domains[pd].cpus[i];
+            let (idle, now_us) = self.idle_us(cpu, now);
+            if let Some(ia) = self.ia_mut() {
+                ia.cpus[cpu].update_load(idle, now_us, cur);
+            }
+        }
+    }
+
+    /// The speed-change work: takes the mask (when nothing is left of the last) and asks
+    /// the driver for the next policy whose CPUs' highest target differs from `cur`.
+    /// Returns whether a transition started (the kthread then sleeps until it completes).
+    pub(in crate::sim) fn speedchange_serve(&mut self, out: &mut Out<'_, '_>, now: Nanos) -> bool {
+        loop {
+            let Some(ia) = self.ia_mut() else {
+                return false;
+            };
+            if ia.todo.is_empty() {
+                ia.todo = ia.mask.iter().collect();
+                ia.todo.reverse();
+                ia.mask = CpuSet::EMPTY;
+            }
+            let Some(cpu) = ia.todo.pop() else {
+                return false;
+            };
+            let pd = self.p.cpus[cpu].perf_domain;
+            let ia = self
+                .cpufreq
+                .interactive
+                .as_deref()
+                .unwrap_or_else(|| unreachable!());
+            let max_freq = self.p.perf_domains[pd]
+                .cpus
+                .iter()
+                .map(|&c| ia.cpus[c].target_freq)
+                .max()
+                .unwrap_or(0);
+            let target = ia.tables[pd].resolve(max_freq, Relation::H, false);
+            let cur = self.cpufreq.policies[pd].gov.cur();
+            if target != cur {
+                if let crate::cpufreq::governor::GovernorState::Timed { in_flight, .. } =
+                    &mut self.cpufreq.policies[pd].gov
+                {
+                    *in_flight = Some(target);
+                }
+                if let Some(ia) = self.ia_mut() {
+                    ia.in_transition = Some(cpu);
+                }
+                let at = now + self.cpufreq.policies[pd].transition_latency_ns;
+                self.q.push(at, Ev::FreqApply { pd: pd as u32 });
+                return true;
+            }
+            self.trace_setspeed(out, cpu, pd, now);
+        }
+    }
+
+    /// The driver's transition of `pd` completed (`policy->cur` is new): the kthread
+    /// waiting in `__cpufreq_driver_target()` is woken; without it the next request is
+    /// served now. Returns whether the transition was the governor's.
+    pub(in crate::sim) fn interactive_transition_done(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        now: Nanos,
+    ) -> bool {
+        let Some(ia) = self.ia_mut() else {
+            return false;
+        };
+        let Some(cpu) = ia.in_transition else {
+            return false;
+        };
+        if self.p.cpus[cpu].perf_domain != pd {
+            return false;
+        }
+        let Some(ia) = self.ia_mut() else {
+            return false;
+        };
+        match ia.thread.as_mut() {
+            Some(kt) => {
+                kt.phase = KthreadPhase::Done;
+                let tid = kt.tid;
+                let at = self.threads[tid].cpu;
+                self.try_to_wake_up(out, tid, now, Some(at));
+            }
+            None => {
+                ia.in_transition = None;
+                self.trace_setspeed(out, cpu, pd, now);
+                self.speedchange_serve(out, now);
+            }
+        }
+        true
+    }
+
+    /// The `cfinteractive` kthread's CPU time is spent: after a completed transition it
+    /// traces it; then it serves the next request or sleeps.
+    pub(in crate::sim) fn speedchange_op_done(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let Some(ia) = self.ia_mut() else { return };
+        if let Some(c) = ia.in_transition.take() {
+            let pd = self.p.cpus[c].perf_domain;
+            self.trace_setspeed(out, c, pd, now);
+        }
+        let waits = self.speedchange_serve(out, now);
+        if let Some(kt) = self.ia_mut().and_then(|ia| ia.thread.as_mut()) {
+            kt.phase = if waits {
+                KthreadPhase::Wait
+            } else {
+                KthreadPhase::Idle
+            };
+        }
+        self.kthread_sleep(out, cpu, tid, now);
+    }
+
+    /// `trace_cpufreq_interactive_setspeed(cpu, target_freq, policy->cur)`.
+    pub(in crate::sim) fn trace_setspeed(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        pd: usize,
+        now: Nanos,
+    ) {
+        if !out.any.power {
+            return;
+        }
+        let Some(ia) = self.ia() else { return };
+        let ev = TraceEvent::CpufreqInteractiveSetspeed {
+            cpu_id: cpu as u32,
+            targfreq: ia.cpus[cpu].target_freq,
+            actualfreq: self.cpufreq.policies[pd].gov.cur(),
+        };
+        let at = match ia.thread {
+            Some(kt) => self.threads[kt.tid].cpu,
+            None => cpu,
+        };
+        out.emit(&self.ctx(at, now), &ev, g_power);
+    }
+}
