@@ -66,6 +66,10 @@ bench:
 	$(CARGO) build --profile bench-lto --locked -p hetsched-bench
 	target/bench-lto/hetsched-bench periodic
 	target/bench-lto/hetsched-bench periodic-perf
+	target/bench-lto/hetsched-bench periodic-ondemand
+	target/bench-lto/hetsched-bench periodic-conservative
+	target/bench-lto/hetsched-bench periodic-interactive
+	target/bench-lto/hetsched-bench periodic-sched
 	target/bench-lto/hetsched-bench periodic-trace
 	target/bench-lto/hetsched-bench large
 	target/bench-lto/hetsched-bench --check-target

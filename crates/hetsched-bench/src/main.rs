@@ -10,6 +10,10 @@
 //! - `periodic-perf`: the same with `cpufreq.governor=performance` (fixed frequency, no
 //!   EAS, no schedutil kthread): the workload the benchmark ran before schedutil became
 //!   the default, to compare with its history.
+//! - `periodic-ondemand`, `periodic-conservative`, `periodic-interactive`, `periodic-sched`:
+//!   the same under
+//!   each sampling governor (their kworker or `cfinteractive` threads included), for the
+//!   cost of each governor against `periodic` (schedutil) and `periodic-perf`.
 //! - `periodic-trace`: the same, writing the ftrace text to a file.
 //! - `--check-target`: best of three `periodic` runs against the target (exit 1 if missed).
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
@@ -151,6 +155,10 @@ const PERIODIC_TARGET_XRT: f64 = 1000.0;
 fn sets_of(name: &str) -> &'static [&'static str] {
     match name {
         "periodic-perf" => &["cpufreq.governor=performance"],
+        "periodic-ondemand" => &["cpufreq.governor=ondemand"],
+        "periodic-conservative" => &["cpufreq.governor=conservative"],
+        "periodic-interactive" => &["cpufreq.governor=interactive"],
+        "periodic-sched" => &["cpufreq.governor=sched"],
         _ => &[],
     }
 }
@@ -164,7 +172,11 @@ fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
             100,
             false,
         ),
-        "periodic-perf" => (
+        "periodic-perf"
+        | "periodic-ondemand"
+        | "periodic-conservative"
+        | "periodic-interactive"
+        | "periodic-sched" => (
             hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
             periodic_workload(32, 3.0),
             100,
@@ -179,7 +191,7 @@ fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
         "large" => (large_platform(), periodic_workload(2048, 96.0), 10, false),
         other => {
             return Err(format!(
-                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-trace or large"
+                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-ondemand, periodic-conservative, periodic-interactive, periodic-sched, periodic-trace or large"
             ))
         }
     })

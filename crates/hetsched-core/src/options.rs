@@ -19,10 +19,12 @@ use serde_json::Value;
 mod dbs;
 mod interactive;
 mod profile;
+mod schedfreq;
 pub use dbs::{ConservativeOptions, OndemandOptions};
 pub use interactive::InteractiveOptions;
 use profile::overlay_changes;
 pub use profile::KernelProfile;
+pub use schedfreq::SchedGovOptions;
 
 /// Errors from options.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -253,6 +255,10 @@ pub enum Governor {
     /// `crate::cpufreq::interactive`): `[cpufreq.interactive]`. Policies start at their
     /// highest usable OPP.
     Interactive,
+    /// The `sched` governor of the 2016 scheduler-driven frequency selection series (seed
+    /// 004, RFCv7; `crate::cpufreq::schedfreq`): `[cpufreq.sched]`. Policies start at their
+    /// highest usable OPP.
+    Sched,
 }
 
 impl Governor {
@@ -266,6 +272,7 @@ impl Governor {
             Governor::Ondemand => "ondemand",
             Governor::Conservative => "conservative",
             Governor::Interactive => "interactive",
+            Governor::Sched => "sched",
         }
     }
 }
@@ -315,6 +322,8 @@ pub struct CpufreqOptions {
     pub conservative: ConservativeOptions,
     /// interactive's tunables.
     pub interactive: InteractiveOptions,
+    /// sched's tunables.
+    pub sched: SchedGovOptions,
 }
 
 /// How the slow path's kthread is modelled (`cpufreq.kthread`).
@@ -666,6 +675,7 @@ impl Settings {
         c.ondemand.validate(tick_ns)?;
         c.conservative.validate(tick_ns)?;
         c.interactive.validate()?;
+        c.sched.validate()?;
         let fixed_freq_khz = platform
             .perf_domains
             .iter()
@@ -675,7 +685,8 @@ impl Settings {
                 | Governor::Schedutil
                 | Governor::Ondemand
                 | Governor::Conservative
-                | Governor::Interactive => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                | Governor::Interactive
+                | Governor::Sched => Ok(pd.resolve_freq(pd.max_freq_khz)),
                 Governor::Powersave => Ok(pd.min_freq_khz()),
                 Governor::Userspace => {
                     let want = match c.userspace_khz.len() {

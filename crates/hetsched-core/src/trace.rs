@@ -196,6 +196,41 @@ pub enum TraceEvent<'a> {
         /// `policy->cur` after the change (kHz).
         actualfreq: u64,
     },
+    /// The `sched` governor's request (include/trace/events/cpufreq_sched.h):
+    /// `cpufreq_sched_request_opp: cpu %d cap change, cluster cap request %ld => OPP %d
+    /// (cur %d)`, `cur` being the previous request.
+    CpufreqSchedRequestOpp {
+        /// The CPU whose request changed.
+        cpu: u32,
+        /// The policy's highest request.
+        capacity: u64,
+        /// The OPP (kHz).
+        freq_new: u64,
+        /// The previous request (kHz).
+        requested_freq: u64,
+    },
+    /// `cpufreq_sched_update_capacity: cpu= set_cap= cfs= rt= dl= old_tot= new_tot=`.
+    CpufreqSchedUpdateCapacity {
+        /// CPU.
+        cpu: u32,
+        /// Whether a frequency request follows.
+        request: bool,
+        /// The CFS request.
+        cfs: u64,
+        /// The RT request.
+        rt: u64,
+        /// The DL request.
+        dl: u64,
+        /// The previous total.
+        total: u64,
+        /// The new total.
+        new_total: u64,
+    },
+    /// `cpufreq_sched_throttled: throttled - %d usec remaining`.
+    CpufreqSchedThrottled {
+        /// µs left.
+        rem: i64,
+    },
     /// `sched_pelt_se: cpu= path=(null) comm= pid= load= rbl_load= util= update_time=`.
     SchedPeltSe {
         /// CPU of the entity's cfs_rq.

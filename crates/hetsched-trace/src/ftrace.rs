@@ -56,7 +56,10 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         TraceEvent::CpuFrequency { .. }
         | TraceEvent::CpuIdle { .. }
         | TraceEvent::CpufreqInteractiveLoadeval { .. }
-        | TraceEvent::CpufreqInteractiveSetspeed { .. } => interest.power,
+        | TraceEvent::CpufreqInteractiveSetspeed { .. }
+        | TraceEvent::CpufreqSchedRequestOpp { .. }
+        | TraceEvent::CpufreqSchedUpdateCapacity { .. }
+        | TraceEvent::CpufreqSchedThrottled { .. } => interest.power,
         TraceEvent::SchedPeltSe { .. }
         | TraceEvent::SchedPeltCfs { .. }
         | TraceEvent::SchedPeltRt { .. }
@@ -82,6 +85,9 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::CpuIdle { .. } => "cpu_idle",
         TraceEvent::CpufreqInteractiveLoadeval { kind, .. } => kind.name(),
         TraceEvent::CpufreqInteractiveSetspeed { .. } => "cpufreq_interactive_setspeed",
+        TraceEvent::CpufreqSchedRequestOpp { .. } => "cpufreq_sched_request_opp",
+        TraceEvent::CpufreqSchedUpdateCapacity { .. } => "cpufreq_sched_update_capacity",
+        TraceEvent::CpufreqSchedThrottled { .. } => "cpufreq_sched_throttled",
         TraceEvent::SchedPeltSe { .. } => "sched_pelt_se",
         TraceEvent::SchedPeltCfs { .. } => "sched_pelt_cfs",
         TraceEvent::SchedPeltRt { .. } => "sched_pelt_rt",
@@ -228,6 +234,44 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             kv_u64(buf, "cpu", u64::from(cpu_id));
             kv_u64(buf, "targ", targfreq);
             kv_u64(buf, "actual", actualfreq);
+        }
+        TraceEvent::CpufreqSchedRequestOpp {
+            cpu,
+            capacity,
+            freq_new,
+            requested_freq,
+        } => {
+            buf.extend_from_slice(b" cpu ");
+            push_u64(buf, u64::from(cpu));
+            buf.extend_from_slice(b" cap change, cluster cap request ");
+            push_u64(buf, capacity);
+            buf.extend_from_slice(b" => OPP ");
+            push_u64(buf, freq_new);
+            buf.extend_from_slice(b" (cur ");
+            push_u64(buf, requested_freq);
+            buf.push(b')');
+        }
+        TraceEvent::CpufreqSchedUpdateCapacity {
+            cpu,
+            request,
+            cfs,
+            rt,
+            dl,
+            total,
+            new_total,
+        } => {
+            kv_u64(buf, "cpu", u64::from(cpu));
+            kv_u64(buf, "set_cap", u64::from(request));
+            kv_u64(buf, "cfs", cfs);
+            kv_u64(buf, "rt", rt);
+            kv_u64(buf, "dl", dl);
+            kv_u64(buf, "old_tot", total);
+            kv_u64(buf, "new_tot", new_total);
+        }
+        TraceEvent::CpufreqSchedThrottled { rem } => {
+            buf.extend_from_slice(b" throttled - ");
+            push_i64(buf, rem);
+            buf.extend_from_slice(b" usec remaining");
         }
         TraceEvent::SchedPeltSe {
             cpu,

@@ -14,8 +14,12 @@ use hetsched::hetsched_trace::FtraceTextSink;
 const MS: u64 = 1_000_000;
 
 fn traced(json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
+    traced_on("hikey960", json, ms, sets)
+}
+
+fn traced_on(platform: &str, json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
     let s = RunSpec {
-        platform: hetsched::load_platform("hikey960").unwrap(),
+        platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
         options: Options::default().apply_sets(sets).unwrap(),
         seed: 1,
@@ -333,4 +337,139 @@ fn interactive_slack_timer_wakes_an_idle_cpu_above_the_minimum() {
         "{:?}",
         freqs_cpu0(&lines)
     );
+}
+
+/// The `sched` governor's trace lines for `cpu` (`cpufreq_sched_*`).
+fn sched_events<'a>(lines: &'a [String], what: &str, cpu: u32) -> Vec<&'a String> {
+    let tag = format!("cpufreq_sched_{what}:");
+    let c1 = format!(" cpu={cpu} ");
+    let c2 = format!(" cpu {cpu} ");
+    lines
+        .iter()
+        .filter(|l| l.contains(&tag) && (l.contains(&c1) || l.contains(&c2)))
+        .collect()
+}
+
+/// The `sched` governor (seed 004, RFCv7) on exynos5800's A15 policy (200–1800 MHz in
+/// 100 MHz steps, capacity 1024): every capacity total is `(cfs + rt) × 1280 / 1024 + dl`,
+/// every request the lowest OPP at or above `total × 1800 MHz / 1024`, and each new OPP is
+/// set by `kschedfreq:0` (SCHED_FIFO 50) one transition latency (140 µs) after it asked.
+#[test]
+fn sched_governor_requests_capacity_with_the_series_margin() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "loop": -1, "run": 3000,
+                        "timer": { "ref": "t", "period": 10000 } } } }"#;
+    let (r, lines) = traced_on("exynos5800", json, 500, &["cpufreq.governor=sched"]);
+    let field = |l: &str, k: &str| -> u64 {
+        l.split(&format!(" {k}="))
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let updates = sched_events(&lines, "update_capacity", 0);
+    assert!(updates.len() > 20, "{}", updates.len());
+    for l in &updates {
+        let (cfs, rt, dl) = (field(l, "cfs"), field(l, "rt"), field(l, "dl"));
+        assert_eq!(field(l, "new_tot"), (cfs + rt) * 1280 / 1024 + dl, "{l}");
+    }
+    let opps: Vec<u64> = (2..=18).map(|k| k * 100_000).collect();
+    let requests = sched_events(&lines, "request_opp", 0);
+    for l in &requests {
+        let cap: u64 = l
+            .split("cluster cap request ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let opp: u64 = l
+            .split("=> OPP ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let raw = (cap * 1_800_000) >> 10;
+        let want = opps
+            .iter()
+            .copied()
+            .find(|&f| f >= raw)
+            .unwrap_or(1_800_000);
+        assert_eq!(opp, want, "{l}");
+    }
+    // at each wake-up the request follows the util of a 30 % task at fmax: near
+    // 0.3 × 1.25 × 1800 = 675 MHz → 700 (with PELT's ripple); while it runs slower than
+    // at fmax, the tick finds its capacity short and asks for the maximum
+    let wake_opps: Vec<u64> = requests
+        .iter()
+        .filter(|l| t_us(l) > 300_000 && !l.contains("request 1280 "))
+        .map(|l| {
+            l.split("=> OPP ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(!wake_opps.is_empty());
+    assert!(
+        wake_opps
+            .iter()
+            .all(|&k| (600_000..=1_000_000).contains(&k)),
+        "{wake_opps:?}"
+    );
+    let f = freqs_cpu0(&lines);
+    let kt = r
+        .kernel_threads
+        .iter()
+        .find(|t| t.comm == "kschedfreq:0")
+        .unwrap();
+    assert!(kt.wakeups > 0);
+    for (t, khz) in &f {
+        let asked = lines
+            .iter()
+            .filter(|l| l.contains("next_comm=kschedfreq:0") && t_us(l) < *t)
+            .map(|l| t_us(l))
+            .next_back()
+            .unwrap();
+        assert!(
+            t - asked >= 140,
+            "{khz} kHz at {t} µs, kschedfreq at {asked} µs"
+        );
+    }
+}
+
+/// `sched_freq_tick()`: a CPU whose current capacity is below its requests at the tick
+/// asks for the maximum (its CFS request jumps to 1024), where the utilization alone would
+/// take several ticks to get there.
+#[test]
+fn sched_governor_jumps_to_the_maximum_at_the_tick() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 20, "run": 500, "timer": { "ref": "t", "period": 10000 } },
+        "busy": { "loop": 1, "run": 200000 } } } } }"#;
+    let (_, lines) = traced_on("exynos5800", json, 400, &["cpufreq.governor=sched"]);
+    let jump = sched_events(&lines, "update_capacity", 0)
+        .into_iter()
+        .find(|l| l.contains(" cfs=1024 "))
+        .unwrap();
+    let at = t_us(jump);
+    assert!(
+        at >= 200_000 && at % 4_000 == 0,
+        "a tick after the busy phase starts: {jump}"
+    );
+    let f = freqs_cpu0(&lines);
+    let top = f.iter().find(|x| x.0 >= at && x.1 == 1_800_000).unwrap();
+    assert!(top.0 - at < 1_000, "{f:?}");
 }

@@ -2,7 +2,7 @@
 //! (`effective_cpu_util()` and its pre-v6.8 form), the governor interface
 //! ([`governor`]), the schedutil governor ([`schedutil`]), and the dbs governors ondemand
 //! and conservative ([`dbs`], [`ondemand`], [`conservative`]), Android's interactive
-//! ([`interactive`]), with the frequency table
+//! ([`interactive`]), the 2016 series' `sched` governor ([`schedfreq`]), with the frequency table
 //! they resolve targets in ([`freq_table`]).
 //!
 //! Inputs are plain numbers the engine reads from its runqueues ([`RqSignals`]): this
@@ -14,6 +14,7 @@ pub mod freq_table;
 pub mod governor;
 pub mod interactive;
 pub mod ondemand;
+pub mod schedfreq;
 pub mod schedutil;
 
 use crate::platform::SCHED_CAPACITY_SCALE;

@@ -311,6 +311,11 @@ impl Sim<'_> {
         for &m in moves {
             self.move_queued(out, m, now);
         }
+        if let Some(m) = moves.first() {
+            // the sched governor (seed 004): after detach_tasks() and attach_tasks()
+            self.schedfreq_update_capacity_of(out, m.src, now);
+            self.schedfreq_update_capacity_of(out, m.dst, now);
+        }
         if let Some(v) = rd_overloaded {
             self.rd_overload = v;
         }
@@ -344,6 +349,9 @@ impl Sim<'_> {
         self.active_balance[src] = false;
         if let Some(m) = m {
             self.move_queued_on(out, m, src, now);
+            // the sched governor (seed 004): after detach_one_task() and attach_one_task()
+            self.schedfreq_update_capacity_of(out, m.src, now);
+            self.schedfreq_update_capacity_of(out, m.dst, now);
         }
     }
 

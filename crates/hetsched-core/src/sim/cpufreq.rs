@@ -59,6 +59,8 @@ pub(in crate::sim) struct CpufreqState {
     pub kworkers: Vec<super::kthread::Kthread>,
     /// The interactive governor.
     pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
+    /// The `sched` governor.
+    pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
 }
 
 impl CpufreqState {
@@ -93,7 +95,7 @@ impl CpufreqState {
                     }
                 })
                 .collect()
-        } else if o.cpufreq.governor == Governor::Interactive {
+        } else if matches!(o.cpufreq.governor, Governor::Interactive | Governor::Sched) {
             p.perf_domains
                 .iter()
                 .enumerate()
@@ -166,12 +168,20 @@ impl CpufreqState {
                 em,
             ))
         });
+        let schedfreq = (o.cpufreq.governor == Governor::Sched).then(|| {
+            Box::new(super::schedfreq::SchedFreqEngine::new(
+                p,
+                &o.cpufreq.sched,
+                em,
+            ))
+        });
         CpufreqState {
             policies,
             hooked,
             dbs,
             kworkers: Vec::new(),
             interactive,
+            schedfreq,
         }
     }
 }
@@ -362,7 +372,9 @@ impl Sim<'_> {
         let r = pol.gov.transition_done();
         let f = pol.gov.cur();
         self.apply_freq(out, pd, f, now);
-        if self.interactive_transition_done(out, pd, now) {
+        if self.interactive_transition_done(out, pd, now)
+            || self.schedfreq_transition_done(out, pd, now)
+        {
             return;
         }
         if let Some(waiter) = self.cpufreq.policies[pd].dbs_waiter.take() {

@@ -247,6 +247,7 @@ impl<'w> Sim<'w> {
         sim.spawn_sugov_kthreads();
         sim.spawn_kworkers();
         sim.spawn_speedchange_kthread();
+        sim.spawn_schedfreq_kthreads();
         sim
     }
 

@@ -40,6 +40,8 @@ pub(in crate::sim) enum KthreadKind {
     Kworker(usize),
     /// The interactive governor's `cfinteractive` speed-change thread.
     Speedchange,
+    /// The `sched` governor's `kschedfreq:N` of this performance domain's policy.
+    SchedFreq(usize),
 }
 
 /// Where the policy's kthread is in its work.
@@ -212,6 +214,9 @@ impl Sim<'_> {
         cpu: usize,
         now: Nanos,
     ) {
+        if self.cpufreq.schedfreq.is_some() {
+            return self.schedfreq_irq_work(out, pd, cpu, now);
+        }
         if !self.cpufreq.dbs {
             return self.sugov_irq_work(out, pd, cpu, now);
         }
@@ -343,6 +348,9 @@ impl Sim<'_> {
         }
         if let Some(KthreadKind::Speedchange) = self.threads[tid].kthread {
             return self.speedchange_op_done(out, cpu, tid, now);
+        }
+        if let Some(KthreadKind::SchedFreq(pd)) = self.threads[tid].kthread {
+            return self.schedfreq_thread_step(out, cpu, tid, pd, now);
         }
         let Some(KthreadKind::Sugov(pd)) = self.threads[tid].kthread else {
             return;

@@ -32,6 +32,7 @@ mod interactive;
 mod kthread;
 mod load_avg;
 mod machine;
+mod schedfreq;
 mod timer;
 mod tracepoints;
 pub mod user;

@@ -73,6 +73,10 @@ impl<'w> Sim<'w> {
         if wakeup {
             self.check_update_overutilized_status(out, cpu, now);
         }
+        if wakeup || initial {
+            // the sched governor (seed 004): a waking or new task's request
+            self.schedfreq_update_capacity_of(out, cpu, now);
+        }
     }
 
     /// `dequeue_task_fair()`. `sleep` is DEQUEUE_SLEEP; otherwise a migration (DO_DETACH).
@@ -111,6 +115,9 @@ impl<'w> Sim<'w> {
             self.trace_util_est(out, cpu, Some(tid), now);
         }
         self.refresh_view(cpu);
+        if sleep {
+            self.schedfreq_cfs_sleep(out, cpu, now);
+        }
     }
 
     /// The weight of fair `tid` follows its policy and nice, as `set_user_nice()` and

@@ -84,6 +84,10 @@ impl<'w> Sim<'w> {
         self.rqs[cpu].rt.dequeue(tid, key);
         self.refresh_view(cpu);
         self.cpufreq_update_util(out, cpu, 0, now);
+        if self.rqs[cpu].rt.nr_running() == 0 {
+            // the sched governor (seed 004): pick_next_task_rt() of an empty RT rq
+            self.sched_rt_update_capacity_req(out, cpu, now);
+        }
     }
 
     /// `wakeup_preempt_rt()`: a higher RT priority preempts.
@@ -130,6 +134,8 @@ impl<'w> Sim<'w> {
     ) {
         self.update_curr_rt(cpu, now);
         self.update_rt_pelt(out, cpu, true, now);
+        // the sched governor (seed 004): the RT request at the tick
+        self.sched_rt_update_capacity_req(out, cpu, now);
         if self.threads[curr].policy == SchedPolicy::Rr {
             let tick = self.s.tick_ns;
             let t = &mut self.threads[curr];
@@ -339,6 +345,9 @@ impl<'w> Sim<'w> {
         }
         let delta = now.saturating_sub(self.rqs[cpu].rt_exec_start);
         self.rqs[cpu].rt_exec_start = now;
+        if self.cpufreq.schedfreq.is_some() {
+            self.schedfreq_rt_accrue(cpu, delta); // sched_rt_avg_update()
+        }
         let Some((runtime, period)) = self.rt_bandwidth() else {
             return;
         };

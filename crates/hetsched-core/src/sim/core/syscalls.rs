@@ -29,6 +29,18 @@ impl<'w> Sim<'w> {
         self.block_as(out, cpu, tid, now, None, false);
     }
 
+    /// A kernel thread sleeps until `at` (`usleep_range()`, `schedule_timeout()`).
+    pub(in crate::sim) fn kthread_sleep_until(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        at: Nanos,
+    ) {
+        self.block_as(out, cpu, tid, now, Some(at), false);
+    }
+
     /// `clock_nanosleep(TIMER_ABSTIME)`: the running thread `tid` sleeps until `at`.
     pub(in crate::sim) fn sys_clock_nanosleep(
         &mut self,

@@ -13,6 +13,8 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         let class = self.threads[curr].class;
         class.task_tick(self, out, cpu, curr, now);
+        // the sched governor's sched_freq_tick() (seed 004), inside the rq lock
+        self.sched_freq_tick(out, cpu, now);
         // sched_balance_trigger() and nohz_balancer_kick()
         if self.s.options.balance.enabled {
             self.balance_tick(out, cpu, now);
