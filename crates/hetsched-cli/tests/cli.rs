@@ -392,7 +392,7 @@ fn reproduce_unknown_name_lists_the_known_ones() {
     let o = hetsched(&["reproduce", "hmp"]);
     assert_eq!(
         err_line(&o),
-        "hetsched: error: reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, all"
+        "hetsched: error: reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, schedfreq, all"
     );
 }
 

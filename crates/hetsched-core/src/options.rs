@@ -458,7 +458,7 @@ impl Default for TraceOptions {
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
     /// The kernel release whose behaviour every version-dependent option defaults to
-    /// (`v4.20`, `v5.9`, `v5.10`, `v6.6`, `v6.11`, `v6.12`, `v6.17`; default `v6.11`).
+    /// (`v4.4`, `v4.20`, `v5.9`, `v5.10`, `v6.6`, `v6.11`, `v6.12`, `v6.17`; default `v6.11`).
     /// Options set alongside override it, whatever the order (see [`KernelProfile`]).
     pub kernel: KernelProfile,
     /// Core scheduler.

@@ -227,6 +227,32 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
     Ok(Outcome { result, warnings })
 }
 
+/// [`run_request`] with the trace going to `sinks` (the request's `trace` path is not
+/// used): for callers that read events in memory, as `reproduce schedfreq` reads rt-app's
+/// per-loop statistics.
+pub fn run_request_with(
+    req: &RunRequest,
+    sinks: &mut [&mut dyn TraceSink],
+) -> Result<Outcome, Error> {
+    let platform = load_platform(&req.platform)?;
+    let mut workload = load_workload(&req.workload, &req.read)?;
+    if let Some(cfg) = &req.noise {
+        workload = apply_noise(&workload, cfg, platform.cpus.len(), req.noise_seed);
+    }
+    let options = Options::default().apply_sets(&req.sets)?;
+    let mut warnings = workload.warnings.clone();
+    let spec = RunSpec {
+        platform,
+        workload,
+        options,
+        seed: req.seed,
+        duration_ns: req.duration,
+    };
+    let result = hetsched_core::run(&spec, sinks)?;
+    warnings.extend(result.warnings.iter().cloned());
+    Ok(Outcome { result, warnings })
+}
+
 /// The result as pretty JSON (deterministic bytes for the same inputs and seed).
 pub fn result_json(r: &RunResult) -> String {
     let mut s = serde_json::to_string_pretty(r).unwrap_or_default();

@@ -52,6 +52,12 @@ pub(super) fn overlay_changes(base: &mut Value, changed: &Value, target: &mut Va
     Default,
 )]
 pub enum KernelProfile {
+    /// v4.4: the era of the scheduler-driven frequency selection series (seed 004): the
+    /// v4.20 mechanics without util_est (v4.17) and misfit balancing (v4.20). An
+    /// approximation: the capacity-aware wake-up (`wake_cap()`, v4.12) and the balancer are
+    /// v4.20's.
+    #[serde(rename = "v4.4")]
+    V4_4,
     /// v4.20: CFS, `wake_cap()`, the pre-rework balancer, no EAS in mainline (v5.0).
     #[serde(rename = "v4.20")]
     V4_20,
@@ -79,7 +85,8 @@ pub enum KernelProfile {
 
 impl KernelProfile {
     /// Every profile, oldest first.
-    pub const ALL: [KernelProfile; 7] = [
+    pub const ALL: [KernelProfile; 8] = [
+        KernelProfile::V4_4,
         KernelProfile::V4_20,
         KernelProfile::V5_9,
         KernelProfile::V5_10,
@@ -92,6 +99,7 @@ impl KernelProfile {
     /// The profile's name (`v6.11`).
     pub fn name(self) -> &'static str {
         match self {
+            KernelProfile::V4_4 => "v4.4",
             KernelProfile::V4_20 => "v4.20",
             KernelProfile::V5_9 => "v5.9",
             KernelProfile::V5_10 => "v5.10",
@@ -140,6 +148,12 @@ impl KernelProfile {
                 "wake_cap() v4.12-v5.6, select_idle_capacity() from v5.7",
             ),
             ("fair.sis_util", json!(at_least(V6_6)), "SIS_UTIL: v6.0"),
+            ("pelt.util_est", json!(at_least(V4_20)), "util_est: v4.17"),
+            (
+                "balance.misfit",
+                json!(at_least(V4_20)),
+                "misfit balancing: v4.20",
+            ),
             (
                 "pelt.util_est_version",
                 json!(if at_least(V6_11) { "v6_8" } else { "v5_13" }),
@@ -153,7 +167,7 @@ impl KernelProfile {
             (
                 "balance.version",
                 json!(match self {
-                    V4_20 => "v4.20",
+                    V4_4 | V4_20 => "v4.20",
                     V5_9 => "v5.9",
                     V5_10 => "v5.10",
                     V6_6 => "v6.6",

@@ -30,6 +30,7 @@
 pub mod fairness;
 pub mod misfit;
 pub mod overutilized;
+pub mod schedfreq;
 
 use crate::{run_request, Error, RunRequest};
 use hetsched_core::noise::NoiseConfig;
@@ -41,7 +42,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The experiments `hetsched reproduce` knows, in `all` order.
-pub const EXPERIMENTS: &[&str] = &[misfit::NAME, fairness::NAME, overutilized::NAME];
+pub const EXPERIMENTS: &[&str] = &[
+    misfit::NAME,
+    fairness::NAME,
+    overutilized::NAME,
+    schedfreq::NAME,
+];
 
 /// How to run an experiment.
 #[derive(Debug, Clone)]
@@ -174,6 +180,7 @@ pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Resul
     let mut report = match name {
         misfit::NAME => misfit::run(opts, progress),
         fairness::NAME => fairness::run(opts, progress),
+        schedfreq::NAME => schedfreq::run(opts, progress),
         _ => overutilized::run(opts, progress),
     }?;
     for (k, v) in replaced {
@@ -190,6 +197,7 @@ pub fn platforms_of(name: &str) -> Option<&'static [&'static str]> {
         misfit::NAME => Some(misfit::PLATFORMS),
         fairness::NAME => Some(&[fairness::PLATFORM]),
         overutilized::NAME => Some(overutilized::PLATFORMS),
+        schedfreq::NAME => Some(&[schedfreq::PLATFORM]),
         _ => None,
     }
 }
@@ -387,7 +395,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, all"
+            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, schedfreq, all"
         );
     }
 }
