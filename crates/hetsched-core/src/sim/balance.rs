@@ -367,7 +367,19 @@ impl Sim<'_> {
         let jiffies = self.jiffies(now);
         let mut busy = idle == CpuIdleType::NotIdle;
         let mut next_balance = jiffies + 60 * self.lbp.hz;
+        let mut cont = true;
         for level in 0..self.doms.domains(cpu).len() {
+            // "Decay the newidle max times here because this is a regular visit to all
+            // the domains" (update_newidle_cost(sd, 0)); rq->max_idle_balance_cost stays
+            // sysctl_sched_migration_cost, above every modelled newidle cost
+            let hz = self.lbp.hz;
+            let need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
+            if !cont {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
             let sd = &self.doms.domains(cpu)[level];
             let mut interval = crate::policy::lb::get_sd_balance_interval(
                 sd.balance_interval,
@@ -375,7 +387,6 @@ impl Sim<'_> {
                 busy,
                 &self.lbp,
             );
-            let mut cont = true;
             if jiffies >= sd.last_balance + interval {
                 let dec = {
                     let env = lb_env!(self, now);
@@ -418,9 +429,6 @@ impl Sim<'_> {
             }
             let sd = &self.doms.domains(cpu)[level];
             next_balance = next_balance.min(sd.last_balance + interval);
-            if !cont {
-                break;
-            }
         }
         self.rqs[cpu].next_balance = next_balance;
     }
