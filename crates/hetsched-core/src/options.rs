@@ -20,7 +20,7 @@ mod dbs;
 mod interactive;
 mod profile;
 mod schedfreq;
-pub use dbs::{ConservativeOptions, OndemandOptions};
+pub use dbs::{ConservativeOptions, OndemandOptions, OndemandVersion};
 pub use interactive::InteractiveOptions;
 use profile::overlay_changes;
 pub use profile::KernelProfile;

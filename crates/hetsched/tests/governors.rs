@@ -473,3 +473,45 @@ fn sched_governor_jumps_to_the_maximum_at_the_tick() {
     let top = f.iter().find(|x| x.0 >= at && x.1 == 1_800_000).unwrap();
     assert!(top.0 - at < 1_000, "{f:?}");
 }
+
+/// ondemand as v4.4 samples (`kernel=v4.4`, `cpufreq.ondemand.version=v4_4`): a deferrable
+/// delayed work per CPU on the jiffy grid of the sampling period (20 ms = 5 jiffies at
+/// HZ=250, `delay -= jiffies % delay`), run by the CPU's kworker; a busy CPU's work runs
+/// at every multiple of 20 ms, and an idle policy takes no sample at all (its timers wait
+/// for a tick), so the frequency a burst left stays.
+#[test]
+fn ondemand_v4_4_samples_on_the_jiffy_grid_and_not_while_idle() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 10, "runtime": 2000, "timer": { "ref": "t", "period": 20000 } },
+        "busy": { "loop": 1, "runtime": 200000 },
+        "rest": { "loop": 1, "sleep": 1000000 } } } } }"#;
+    let sets = [
+        "kernel=v4.4",
+        "cpufreq.governor=ondemand",
+        "cpufreq.ondemand.sampling_rate=20000",
+    ];
+    let (_, lines) = traced_on("exynos5800", json, 800, &sets);
+    let kw: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && l.contains("next_comm=kworker/0:1"))
+        .map(|l| t_us(l))
+        .collect();
+    // during the busy phase (200–400 ms) the work runs right after each 20 ms grid point
+    let busy: Vec<i64> = kw
+        .iter()
+        .copied()
+        .filter(|&t| (220_000..400_000).contains(&t))
+        .collect();
+    assert!(busy.len() >= 8, "{kw:?}");
+    assert!(busy.iter().all(|t| t % 20_000 < 1_000), "{busy:?}");
+    // once CPU0 rests, no more samples: the last frequency stays
+    assert!(kw.iter().all(|&t| t < 420_000), "{kw:?}");
+    let f = freqs_cpu0(&lines);
+    assert!(f.iter().all(|x| x.0 < 420_000), "{f:?}");
+    assert!(
+        f.iter()
+            .any(|x| (200_000..300_000).contains(&x.0) && x.1 == 1_800_000),
+        "{f:?}"
+    );
+}

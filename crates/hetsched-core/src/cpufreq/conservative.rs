@@ -123,6 +123,7 @@ mod tests {
             sampling_down_factor: 1,
             ignore_nice_load: false,
             io_is_busy: false,
+            v4_4: false,
         };
         let inputs = [DbsCpuInput::default(); 2];
         let dbs = PolicyDbs::start(data, super::super::dbs::tests::table(), cur, 0, &inputs);

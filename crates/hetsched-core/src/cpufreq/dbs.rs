@@ -60,6 +60,10 @@ pub struct DbsData {
     pub ignore_nice_load: bool,
     /// `io_is_busy`.
     pub io_is_busy: bool,
+    /// v4.4's `dbs_check_cpu()`: the previous load is reused after a window whose wall
+    /// time (not idle time, as since v4.7) exceeds two sampling periods, and a CPU whose
+    /// window is empty or shorter than its idle time is skipped.
+    pub v4_4: bool,
 }
 
 /// `struct policy_dbs_info`: the policy's sampling state.
@@ -165,9 +169,13 @@ impl PolicyDbs {
                 idle_time = idle_time.wrapping_add(nice as u32);
                 j.prev_cpu_nice = input.nice_ns;
             }
+            if d.v4_4 && (time_elapsed == 0 || time_elapsed < idle_time) {
+                continue; // v4.4: `if (!wall_time || wall_time < idle_time) continue;`
+            }
+            let long = if d.v4_4 { time_elapsed } else { idle_time };
             let load = if time_elapsed == 0 {
                 j.prev_load
-            } else if (idle_time as i32) > 2 * sampling_rate as i32 && j.prev_load != 0 {
+            } else if (long as i32) > 2 * sampling_rate as i32 && j.prev_load != 0 {
                 // woken after a long idle: the previous window's load, once
                 let l = j.prev_load;
                 j.prev_load = 0;
@@ -264,6 +272,11 @@ impl DbsGovernor {
         f
     }
 
+    /// The delay (µs) the last `gov_dbs_update()` returned.
+    pub fn pending_delay_us(&self) -> u64 {
+        self.pending_delay_us
+    }
+
     /// The driver's transition completed: `policy->cur` is its frequency.
     pub fn transition_done(&mut self) {
         if let Some(f) = self.in_flight.take() {
@@ -309,6 +322,7 @@ pub(crate) mod tests {
             sampling_down_factor: 1,
             ignore_nice_load: false,
             io_is_busy: false,
+            v4_4: false,
         }
     }
 

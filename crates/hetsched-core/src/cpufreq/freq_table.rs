@@ -18,8 +18,11 @@ pub enum Relation {
     L,
     /// `CPUFREQ_RELATION_H`: the highest frequency at or below the target.
     H,
-    /// `CPUFREQ_RELATION_C`: the closest frequency (the lower one on a tie).
+    /// `CPUFREQ_RELATION_C`: the closest frequency (the lower one on a tie, v4.20+).
     C,
+    /// `CPUFREQ_RELATION_C` as v4.4's `cpufreq_frequency_table_target()` resolves it: the
+    /// closest frequency, the higher one on a tie.
+    CHigh,
 }
 
 /// A policy's frequency table (`policy->freq_table`, ascending) and its limits.
@@ -97,7 +100,7 @@ impl FreqTable {
                         return Some(idx);
                     }
                 }
-                Relation::H | Relation::C => {
+                Relation::H | Relation::C | Relation::CHigh => {
                     if freq == target {
                         return Some(idx);
                     }
@@ -105,7 +108,10 @@ impl FreqTable {
                         let Some(b) = best else {
                             return Some(idx); // no frequency below the target
                         };
-                        if relation == Relation::C && target - self.opps[b].0 > freq - target {
+                        let (below, above) = (target - self.opps[b].0, freq - target);
+                        if (relation == Relation::C && below > above)
+                            || (relation == Relation::CHigh && below >= above)
+                        {
                             return Some(idx);
                         }
                         return Some(b);
@@ -139,6 +145,8 @@ mod tests {
         assert_eq!(t.resolve(1300, Relation::C, false), 1500);
         // a tie goes to the lower frequency
         assert_eq!(t.resolve(1250, Relation::C, false), 1000);
+        assert_eq!(t.resolve(1250, Relation::CHigh, false), 1500);
+        assert_eq!(t.resolve(1200, Relation::CHigh, false), 1000);
         assert_eq!(t.resolve(100, Relation::H, false), 500);
         assert_eq!(t.resolve(9000, Relation::L, false), 2000);
         assert_eq!(t.resolve(1000, Relation::H, false), 1000);

@@ -65,7 +65,12 @@ impl GovernorState {
     /// Whether the governor is called from the scheduler's `cpufreq_update_util()` hook
     /// (`cpufreq_add_update_util_hook()` at its start).
     pub fn uses_update_util(&self) -> bool {
-        matches!(self, GovernorState::Schedutil(_) | GovernorState::Dbs(_))
+        match self {
+            GovernorState::Schedutil(_) => true,
+            // v4.4's ondemand samples from its own delayed work
+            GovernorState::Dbs(d) => !d.dbs().data.v4_4,
+            _ => false,
+        }
     }
 
     /// `policy->cur` as the governor last set it.

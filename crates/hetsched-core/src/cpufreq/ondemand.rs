@@ -91,7 +91,12 @@ impl OdPolicy {
         if self.powersave_bias != 0 {
             freq_next = self.powersave_bias_target(freq_next, Relation::L);
         }
-        self.dbs.driver_target(freq_next, Relation::C, true)
+        let closest = if self.dbs.data.v4_4 {
+            Relation::CHigh
+        } else {
+            Relation::C
+        };
+        self.dbs.driver_target(freq_next, closest, true)
     }
 
     /// `dbs_freq_increase()`.
@@ -143,6 +148,7 @@ mod tests {
             sampling_down_factor: sdf,
             ignore_nice_load: false,
             io_is_busy: false,
+            v4_4: false,
         };
         let inputs = [DbsCpuInput::default(); 2];
         OdPolicy::new(

@@ -9,13 +9,35 @@ use crate::cpufreq::{conservative, dbs, ondemand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// Which ondemand: how it samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum OndemandVersion {
+    /// v4.7+ (v6.11 read): samples from the scheduler's `cpufreq_update_util()` hook once
+    /// `sampling_rate` has passed, its work in the sampling CPU's kworker.
+    #[default]
+    #[serde(rename = "v4_7")]
+    V4_7,
+    /// v4.4 (the scheduler-driven frequency series' era): a deferrable delayed work per
+    /// CPU of the policy, re-armed on a jiffy grid of the sampling period
+    /// (`delay_for_sampling_rate()`), evaluating the policy at most every half period
+    /// (`need_load_eval()`), the previous load reused after a long wall-time window, the
+    /// closest OPP chosen upwards on a tie, and `sampling_rate` defaulting to
+    /// `max(10 ms, 20 × latency, 1000 × latency)`.
+    #[serde(rename = "v4_4")]
+    V4_4,
+}
+
 /// `[cpufreq.ondemand]` (`/sys/devices/system/cpu/cpufreq/ondemand/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OndemandOptions {
+    /// Which kernel's ondemand (`v4_7`: v4.7 and later, the default; `v4_4`); the kernel
+    /// profile sets it.
+    pub version: OndemandVersion,
     /// `sampling_rate` (µs), at least `2 × TICK_NSEC / 1000` (8000 at HZ=250). Unset =
     /// `cpufreq_dbs_governor_init()`'s `max(2 ticks, cpufreq_policy_transition_delay_us())`
-    /// (the transition delay as `cpufreq.rate_limit_default` picks it).
+    /// (the transition delay as `cpufreq.rate_limit_default` picks it); with `v4_4`,
+    /// `max(min_sampling_rate, 1000 × latency)`.
     pub sampling_rate: Option<u64>,
     /// `up_threshold` (%), 1–100: a load above it goes to the maximum. Default 95
     /// (`MICRO_FREQUENCY_UP_THRESHOLD`: NOHZ idle accounting; 80 without).
@@ -36,6 +58,7 @@ pub struct OndemandOptions {
 impl Default for OndemandOptions {
     fn default() -> Self {
         OndemandOptions {
+            version: OndemandVersion::V4_7,
             sampling_rate: None,
             up_threshold: u64::from(ondemand::MICRO_FREQUENCY_UP_THRESHOLD),
             sampling_down_factor: 1,

@@ -150,6 +150,11 @@ impl KernelProfile {
             ("fair.sis_util", json!(at_least(V6_6)), "SIS_UTIL: v6.0"),
             ("pelt.util_est", json!(at_least(V4_20)), "util_est: v4.17"),
             (
+                "cpufreq.ondemand.version",
+                json!(if at_least(V4_20) { "v4_7" } else { "v4_4" }),
+                "dbs samples from cpufreq_update_util(): v4.7",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",

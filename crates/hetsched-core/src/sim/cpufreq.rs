@@ -44,6 +44,8 @@ pub(in crate::sim) struct CpufreqPolicy {
     /// A dbs governor's work is waiting for the driver's transition: in the kworker of
     /// this CPU (`Some(Some(cpu))`), or without a thread (`Some(None)`).
     pub dbs_waiter: Option<Option<usize>>,
+    /// v4.4 ondemand's delayed-work state (sim/dbs_v44.rs).
+    pub dbs_v44: Option<super::dbs_v44::DbsV44>,
 }
 
 /// The run's cpufreq policies, by performance domain.
@@ -86,12 +88,14 @@ impl CpufreqState {
                 .map(|(i, pd)| {
                     let em_pd = em.pds.get(i).and_then(Option::as_ref);
                     let gov = dbs_start(pd, s, em_pd, s.fixed_freq_khz[i], now);
+                    let v44 = gov.dbs().data.v4_4;
                     CpufreqPolicy {
                         gov: GovernorState::Dbs(Box::new(gov)),
                         transition_latency_ns: pd.transition_latency_ns,
                         slow_path: true,
                         kthread: None,
                         dbs_waiter: None,
+                        dbs_v44: v44.then(super::dbs_v44::DbsV44::default),
                     }
                 })
                 .collect()
@@ -108,6 +112,7 @@ impl CpufreqState {
                     slow_path: true,
                     kthread: None,
                     dbs_waiter: None,
+                    dbs_v44: None,
                 })
                 .collect()
         } else if o.cpufreq.governor == Governor::Schedutil {
@@ -142,6 +147,7 @@ impl CpufreqState {
                         slow_path,
                         kthread: None,
                         dbs_waiter: None,
+                        dbs_v44: None,
                     }
                 })
                 .collect()
@@ -157,6 +163,7 @@ impl CpufreqState {
                     slow_path: false,
                     kthread: None,
                     dbs_waiter: None,
+                    dbs_v44: None,
                 })
                 .collect()
         };
@@ -207,12 +214,21 @@ fn dbs_start(
     let as_u32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let kind = if c.governor == Governor::Ondemand {
         let t = &c.ondemand;
+        let v4_4 = t.version == crate::options::OndemandVersion::V4_4;
+        let rate = t.sampling_rate.unwrap_or_else(|| {
+            if v4_4 {
+                super::dbs_v44::v4_4_default_sampling_rate(pd.transition_latency_ns)
+            } else {
+                default_rate()
+            }
+        });
         let data = DbsData {
-            sampling_rate: as_u32(t.sampling_rate.unwrap_or_else(default_rate)),
+            sampling_rate: as_u32(rate),
             up_threshold: as_u32(t.up_threshold),
             sampling_down_factor: as_u32(t.sampling_down_factor),
             ignore_nice_load: t.ignore_nice_load,
             io_is_busy: t.io_is_busy,
+            v4_4: t.version == crate::options::OndemandVersion::V4_4,
         };
         let dbs = PolicyDbs::start(data, table, cur, now, &inputs);
         DbsKind::Ondemand(OdPolicy::new(dbs, as_u32(t.powersave_bias)))
@@ -224,6 +240,7 @@ fn dbs_start(
             sampling_down_factor: as_u32(t.sampling_down_factor),
             ignore_nice_load: t.ignore_nice_load,
             io_is_busy: false,
+            v4_4: false,
         };
         let dbs = PolicyDbs::start(data, table, cur, now, &inputs);
         DbsKind::Conservative(CsPolicy::new(
@@ -380,7 +397,10 @@ impl Sim<'_> {
         if let Some(waiter) = self.cpufreq.policies[pd].dbs_waiter.take() {
             match waiter {
                 Some(cpu) => self.kworker_transition_complete(out, cpu, now),
-                None => self.cpufreq.policies[pd].gov.dbs_work_done(),
+                None => {
+                    self.cpufreq.policies[pd].gov.dbs_work_done();
+                    self.dbs_v44_requeue(pd, now);
+                }
             }
         } else if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
             // the kthread, woken by the completion, serves the request made meanwhile

@@ -250,10 +250,13 @@ impl Sim<'_> {
     fn kworker_op_done(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
         let pd = self.p.cpus[cpu].perf_domain;
         let phase = self.cpufreq.kworkers[cpu].phase;
+        let v44 = self.cpufreq.policies[pd].dbs_v44.is_some();
         let waits = match phase {
+            KthreadPhase::Work if v44 => self.dbs_v44_work(cpu, pd, now),
             KthreadPhase::Work => self.dbs_work(pd, Some(cpu), now),
             _ => {
                 self.cpufreq.policies[pd].gov.dbs_work_done();
+                self.dbs_v44_requeue(pd, now);
                 false
             }
         };

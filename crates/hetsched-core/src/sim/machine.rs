@@ -173,6 +173,7 @@ impl<'w> Sim<'w> {
             );
         }
         self.interactive_start(self.t0);
+        self.dbs_v44_start(self.t0);
         self.q.push(self.t0, Ev::Start);
         self.q.push(self.end, Ev::End);
         loop {

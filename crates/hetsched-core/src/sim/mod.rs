@@ -26,6 +26,7 @@ mod balance;
 mod class;
 mod core;
 mod cpufreq;
+mod dbs_v44;
 pub mod energy;
 mod init;
 mod interactive;

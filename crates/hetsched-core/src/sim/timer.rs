@@ -19,6 +19,8 @@ pub(in crate::sim) enum TimerFn {
     InteractiveCpu,
     /// interactive's `cpu_slack_timer` (`cpufreq_interactive_nop_timer()`), not deferrable.
     InteractiveSlack,
+    /// v4.4 ondemand's per-CPU deferrable delayed work (`dbs_timer()` queued on the CPU).
+    DbsWork,
 }
 
 /// A pending timer.
@@ -118,6 +120,7 @@ impl Sim<'_> {
         match func {
             TimerFn::InteractiveCpu => self.cpufreq_interactive_timer(out, cpu, now),
             TimerFn::InteractiveSlack => {} // cpufreq_interactive_nop_timer(): it only woke the CPU
+            TimerFn::DbsWork => self.dbs_v44_timer(out, cpu, now),
         }
     }
 }

@@ -9,8 +9,8 @@
 //! and once as SCHED_FIFO (rt-app's default RT priority, 10), under six governors:
 //! `performance` and `powersave` (the references), `ondemand` (`sampling_rate` 20 ms),
 //! `interactive` (defaults), `sched` (`sched_time_avg_ms` 50, as the series' table), all
-//! under the seed-era profile `kernel=v4.4`, and `schedutil` (not in the series) under the
-//! default `v6.11`.
+//! under the seed-era profile `kernel=v4.4` (whose ondemand samples from v4.4's deferrable
+//! delayed work), and `schedutil` (not in the series) under the default `v6.11`.
 //!
 //! # Metrics
 //!
@@ -336,7 +336,7 @@ fn report(opts: &ReproduceOptions, runs: usize, cells: &[Vec<Vec<Cell>>]) -> Rep
     });
     let notes = vec![
         "One run per cell (the series measured each once), with the noise model on.".into(),
-        "kernel=v4.4 approximates the series' v4.4-era kernel (see docs/kernel-profiles.md); ondemand is the v6.11 dbs form (sampling from scheduler updates, its work in a kworker), not v4.4's deferrable delayed work.".into(),
+        "kernel=v4.4 approximates the series' v4.4-era kernel (see docs/kernel-profiles.md); its ondemand is v4.4's: a deferrable delayed work per CPU on the jiffy grid, run by the CPU's kworker.".into(),
         "The sched governor's hooks follow a v4.1 EAS backport of the series (the RFCv7 patch bodies are not public); its interactive column is AOSP android-3.10's governor.".into(),
         "schedutil (not in the series) runs under the default v6.11 profile.".into(),
     ];
