@@ -821,3 +821,89 @@ fn rt_throttling_leaves_fair_tasks_their_five_percent() {
         "without the limit it ran {unlimited:.3} s"
     );
 }
+
+/// `__sched_setscheduler()` (kernel/sched/syscalls.c, v6.11) resets the clamps a task has
+/// not set itself at every policy change (`__setscheduler_uclamp()` → `uclamp_reset()`):
+/// a fair task switched to SCHED_FIFO by its phase takes RT's default `uclamp_min` of 1024,
+/// so `select_task_rq_rt()`'s capacity fitness (`rt_task_fits_capacity()`) sends its
+/// wake-ups to hikey960's big CPUs, whatever LITTLE CPU it ran on while fair.
+#[test]
+fn a_switch_to_fifo_takes_the_rt_default_uclamp_min() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "s": { "phases": {
+            "fair": { "cpus": [1], "loop": 5, "run": 1000, "sleep": 5000 },
+            "fifo": { "policy": "SCHED_FIFO", "priority": 10, "loop": -1,
+                      "run": 1000, "sleep": 9000 } } } } }"#;
+    let (_, lines) = traced(
+        "hikey960",
+        json,
+        300,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    );
+    let cpus: Vec<usize> = lines
+        .iter()
+        .filter(|l| l.contains("sched_wakeup:") && field(l, "comm") == "s-0")
+        .map(|l| field(l, "target_cpu").parse().unwrap())
+        .collect();
+    assert!(cpus.len() > 20, "{cpus:?}");
+    // the 5 fair iterations sleep on CPU 1; every FIFO wake-up after them is on a big CPU
+    assert!(cpus[..4].iter().all(|&c| c == 1), "{cpus:?}");
+    assert!(cpus[6..].iter().all(|&c| c >= 4), "{cpus:?}");
+}
+
+/// A phase switching a task to SCHED_DEADLINE (`__sched_setscheduler()` →
+/// `__setscheduler_dl_params()`, `setup_new_dl_entity()` at the ENQUEUE_RESTORE, v6.11):
+/// from then on the task runs as a deadline task (`prio` -1) and the CBS gives it its
+/// runtime per period, 1 ms of every 10 ms, where as a fair task alone it had the CPU.
+#[test]
+fn a_switch_to_deadline_runs_the_task_in_the_deadline_class() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "d": { "cpus": [4], "phases": {
+            "fair": { "loop": 1, "run": 20000 },
+            "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 10000,
+                    "loop": -1, "run": 100000 } } } } }"#;
+    let (r, lines) = traced(
+        "hikey960",
+        json,
+        520,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    );
+    let prios: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "next_pid") == "1001")
+        .map(|l| field(l, "next_prio"))
+        .collect();
+    assert_eq!(prios.first(), Some(&"120"), "{prios:?}");
+    assert!(prios.contains(&"-1"), "{prios:?}");
+    // 9 ms fair (20 ms of CPU0's work on a big CPU), then its budget of 1 ms in every
+    // 10 ms, overrun until the tick (HRTICK off), for the remaining 0.51 s
+    let cpu = r.tasks[0].cpu_time_s;
+    assert!((0.05..0.12).contains(&cpu), "CPU time {cpu} s");
+}
+
+/// `__sched_setscheduler()` returns at once when the policy and its parameters do not
+/// change (v6.11): a phase that names the task's own policy changes nothing, where a
+/// policy change dequeues and requeues the running task (its PELT averages updated and
+/// traced). `a` shares CPU 0 with a hog and starts a phase every 200 µs of its work
+/// naming SCHED_OTHER, its policy: its `sched_pelt_se` lines come from the tick and its
+/// switches only (about 250 in 1 s), not from each phase start (thousands).
+#[test]
+fn an_unchanged_policy_changes_nothing() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "loop": -1, "phases": {
+            "p1": { "policy": "SCHED_OTHER", "run": 200 },
+            "p2": { "policy": "SCHED_OTHER", "run": 200 } } },
+        "b": { "cpus": [0], "loop": -1, "run": 100000 } } }"#;
+    let (_, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    let updates = lines
+        .iter()
+        .filter(|l| l.contains("sched_pelt_se:") && field(l, "comm") == "a-0")
+        .count();
+    assert!(
+        updates < 400,
+        "{updates} PELT updates of a in 1 s: its phase starts reschedule it"
+    );
+}

@@ -49,6 +49,7 @@ use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, Workload};
 use class::Class;
+use init::dl_entity_of;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tracepoints::*;
@@ -210,6 +211,9 @@ struct Thread {
     enqueue_migrated: bool,
     /// A kernel thread: a CPU's stopper or a policy's `sugov:N`.
     kthread: Option<kthread::KthreadKind>,
+    /// The user-defined clamp requests `p->uclamp_req[]` (`None`: not user-defined, the
+    /// class's default: `uclamp_min` 1024 for RT, 0 otherwise; `uclamp_max` 1024).
+    uclamp_req: [Option<i32>; 2],
     /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
     uclamp: [u64; 2],
     /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).

@@ -74,23 +74,25 @@ impl<'w> Sim<'w> {
     }
 
     /// `sched_setattr()` at a phase start (rt-app's `set_thread_param()`): a policy
-    /// (`__sched_setscheduler()`), or a priority alone: a nice value for a fair task
-    /// (`set_user_nice()`), an RT priority for an RT one.
+    /// (`__sched_setscheduler()`; `dl` the SCHED_DEADLINE parameters), or a priority
+    /// alone: a nice value for a fair task (`set_user_nice()`), an RT priority for an RT
+    /// one.
     pub(in crate::sim) fn sys_sched_setattr(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
         policy: Option<SchedPolicy>,
         priority: Option<i32>,
+        dl: Option<DlEntity>,
     ) {
         if let Some(pol) = policy {
-            self.set_policy(out, tid, pol, priority);
+            self.set_policy(out, tid, pol, priority, dl);
         } else if let Some(prio) = priority {
             if self.threads[tid].policy.is_fair() {
                 self.set_user_nice(out, tid, prio);
             } else if self.threads[tid].class == Class::Rt {
                 let pol = self.threads[tid].policy;
-                self.set_policy(out, tid, pol, Some(prio));
+                self.set_policy(out, tid, pol, Some(prio), None);
             }
         }
     }
@@ -352,21 +354,41 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `sched_setscheduler()` at a phase start (rt-app's `set_thread_param()`): between
-    /// the fair policies by nice, into or out of SCHED_FIFO/RR by priority. A switch to
-    /// or from SCHED_DEADLINE at a phase is not modelled (it keeps its class).
+    /// `sched_setscheduler()`/`sched_setattr()` (rt-app's `set_thread_param()`), as
+    /// `__sched_setscheduler()` does it (kernel/sched/syscalls.c, v6.11): nothing when the
+    /// policy and its parameters are unchanged (the early return); otherwise between the
+    /// fair policies by nice, into or out of SCHED_FIFO/RR by priority, or into
+    /// SCHED_DEADLINE with `dl` (`switched_to_dl()`); then `__setscheduler_uclamp()`
+    /// resets the clamps that are not user-defined to the new class's defaults. Leaving
+    /// SCHED_DEADLINE is not modelled (the task keeps its class).
     pub(in crate::sim) fn set_policy(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
         pol: SchedPolicy,
         prio: Option<i32>,
+        dl: Option<DlEntity>,
     ) {
         let t = &self.threads[tid];
-        if t.class == Class::Dl || pol == SchedPolicy::Deadline {
+        if t.class == Class::Dl {
             return;
         }
-        if pol.is_fair() {
+        // `if (unlikely(policy == p->policy))`: the same nice, RT priority or DL parameters
+        let unchanged = pol == t.policy
+            && match pol {
+                SchedPolicy::Fifo | SchedPolicy::Rr => {
+                    rtq::rt_prio(prio.unwrap_or(10)) == t.normal_prio
+                }
+                SchedPolicy::Deadline => true,
+                _ => prio.unwrap_or(t.nice).clamp(-20, 19) == t.nice,
+            };
+        if unchanged {
+            return;
+        }
+        if pol == SchedPolicy::Deadline {
+            let dl = dl.unwrap_or(t.dl);
+            self.switched_to_dl(out, tid, dl);
+        } else if pol.is_fair() {
             // __sched_setscheduler(): the policy and static priority, then the weight
             let nice = prio.unwrap_or(t.nice).clamp(-20, 19);
             self.threads[tid].policy = pol;
@@ -381,6 +403,7 @@ impl<'w> Sim<'w> {
             self.threads[tid].normal_prio = p;
             self.set_prio(out, tid, p);
         }
+        self.update_task_uclamp(tid);
     }
 
     /// `sched_yield()` (kernel/sched/syscalls.c, v6.11): the class's `yield_task()`.

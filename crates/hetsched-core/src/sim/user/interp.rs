@@ -136,7 +136,8 @@ impl<'w> Sim<'w> {
             let attrs = &task.phases[pc.phase].attrs;
             let aff = self.phase_affinity[th.task][pc.phase];
             self.sys_sched_setattr_uclamp(tid, attrs.util_min, attrs.util_max);
-            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority);
+            let dl = (attrs.policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(attrs));
+            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority, dl);
             if self.sys_sched_setaffinity(out, cpu, tid, aff, now) {
                 // the stopper moves it off this CPU; it goes on where it is placed
                 self.uthreads[tid].pc.loop_started = true;
