@@ -244,6 +244,10 @@ impl<'w> Sim<'w> {
                 .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
+            rtapp_main: None,
+            start_barrier: Default::default(),
+            t_zero: None,
+            user_tids: Vec::new(),
         };
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
@@ -277,7 +281,9 @@ impl<'w> Sim<'w> {
             (comm, false)
         };
         self.threads.push(Thread {
-            pid: PID_BASE + 1 + self.nr_user_threads() as u32,
+            // rt-app's thread index: the main thread (pid PID_BASE) and kernel threads
+            // are not counted
+            pid: PID_BASE + 1 + self.user_tids.len() as u32,
             comm,
             comm0: "rt-app".into(),
             task: ti,

@@ -52,6 +52,19 @@ impl<'w> Sim<'w> {
         self.block(out, cpu, tid, now, None);
     }
 
+    /// `futex(FUTEX_WAIT)` of rt-app's main thread in `pthread_join()`: it sleeps until
+    /// the thread it joins exits. Not a workload thread: it does not count towards the
+    /// deadlock check.
+    pub(in crate::sim) fn sys_futex_wait_join(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.block_as(out, cpu, tid, now, None, false);
+    }
+
     /// `futex(FUTEX_WAKE)` by the task running on `waker`: `try_to_wake_up()` of `tid`.
     pub(in crate::sim) fn sys_futex_wake(
         &mut self,
@@ -139,10 +152,11 @@ impl<'w> Sim<'w> {
     }
 
     /// `clone()` of a thread of task `ti` named `comm` by `parent`, a thread and the CPU
-    /// it runs on, or rt-app's main thread (`None`: comm `rt-app`; its wake-ups of the
-    /// new threads are traced on their CPUs): `copy_process()` (the child has the
-    /// parent's comm until it renames itself) and `wake_up_new_task()`. Returns the new
-    /// thread.
+    /// it runs on (`None`: the threads created at once with `rtapp.main_thread = false`;
+    /// their wake-ups are traced on their CPUs): `copy_process()` (the child has the
+    /// parent's comm until it renames itself; with `rtapp.main_thread` its scheduling
+    /// parameters and affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
+    /// Returns the new thread.
     pub(in crate::sim) fn sys_clone(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -152,7 +166,11 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) -> usize {
         let tid = self.spawn_thread(ti, comm);
+        self.user_tids.push(tid);
         if let Some((parent, _)) = parent {
+            if self.s.options.rtapp.main_thread {
+                self.sched_fork(tid, parent);
+            }
             let parent_comm = self.threads[parent].comm.clone();
             self.threads[tid].comm0 = parent_comm.clone();
             if self.threads[tid].renamed {
@@ -163,6 +181,38 @@ impl<'w> Sim<'w> {
         self.alive += 1;
         self.wake_up_new_task(out, tid, now, parent.map(|(_, cpu)| cpu));
         tid
+    }
+
+    /// `copy_process()` → `dup_task_struct()` and `sched_fork()` (kernel/fork.c,
+    /// kernel/sched/core.c, v6.11): the child has its parent's policy, nice, RT priority
+    /// (`p->prio = current->normal_prio`: no PI boost), clamp requests (`uclamp_fork()`),
+    /// affinity and DL parameters; its class follows its priority; a fresh fair entity of
+    /// its weight (`__sched_fork()`, `init_entity_runnable_average()`). No
+    /// `sched_reset_on_fork` (rt-app never sets it).
+    pub(in crate::sim) fn sched_fork(&mut self, child: usize, parent: usize) {
+        let p = &self.threads[parent];
+        let (policy, nice, prio, affinity, req) =
+            (p.policy, p.nice, p.normal_prio, p.affinity, p.uclamp_req);
+        let dl = DlEntity::new(p.dl.dl_runtime, p.dl.dl_deadline, p.dl.dl_period);
+        let class = match policy {
+            SchedPolicy::Deadline => Class::Dl,
+            SchedPolicy::Fifo | SchedPolicy::Rr => Class::Rt,
+            _ => Class::Fair,
+        };
+        let c = &mut self.threads[child];
+        c.policy = policy;
+        c.nice = nice;
+        c.normal_prio = prio;
+        c.eff_prio = prio;
+        c.class = class;
+        c.affinity = affinity;
+        c.dl = dl;
+        c.uclamp_req = req;
+        c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1]);
+        self.ents[child] = SchedEntity::new(
+            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
+            self.s.fair.base_slice,
+        );
     }
 
     /// `prctl(PR_SET_NAME)`: the thread takes its own name (`task_rename`).
@@ -235,8 +285,9 @@ impl<'w> Sim<'w> {
         self.set_resched(cpu);
     }
 
-    /// `exit()` of the thread running on `cpu`: `do_exit()` dequeues it for good
-    /// (rt-app's `task end` marker is written on the way out).
+    /// `exit()` of the thread running on `cpu`: `do_exit()` dequeues it for good. A
+    /// workload thread writes rt-app's `task end` marker on the way out, and its
+    /// `exit_mm()` → `mm_release()` wakes rt-app's main thread if that joins it.
     pub(in crate::sim) fn sys_exit(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -247,9 +298,12 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.dequeue_task(out, cpu, tid, now, true);
         self.threads[tid].state = TState::Dead;
-        self.alive -= 1;
-        if self.markers.task {
-            self.marker(out, tid, now, RtappMarker::Task { event: "end" });
+        if !self.is_rtapp_main(tid) {
+            self.alive -= 1;
+            if self.markers.task {
+                self.marker(out, tid, now, RtappMarker::Task { event: "end" });
+            }
+            self.rtapp_join_wake(out, cpu, tid, now);
         }
         if out.any.sched {
             let ev = TraceEvent::SchedProcessExit {
