@@ -162,9 +162,13 @@ def test_generate_returns_json_and_a_runnable_workload(tmp_path: Path) -> None:
     assert w.spec == "gen:sysbench-cpu:requests=100,cpus=[4]"
     conf = json.loads(w.json)
     assert conf["tasks"]["sysbench"]["phases"]["requests"]["loop"] == 100
-    # 100 requests x 1200 us of work on an A73 (capacity 1024) at fmax: 0.12 s.
+    # 100 requests x 1200 us of work on an A73 (capacity 1024) at fmax: 0.12 s, after the
+    # thread's 10 us of start work (rtapp.thread_start_us) on the LITTLE CPU rt-app's main
+    # thread (on CPU 4) forks it onto, capacity 462.
     r = hs.run("hikey960", w, set={"cpufreq.governor": "performance"})
-    assert r.tasks["completion_s"].iloc[0] == pytest.approx(0.12)
+    start_work = 10e-6 * 1024 / 462
+    assert r.tasks["completion_s"].iloc[0] == pytest.approx(0.12 + start_work, abs=1e-9)
+    assert r.raw["main_thread"]["comm"] == "rt-app"
     path = tmp_path / "sb.json"
     w.write(path)
     assert "instances 1, loop 1" in hs.validate(path)

@@ -17,8 +17,8 @@ use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The first pid of the workload's threads (rt-app's main thread); lower pids are kernel
-/// threads (`sugov:N`).
+/// rt-app's main thread's pid; the workload's threads follow it, and lower pids are
+/// kernel threads (`migration/N`, `sugov:N`).
 pub const FIRST_USER_PID: u32 = 1000;
 
 /// Wake-up latency summary in µs.
@@ -201,14 +201,21 @@ impl MetricsSink {
     }
 
     /// Per-task and per-CPU results, in pid and CPU order; the tasks are the workload's
-    /// threads (see [`MetricsSink::kernel_threads`]).
+    /// threads (see [`MetricsSink::kernel_threads`] and [`MetricsSink::main_thread`]).
     pub fn results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
         let (tasks, cpus) = self.all_results();
         let tasks = tasks
             .into_iter()
-            .filter(|t| t.pid >= FIRST_USER_PID)
+            .filter(|t| t.pid > FIRST_USER_PID)
             .collect();
         (tasks, cpus)
+    }
+
+    /// rt-app's main thread's results (pid [`FIRST_USER_PID`]), when it ran. Its CPU time
+    /// is in the CPUs' busy time.
+    pub fn main_thread(&self) -> Option<TaskMetrics> {
+        let tasks = self.all_results().0;
+        tasks.into_iter().find(|t| t.pid == FIRST_USER_PID)
     }
 
     /// The kernel threads' results (pid below [`FIRST_USER_PID`]: `sugov:N`), in pid

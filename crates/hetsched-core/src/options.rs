@@ -420,6 +420,49 @@ impl Default for RtOptions {
     }
 }
 
+/// `[rtapp]`: how rt-app starts the workload (scheduler-tools/rt-app, `src/rt-app.c`:
+/// `main()`, `create_thread()`, `thread_body()`). Not kernel behaviour: no profile moves
+/// these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RtappOptions {
+    /// rt-app's main thread is a task of the run (pid 1000, comm `rt-app`): it runs from
+    /// the start, creates the threads one after another in file order (each placed by
+    /// the kernel's fork placement from its CPU, with the main thread's parameters), then
+    /// sleeps out the duration or joins them; the threads wait for one another at
+    /// rt-app's start barrier and set their own parameters. `false`: every thread is
+    /// created at once from CPU 0 with its own parameters and starts at once (hetsched
+    /// before issue 22).
+    pub main_thread: bool,
+    /// The CPU the main thread runs on at the start. Unset: the calibration CPU when the
+    /// workload calibrates (`"calibration": "CPUn"` or none: rt-app pins its main thread
+    /// there to calibrate and restoring its affinity does not move it), otherwise (an
+    /// integer pLoad) the first CPU of the highest capacity (an assumption: the main
+    /// thread has just loaded and parsed the workload; see docs/kernel-mapping.md).
+    pub main_cpu: Option<usize>,
+    /// CPU work of one `create_thread()` (copying and naming the thread's data, opening
+    /// its log, `pthread_create()`: stack `mmap()`, `clone()`), µs on a CPU of capacity
+    /// 1024 at its maximum frequency; it scales with the CPU and its frequency like `run`.
+    /// Default 50 µs, an assumption (a few tens of µs on a big core); also the cost of a
+    /// `fork` event to its thread.
+    pub create_thread_us: u64,
+    /// CPU work of a new thread before its start barrier (glibc's `start_thread()`,
+    /// `pthread_setname_np()`, rt-app's timing buffer), µs on a CPU of capacity 1024 at
+    /// its maximum frequency. Default 10 µs, an assumption.
+    pub thread_start_us: u64,
+}
+
+impl Default for RtappOptions {
+    fn default() -> Self {
+        RtappOptions {
+            main_thread: true,
+            main_cpu: None,
+            create_thread_us: 50,
+            thread_start_us: 10,
+        }
+    }
+}
+
 /// Which rt-app markers to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -475,6 +518,8 @@ pub struct Options {
     pub eas: EasOptions,
     /// RT class.
     pub rt: RtOptions,
+    /// How rt-app starts the workload.
+    pub rtapp: RtappOptions,
     /// Trace contents.
     pub trace: TraceOptions,
 }
@@ -642,6 +687,16 @@ impl Settings {
         }
         let f = &options.fair;
         let ncpus = platform.nr_cpus();
+        if let Some(c) = options.rtapp.main_cpu.filter(|&c| c >= ncpus) {
+            return Err(OptionsError::Invalid {
+                key: "rtapp.main_cpu",
+                msg: format!(
+                    "CPU {c} is not a CPU of platform {} (CPUs 0-{})",
+                    platform.name,
+                    ncpus.saturating_sub(1)
+                ),
+            });
+        }
         let factor = match f.tunable_scaling {
             TunableScaling::None => 1,
             TunableScaling::Log => sysctl_factor(ncpus),

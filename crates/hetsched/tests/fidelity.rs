@@ -150,9 +150,12 @@ fn a_task_woken_off_an_idle_cpu_arrives_with_decayed_util() {
         "p2": { "cpus": [0, 1, 2, 3, 4, 5, 6, 7], "sleep": 32000, "run": 1000 } } } } }"#;
     let (_, lines) = traced("hikey960", json, 400, &["cpufreq.governor=performance"]);
     let util = |l: &str| field(l, "util").parse::<u64>().unwrap();
+    // its sleep after the 200 ms run (not its wait at rt-app's start barrier)
     let sleep = lines
         .iter()
-        .position(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "t-0")
+        .position(|l| {
+            l.contains("sched_switch:") && field(l, "prev_comm") == "t-0" && t_us(l) > 100_000
+        })
         .unwrap();
     let before = lines[..sleep]
         .iter()
@@ -210,8 +213,12 @@ fn an_rt_wakeup_beside_fair_load_lets_newidle_pull_the_preempted_task() {
     let mut tasks = vec![
         r#""f": { "cpus": [0, 1], "loop": -1, "run": 100000 }"#.to_string(),
         r#""g": { "cpus": [1], "loop": -1, "run": 3000, "sleep": 7000 }"#.to_string(),
-        r#""r": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "delay": 300000,
-                  "loop": -1, "run": 20000, "sleep": 30000 }"#
+        // the 300 ms wait is a first phase, not a `delay`: rt-app sets a thread's policy
+        // after its delay and its affinity at its first phase, so r sleeps as a FIFO task
+        // pinned to CPU 0 and wakes there
+        r#""r": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                  "wait": { "sleep": 300000 },
+                  "go": { "loop": -1, "run": 20000, "sleep": 30000 } } }"#
             .to_string(),
     ];
     for c in 2..8 {
@@ -399,9 +406,12 @@ fn a_new_task_gets_a_full_first_slice_in_v6_11() {
         "h": { "cpus": [0], "loop": -1, "run": 100000 },
         "n": { "cpus": [0], "loop": -1, "run": 100000 } } }"#;
     let first_switch = |kernel: &str| {
-        // fast switch: no `sugov:N` kthread preempting the hogs at the start
+        // fast switch: no `sugov:N` kthread preempting the hogs at the start; both forked
+        // at once onto CPU 0 (`rtapp.main_thread=false`: rt-app's own start forks them
+        // one after another and they sleep at its start barrier before running)
         let sets = [
             kernel,
+            "rtapp.main_thread=false",
             "cpufreq.fast_switch=true",
             "sched.hz=1000",
             "fair.tunable_scaling=none",
@@ -422,8 +432,10 @@ fn a_new_task_gets_a_full_first_slice_in_v6_11() {
 
 /// v6.11 ignores `sched_attr.sched_runtime` for SCHED_OTHER (`se->slice =
 /// sysctl_sched_base_slice`); custom slices are v6.12 (`kernel=v6.12` or
-/// `fair.custom_slice`). A short task with a 0.1 ms `dl-runtime` beside a hog: under v6.11
-/// the run is the same as without it, under v6.12 it is not.
+/// `fair.custom_slice`). Two hogs share CPU 0 at HZ=1000 with a 3 ms base slice; one asks
+/// for a 50 ms slice (`dl-runtime`, set by rt-app's `set_thread_param()` when the thread
+/// starts): under v6.11 the run is the same as without it, under v6.12 that hog keeps the
+/// CPU for its whole request (RUN_TO_PARITY) and the two alternate far less often.
 #[test]
 fn a_fair_dl_runtime_is_a_custom_slice_only_from_v6_12() {
     let json = |attr: &str| {
@@ -431,19 +443,21 @@ fn a_fair_dl_runtime_is_a_custom_slice_only_from_v6_12() {
             r#"{{ "global": {{ "duration": 1, "calibration": "CPU0" }},
               "tasks": {{
                 "h": {{ "cpus": [0], "loop": -1, "run": 100000 }},
-                "c": {{ "cpus": [0], {attr} "loop": -1, "run": 500, "sleep": 3500 }} }} }}"#
+                "c": {{ "cpus": [0], {attr} "loop": -1, "run": 100000 }} }} }}"#
         )
     };
     let run = |attr: &str, kernel: &str| {
-        let (r, _) = traced(
-            "hikey620",
-            &json(attr),
-            500,
-            &[kernel, "trace.signals=false"],
-        );
-        serde_json::to_string(&r.tasks).unwrap()
+        let sets = [
+            kernel,
+            "sched.hz=1000",
+            "fair.tunable_scaling=none",
+            "fair.base_slice_ns=3000000",
+            "trace.signals=false",
+        ];
+        let (r, _) = traced("hikey620", &json(attr), 500, &sets);
+        serde_json::to_string(&(&r.tasks, r.engine.context_switches)).unwrap()
     };
-    let custom = r#""dl-runtime": 100,"#;
+    let custom = r#""dl-runtime": 50000,"#;
     assert_eq!(run(custom, "kernel=v6.11"), run("", "kernel=v6.11"));
     assert_ne!(run(custom, "kernel=v6.12"), run("", "kernel=v6.12"));
 }
@@ -461,12 +475,14 @@ fn a_shared_policy_comes_down_after_its_busy_cpu_goes_idle() {
         "a": { "cpus": [0], "loop": -1, "run": 150000, "sleep": 10000000 },
         "h": { "cpus": [4], "loop": -1, "run": 100000 } } }"#;
     let (_, lines) = traced("hikey960", json, 600, &["trace.signals=false"]);
+    // its sleep after the 150 ms run (not its wait at rt-app's start barrier)
     let slept = lines
         .iter()
         .find(|l| {
             l.contains("sched_switch:")
                 && field(l, "prev_comm") == "a-0"
                 && field(l, "prev_state") == "1"
+                && t_us(l) > 100_000
         })
         .map(|l| t_us(l))
         .unwrap();
@@ -655,9 +671,18 @@ fn running_tasks_are_moved_by_the_stopper_thread() {
             "p1": { "cpus": [1], "run": 20000 },
             "p2": { "cpus": [2, 3], "run": 20000 } } } } }"#;
     let (r, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    // a stopper moves a task off its own CPU; a migration to its CPU in its context is the
+    // newidle balance of the `__schedule()` that switches it out (its CPU goes idle)
     let moved_by_stopper: Vec<&String> = lines
         .iter()
-        .filter(|l| l.contains("sched_migrate_task:") && l.trim_start().starts_with("migration/"))
+        .filter(|l| {
+            l.contains("sched_migrate_task:")
+                && l.trim_start().starts_with("migration/")
+                && !l.trim_start().starts_with(&format!(
+                    "migration/{}-",
+                    field(l, "dest_cpu").parse::<usize>().unwrap()
+                ))
+        })
         .collect();
     assert!(
         r.migrations["affinity"] >= 1 && r.migrations["misfit"] >= 1,
@@ -699,10 +724,15 @@ fn rt_tasks_are_placed_on_the_biggest_cpus() {
       "tasks": { "r": { "instance": 2, "policy": "SCHED_FIFO", "priority": 10, "loop": -1,
                         "run": 3000, "timer": { "ref": "unique", "period": 10000 } } } }"#;
     let (r, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    // rt-app's main thread (on CPU 4, the calibration CPU) forks the threads as SCHED_OTHER
+    // onto the LITTLE CPUs; each becomes FIFO there, running, after the start barrier
+    // (`switched_to_rt()` leaves a running task in place), so its first activation runs on
+    // a LITTLE: 3 ms of CPU 4's work at capacity 462, 6.6 ms. Every later one is on a big.
+    let first = 0.003 * 1024.0 / 462.0 + 0.0001;
     for t in &r.tasks {
         let on_big: f64 = t.residency_s[4..].iter().sum();
         assert!(
-            on_big > 0.999 * t.cpu_time_s,
+            on_big > t.cpu_time_s - first,
             "{} ran {:.3} of {:.3} s on the bigs",
             t.comm,
             on_big,
@@ -759,8 +789,11 @@ fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
         "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
                "sleep": 1000, "run": 20000 } } }"#;
     for (ipi, reason, on) in [("true", "rt_push", "005"), ("false", "rt_pull", "004")] {
+        // every thread created FIFO on its CPU at 0 (`rtapp.main_thread=false`), so that
+        // the times are exact
         let sets = [
             "cpufreq.governor=performance",
+            "rtapp.main_thread=false",
             &format!("sched.rt_push_ipi={ipi}"),
         ];
         let (r, lines) = traced("hikey960", json, 30, &sets);
@@ -819,5 +852,91 @@ fn rt_throttling_leaves_fair_tasks_their_five_percent() {
     assert!(
         unlimited < 0.005,
         "without the limit it ran {unlimited:.3} s"
+    );
+}
+
+/// `__sched_setscheduler()` (kernel/sched/syscalls.c, v6.11) resets the clamps a task has
+/// not set itself at every policy change (`__setscheduler_uclamp()` → `uclamp_reset()`):
+/// a fair task switched to SCHED_FIFO by its phase takes RT's default `uclamp_min` of 1024,
+/// so `select_task_rq_rt()`'s capacity fitness (`rt_task_fits_capacity()`) sends its
+/// wake-ups to hikey960's big CPUs, whatever LITTLE CPU it ran on while fair.
+#[test]
+fn a_switch_to_fifo_takes_the_rt_default_uclamp_min() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "s": { "phases": {
+            "fair": { "cpus": [1], "loop": 5, "run": 1000, "sleep": 5000 },
+            "fifo": { "policy": "SCHED_FIFO", "priority": 10, "loop": -1,
+                      "run": 1000, "sleep": 9000 } } } } }"#;
+    let (_, lines) = traced(
+        "hikey960",
+        json,
+        300,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    );
+    let cpus: Vec<usize> = lines
+        .iter()
+        .filter(|l| l.contains("sched_wakeup:") && field(l, "comm") == "s-0")
+        .map(|l| field(l, "target_cpu").parse().unwrap())
+        .collect();
+    assert!(cpus.len() > 20, "{cpus:?}");
+    // the 5 fair iterations sleep on CPU 1; every FIFO wake-up after them is on a big CPU
+    assert!(cpus[..4].iter().all(|&c| c == 1), "{cpus:?}");
+    assert!(cpus[6..].iter().all(|&c| c >= 4), "{cpus:?}");
+}
+
+/// A phase switching a task to SCHED_DEADLINE (`__sched_setscheduler()` →
+/// `__setscheduler_dl_params()`, `setup_new_dl_entity()` at the ENQUEUE_RESTORE, v6.11):
+/// from then on the task runs as a deadline task (`prio` -1) and the CBS gives it its
+/// runtime per period, 1 ms of every 10 ms, where as a fair task alone it had the CPU.
+#[test]
+fn a_switch_to_deadline_runs_the_task_in_the_deadline_class() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "d": { "cpus": [4], "phases": {
+            "fair": { "loop": 1, "run": 20000 },
+            "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 10000,
+                    "loop": -1, "run": 100000 } } } } }"#;
+    let (r, lines) = traced(
+        "hikey960",
+        json,
+        520,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    );
+    let prios: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "next_pid") == "1001")
+        .map(|l| field(l, "next_prio"))
+        .collect();
+    assert_eq!(prios.first(), Some(&"120"), "{prios:?}");
+    assert!(prios.contains(&"-1"), "{prios:?}");
+    // 9 ms fair (20 ms of CPU0's work on a big CPU), then its budget of 1 ms in every
+    // 10 ms, overrun until the tick (HRTICK off), for the remaining 0.51 s
+    let cpu = r.tasks[0].cpu_time_s;
+    assert!((0.05..0.12).contains(&cpu), "CPU time {cpu} s");
+}
+
+/// `__sched_setscheduler()` returns at once when the policy and its parameters do not
+/// change (v6.11): a phase that names the task's own policy changes nothing, where a
+/// policy change dequeues and requeues the running task (its PELT averages updated and
+/// traced). `a` shares CPU 0 with a hog and starts a phase every 200 µs of its work
+/// naming SCHED_OTHER, its policy: its `sched_pelt_se` lines come from the tick and its
+/// switches only (about 250 in 1 s), not from each phase start (thousands).
+#[test]
+fn an_unchanged_policy_changes_nothing() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "a": { "cpus": [0], "loop": -1, "phases": {
+            "p1": { "policy": "SCHED_OTHER", "run": 200 },
+            "p2": { "policy": "SCHED_OTHER", "run": 200 } } },
+        "b": { "cpus": [0], "loop": -1, "run": 100000 } } }"#;
+    let (_, lines) = traced("hikey960", json, 1000, &["cpufreq.governor=performance"]);
+    let updates = lines
+        .iter()
+        .filter(|l| l.contains("sched_pelt_se:") && field(l, "comm") == "a-0")
+        .count();
+    assert!(
+        updates < 400,
+        "{updates} PELT updates of a in 1 s: its phase starts reschedule it"
     );
 }

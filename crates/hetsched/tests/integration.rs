@@ -117,14 +117,20 @@ fn periodic_balance_spreads_hogs_over_idle_cpus() {
 #[test]
 fn run_work_scales_with_capacity_and_frequency() {
     // run 10 ms calibrated on CPU4 (1024 @ 2362 MHz); on CPU0 (462 @ 1844 MHz) it
-    // takes 10 * 1024/462 ms; at 999 MHz on CPU0 a further 1844/999.
+    // takes 10 * 1024/462 ms; at 999 MHz on CPU0 a further 1844/999. The thread's own
+    // start work (`rtapp.thread_start_us`) would add to its CPU time: none here.
     let json = |cpu: usize| {
         format!(
             r#"{{"global": {{"calibration": "CPU4"}}, "tasks": {{"t": {{"cpus": [{cpu}], "loop": 10, "run": 10000, "sleep": 100000}}}}}}"#
         )
     };
     let cpu_time = |cpu: usize, sets: &[&str]| {
-        let r = run(&spec("hikey960", &json(cpu), sets, 5), &mut []).unwrap();
+        let sets: Vec<&str> = sets
+            .iter()
+            .copied()
+            .chain(["rtapp.thread_start_us=0"])
+            .collect();
+        let r = run(&spec("hikey960", &json(cpu), &sets, 5), &mut []).unwrap();
         r.tasks[0].cpu_time_s
     };
     assert!((cpu_time(4, &[]) - 0.1).abs() < 1e-6);
@@ -157,7 +163,8 @@ fn work_speed_follows_work_dmips_mhz_and_the_kernel_keeps_the_capacity() {
         )
     };
     let cpu_time = |platform: &str, cpu: usize| {
-        let r = run(&spec(platform, &json(cpu), &[], 5), &mut []).unwrap();
+        let sets = ["rtapp.thread_start_us=0"];
+        let r = run(&spec(platform, &json(cpu), &sets, 5), &mut []).unwrap();
         r.tasks[0].cpu_time_s
     };
     assert!((cpu_time(file, 1) - 0.1).abs() < 1e-6);
@@ -318,9 +325,15 @@ proptest! {
             prop_assert!((sum - t.cpu_time_s).abs() < 1e-9);
         }
         let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
-        let cpu: f64 = r.tasks.iter().chain(&r.kernel_threads).map(|t| t.cpu_time_s).sum();
-        // work conserved: what the CPUs were busy with is what the tasks and the kernel
-        // threads (sugov:N) ran
+        let cpu: f64 = r
+            .tasks
+            .iter()
+            .chain(&r.kernel_threads)
+            .chain(&r.main_thread)
+            .map(|t| t.cpu_time_s)
+            .sum();
+        // work conserved: what the CPUs were busy with is what the tasks, the kernel
+        // threads (sugov:N) and rt-app's main thread ran
         prop_assert!((busy - cpu).abs() < 1e-6, "busy {busy} vs tasks {cpu}");
         for c in &r.cpus {
             prop_assert!(c.busy_s <= 1.0 + 1e-9);

@@ -14,6 +14,11 @@ const MS: u64 = 1_000_000;
 /// every CPU at its highest OPP (the default, schedutil with EAS, is tested in eas.rs and
 /// fidelity.rs).
 const FIXED_FREQ: &str = "cpufreq.governor=performance";
+/// rt-app's main thread creates the threads and they start in the same instant, 0: no
+/// `create_thread()` or start work (its timing is tests/startup.rs). Each thread still
+/// sleeps at rt-app's start barrier at 0 until the last one is created, which
+/// [`wakeups_of`] and [`blocks_of`] leave out.
+const INSTANT_START: [&str; 2] = ["rtapp.create_thread_us=0", "rtapp.thread_start_us=0"];
 
 fn spec(platform: &str, json: &str, ms: u64) -> RunSpec {
     let mut s = spec_open(platform, json);
@@ -26,7 +31,10 @@ fn spec_open(platform: &str, json: &str) -> RunSpec {
     RunSpec {
         platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options: Options::default().apply_sets(&[FIXED_FREQ]).unwrap(),
+        options: Options::default()
+            .apply_sets(&[FIXED_FREQ])
+            .and_then(|o| o.apply_sets(&INSTANT_START))
+            .unwrap(),
         seed: 1,
         duration_ns: None,
     }
@@ -56,12 +64,12 @@ fn find(lines: &[String], from: usize, parts: &[&str]) -> Option<usize> {
     (from..lines.len()).find(|&i| parts.iter().all(|p| lines[i].contains(p)))
 }
 
-/// Who (the context comm) woke `comm`, and when, in order.
+/// Who (the context comm) woke `comm`, and when, in order (after the start barrier).
 fn wakeups_of(lines: &[String], comm: &str) -> Vec<(String, i64)> {
     let pat = format!("sched_wakeup:         comm={comm} ");
     lines
         .iter()
-        .filter(|l| l.contains(&pat))
+        .filter(|l| l.contains(&pat) && t_us(l) > 0)
         .map(|l| {
             let who = l.trim_start().split(' ').next().unwrap();
             let who = who.rsplit_once('-').unwrap().0.to_string();
@@ -70,12 +78,12 @@ fn wakeups_of(lines: &[String], comm: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// When `comm` switched out blocked (prev_state=1).
+/// When `comm` switched out blocked (prev_state=1), after the start barrier.
 fn blocks_of(lines: &[String], comm: &str) -> Vec<i64> {
     let pat = format!("prev_comm={comm} ");
     lines
         .iter()
-        .filter(|l| l.contains(&pat) && l.contains("prev_state=1"))
+        .filter(|l| l.contains(&pat) && l.contains("prev_state=1") && t_us(l) > 0)
         .map(|l| t_us(l))
         .collect()
 }
@@ -111,10 +119,15 @@ fn priority_inheritance_boosts_the_owner_only_with_pi_enabled() {
     let (_, with_pi) = traced("hikey960", &json(true), 200);
     let (_, without) = traced("hikey960", &json(false), 200);
     // boosted to RT priority 49 (99 - 50) from 1 ms, low keeps CPU 0 until it unlocks
-    // at 20 ms: the hog first runs then; without PI the hog shares CPU 0 before that
+    // at 20 ms: the hog first runs then (after the start barrier); without PI the hog
+    // shares CPU 0 before that
     let hog_first = |lines: &[String]| {
-        let i = find(lines, 0, &["sched_switch", "next_pid=1002"]).unwrap();
-        t_us(&lines[i])
+        lines
+            .iter()
+            .filter(|l| l.contains("sched_switch") && l.contains("next_pid=1002"))
+            .map(|l| t_us(l))
+            .find(|&t| t > 0)
+            .unwrap()
     };
     assert_eq!(hog_first(&with_pi), 20_000);
     assert!(hog_first(&without) < 20_000);

@@ -82,32 +82,51 @@ fn sis_util_skips_the_idle_scan_of_a_busy_llc() {
 
 /// `post_init_entity_util_avg()` (v6.11) gives an initial `util_avg` only to fair tasks: an
 /// RT task forked on an idle CPU starts at 0, not at half the CPU's capacity, which shows
-/// once a phase switches it to SCHED_OTHER (its entity is attached at the switch).
+/// once a phase switches it to SCHED_OTHER (its entity is attached at the switch). A
+/// thread is a copy of its creator (`sched_fork()`): rt-app's main thread is SCHED_OTHER,
+/// so the RT child here is forked by the SCHED_FIFO thread `p` (a `fork` event); with
+/// `rtapp.main_thread=false` the thread is created with its own policy.
 #[test]
 fn rt_task_gets_no_initial_util_at_fork() {
-    let json = r#"{"global": {"duration": 1}, "tasks": {
-        "r": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "phases": {
+    let json = r#"{"global": {"duration": 1, "calibration": "CPU1"}, "tasks": {
+        "p": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 20, "loop": 1, "fork": "r"},
+        "r": {"instance": 0, "cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "phases": {
             "a": {"loop": 1, "run": 5000},
             "b": {"policy": "SCHED_OTHER", "loop": 1, "run": 20000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
     let lines = trace_lines(&spec("juno_r0", json, &[]));
     let utils: Vec<(f64, u64)> = lines
         .iter()
-        .filter(|l| l.contains("sched_pelt_se:") && l.contains(" comm=r-0 "))
+        .filter(|l| l.contains("sched_pelt_se:") && l.contains(" comm=r-1-0000 "))
         .map(|l| (t(l), field(l, "util").parse().unwrap()))
         .collect();
     let &(t0, u0) = utils.first().unwrap();
-    // The first fair update is at the switch, a few ms in (5 ms of LITTLE work on a big).
-    assert!(t0 < 0.005, "{utils:?}");
+    // The first fair update is at the switch, a few ms in (5 ms of CPU 1's work).
+    assert!(t0 > 0.004 && t0 < 0.008, "{utils:?}");
     // Attached with util 0: at most what ~3 ms of running adds (~70), far below 512.
     assert!(u0 < 100, "initial util {u0} at {t0}: {utils:?}");
+    // The same thread created by rt-app's SCHED_OTHER main thread gets half a CPU at once.
+    let json = r#"{"global": {"duration": 1, "calibration": "CPU1"}, "tasks": {
+        "r": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "run": 5000}}}"#;
+    let lines = trace_lines(&spec("juno_r0", json, &[]));
+    let first = lines
+        .iter()
+        .find(|l| l.contains("sched_pelt_se:") && l.contains(" pid=1001 "))
+        .unwrap();
+    assert!(
+        field(first, "util").parse::<u64>().unwrap() >= 223,
+        "{first}"
+    );
 }
 
 /// `find_energy_efficient_cpu()` walks `rd->pd`, which `build_perf_domains()` (v6.11)
 /// builds by pushing each new domain at the head: on m1pro (E {0,1}, P0 {2,3,4}, P1
 /// {5,6,7}, the P domains identical) the list is P1, P0, E. A task that leaves the E
 /// cluster with `util_min = 1024` fits only the P CPUs; both P domains cost the same, and
-/// the first one walked keeps the tie (`cur_delta >= best_delta`): CPU 5, not CPU 2.
+/// the first one walked keeps the tie (`cur_delta >= best_delta`): CPU 5, not CPU 2. The
+/// thread is created at once from an idle CPU 0 (`rtapp.main_thread=false`): forked by
+/// rt-app's main thread it would first run on a P0 CPU, whose averages then differ from
+/// P1's and break the tie.
 #[test]
 fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
     let json = r#"{"global": {"duration": 1}, "tasks": {
@@ -116,7 +135,8 @@ fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
             "b": {"cpus": [0, 1, 2, 3, 4, 5, 6, 7], "util_min": 1024, "loop": 5,
                   "run": 1000, "sleep": 9000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
-    let lines = trace_lines(&spec("m1pro", json, &["cpufreq.governor=schedutil"]));
+    let sets = ["cpufreq.governor=schedutil", "rtapp.main_thread=false"];
+    let lines = trace_lines(&spec("m1pro", json, &sets));
     let w = wakeups(&lines, "t-0");
     // Five wake-ups pinned to the E cluster, then the first one of phase b.
     assert!(w[..5].iter().all(|&(_, c)| c < 2), "{w:?}");

@@ -553,8 +553,10 @@ impl Sim<'_> {
         }
     }
 
-    /// A phase sets `util_min`/`util_max` (`sched_setattr()` → `__setscheduler_uclamp()`,
-    /// then `uclamp_update_active()` re-counts a queued task).
+    /// A phase sets `util_min`/`util_max` (`sched_setattr()` with SCHED_FLAG_UTIL_CLAMP →
+    /// `__setscheduler_uclamp()`, kernel/sched/syscalls.c, v6.11): a value is a
+    /// user-defined request, −1 resets it to the class's default; then
+    /// `uclamp_update_active()` re-counts a queued task.
     pub(in crate::sim) fn set_task_uclamp(
         &mut self,
         tid: usize,
@@ -564,15 +566,27 @@ impl Sim<'_> {
         if min.is_none() && max.is_none() {
             return;
         }
+        let req = &mut self.threads[tid].uclamp_req;
+        for (v, r) in [min, max].into_iter().zip(req.iter_mut()) {
+            match v {
+                None => {}
+                Some(x) if x < 0 => *r = None,
+                Some(x) => *r = Some(x),
+            }
+        }
+        self.update_task_uclamp(tid);
+    }
+
+    /// The effective clamps of `tid` from its requests and its class (a request that is
+    /// not user-defined takes the class's default, as `__setscheduler_uclamp()` resets it
+    /// at every policy change: `uclamp_min` 1024 for RT, 0 otherwise), re-counted in its
+    /// rq's buckets when it is counted there (`uclamp_update_active()`).
+    pub(in crate::sim) fn update_task_uclamp(&mut self, tid: usize) {
         let t = &self.threads[tid];
-        let is_rt = t.class == Class::Rt;
-        let cur = t.uclamp;
-        let keep = |v: Option<i32>, c: u64| match v {
-            None => Some(i32::try_from(c).unwrap_or(1024)),
-            Some(x) if x < 0 => None,
-            Some(x) => Some(x),
-        };
-        let v = task_uclamp(is_rt, keep(min, cur[0]), keep(max, cur[1]));
+        let v = task_uclamp(t.class == Class::Rt, t.uclamp_req[0], t.uclamp_req[1]);
+        if v == t.uclamp {
+            return;
+        }
         self.threads[tid].uclamp = v;
         if self.threads[tid].uclamp_on.is_some() {
             let cpu = self.threads[tid].cpu;

@@ -3,6 +3,16 @@
 
 use crate::sim::*;
 
+/// The SCHED_DEADLINE parameters rt-app's `parse_sched_data()` reads from a task or a
+/// phase: `dl-runtime`, `dl-period` (default the runtime), `dl-deadline` (default the
+/// period).
+pub(in crate::sim) fn dl_entity_of(a: &crate::workload::SchedAttrs) -> DlEntity {
+    let rt = a.dl_runtime_us.unwrap_or(0);
+    let period = a.dl_period_us.unwrap_or(rt);
+    let dl = a.dl_deadline_us.unwrap_or(period);
+    DlEntity::new(program::us(rt), program::us(dl), program::us(period))
+}
+
 impl<'w> Sim<'w> {
     pub(in crate::sim) fn new(spec: &'w RunSpec, s: Settings, end: Nanos) -> Sim<'w> {
         let p = &spec.platform;
@@ -242,6 +252,10 @@ impl<'w> Sim<'w> {
                 .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
+            rtapp_main: None,
+            start_barrier: Default::default(),
+            t_zero: None,
+            user_tids: Vec::new(),
         };
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
@@ -270,12 +284,7 @@ impl<'w> Sim<'w> {
             .as_ref()
             .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c));
         let tid = self.threads.len();
-        let dl = {
-            let rt = t.attrs.dl_runtime_us.unwrap_or(0);
-            let period = t.attrs.dl_period_us.unwrap_or(rt);
-            let dl = t.attrs.dl_deadline_us.unwrap_or(period);
-            DlEntity::new(program::us(rt), program::us(dl), program::us(period))
-        };
+        let dl = dl_entity_of(&t.attrs);
         // pthread_setname_np() fails for names over 15 characters: keep the old comm
         let (comm, renamed) = if comm.len() > COMM_MAX {
             ("rt-app".to_string(), true)
@@ -283,7 +292,9 @@ impl<'w> Sim<'w> {
             (comm, false)
         };
         self.threads.push(Thread {
-            pid: PID_BASE + 1 + self.nr_user_threads() as u32,
+            // rt-app's thread index: the main thread (pid PID_BASE) and kernel threads
+            // are not counted
+            pid: PID_BASE + 1 + self.user_tids.len() as u32,
             comm,
             comm0: "rt-app".into(),
             task: ti,
@@ -307,6 +318,10 @@ impl<'w> Sim<'w> {
             recent_used_cpu: 0,
             enqueue_migrated: false,
             kthread: None,
+            uclamp_req: [
+                t.attrs.util_min.filter(|v| *v >= 0),
+                t.attrs.util_max.filter(|v| *v >= 0),
+            ],
             uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
             uclamp_on: None,
         });

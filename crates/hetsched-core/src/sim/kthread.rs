@@ -117,6 +117,7 @@ impl Sim<'_> {
             recent_used_cpu: cpu,
             enqueue_migrated: false,
             kthread: Some(kind),
+            uclamp_req: [None, None],
             uclamp: [0, 1024],
             uclamp_on: None,
         });

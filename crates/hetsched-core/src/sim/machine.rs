@@ -148,7 +148,9 @@ impl<'w> Sim<'w> {
             }
             self.trace_capacity(out, cpu, self.t0);
         }
-        if self.markers.main {
+        // rt-app's main thread writes its own markers (user/main.rs); without it they are
+        // written at the start from CPU 0
+        if self.markers.main && !self.s.options.rtapp.main_thread {
             let ctx = Ctx {
                 ts: self.t0,
                 cpu: 0,
@@ -184,7 +186,7 @@ impl<'w> Sim<'w> {
             }
             let Some((now, ev)) = self.q.pop() else { break };
             match ev {
-                Ev::Start => self.start_threads(out, now),
+                Ev::Start => self.rtapp_start(out, now),
                 Ev::Wake { tid, gen } => {
                     let tid = tid as usize;
                     if self.threads[tid].wake_gen == gen
@@ -231,7 +233,7 @@ impl<'w> Sim<'w> {
                 self.finish(out, now);
                 return;
             }
-            if self.alive == 0 && !self.threads.is_empty() {
+            if self.alive == 0 && self.rtapp_main_done() {
                 self.finish(out, now);
                 return;
             }
@@ -239,10 +241,15 @@ impl<'w> Sim<'w> {
     }
 
     pub(in crate::sim) fn finish(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
-        if self.markers.main {
+        // a main thread that has exited wrote it; one still asleep is cut off by the end
+        // of the run, and the marker is written from its CPU
+        let main = self.rtapp_main.as_ref().map(|m| (m.tid, m.stage));
+        let exited = matches!(main, Some((_, user::main::MainStage::Exited)));
+        if self.markers.main && !exited {
+            let cpu = main.map_or(0, |(t, _)| self.threads[t].cpu as u32);
             let ctx = Ctx {
                 ts: now,
-                cpu: 0,
+                cpu,
                 comm: "rt-app",
                 pid: PID_BASE,
             };

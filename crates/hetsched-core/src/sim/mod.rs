@@ -53,11 +53,12 @@ use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, Workload};
 use class::Class;
+use init::dl_entity_of;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tracepoints::*;
 use user::program::{self, Op, Pc, Step, TimerState};
-use user::sync::{Kind, Resources, Retry, WaitOn};
+use user::sync::{Kind, Resources, Retry, WaitOn, WaitQueue};
 pub use validate::{overlong_thread_names, thread_comm, validate, COMM_MAX};
 
 /// Everything a run needs.
@@ -120,6 +121,10 @@ pub struct RunResult {
     /// Per kernel thread (`sugov:N`): they run beside the workload and their CPU time is
     /// in the CPUs' busy time.
     pub kernel_threads: Vec<TaskMetrics>,
+    /// rt-app's main thread (pid 1000, comm `rt-app`), which creates the workload's
+    /// threads and waits for them (`rtapp.main_thread`); not a workload task. Its CPU
+    /// time is in the CPUs' busy time. `null` with `rtapp.main_thread = false`.
+    pub main_thread: Option<TaskMetrics>,
     /// Per CPU.
     pub cpus: Vec<CpuMetrics>,
     /// Migrations by reason.
@@ -148,7 +153,8 @@ pub struct EngineStats {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
-    /// The workload starts: threads are created.
+    /// The workload starts: rt-app's main thread runs (or every thread is created, with
+    /// `rtapp.main_thread = false`).
     Start,
     /// A thread's sleep or timer expired.
     Wake { tid: u32, gen: u32 },
@@ -231,6 +237,9 @@ struct Thread {
     enqueue_migrated: bool,
     /// A kernel thread: a CPU's stopper or a policy's `sugov:N`.
     kthread: Option<kthread::KthreadKind>,
+    /// The user-defined clamp requests `p->uclamp_req[]` (`None`: not user-defined, the
+    /// class's default: `uclamp_min` 1024 for RT, 0 otherwise; `uclamp_max` 1024).
+    uclamp_req: [Option<i32>; 2],
     /// Effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` (`uclamp_eff_value()`).
     uclamp: [u64; 2],
     /// The clamps counted in the rq's buckets while runnable (`uclamp_se.active`).
@@ -438,6 +447,15 @@ struct Sim<'w> {
     stoppers: Vec<usize>,
     /// Each CPU's queued stopper work (`cpu_stopper.works`).
     stop_work: Vec<Vec<class::StopWork>>,
+    /// rt-app's main thread (user/main.rs), from the start; `None` with
+    /// `rtapp.main_thread = false`.
+    rtapp_main: Option<user::main::RtappMain>,
+    /// rt-app's `threads_barrier`.
+    start_barrier: user::main::StartBarrier,
+    /// rt-app's `t_zero`: when the thread of index 0 started (`None` before).
+    t_zero: Option<Nanos>,
+    /// The workload's threads in creation order (rt-app's thread index).
+    user_tids: Vec<usize>,
 }
 
 /// Runs one simulation: `run(settings, seed) -> RunResult`, streaming events to `sinks`.
@@ -491,6 +509,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     }
     let (tasks, cpus) = out.metrics.results();
     let kernel_threads = out.metrics.kernel_threads();
+    let main_thread = out.metrics.main_thread();
     let settings_hash = format!("{:016x}", sim.s.hash());
     let end_now = sim.q.now();
     let energy = match out.metrics.energy() {
@@ -511,6 +530,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         duration_s: (sim.q.now() - sim.t0) as f64 / NSEC_PER_SEC as f64,
         tasks,
         kernel_threads,
+        main_thread,
         cpus,
         migrations: MigrationReason::ALL
             .iter()

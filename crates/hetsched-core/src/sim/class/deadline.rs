@@ -1,6 +1,7 @@
 //! The deadline class's hooks (kernel/sched/deadline.c, v6.11): the EDF queue, the CBS
 //! bandwidth enforcement (`update_curr_dl()`, `dl_task_timer()`), the DL PELT signal at
-//! its hooks, and a reduced `select_task_rq_dl()` (no cpudl).
+//! its hooks, a task entering the class by `sched_setattr()` (`switched_to_dl()`), and a
+//! reduced `select_task_rq_dl()` (no cpudl).
 
 use crate::sim::*;
 
@@ -79,6 +80,68 @@ impl<'w> Sim<'w> {
         if self.threads[tid].kthread.is_none() {
             // add_running_bw() (not for a special entity) → cpufreq_update_util()
             self.cpufreq_update_util(out, cpu, 0, now);
+        }
+    }
+
+    /// `__sched_setscheduler()` into SCHED_DEADLINE with the parameters `dl`
+    /// (kernel/sched/syscalls.c and deadline.c, v6.11): a queued task is dequeued from its
+    /// class (`dequeue_task(DEQUEUE_SAVE)`, its fair averages detached as
+    /// `switched_from_fair()` does; `uclamp_rq_dec()`, the deadline class counts no
+    /// clamps), takes the parameters (`__setscheduler_dl_params()`) and is enqueued with
+    /// ENQUEUE_RESTORE, which starts its first period (`setup_new_dl_entity()`: its deadline
+    /// is 0, in the past); the running task stays running (`switched_to_dl()`: only the
+    /// DL signal is updated), a queued one preempts curr unless an earlier deadline runs.
+    pub(in crate::sim) fn switched_to_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        dl: DlEntity,
+    ) {
+        let now = self.q.now();
+        let cpu = self.threads[tid].cpu;
+        let queued = self.threads[tid].state == TState::Runnable;
+        let running = self.rqs[cpu].curr == Some(tid);
+        let old = self.threads[tid].class;
+        {
+            let t = &mut self.threads[tid];
+            t.policy = SchedPolicy::Deadline;
+            t.normal_prio = -1;
+        }
+        if !queued {
+            let t = &mut self.threads[tid];
+            t.eff_prio = -1;
+            t.class = Class::Dl;
+            t.dl = dl;
+            return;
+        }
+        self.update_rq_clock(cpu, now);
+        self.account_op(cpu, now);
+        self.uclamp_dec(cpu, tid);
+        if old == Class::Fair {
+            self.update_curr_fair_resched(cpu, now);
+            if running {
+                self.update_load_avg(out, cpu, tid, 0, now);
+                let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+                rq.cfs.put_prev_entity(ents, tid);
+            }
+            self.dequeue_fair(out, cpu, tid, now, false);
+        } else {
+            if running {
+                old.put_prev_task(self, out, cpu, tid, now);
+            }
+            old.dequeue_task(self, out, cpu, tid, now, false);
+        }
+        {
+            let t = &mut self.threads[tid];
+            t.eff_prio = -1;
+            t.class = Class::Dl;
+            t.dl = dl;
+        }
+        self.enqueue_task_dl(out, cpu, tid, now, true);
+        if running {
+            self.set_next_task_dl(out, cpu, None, now);
+        } else {
+            self.wakeup_preempt(cpu, tid);
         }
     }
 

@@ -64,6 +64,19 @@ impl<'w> Sim<'w> {
         self.block(out, cpu, tid, now, None);
     }
 
+    /// `futex(FUTEX_WAIT)` of rt-app's main thread in `pthread_join()`: it sleeps until
+    /// the thread it joins exits. Not a workload thread: it does not count towards the
+    /// deadlock check.
+    pub(in crate::sim) fn sys_futex_wait_join(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.block_as(out, cpu, tid, now, None, false);
+    }
+
     /// `futex(FUTEX_WAKE)` by the task running on `waker`: `try_to_wake_up()` of `tid`.
     pub(in crate::sim) fn sys_futex_wake(
         &mut self,
@@ -86,23 +99,25 @@ impl<'w> Sim<'w> {
     }
 
     /// `sched_setattr()` at a phase start (rt-app's `set_thread_param()`): a policy
-    /// (`__sched_setscheduler()`), or a priority alone: a nice value for a fair task
-    /// (`set_user_nice()`), an RT priority for an RT one.
+    /// (`__sched_setscheduler()`; `dl` the SCHED_DEADLINE parameters), or a priority
+    /// alone: a nice value for a fair task (`set_user_nice()`), an RT priority for an RT
+    /// one.
     pub(in crate::sim) fn sys_sched_setattr(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
         policy: Option<SchedPolicy>,
         priority: Option<i32>,
+        dl: Option<DlEntity>,
     ) {
         if let Some(pol) = policy {
-            self.set_policy(out, tid, pol, priority);
+            self.set_policy(out, tid, pol, priority, dl);
         } else if let Some(prio) = priority {
             if self.threads[tid].policy.is_fair() {
                 self.set_user_nice(out, tid, prio);
             } else if self.threads[tid].class == Class::Rt {
                 let pol = self.threads[tid].policy;
-                self.set_policy(out, tid, pol, Some(prio));
+                self.set_policy(out, tid, pol, Some(prio), None);
             }
         }
     }
@@ -149,10 +164,11 @@ impl<'w> Sim<'w> {
     }
 
     /// `clone()` of a thread of task `ti` named `comm` by `parent`, a thread and the CPU
-    /// it runs on, or rt-app's main thread (`None`: comm `rt-app`; its wake-ups of the
-    /// new threads are traced on their CPUs): `copy_process()` (the child has the
-    /// parent's comm until it renames itself) and `wake_up_new_task()`. Returns the new
-    /// thread.
+    /// it runs on (`None`: the threads created at once with `rtapp.main_thread = false`;
+    /// their wake-ups are traced on their CPUs): `copy_process()` (the child has the
+    /// parent's comm until it renames itself; with `rtapp.main_thread` its scheduling
+    /// parameters and affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
+    /// Returns the new thread.
     pub(in crate::sim) fn sys_clone(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -162,7 +178,11 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) -> usize {
         let tid = self.spawn_thread(ti, comm);
+        self.user_tids.push(tid);
         if let Some((parent, _)) = parent {
+            if self.s.options.rtapp.main_thread {
+                self.sched_fork(tid, parent);
+            }
             let parent_comm = self.threads[parent].comm.clone();
             self.threads[tid].comm0 = parent_comm.clone();
             if self.threads[tid].renamed {
@@ -173,6 +193,38 @@ impl<'w> Sim<'w> {
         self.alive += 1;
         self.wake_up_new_task(out, tid, now, parent.map(|(_, cpu)| cpu));
         tid
+    }
+
+    /// `copy_process()` → `dup_task_struct()` and `sched_fork()` (kernel/fork.c,
+    /// kernel/sched/core.c, v6.11): the child has its parent's policy, nice, RT priority
+    /// (`p->prio = current->normal_prio`: no PI boost), clamp requests (`uclamp_fork()`),
+    /// affinity and DL parameters; its class follows its priority; a fresh fair entity of
+    /// its weight (`__sched_fork()`, `init_entity_runnable_average()`). No
+    /// `sched_reset_on_fork` (rt-app never sets it).
+    pub(in crate::sim) fn sched_fork(&mut self, child: usize, parent: usize) {
+        let p = &self.threads[parent];
+        let (policy, nice, prio, affinity, req) =
+            (p.policy, p.nice, p.normal_prio, p.affinity, p.uclamp_req);
+        let dl = DlEntity::new(p.dl.dl_runtime, p.dl.dl_deadline, p.dl.dl_period);
+        let class = match policy {
+            SchedPolicy::Deadline => Class::Dl,
+            SchedPolicy::Fifo | SchedPolicy::Rr => Class::Rt,
+            _ => Class::Fair,
+        };
+        let c = &mut self.threads[child];
+        c.policy = policy;
+        c.nice = nice;
+        c.normal_prio = prio;
+        c.eff_prio = prio;
+        c.class = class;
+        c.affinity = affinity;
+        c.dl = dl;
+        c.uclamp_req = req;
+        c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1]);
+        self.ents[child] = SchedEntity::new(
+            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
+            self.s.fair.base_slice,
+        );
     }
 
     /// `prctl(PR_SET_NAME)`: the thread takes its own name (`task_rename`).
@@ -245,8 +297,9 @@ impl<'w> Sim<'w> {
         self.set_resched(cpu);
     }
 
-    /// `exit()` of the thread running on `cpu`: `do_exit()` dequeues it for good
-    /// (rt-app's `task end` marker is written on the way out).
+    /// `exit()` of the thread running on `cpu`: `do_exit()` dequeues it for good. A
+    /// workload thread writes rt-app's `task end` marker on the way out, and its
+    /// `exit_mm()` → `mm_release()` wakes rt-app's main thread if that joins it.
     pub(in crate::sim) fn sys_exit(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -257,9 +310,12 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.dequeue_task(out, cpu, tid, now, true);
         self.threads[tid].state = TState::Dead;
-        self.alive -= 1;
-        if self.markers.task {
-            self.marker(out, tid, now, RtappMarker::Task { event: "end" });
+        if !self.is_rtapp_main(tid) {
+            self.alive -= 1;
+            if self.markers.task {
+                self.marker(out, tid, now, RtappMarker::Task { event: "end" });
+            }
+            self.rtapp_join_wake(out, cpu, tid, now);
         }
         if out.any.sched {
             let ev = TraceEvent::SchedProcessExit {
@@ -364,21 +420,41 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `sched_setscheduler()` at a phase start (rt-app's `set_thread_param()`): between
-    /// the fair policies by nice, into or out of SCHED_FIFO/RR by priority. A switch to
-    /// or from SCHED_DEADLINE at a phase is not modelled (it keeps its class).
+    /// `sched_setscheduler()`/`sched_setattr()` (rt-app's `set_thread_param()`), as
+    /// `__sched_setscheduler()` does it (kernel/sched/syscalls.c, v6.11): nothing when the
+    /// policy and its parameters are unchanged (the early return); otherwise between the
+    /// fair policies by nice, into or out of SCHED_FIFO/RR by priority, or into
+    /// SCHED_DEADLINE with `dl` (`switched_to_dl()`); then `__setscheduler_uclamp()`
+    /// resets the clamps that are not user-defined to the new class's defaults. Leaving
+    /// SCHED_DEADLINE is not modelled (the task keeps its class).
     pub(in crate::sim) fn set_policy(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
         pol: SchedPolicy,
         prio: Option<i32>,
+        dl: Option<DlEntity>,
     ) {
         let t = &self.threads[tid];
-        if t.class == Class::Dl || pol == SchedPolicy::Deadline {
+        if t.class == Class::Dl {
             return;
         }
-        if pol.is_fair() {
+        // `if (unlikely(policy == p->policy))`: the same nice, RT priority or DL parameters
+        let unchanged = pol == t.policy
+            && match pol {
+                SchedPolicy::Fifo | SchedPolicy::Rr => {
+                    rtq::rt_prio(prio.unwrap_or(10)) == t.normal_prio
+                }
+                SchedPolicy::Deadline => true,
+                _ => prio.unwrap_or(t.nice).clamp(-20, 19) == t.nice,
+            };
+        if unchanged {
+            return;
+        }
+        if pol == SchedPolicy::Deadline {
+            let dl = dl.unwrap_or(t.dl);
+            self.switched_to_dl(out, tid, dl);
+        } else if pol.is_fair() {
             // __sched_setscheduler(): the policy and static priority, then the weight
             let nice = prio.unwrap_or(t.nice).clamp(-20, 19);
             self.threads[tid].policy = pol;
@@ -393,6 +469,7 @@ impl<'w> Sim<'w> {
             self.threads[tid].normal_prio = p;
             self.set_prio(out, tid, p);
         }
+        self.update_task_uclamp(tid);
     }
 
     /// `sched_yield()` (kernel/sched/syscalls.c, v6.11): the class's `yield_task()`.

@@ -5,8 +5,10 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    /// `wake_up_new_task()`: fork placement, `post_init_entity_util_avg()`, enqueue with
-    /// ENQUEUE_INITIAL, `sched_wakeup_new`, preemption check.
+    /// `wake_up_new_task()` (kernel/sched/core.c, v6.11): fork placement
+    /// (`select_task_rq(p, task_cpu(p), WF_FORK)` from the parent's CPU, where
+    /// `sched_cgroup_fork()` put the child; CPU 0 without a parent, the threads created at
+    /// once with `rtapp.main_thread = false`), then [`Sim::activate_new_task`].
     pub(in crate::sim) fn wake_up_new_task(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -14,12 +16,25 @@ impl<'w> Sim<'w> {
         now: Nanos,
         parent_cpu: Option<usize>,
     ) {
-        // select_task_rq(p, task_cpu(p), WF_FORK): the parent's CPU (CPU 0 for the
-        // threads rt-app's main thread creates at start).
         let from = parent_cpu.unwrap_or(0);
         self.threads[tid].recent_used_cpu = from;
         let wf = crate::policy::select_fair::WF_FORK;
         let cpu = self.select_task_rq(tid, from, from, wf, now);
+        self.activate_new_task(out, tid, cpu, now, parent_cpu.unwrap_or(cpu));
+    }
+
+    /// The rest of `wake_up_new_task()` once the new task's CPU is chosen:
+    /// `post_init_entity_util_avg()` on that CPU, `activate_task()` (ENQUEUE_INITIAL only
+    /// from v6.12, `fair.enqueue_initial`), `sched_wakeup_new` (traced on `ctx_cpu`, the
+    /// parent's), `wakeup_preempt()`, `task_woken_rt()`.
+    pub(in crate::sim) fn activate_new_task(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        cpu: usize,
+        now: Nanos,
+        ctx_cpu: usize,
+    ) {
         self.threads[tid].cpu = cpu;
         self.update_rq_clock(cpu, now);
         self.post_init_entity_util_avg(cpu, tid);
@@ -29,7 +44,7 @@ impl<'w> Sim<'w> {
                 task: self.tref(tid),
                 target_cpu: cpu as u32,
             };
-            out.emit(&self.ctx(parent_cpu.unwrap_or(cpu), now), &ev, g_sched);
+            out.emit(&self.ctx(ctx_cpu, now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
         if self.threads[tid].class == Class::Rt {

@@ -182,12 +182,19 @@ impl<'w> Sim<'w> {
     /// When no thread can run again (none runnable, none in a timed sleep, no timer
     /// pending), the blocked ones form a deadlock: name them and what they wait for.
     pub(in crate::sim) fn check_deadlock(&mut self, now: Nanos) {
-        if self.fatal.is_some() || self.alive == 0 || self.deadlock_reported {
+        if self.fatal.is_some()
+            || self.alive == 0
+            || self.deadlock_reported
+            || self.rtapp_main_creating()
+        {
             return;
         }
         let mut blocked = Vec::new();
-        let user = self.threads.iter().zip(&self.uthreads);
-        for (t, u) in user.filter(|(t, _)| t.kthread.is_none()) {
+        let user = self
+            .user_tids
+            .iter()
+            .map(|&t| (&self.threads[t], &self.uthreads[t]));
+        for (t, u) in user {
             match t.state {
                 TState::Dead => {}
                 TState::Runnable => return,
@@ -224,6 +231,7 @@ impl<'w> Sim<'w> {
                 }
                 WaitOn::Suspend(si) => format!("a resume \"{}\"", self.res.suspends[si].name),
                 WaitOn::Sem(si) => format!("semaphore `{}` (value 0)", self.res.sems[si].name),
+                WaitOn::StartBarrier => "rt-app's start barrier".to_string(),
                 WaitOn::Nothing => String::new(),
             }
         };

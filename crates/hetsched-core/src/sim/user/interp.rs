@@ -15,6 +15,9 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
+        if !self.thread_prologue(out, cpu, tid, now) {
+            return;
+        }
         if !self.uthreads[tid].started {
             self.uthreads[tid].started = true;
             if self.markers.task {
@@ -25,6 +28,9 @@ impl<'w> Sim<'w> {
                 self.sys_clock_nanosleep(out, cpu, tid, now, t_first);
                 return;
             }
+        }
+        if std::mem::take(&mut self.uthreads[tid].attrs_pending) {
+            self.set_thread_param(out, tid);
         }
         if !self.do_retry(out, tid) {
             self.sys_futex_wait(out, cpu, tid, now);
@@ -136,7 +142,8 @@ impl<'w> Sim<'w> {
             let attrs = &task.phases[pc.phase].attrs;
             let aff = self.phase_affinity[th.task][pc.phase];
             self.sys_sched_setattr_uclamp(tid, attrs.util_min, attrs.util_max);
-            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority);
+            let dl = (attrs.policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(attrs));
+            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority, dl);
             if self.sys_sched_setaffinity(out, cpu, tid, aff, now) {
                 // the stopper moves it off this CPU; it goes on where it is placed
                 self.uthreads[tid].pc.loop_started = true;
@@ -327,6 +334,16 @@ impl<'w> Sim<'w> {
             Event::SemWait { .. } => (!self.sem_wait(tid, ra)).then_some(Step::Block),
             Event::Yield => Some(Step::Yield),
             Event::Fork { .. } => {
+                let us = self.s.options.rtapp.create_thread_us;
+                if self.s.options.rtapp.main_thread && us > 0 {
+                    // create_thread()'s work, then the clone (op_completed())
+                    self.uthreads[tid].pending_fork = Some(ra);
+                    self.uthreads[tid].op = Op::Run {
+                        work: u128::from(program::us(us)) * 1024,
+                        us: 0,
+                    };
+                    return Some(Step::Compute);
+                }
                 self.rtapp_fork(out, cpu, tid, ra, now);
                 None
             }
@@ -374,6 +391,7 @@ impl<'w> Sim<'w> {
             self.uthreads[tid].wu_lat_ns += now as i64 - t_next as i64;
         }
         match self.uthreads[tid].op {
+            Op::Step if self.is_rtapp_main(tid) => self.rtapp_main_step(out, cpu, tid, now),
             Op::Step => self.step_program(out, cpu, tid, now),
             _ => self.arm_op(cpu, now),
         }
@@ -394,7 +412,8 @@ impl<'w> Sim<'w> {
     }
 
     /// The thread's compute op finished on `cpu`: its run time is counted and the
-    /// program goes on.
+    /// program goes on (a `fork` event's `create_thread()` work ends in the clone;
+    /// rt-app's main thread goes on with `main()`).
     pub(in crate::sim) fn op_completed(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -402,13 +421,27 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
+        self.uthreads[tid].op = Op::Step;
+        if self.is_rtapp_main(tid) {
+            self.rtapp_main_step(out, cpu, tid, now);
+            return;
+        }
         let t = &mut self.uthreads[tid];
-        t.run_ns += now - t.op_start;
-        t.op = Op::Step;
+        if let Some(ti) = t.pending_fork.take() {
+            self.rtapp_fork(out, cpu, tid, ti, now);
+            if self.fatal.is_some() {
+                return;
+            }
+        } else if t.prologue == super::main::Prologue::Done {
+            t.run_ns += now - t.op_start;
+        }
         self.step_program(out, cpu, tid, now);
     }
     /// rt-app's `fork` event: a new thread of task `ti`, named
-    /// `<task>-<index>-<nforks:04>`, started at once from the parent's CPU.
+    /// `<task>-<index>-<nforks:04>`, started at once from the parent's CPU. With
+    /// `rtapp.main_thread` it inherits the parent's scheduling parameters and runs
+    /// `thread_body()`'s start without the barrier (user/main.rs); a SCHED_DEADLINE parent
+    /// cannot fork (`sched_fork()` returns -EAGAIN and rt-app exits).
     pub(in crate::sim) fn rtapp_fork(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -427,12 +460,29 @@ impl<'w> Sim<'w> {
             ));
             return;
         }
-        let ind = self.nr_user_threads();
+        let main_thread = self.s.options.rtapp.main_thread;
+        if main_thread && self.threads[parent].policy == SchedPolicy::Deadline {
+            let name = self.threads[parent].comm.clone();
+            self.fail(format!(
+                "thread {name} is SCHED_DEADLINE and forks task `{}`: the kernel refuses (sched_fork() returns EAGAIN) and rt-app exits",
+                self.w.tasks[ti].name
+            ));
+            return;
+        }
+        let ind = self.user_tids.len();
         let comm = format!("{}-{}-{:04}", self.w.tasks[ti].name, ind, n);
         let tid = self.sys_clone(out, Some((parent, cpu)), ti, comm, now);
         // a forked thread also starts from t_zero (rt-app's thread_body(): t_first =
         // t_zero), plus its delay
-        self.uthreads[tid].t_first = self.t0 + program::us(self.w.tasks[ti].delay_us);
+        let t_zero = self.t_zero.unwrap_or(self.t0);
+        self.uthreads[tid].t_first = t_zero + program::us(self.w.tasks[ti].delay_us);
+        if main_thread {
+            let u = &mut self.uthreads[tid];
+            u.prologue = super::main::Prologue::Start;
+            u.ind = ind as u32;
+            u.forked = true;
+            u.attrs_pending = true;
+        }
     }
 
     pub(in crate::sim) fn fork_counts_of(&mut self, parent: usize, ti: usize) -> u32 {

@@ -6,6 +6,7 @@
 
 mod futex;
 mod interp;
+pub(in crate::sim) mod main;
 pub mod program;
 pub mod sync;
 
@@ -43,6 +44,17 @@ pub(in crate::sim) struct UserThread {
     pub(in crate::sim) wu_lat_ns: i64,
     pub(in crate::sim) slack_ns: i64,
     pub(in crate::sim) done_loops: bool,
+    /// Where it is in `thread_body()` before its program (user/main.rs).
+    pub(in crate::sim) prologue: main::Prologue,
+    /// rt-app's thread index (`tdata->ind`).
+    pub(in crate::sim) ind: u32,
+    /// Created by a `fork` event (no start barrier).
+    pub(in crate::sim) forked: bool,
+    /// Its task's scheduling parameters are still to be set (`set_thread_param()` after
+    /// the delay).
+    pub(in crate::sim) attrs_pending: bool,
+    /// The task a `fork` event creates once the event's `create_thread()` work is done.
+    pub(in crate::sim) pending_fork: Option<usize>,
 }
 
 impl UserThread {
@@ -67,6 +79,11 @@ impl UserThread {
             wu_lat_ns: 0,
             slack_ns: 0,
             done_loops: false,
+            prologue: main::Prologue::Done,
+            ind: 0,
+            forked: false,
+            attrs_pending: false,
+            pending_fork: None,
         }
     }
 

@@ -37,6 +37,8 @@ pub enum WaitOn {
     Suspend(usize),
     /// Waiting on a semaphore.
     Sem(usize),
+    /// Waiting at rt-app's start barrier (`threads_barrier`) for the other threads.
+    StartBarrier,
 }
 
 /// What a woken thread must do first when it runs again.
