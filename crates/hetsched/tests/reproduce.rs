@@ -271,8 +271,8 @@ fn schedfreq_json_has_the_issue_keys_and_is_deterministic() {
 
 /// The criteria of §5 that hetsched meets: SCHED_OTHER overruns (sched ≤ ondemand) and the
 /// small overhead of every governor on long busy parts. The SCHED_FIFO criterion (sched
-/// under a tenth of ondemand's overruns) is not met: hetsched's ondemand overruns in one
-/// row under SCHED_FIFO where the seed's overran in ten (docs/experiments.md).
+/// under a tenth of ondemand's overruns) is not met: hetsched's ondemand does not overrun
+/// under SCHED_FIFO where the seed's overran in ten rows (docs/experiments.md).
 #[test]
 fn schedfreq_quick_meets_the_sched_other_criteria() {
     let r = quick("schedfreq", None, 2);
