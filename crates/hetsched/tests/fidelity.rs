@@ -940,3 +940,35 @@ fn an_unchanged_policy_changes_nothing() {
         "{updates} PELT updates of a in 1 s: its phase starts reschedule it"
     );
 }
+
+/// SCHED_DEADLINE admission (kernel/sched/deadline.c, v6.11: `__checkparam_dl()`,
+/// `sched_dl_overflow()`): rt-app's `sched_setattr()` fails with EINVAL for runtime >
+/// period and with EBUSY once the root domain's bandwidth (95 % of its capacity, hikey960's
+/// 4 × 1024 + 4 × 462 → 5.51 CPUs) is taken, and rt-app exits; a set that fits runs.
+#[test]
+fn deadline_admission_refuses_what_the_kernel_refuses() {
+    let run_err = |json: &str| {
+        let s = RunSpec {
+            platform: hetsched::load_platform("hikey960").unwrap(),
+            workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default())
+                .unwrap(),
+            options: Options::default(),
+            seed: 1,
+            duration_ns: Some(200 * MS),
+        };
+        run(&s, &mut []).err().map(|e| e.to_string())
+    };
+    let dl = |n: u32, rt: u32| {
+        format!(
+            r#"{{ "global": {{ "duration": 1 }}, "tasks": {{ "d": {{ "instance": {n},
+            "policy": "SCHED_DEADLINE", "dl-runtime": {rt}, "dl-period": 10000, "loop": -1,
+            "run": 1000, "timer": {{ "ref": "unique", "period": 10000 }} }} }} }}"#
+        )
+    };
+    // 6 × 0.9 = 5.4 CPUs fit, a 7th does not
+    assert_eq!(run_err(&dl(6, 9000)), None);
+    let e = run_err(&dl(7, 9000)).unwrap();
+    assert!(e.contains("EBUSY") && e.contains("rt-app exits"), "{e}");
+    let e = run_err(&dl(1, 20000)).unwrap();
+    assert!(e.contains("EINVAL"), "{e}");
+}

@@ -213,6 +213,7 @@ impl<'w> Sim<'w> {
             rd_overload: false,
             nohz_next_balance_j: 0,
             fatal: None,
+            dl_total_bw: 0,
             warnings: Vec::new(),
             has_duration: false,
             deadlock_reported: false,

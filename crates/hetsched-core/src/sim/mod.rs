@@ -427,6 +427,8 @@ struct Sim<'w> {
     stamp_ctr: u64,
     /// `rd->overloaded`.
     rd_overload: bool,
+    /// `rd->dl_bw.total_bw`: the admitted SCHED_DEADLINE bandwidth (`BW_SHIFT` units).
+    dl_total_bw: u64,
     /// `nohz.next_balance` in jiffies.
     nohz_next_balance_j: u64,
     /// A run-time error that ends the run (deadlock, livelock).

@@ -255,4 +255,98 @@ impl<'w> Sim<'w> {
             _ => prev,
         }
     }
+
+    /// `__checkparam_dl()` and `sched_dl_overflow()` for `tid` entering SCHED_DEADLINE
+    /// with `dl` (kernel/sched/deadline.c, v6.11): EINVAL for parameters the kernel
+    /// refuses (a zero deadline, a runtime under `1 << DL_SCALE` ns, runtime > deadline >
+    /// period, a period outside `sched_dl_period_min_us`..`max_us`), EBUSY when the root
+    /// domain's DL bandwidth — `to_ratio(sched_rt_period, sched_rt_runtime)` of its
+    /// capacity (`dl_bw_capacity()`: the sum of the CPUs' capacities on asymmetric
+    /// systems) — cannot take the task's `to_ratio(period, runtime)`; else the bandwidth
+    /// is added (`__dl_add()`). The message is the one-line reason.
+    pub(in crate::sim) fn sched_dl_admit(
+        &mut self,
+        tid: usize,
+        dl: &DlEntity,
+    ) -> Result<(), String> {
+        let name = &self.threads[tid].comm;
+        let (runtime, deadline) = (dl.dl_runtime, dl.dl_deadline);
+        let period = if dl.dl_period == 0 {
+            deadline
+        } else {
+            dl.dl_period
+        };
+        let einval = |why: &str| {
+            format!(
+                "thread {name}: sched_setattr(SCHED_DEADLINE, runtime {runtime} ns, deadline {deadline} ns, period {period} ns) returns EINVAL ({why}) and rt-app exits"
+            )
+        };
+        if deadline == 0 {
+            return Err(einval("a zero deadline"));
+        }
+        if runtime < 1 << DL_SCALE {
+            return Err(einval("a runtime under 1024 ns"));
+        }
+        if period < deadline || deadline < runtime {
+            return Err(einval("runtime ≤ deadline ≤ period is required"));
+        }
+        if !(DL_PERIOD_MIN_US * 1000..=DL_PERIOD_MAX_US * 1000).contains(&period) {
+            return Err(einval(
+                "the period is outside sched_dl_period_min_us..max_us, 100 µs..4.19 s",
+            ));
+        }
+        let new_bw = to_ratio(period, runtime);
+        let Some((rt_runtime, rt_period)) = self.rt_bandwidth() else {
+            self.dl_total_bw += new_bw; // dl_b->bw = -1: no limit
+            return Ok(());
+        };
+        let caps: Vec<u64> = self.p.cpus.iter().map(|c| c.capacity).collect();
+        let asym = caps.iter().any(|&c| c != caps[0]);
+        let cap = if asym {
+            caps.iter().sum::<u64>()
+        } else {
+            (caps.len() as u64) << 10
+        };
+        let limit = (to_ratio(rt_period, rt_runtime) * cap) >> 10;
+        if limit < self.dl_total_bw + new_bw {
+            return Err(format!(
+                "thread {}: sched_setattr(SCHED_DEADLINE, runtime {runtime} ns, period {period} ns) returns EBUSY (the root domain's deadline bandwidth is full: {} + {new_bw} > {limit}, in units of 1/1048576 of a CPU of capacity 1024) and rt-app exits",
+                self.threads[tid].comm, self.dl_total_bw
+            ));
+        }
+        self.dl_total_bw += new_bw;
+        Ok(())
+    }
+
+    /// `task_dead_dl()`: an exiting SCHED_DEADLINE task's bandwidth leaves the root domain.
+    pub(in crate::sim) fn task_dead_dl(&mut self, tid: usize) {
+        let t = &self.threads[tid];
+        if t.class != Class::Dl || t.kthread.is_some() {
+            return;
+        }
+        let period = if t.dl.dl_period == 0 {
+            t.dl.dl_deadline
+        } else {
+            t.dl.dl_period
+        };
+        let bw = to_ratio(period, t.dl.dl_runtime);
+        self.dl_total_bw = self.dl_total_bw.saturating_sub(bw);
+    }
+}
+
+/// `DL_SCALE`: the runtime granularity (a runtime under `1 << DL_SCALE` ns is refused).
+const DL_SCALE: u32 = 10;
+/// `BW_SHIFT`: bandwidths are fractions of `1 << BW_SHIFT`.
+const BW_SHIFT: u32 = 20;
+/// `sysctl_sched_dl_period_min` (µs).
+const DL_PERIOD_MIN_US: u64 = 100;
+/// `sysctl_sched_dl_period_max` (µs): `1 << 22`.
+const DL_PERIOD_MAX_US: u64 = 1 << 22;
+
+/// `to_ratio(period, runtime)` (kernel/sched/core.c): `runtime << BW_SHIFT / period`.
+fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    (runtime << BW_SHIFT) / period
 }

@@ -327,7 +327,7 @@ impl<'w> Sim<'w> {
 
     /// `(runtime, period)` of the RT bandwidth in ns, `None` without a limit
     /// (`sched_rt_runtime_us = -1`).
-    fn rt_bandwidth(&self) -> Option<(u64, u64)> {
+    pub(in crate::sim) fn rt_bandwidth(&self) -> Option<(u64, u64)> {
         let o = &self.s.options.sched;
         let runtime = u64::try_from(o.rt_runtime_us).ok()?;
         Some((runtime * 1000, o.rt_period_us * 1000))

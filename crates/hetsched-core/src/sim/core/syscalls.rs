@@ -190,6 +190,13 @@ impl<'w> Sim<'w> {
                 self.threads[tid].comm = parent_comm;
             }
         }
+        if self.threads[tid].class == Class::Dl && !self.s.options.rtapp.main_thread {
+            // the old start: the thread is created SCHED_DEADLINE (its sched_setattr())
+            let dl = self.threads[tid].dl;
+            if let Err(msg) = self.sched_dl_admit(tid, &dl) {
+                self.fail(msg);
+            }
+        }
         self.alive += 1;
         self.wake_up_new_task(out, tid, now, parent.map(|(_, cpu)| cpu));
         tid
@@ -309,6 +316,7 @@ impl<'w> Sim<'w> {
     ) {
         self.update_rq_clock(cpu, now);
         self.dequeue_task(out, cpu, tid, now, true);
+        self.task_dead_dl(tid);
         self.threads[tid].state = TState::Dead;
         if !self.is_rtapp_main(tid) {
             self.alive -= 1;
@@ -453,6 +461,10 @@ impl<'w> Sim<'w> {
         }
         if pol == SchedPolicy::Deadline {
             let dl = dl.unwrap_or(t.dl);
+            // __checkparam_dl() and sched_dl_overflow(): rt-app exits on the error
+            if let Err(msg) = self.sched_dl_admit(tid, &dl) {
+                return self.fail(msg);
+            }
             self.switched_to_dl(out, tid, dl);
         } else if pol.is_fair() {
             // __sched_setscheduler(): the policy and static priority, then the weight
