@@ -72,7 +72,12 @@ impl<'w> Sim<'w> {
             t.dl.update_at_wakeup(now);
         }
         let d = t.dl.deadline;
-        t.dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+        // enqueue_dl_entity(): a task still throttled waits for its replenishment timer
+        // (`dl_task_timer()`, Ev::DlReplenish) out of the tree (`if (dl_se->dl_throttled &&
+        // start_dl_timer(dl_se)) return;`)
+        if !t.dl.throttled || initial {
+            t.dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+        }
         t.state = TState::Runnable;
         t.cpu = cpu;
         self.refresh_view(cpu);
