@@ -252,13 +252,21 @@ impl TraceSink for Invariants {
     }
 }
 
-fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)]) -> String {
+fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)], rt: bool) -> String {
     let mut s = String::from(r#"{"tasks": {"#);
     for (i, &(kind, a, b, cpu, nice)) in tasks.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
         let cpus = cpu.map_or(String::new(), |c| format!(r#""cpus": [{}], "#, c % 8));
+        // kinds 3 and 4 (with `rt`): a SCHED_FIFO and a SCHED_DEADLINE periodic task
+        let policy = match kind % 8 {
+            6 if rt => r#""policy": "SCHED_FIFO", "#.to_string(),
+            7 if rt => {
+                r#""policy": "SCHED_DEADLINE", "dl-runtime": 600, "dl-period": 10000, "#.to_string()
+            }
+            _ => String::new(),
+        };
         let body = match kind % 3 {
             0 => format!(
                 r#""run": {}, "timer": {{"ref": "unique", "period": {}}}"#,
@@ -272,9 +280,23 @@ fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)]) -> String {
                 b as u32 / 4 + 50
             ),
         };
-        s.push_str(&format!(
-            r#""t{i}": {{{cpus}"priority": {}, "loop": -1, {body}}}"#,
+        let prio = if policy.contains("FIFO") {
+            (nice.unsigned_abs() % 98 + 1) as i8
+        } else {
             nice % 20
+        };
+        let prio = if policy.contains("DEADLINE") {
+            String::new()
+        } else {
+            format!(r#""priority": {prio}, "#)
+        };
+        let body = if policy.contains("DEADLINE") {
+            r#""run": 300, "timer": {"ref": "unique", "period": 10000}"#.to_string()
+        } else {
+            body
+        };
+        s.push_str(&format!(
+            r#""t{i}": {{{cpus}{policy}{prio}"loop": -1, {body}}}"#
         ));
     }
     s.push_str("}}");
@@ -298,9 +320,14 @@ proptest! {
             // schedutil: EAS where the platform allows it (eas.mode=auto)
             &["cpufreq.governor=schedutil"],
             &["cpufreq.governor=schedutil", "eas.overutilized_gate=ignore_lone_task"],
+            // the other governors, with their kthreads and timers
+            &["cpufreq.governor=ondemand"], &["cpufreq.governor=conservative"],
+            &["cpufreq.governor=interactive"], &["cpufreq.governor=sched"],
+            &["kernel=v4.4", "cpufreq.governor=ondemand"],
         ]),
+        rt in any::<bool>(),
     ) {
-        let json = random_workload(&tasks);
+        let json = random_workload(&tasks, rt);
         let mut sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
         sets.extend_from_slice(variant);
         let mut s = spec(platform, &json, &sets, 1);
@@ -351,8 +378,12 @@ proptest! {
         let rises = inv.ou.windows(2).filter(|w| !w[0] && w[1]).count() as u64
             + u64::from(inv.ou.first() == Some(&true));
         prop_assert_eq!(r.overutilized.triggers, rises);
-        // Every wake-up and fork of these fair tasks went through select_task_rq() once.
-        let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
-        prop_assert_eq!(r.placements.values().sum::<u64>(), wakeups, "{:?}", r.placements);
+        // Every wake-up and fork of fair tasks went through select_task_rq_fair() once.
+        if !json.contains("SCHED_") {
+            // the dbs governors' kworkers are fair threads too
+            let kworkers = r.kernel_threads.iter().filter(|t| t.comm.starts_with("kworker/"));
+            let wakeups: u64 = r.tasks.iter().chain(kworkers).map(|t| t.wakeups).sum();
+            prop_assert_eq!(r.placements.values().sum::<u64>(), wakeups, "{:?}", r.placements);
+        }
     }
 }
