@@ -58,9 +58,6 @@ pub struct SchedOptions {
     pub hz: u32,
     /// What `__schedule()` does when it picks the task that was running (`repick`).
     pub repick: RepickVersion,
-    /// RT_PUSH_IPI (kernel/sched/features.h, on since v4.6): a CPU that needs to pull RT
-    /// work asks the overloaded CPUs to push instead (`false`: it pulls itself).
-    pub rt_push_ipi: bool,
     /// `sched_rt_runtime_us`: RT tasks may run this long per `rt_period_us` on each CPU
     /// before the RT class is throttled for the rest of the period (kernel/sched/rt.c,
     /// `sched_rt_runtime_exceeded()`; RT_RUNTIME_SHARE off as in v6.11). -1: no limit.
@@ -74,7 +71,6 @@ impl Default for SchedOptions {
         SchedOptions {
             hz: 250,
             repick: RepickVersion::V6_11,
-            rt_push_ipi: true,
             rt_runtime_us: 950_000,
             rt_period_us: 1_000_000,
         }
@@ -409,14 +405,24 @@ pub struct EasOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RtOptions {
-    /// RT_PUSH_IPI: a CPU lowering its RT priority asks the overloaded CPUs to push their
-    /// tasks (IPI) instead of pulling from them itself. Default on (v6.11).
+    /// RT_PUSH_IPI (kernel/sched/features.h, on since v4.6): a CPU lowering its RT
+    /// priority asks the overloaded CPUs to push their tasks (IPI) instead of pulling from
+    /// them itself. Default on (v6.11).
     pub push_ipi: bool,
+    /// `sysctl_sched_util_clamp_min_rt_default` (0–1024): the `UCLAMP_MIN` request of RT
+    /// tasks that set none (`uclamp_sync_util_min_rt_default()`). Default 1024, which
+    /// makes RT tasks fit only the biggest CPUs and run their policy at the maximum
+    /// frequency; a value other than 1024 enables `sched_uclamp_used`, as writing the
+    /// sysctl does.
+    pub util_clamp_min_rt_default: u64,
 }
 
 impl Default for RtOptions {
     fn default() -> Self {
-        RtOptions { push_ipi: true }
+        RtOptions {
+            push_ipi: true,
+            util_clamp_min_rt_default: crate::platform::SCHED_CAPACITY_SCALE,
+        }
     }
 }
 
@@ -731,6 +737,15 @@ impl Settings {
         c.conservative.validate(tick_ns)?;
         c.interactive.validate()?;
         c.sched.validate()?;
+        if options.rt.util_clamp_min_rt_default > crate::platform::SCHED_CAPACITY_SCALE {
+            return Err(OptionsError::Invalid {
+                key: "rt.util_clamp_min_rt_default",
+                msg: format!(
+                    "{} is out of range; expected 0 to 1024",
+                    options.rt.util_clamp_min_rt_default
+                ),
+            });
+        }
         let fixed_freq_khz = platform
             .perf_domains
             .iter()

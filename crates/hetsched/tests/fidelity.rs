@@ -743,6 +743,22 @@ fn rt_tasks_are_placed_on_the_biggest_cpus() {
     let waits: f64 = r.tasks.iter().map(|t| t.wait_time_s).sum();
     assert!(waits < 0.001, "the RT tasks waited {waits:.4} s in all");
     assert!(lines.iter().any(|l| l.contains("sched_wakeup_new:")));
+    // with `sysctl_sched_util_clamp_min_rt_default` = 0 every CPU fits: the tasks stay on
+    // the LITTLE CPUs the fork put them on (find_lowest_rq() is not asked to move them)
+    let sets = [
+        "cpufreq.governor=performance",
+        "rt.util_clamp_min_rt_default=0",
+    ];
+    let (r, _) = traced("hikey960", json, 1000, &sets);
+    for t in &r.tasks {
+        let on_little: f64 = t.residency_s[..4].iter().sum();
+        assert!(
+            on_little > 0.9 * t.cpu_time_s,
+            "{}: {:?}",
+            t.comm,
+            t.residency_s
+        );
+    }
 }
 
 /// RT push (kernel/sched/rt.c, v6.11): when a higher-priority RT task preempts a lower one
@@ -774,7 +790,7 @@ fn a_preempted_rt_task_is_pushed_to_a_free_cpu() {
 
 /// RT pull (kernel/sched/rt.c, v6.11): a CPU whose RT task leaves, and that now has only
 /// lower-priority work, pulls (`balance_rt()` → `pull_rt_task()`; with RT_PUSH_IPI the
-/// overloaded CPU is asked to push instead, `sched.rt_push_ipi`). `b` (FIFO 10, CPUs 4–5
+/// overloaded CPU is asked to push instead, `rt.push_ipi`). `b` (FIFO 10, CPUs 4–5
 /// after its first phase) waits on CPU 5 behind `a` (FIFO 50, pinned to CPU 5) while `c`
 /// (FIFO 30, pinned to CPU 4) runs 10 ms; when `c` sleeps, `b` moves to CPU 4 at once:
 /// pushed by CPU 5 with RT_PUSH_IPI, pulled by CPU 4 without.
@@ -794,7 +810,7 @@ fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
         let sets = [
             "cpufreq.governor=performance",
             "rtapp.main_thread=false",
-            &format!("sched.rt_push_ipi={ipi}"),
+            &format!("rt.push_ipi={ipi}"),
         ];
         let (r, lines) = traced("hikey960", json, 30, &sets);
         let c_sleeps = lines

@@ -90,9 +90,18 @@ fn clamp_value(v: Option<i32>) -> Option<u64> {
 }
 
 /// The effective clamps `[UCLAMP_MIN, UCLAMP_MAX]` of a task of class `rt` with the
-/// user's requests (`uclamp_eff_value()` with the default sysctls).
-pub(in crate::sim) fn task_uclamp(rt: bool, min: Option<i32>, max: Option<i32>) -> [u64; 2] {
-    let sysctl = UclampSysctl::default();
+/// user's requests (`uclamp_eff_value()` with the default sysctls but
+/// `sysctl_sched_util_clamp_min_rt_default` = `rt_default`).
+pub(in crate::sim) fn task_uclamp(
+    rt: bool,
+    min: Option<i32>,
+    max: Option<i32>,
+    rt_default: u64,
+) -> [u64; 2] {
+    let sysctl = UclampSysctl {
+        util_min_rt_default: rt_default,
+        ..UclampSysctl::default()
+    };
     uclamp_eff(
         &UclampReq::for_task(rt, clamp_value(min), clamp_value(max), &sysctl),
         &sysctl,
@@ -123,7 +132,9 @@ impl EnergyState {
                 energy_margin: o.eas.feec_energy_margin,
             },
             ou: RootDomainOverutilized::new(s.eas_enabled, t0),
-            uclamp_used: workload_uses_uclamp(w),
+            // writing a uclamp sysctl enables the key too (sysctl_sched_uclamp_handler())
+            uclamp_used: workload_uses_uclamp(w)
+                || o.rt.util_clamp_min_rt_default != crate::platform::SCHED_CAPACITY_SCALE,
             uclamp: vec![UclampRq::new(); n],
             idle_calls: vec![0; n],
             span,
@@ -583,7 +594,13 @@ impl Sim<'_> {
     /// rq's buckets when it is counted there (`uclamp_update_active()`).
     pub(in crate::sim) fn update_task_uclamp(&mut self, tid: usize) {
         let t = &self.threads[tid];
-        let v = task_uclamp(t.class == Class::Rt, t.uclamp_req[0], t.uclamp_req[1]);
+        let rt_default = self.s.options.rt.util_clamp_min_rt_default;
+        let v = task_uclamp(
+            t.class == Class::Rt,
+            t.uclamp_req[0],
+            t.uclamp_req[1],
+            rt_default,
+        );
         if v == t.uclamp {
             return;
         }

@@ -323,7 +323,12 @@ impl<'w> Sim<'w> {
                 t.attrs.util_min.filter(|v| *v >= 0),
                 t.attrs.util_max.filter(|v| *v >= 0),
             ],
-            uclamp: energy::task_uclamp(class == Class::Rt, t.attrs.util_min, t.attrs.util_max),
+            uclamp: energy::task_uclamp(
+                class == Class::Rt,
+                t.attrs.util_min,
+                t.attrs.util_max,
+                s.options.rt.util_clamp_min_rt_default,
+            ),
             uclamp_on: None,
         });
         self.uthreads

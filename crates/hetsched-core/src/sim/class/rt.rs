@@ -268,7 +268,7 @@ impl<'w> Sim<'w> {
 
     /// `balance_rt(rq, prev)` before the pick (`put_prev_task_balance()`): an RT `prev`
     /// that left the rq, and whose priority the rq no longer reaches, makes the CPU pull
-    /// (`pull_rt_task()`): with RT_PUSH_IPI (`sched.rt_push_ipi`, the default) the
+    /// (`pull_rt_task()`): with RT_PUSH_IPI (`rt.push_ipi`, the default) the
     /// overloaded CPUs are asked to push (their irq_work, after this operation); without
     /// it, the higher RT tasks queued elsewhere are pulled here now.
     pub(in crate::sim) fn balance_rt(
@@ -286,7 +286,7 @@ impl<'w> Sim<'w> {
         if !prt::need_pull_rt_task(views[cpu].highest_prio_curr, self.threads[prev].eff_prio) {
             return;
         }
-        match prt::pull_rt_task(&views, cpu, self.s.options.sched.rt_push_ipi) {
+        match prt::pull_rt_task(&views, cpu, self.s.options.rt.push_ipi) {
             RtPull::Nothing => {}
             RtPull::PushIpi(cpus) => {
                 for c in cpus {

@@ -218,6 +218,7 @@ impl<'w> Sim<'w> {
             SchedPolicy::Fifo | SchedPolicy::Rr => Class::Rt,
             _ => Class::Fair,
         };
+        let rt_default = self.s.options.rt.util_clamp_min_rt_default;
         let c = &mut self.threads[child];
         c.policy = policy;
         c.nice = nice;
@@ -227,7 +228,7 @@ impl<'w> Sim<'w> {
         c.affinity = affinity;
         c.dl = dl;
         c.uclamp_req = req;
-        c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1]);
+        c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1], rt_default);
         self.ents[child] = SchedEntity::new(
             LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
             self.s.fair.base_slice,
