@@ -190,41 +190,23 @@ pub struct Outcome {
 
 /// Loads everything a request names, runs it, and writes the trace if asked.
 pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
-    let platform = load_platform(&req.platform)?;
-    let mut workload = load_workload(&req.workload, &req.read)?;
-    if let Some(cfg) = &req.noise {
-        workload = apply_noise(&workload, cfg, platform.cpus.len(), req.noise_seed);
+    let Some(path) = &req.trace else {
+        return run_request_with(req, &mut []);
+    };
+    let io_err = |err| Error::Io {
+        path: path.display().to_string(),
+        err,
+    };
+    let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
+    let outcome = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run_request_with(req, &mut sinks)?
+    };
+    if let Some(e) = sink.take_error() {
+        return Err(io_err(e));
     }
-    let options = Options::default().apply_sets(&req.sets)?;
-    let mut warnings = workload.warnings.clone();
-    let spec = RunSpec {
-        platform,
-        workload,
-        options,
-        seed: req.seed,
-        duration_ns: req.duration,
-    };
-    let result = match &req.trace {
-        Some(path) => {
-            let io_err = |err| Error::Io {
-                path: path.display().to_string(),
-                err,
-            };
-            let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
-            let result = {
-                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-                hetsched_core::run(&spec, &mut sinks)?
-            };
-            if let Some(e) = sink.take_error() {
-                return Err(io_err(e));
-            }
-            sink.flush().map_err(io_err)?;
-            result
-        }
-        None => hetsched_core::run(&spec, &mut [])?,
-    };
-    warnings.extend(result.warnings.iter().cloned());
-    Ok(Outcome { result, warnings })
+    sink.flush().map_err(io_err)?;
+    Ok(outcome)
 }
 
 /// [`run_request`] with the trace going to `sinks` (the request's `trace` path is not
