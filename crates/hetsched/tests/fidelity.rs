@@ -4,44 +4,11 @@
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::{field, t_us, traced, MS};
 use hetsched::hetsched_core::options::Options;
-use hetsched::hetsched_core::trace::TraceSink;
-use hetsched::hetsched_core::{run, RunResult, RunSpec};
-use hetsched::hetsched_trace::FtraceTextSink;
-
-const MS: u64 = 1_000_000;
-
-/// Runs `json` on `platform` for `ms` with `sets` and returns the result and trace lines.
-fn traced(platform: &str, json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
-    let s = RunSpec {
-        platform: hetsched::load_platform(platform).unwrap(),
-        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options: Options::default().apply_sets(sets).unwrap(),
-        seed: 1,
-        duration_ns: Some(ms * MS),
-    };
-    let mut sink = FtraceTextSink::new(Vec::new());
-    let r = {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run(&s, &mut sinks).unwrap()
-    };
-    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-    (r, text.lines().map(str::to_string).collect())
-}
-
-/// Timestamp in µs after the 1 s start.
-fn t_us(line: &str) -> i64 {
-    let ts = line.split(']').nth(1).unwrap().trim();
-    let ts = ts.split(':').next().unwrap();
-    let (s, us) = ts.split_once('.').unwrap();
-    (s.parse::<i64>().unwrap() - 1) * 1_000_000 + us.parse::<i64>().unwrap()
-}
-
-/// `key=` field of a trace line.
-fn field<'a>(line: &'a str, key: &str) -> &'a str {
-    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
-    line[at..].split(' ').next().unwrap()
-}
+use hetsched::hetsched_core::{run, RunSpec};
 
 /// EEVDF's `update_deadline()` reschedules from every `update_curr()`, not only the tick's
 /// (kernel/sched/fair.c, v6.11): a task that has used up its slice is switched out at the

@@ -6,40 +6,17 @@
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
-use hetsched::hetsched_core::options::Options;
-use hetsched::hetsched_core::trace::TraceSink;
-use hetsched::hetsched_core::{run, RunResult, RunSpec};
-use hetsched::hetsched_trace::FtraceTextSink;
+mod common;
 
-const MS: u64 = 1_000_000;
+use common::t_us;
+use hetsched::hetsched_core::RunResult;
 
 fn traced(json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
-    traced_on("hikey960", json, ms, sets)
+    common::traced("hikey960", json, ms, sets)
 }
 
 fn traced_on(platform: &str, json: &str, ms: u64, sets: &[&str]) -> (RunResult, Vec<String>) {
-    let s = RunSpec {
-        platform: hetsched::load_platform(platform).unwrap(),
-        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options: Options::default().apply_sets(sets).unwrap(),
-        seed: 1,
-        duration_ns: Some(ms * MS),
-    };
-    let mut sink = FtraceTextSink::new(Vec::new());
-    let r = {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run(&s, &mut sinks).unwrap()
-    };
-    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-    (r, text.lines().map(str::to_string).collect())
-}
-
-/// Timestamp in µs after the 1 s start.
-fn t_us(line: &str) -> i64 {
-    let ts = line.split(']').nth(1).unwrap().trim();
-    let ts = ts.split(':').next().unwrap();
-    let (s, us) = ts.split_once('.').unwrap();
-    (s.parse::<i64>().unwrap() - 1) * 1_000_000 + us.parse::<i64>().unwrap()
+    common::traced(platform, json, ms, sets)
 }
 
 /// (time µs, kHz) of CPU 0's `cpu_frequency` events after the initial one.
