@@ -389,26 +389,36 @@ impl Sim<'_> {
         let r = pol.gov.transition_done();
         let f = pol.gov.cur();
         self.apply_freq(out, pd, f, now);
-        if self.interactive_transition_done(out, pd, now)
-            || self.schedfreq_transition_done(out, pd, now)
-        {
-            return;
-        }
-        if let Some(waiter) = self.cpufreq.policies[pd].dbs_waiter.take() {
-            match waiter {
-                Some(cpu) => self.kworker_transition_complete(out, cpu, now),
-                None => {
-                    self.cpufreq.policies[pd].gov.dbs_work_done();
-                    self.dbs_v44_requeue(pd, now);
+        // whoever asked the driver goes on: the governor's thread waiting in it, or the
+        // request made meanwhile without one
+        match self.s.options.cpufreq.governor {
+            Governor::Interactive => {
+                self.interactive_transition_done(out, pd, now);
+            }
+            Governor::Sched => {
+                self.schedfreq_transition_done(out, pd, now);
+            }
+            Governor::Ondemand | Governor::Conservative => {
+                match self.cpufreq.policies[pd].dbs_waiter.take() {
+                    Some(Some(cpu)) => self.kworker_transition_complete(out, cpu, now),
+                    Some(None) => {
+                        self.cpufreq.policies[pd].gov.dbs_work_done();
+                        self.dbs_v44_requeue(pd, now);
+                    }
+                    None => {}
                 }
             }
-        } else if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
-            // the kthread, woken by the completion, serves the request made meanwhile
-            kt.more |= matches!(r, FreqRequest::Target { .. });
-            self.sugov_transition_complete(out, pd, now);
-        } else {
-            let cpu = self.p.perf_domains[pd].cpus.first().copied().unwrap_or(0);
-            self.freq_request(out, pd, r, cpu, now);
+            _ => {
+                if let Some(kt) = self.cpufreq.policies[pd].kthread.as_mut() {
+                    // the kthread, woken by the completion, serves the request made
+                    // meanwhile
+                    kt.more |= matches!(r, FreqRequest::Target { .. });
+                    self.sugov_transition_complete(out, pd, now);
+                } else {
+                    let cpu = self.p.perf_domains[pd].cpus.first().copied().unwrap_or(0);
+                    self.freq_request(out, pd, r, cpu, now);
+                }
+            }
         }
     }
 

@@ -326,8 +326,7 @@ impl Sim<'_> {
             Some(kt) => {
                 kt.phase = KthreadPhase::Done;
                 let tid = kt.tid;
-                let at = self.threads[tid].cpu;
-                self.try_to_wake_up(out, tid, now, Some(at));
+                self.kthread_transition_wake(out, tid, now);
             }
             None => {
                 ia.in_transition = None;

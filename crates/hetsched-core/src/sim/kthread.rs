@@ -242,7 +242,7 @@ impl Sim<'_> {
         };
         kw.phase = KthreadPhase::Done;
         let tid = kw.tid;
-        self.try_to_wake_up(out, tid, now, Some(cpu));
+        self.kthread_transition_wake(out, tid, now);
     }
 
     /// The kworker's CPU time for its phase is spent: after the governor's update it asks
@@ -305,6 +305,17 @@ impl Sim<'_> {
         }
         kt.phase = KthreadPhase::Done;
         let tid = kt.tid;
+        self.kthread_transition_wake(out, tid, now);
+    }
+
+    /// The driver's completion wakes kernel thread `tid`, asleep in
+    /// `__cpufreq_driver_target()` (its phase set to `Done` by the caller), on its CPU.
+    pub(in crate::sim) fn kthread_transition_wake(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+    ) {
         let cpu = self.threads[tid].cpu;
         self.try_to_wake_up(out, tid, now, Some(cpu));
     }
