@@ -22,6 +22,8 @@ use std::collections::BTreeSet;
 
 /// `MAX_RT_PRIO`: kernel priorities below it are RT.
 pub const MAX_RT_PRIO: i32 = 100;
+/// `MAX_PRIO` (include/linux/sched/prio.h): the idle task's priority.
+pub const MAX_PRIO: i32 = 140;
 /// `RR_TIMESLICE`: 100 ms (include/linux/sched/rt.h).
 pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
 

@@ -218,6 +218,7 @@ impl<'w> Sim<'w> {
             has_duration: false,
             deadlock_reported: false,
             resched: Vec::new(),
+            balance_callbacks: Vec::new(),
             shared_timers: vec![TimerState::default(); shared.len()],
             timer_slots,
             cap_ref,

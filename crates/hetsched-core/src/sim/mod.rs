@@ -194,6 +194,17 @@ struct CpuStat {
     nice_entry: Option<Nanos>,
 }
 
+/// A `struct balance_callback` (kernel/sched/sched.h, v6.11) a class hook queued under
+/// the rq lock (`queue_balance_callback()`), run when the operation ends
+/// (`balance_callbacks()`, core/prio.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BalanceCallback {
+    /// `push_rt_tasks(rq)` of this CPU (`rt_queue_push_tasks()`).
+    PushRt(usize),
+    /// `pull_rt_task(rq)` of this CPU (`rt_queue_pull_task()`).
+    PullRt(usize),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TState {
     Runnable,
@@ -357,6 +368,8 @@ struct Sim<'w> {
     ents: Vec<SchedEntity>,
     rqs: Vec<Rq>,
     resched: Vec<usize>,
+    /// The balance callbacks queued by the operation in progress.
+    balance_callbacks: Vec<BalanceCallback>,
     shared_timers: Vec<TimerState>,
     timer_slots: Vec<Vec<Vec<Option<TimerSlot>>>>,
     cap_ref: u64,

@@ -1,6 +1,6 @@
 //! The deadline class's hooks (kernel/sched/deadline.c, v6.11): the EDF queue, the CBS
 //! bandwidth enforcement (`update_curr_dl()`, `dl_task_timer()`), the DL PELT signal at
-//! its hooks, a task entering the class by `sched_setattr()` (`switched_to_dl()`), and a
+//! its hooks, a task entering the class (`switched_to_dl()`), and a
 //! reduced `select_task_rq_dl()` (no cpudl).
 
 use crate::sim::*;
@@ -54,19 +54,22 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `enqueue_task_dl()`: ENQUEUE_WAKEUP → `update_dl_entity()`; a new task starts its
-    /// first period (`setup_new_dl_entity()`); `add_running_bw()` → `cpufreq_update_util()`.
+    /// `enqueue_task_dl()`: ENQUEUE_WAKEUP → `update_dl_entity()`; a new task, or one
+    /// restored (ENQUEUE_RESTORE, entering the class) with its deadline in the past, starts
+    /// a period (`setup_new_dl_entity()`); `add_running_bw()` → `cpufreq_update_util()`.
     pub(in crate::sim) fn enqueue_task_dl(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
-        initial: bool,
+        flags: u32,
     ) {
         self.threads[tid].enqueue_migrated = false;
+        let initial = flags & super::ENQUEUE_INITIAL != 0;
+        let restore = flags & super::ENQUEUE_RESTORE != 0;
         let t = &mut self.threads[tid];
-        if initial || t.dl.deadline == 0 {
+        if initial || t.dl.deadline == 0 || (restore && t.dl.deadline < now) {
             t.dl.new_period(now);
         } else if t.state != TState::Runnable {
             t.dl.update_at_wakeup(now);
@@ -88,65 +91,25 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `__sched_setscheduler()` into SCHED_DEADLINE with the parameters `dl`
-    /// (kernel/sched/syscalls.c and deadline.c, v6.11): a queued task is dequeued from its
-    /// class (`dequeue_task(DEQUEUE_SAVE)`, its fair averages detached as
-    /// `switched_from_fair()` does; `uclamp_rq_dec()`, the deadline class counts no
-    /// clamps), takes the parameters (`__setscheduler_dl_params()`) and is enqueued with
-    /// ENQUEUE_RESTORE, which starts its first period (`setup_new_dl_entity()`: its deadline
-    /// is 0, in the past); the running task stays running (`switched_to_dl()`: only the
-    /// DL signal is updated), a queued one preempts curr unless an earlier deadline runs.
+    /// `switched_to_dl()` (kernel/sched/deadline.c, v6.11): the running task starts the DL
+    /// signal (its past counted as not DL); a queued one preempts curr unless an earlier
+    /// deadline runs (DL push is not modelled); a sleeping one waits for its wake-up.
     pub(in crate::sim) fn switched_to_dl(
         &mut self,
         out: &mut Out<'_, '_>,
+        cpu: usize,
         tid: usize,
-        dl: DlEntity,
+        now: Nanos,
     ) {
-        let now = self.q.now();
-        let cpu = self.threads[tid].cpu;
-        let queued = self.threads[tid].state == TState::Runnable;
-        let running = self.rqs[cpu].curr == Some(tid);
-        let old = self.threads[tid].class;
-        {
-            let t = &mut self.threads[tid];
-            t.policy = SchedPolicy::Deadline;
-            t.normal_prio = -1;
-        }
-        if !queued {
-            let t = &mut self.threads[tid];
-            t.eff_prio = -1;
-            t.class = Class::Dl;
-            t.dl = dl;
+        if self.threads[tid].state != TState::Runnable {
             return;
         }
-        self.update_rq_clock(cpu, now);
-        self.account_op(cpu, now);
-        self.uclamp_dec(cpu, tid);
-        if old == Class::Fair {
-            self.update_curr_fair_resched(cpu, now);
-            if running {
-                self.update_load_avg(out, cpu, tid, 0, now);
-                let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-                rq.cfs.put_prev_entity(ents, tid);
+        match self.rqs[cpu].curr {
+            Some(c) if c == tid => {
+                self.update_dl_pelt(out, cpu, false, now);
             }
-            self.dequeue_fair(out, cpu, tid, now, false);
-        } else {
-            if running {
-                old.put_prev_task(self, out, cpu, tid, now);
-            }
-            old.dequeue_task(self, out, cpu, tid, now, false);
-        }
-        {
-            let t = &mut self.threads[tid];
-            t.eff_prio = -1;
-            t.class = Class::Dl;
-            t.dl = dl;
-        }
-        self.enqueue_task_dl(out, cpu, tid, now, true);
-        if running {
-            self.set_next_task_dl(out, cpu, None, now);
-        } else {
-            self.wakeup_preempt(cpu, tid);
+            Some(c) if self.threads[c].class == Class::Dl => self.wakeup_preempt_dl(cpu, c, tid),
+            _ => self.set_resched(cpu),
         }
     }
 
@@ -184,17 +147,20 @@ impl<'w> Sim<'w> {
         self.update_dl_pelt(out, cpu, true, now);
     }
 
-    /// `set_next_task_dl()`: the DL signal (running only if `prev` was DL), and the start
-    /// of the budget's accounting.
+    /// `set_next_task_dl()`: the start of the budget's accounting; for a pick (`first`),
+    /// the DL signal (running only if `prev` was DL).
     pub(in crate::sim) fn set_next_task_dl(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         prev: Option<usize>,
+        first: bool,
         now: Nanos,
     ) {
-        let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
-        self.update_dl_pelt(out, cpu, running, now);
+        if first {
+            let running = prev.is_some_and(|p| self.threads[p].class == Class::Dl);
+            self.update_dl_pelt(out, cpu, running, now);
+        }
         self.rqs[cpu].seg_start_dl = now;
     }
 

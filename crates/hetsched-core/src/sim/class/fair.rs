@@ -79,30 +79,34 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `dequeue_task_fair()`. `sleep` is DEQUEUE_SLEEP; otherwise a migration (DO_DETACH).
+    /// `dequeue_task_fair()` with `flags`: DEQUEUE_SLEEP (the task blocks: util_est's
+    /// update), DEQUEUE_MIGRATING (its averages leave with it, DO_DETACH) or DEQUEUE_SAVE
+    /// (a change of priority, class or weight: they stay attached).
     pub(in crate::sim) fn dequeue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
-        sleep: bool,
+        flags: u32,
     ) {
         let fair = self.s.fair;
+        let sleep = flags & super::DEQUEUE_SLEEP != 0;
+        let migrating = flags & super::DEQUEUE_MIGRATING != 0;
         if self.s.options.pelt.util_est {
             let a = self.ents[tid].avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
         }
         self.update_curr_fair_resched(cpu, now);
-        let flags = if sleep {
-            UPDATE_TG
-        } else {
+        let pelt_flags = if migrating {
             UPDATE_TG | DO_DETACH
+        } else {
+            UPDATE_TG
         };
-        self.update_load_avg(out, cpu, tid, flags, now);
+        self.update_load_avg(out, cpu, tid, pelt_flags, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.dequeue_entity(ents, tid, sleep, &fair);
-        if !sleep {
+        if migrating {
             self.ents[tid].avg.last_update_time = 0;
         }
         if self.s.options.pelt.util_est {
@@ -120,78 +124,74 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// The weight of fair `tid` follows its policy and nice, as `set_user_nice()` and
-    /// `__sched_setscheduler()` change it (v6.11): `dequeue_task(DEQUEUE_SAVE)` (util_est,
-    /// `update_curr()`, PELT, the lag), `put_prev_task()`, `set_load_weight()` →
-    /// `reweight_task()` → `reweight_entity()` (the lag scaled to the new weight, the
-    /// load average recomputed), `enqueue_task(ENQUEUE_RESTORE)` (`place_entity()` keeps
-    /// the lag and takes a new deadline), `set_next_task()`, `prio_changed_fair()`.
-    pub(in crate::sim) fn reweight_fair(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        tid: usize,
-        old_prio: i32,
-    ) {
-        let t = &self.threads[tid];
-        let lw = LoadWeight::for_nice(t.nice, t.policy == SchedPolicy::Idle);
+    /// `reweight_task_fair()` → `reweight_entity()` (kernel/sched/fair.c, v6.11) of a task
+    /// its caller dequeued and put (`set_user_nice()`, `__sched_setscheduler()`): the lag
+    /// scaled to the new weight (`reweight_eevdf()`'s `vlag`), the load average
+    /// recomputed with it.
+    pub(in crate::sim) fn reweight_task_fair(&mut self, cpu: usize, tid: usize, lw: LoadWeight) {
         let old_w = self.ents[tid].load.weight;
-        if t.class != Class::Fair || lw == self.ents[tid].load {
-            self.ents[tid].load = lw;
+        if lw == self.ents[tid].load {
             return;
         }
-        let now = self.q.now();
-        let cpu = t.cpu;
-        let fair = self.s.fair;
-        let queued = self.ents[tid].on_rq;
-        let running = self.rqs[cpu].curr == Some(tid);
-        self.update_rq_clock(cpu, now);
-        if queued {
-            if self.s.options.pelt.util_est {
-                let a = self.ents[tid].avg;
-                pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+        let (rq, e) = (&mut self.rqs[cpu], &mut self.ents[tid]);
+        e.vlag = (i128::from(e.vlag) * i128::from(old_w) / i128::from(lw.weight)) as i64;
+        pelt::reweight_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, old_w, lw.weight);
+        e.load = lw;
+    }
+
+    /// `prio_changed_fair()` (v6.11): a queued task beside others reschedules its CPU
+    /// when it runs and its priority fell; otherwise it is checked against curr.
+    pub(in crate::sim) fn prio_changed_fair(&mut self, cpu: usize, tid: usize, oldprio: i32) {
+        if self.threads[tid].state != TState::Runnable || self.rqs[cpu].cfs.nr_running == 1 {
+            return;
+        }
+        if self.rqs[cpu].curr == Some(tid) {
+            if self.threads[tid].eff_prio > oldprio {
+                self.set_resched(cpu);
             }
-            self.update_curr_fair_resched(cpu, now);
-            self.update_load_avg(out, cpu, tid, UPDATE_TG, now);
-            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-            rq.cfs.dequeue_entity(ents, tid, false, &fair);
+        } else {
+            self.wakeup_preempt(cpu, tid);
         }
-        if running {
-            let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-            rq.cfs.put_prev_entity(ents, tid);
+    }
+
+    /// `switched_from_fair()` → `detach_task_cfs_rq()` (v6.11): the task's averages
+    /// leave its cfs_rq (`update_load_avg()`, `detach_entity_load_avg()`); they keep
+    /// their `last_update_time`, so the time out of the class ages them as sleep when the
+    /// task comes back.
+    pub(in crate::sim) fn switched_from_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if self.ents[tid].avg.last_update_time == 0 {
+            return; // not attached (a task before its first enqueue)
         }
-        {
+        self.update_load_avg(out, cpu, tid, DO_DETACH, now);
+    }
+
+    /// `switched_to_fair()` (v6.11): `attach_task_cfs_rq()` (`update_load_avg()` with
+    /// ATTACH_AGE_LOAD, `attach_entity_load_avg()`), then, if queued, a resched of the
+    /// running task or a preemption check against curr.
+    pub(in crate::sim) fn switched_to_fair(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if self.ents[tid].avg.last_update_time != 0 {
+            self.update_load_avg(out, cpu, tid, 0, now);
+            let w = self.ents[tid].load.weight;
             let (rq, e) = (&mut self.rqs[cpu], &mut self.ents[tid]);
-            e.vlag = (i128::from(e.vlag) * i128::from(old_w) / i128::from(lw.weight)) as i64;
-            pelt::reweight_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, old_w, lw.weight);
-            e.load = lw;
+            pelt::attach_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, w);
+            self.trace_pelt_cfs(out, cpu, now);
+            self.cpufreq_update_util(out, cpu, 0, now); // cfs_rq_util_change()
         }
-        if queued {
-            if self.s.options.pelt.util_est {
-                let a = self.ents[tid].avg;
-                pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
-            }
-            self.update_curr_fair_resched(cpu, now);
-            self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
-            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-            if fair.variant == FairVariant::Cfs {
-                rq.cfs.cfs_migrate_in(ents, tid); // v6.5: renorm without ENQUEUE_WAKEUP
-            } else {
-                rq.cfs.place_entity(ents, tid, false, &fair);
-            }
-            rq.cfs.enqueue_entity(ents, tid);
-        }
-        if running {
-            let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-            rq.cfs.set_next_entity(ents, tid, now);
-        }
-        self.refresh_view(cpu);
-        // prio_changed_fair(): the running task reschedules when its priority dropped; a
-        // queued one is checked against curr.
-        if queued && self.rqs[cpu].cfs.nr_running > 1 {
-            if running {
-                if self.threads[tid].eff_prio > old_prio {
-                    self.set_resched(cpu);
-                }
+        if self.threads[tid].state == TState::Runnable {
+            if self.rqs[cpu].curr == Some(tid) {
+                self.set_resched(cpu);
             } else {
                 self.wakeup_preempt(cpu, tid);
             }
@@ -261,12 +261,14 @@ impl<'w> Sim<'w> {
     }
 
     /// `set_next_task_fair()` → `set_next_entity()`; the task moves to the head of
-    /// `cfs_tasks`; `update_misfit_status()` (from `pick_next_task_fair()`).
+    /// `cfs_tasks`; for a pick (`first`), `update_misfit_status()` (from
+    /// `pick_next_task_fair()`).
     pub(in crate::sim) fn set_next_task_fair(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         next: usize,
+        first: bool,
         now: Nanos,
     ) {
         self.update_load_avg(out, cpu, next, UPDATE_TG, now);
@@ -274,7 +276,9 @@ impl<'w> Sim<'w> {
         rq.cfs.set_next_entity(ents, next, now);
         self.stamp_ctr += 1;
         self.cfs_stamp[next] = self.stamp_ctr;
-        self.update_misfit(cpu, Some(next), now);
+        if first {
+            self.update_misfit(cpu, Some(next), now);
+        }
     }
 
     /// `task_tick_fair()` → `entity_tick()` (`update_curr()`, PELT, the slice's end), then

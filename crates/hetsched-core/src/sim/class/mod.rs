@@ -17,10 +17,16 @@
 //! | `task_tick` | — | `task_tick_dl()` | `task_tick_rt()` | `task_tick_fair()` |
 //! | `yield_task` | — | `yield_task_dl()` | `yield_task_rt()` | `yield_task_fair()` |
 //! | `update_curr` | — | `update_curr_dl()` | `update_curr_rt()` (RT bandwidth) | `update_curr_fair()` |
+//! | `switched_from` | — | — (leaving SCHED_DEADLINE is not modelled) | `switched_from_rt()` | `switched_from_fair()` |
+//! | `switched_to` | — | `switched_to_dl()` | `switched_to_rt()` | `switched_to_fair()` |
+//! | `prio_changed` | — | — (DL parameters do not change) | `prio_changed_rt()` | `prio_changed_fair()` |
+//! | `reweight_task` | — | — | — | `reweight_task_fair()` |
 //!
-//! `prio_changed`/`switched_to` and `reweight_task` are the core's `rt_mutex_setprio()`,
-//! `__sched_setscheduler()` and `set_user_nice()` (core/syscalls.rs), which call the
-//! class hooks above and the fair class's `reweight_fair()`.
+//! The core's `rt_mutex_setprio()`, `__sched_setscheduler()` and `set_user_nice()`
+//! (core/prio.rs) change a task's class or priority through these hooks, in the kernel's
+//! order: `dequeue_task(DEQUEUE_SAVE)`, `put_prev_task()`, the change,
+//! `enqueue_task(ENQUEUE_RESTORE)`, `set_next_task()`, `check_class_changed()`; the
+//! pushes and pulls the hooks ask for run as balance callbacks after it.
 
 mod deadline;
 mod fair;
@@ -33,6 +39,26 @@ pub(in crate::sim) use fair_select::workload_may_use_idle_policy;
 pub(in crate::sim) use stop::StopWork;
 
 use crate::sim::*;
+
+/// `DEQUEUE_SLEEP` (kernel/sched/sched.h, v6.11): the task blocks.
+pub(in crate::sim) const DEQUEUE_SLEEP: u32 = 0x01;
+/// `DEQUEUE_SAVE`: dequeued to be enqueued again at once (`ENQUEUE_RESTORE`), its
+/// averages staying attached: a priority, class or weight change.
+pub(in crate::sim) const DEQUEUE_SAVE: u32 = 0x02;
+/// `DEQUEUE_MOVE`: with `DEQUEUE_SAVE`, the task may change its place in the queue.
+pub(in crate::sim) const DEQUEUE_MOVE: u32 = 0x04;
+/// `DEQUEUE_MIGRATING`: `task_on_rq_migrating()`, a queued task moving to another rq (the
+/// fair class detaches its averages, `DO_DETACH`).
+pub(in crate::sim) const DEQUEUE_MIGRATING: u32 = 0x100;
+/// `ENQUEUE_RESTORE`: the enqueue that ends a `DEQUEUE_SAVE`.
+pub(in crate::sim) const ENQUEUE_RESTORE: u32 = 0x02;
+/// `ENQUEUE_MOVE`, with `ENQUEUE_RESTORE`.
+pub(in crate::sim) const ENQUEUE_MOVE: u32 = 0x04;
+/// `ENQUEUE_HEAD`: to the head of its priority's list (an RT task whose priority fell).
+pub(in crate::sim) const ENQUEUE_HEAD: u32 = 0x10;
+/// `ENQUEUE_INITIAL`: the first enqueue of a new task (`wake_up_new_task()`); the fair
+/// class places with it only from v6.12 (`fair.enqueue_initial`).
+pub(in crate::sim) const ENQUEUE_INITIAL: u32 = 0x80;
 
 /// Scheduling class a thread is in now (`p->sched_class`). Ordered as
 /// `sched_class_above()` ranks them: a later variant is above an earlier one.
@@ -51,7 +77,8 @@ impl Class {
     pub(in crate::sim) const PICK_ORDER: [Class; 4] =
         [Class::Stop, Class::Dl, Class::Rt, Class::Fair];
 
-    /// `p->sched_class->enqueue_task()`; `initial` is the enqueue of `wake_up_new_task()`.
+    /// `p->sched_class->enqueue_task(rq, p, flags)`; the `ENQUEUE_*` flags above (a
+    /// wake-up is a sleeping task's enqueue, as `ENQUEUE_WAKEUP` is in the kernel's callers).
     pub(in crate::sim) fn enqueue_task(
         self,
         s: &mut Sim<'_>,
@@ -59,17 +86,19 @@ impl Class {
         cpu: usize,
         tid: usize,
         now: Nanos,
-        initial: bool,
+        flags: u32,
     ) {
+        let initial = flags & ENQUEUE_INITIAL != 0;
         match self {
             Class::Fair => s.enqueue_fair(out, cpu, tid, now, initial),
-            Class::Rt => s.enqueue_task_rt(out, cpu, tid, now),
-            Class::Dl => s.enqueue_task_dl(out, cpu, tid, now, initial),
+            Class::Rt => s.enqueue_task_rt(out, cpu, tid, now, flags & ENQUEUE_HEAD != 0),
+            Class::Dl => s.enqueue_task_dl(out, cpu, tid, now, flags),
             Class::Stop => s.enqueue_task_stop(cpu, tid),
         }
     }
 
-    /// `p->sched_class->dequeue_task()`; `sleep` is DEQUEUE_SLEEP.
+    /// `p->sched_class->dequeue_task(rq, p, flags)`: `DEQUEUE_SLEEP`, `DEQUEUE_SAVE` or
+    /// `DEQUEUE_MIGRATING`.
     pub(in crate::sim) fn dequeue_task(
         self,
         s: &mut Sim<'_>,
@@ -77,10 +106,10 @@ impl Class {
         cpu: usize,
         tid: usize,
         now: Nanos,
-        sleep: bool,
+        flags: u32,
     ) {
         match self {
-            Class::Fair => s.dequeue_fair(out, cpu, tid, now, sleep),
+            Class::Fair => s.dequeue_fair(out, cpu, tid, now, flags),
             Class::Rt => s.dequeue_task_rt(out, cpu, tid, now),
             Class::Dl => s.dequeue_task_dl(out, cpu, tid, now),
             Class::Stop => s.dequeue_task_stop(cpu),
@@ -149,8 +178,10 @@ impl Class {
         }
     }
 
-    /// `next->sched_class->set_next_task(rq, next, true)`; `prev` is the task switched
-    /// from (`None`: the idle task).
+    /// `next->sched_class->set_next_task(rq, next, first)`; `prev` is the task switched
+    /// from (`None`: the idle task). `first` is the pick of `__schedule()`; a class or
+    /// priority change of the running task sets it again with `first` false.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::sim) fn set_next_task(
         self,
         s: &mut Sim<'_>,
@@ -158,13 +189,63 @@ impl Class {
         cpu: usize,
         next: usize,
         prev: Option<usize>,
+        first: bool,
         now: Nanos,
     ) {
         match self {
-            Class::Fair => s.set_next_task_fair(out, cpu, next, now),
-            Class::Rt => s.set_next_task_rt(out, cpu, prev, now),
-            Class::Dl => s.set_next_task_dl(out, cpu, prev, now),
+            Class::Fair => s.set_next_task_fair(out, cpu, next, first, now),
+            Class::Rt => s.set_next_task_rt(out, cpu, prev, first, now),
+            Class::Dl => s.set_next_task_dl(out, cpu, prev, first, now),
             Class::Stop => {}
+        }
+    }
+
+    /// `prev_class->switched_from(rq, p)`: `tid` left this class.
+    pub(in crate::sim) fn switched_from(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        match self {
+            Class::Fair => s.switched_from_fair(out, cpu, tid, now),
+            Class::Rt => s.switched_from_rt(cpu, tid),
+            Class::Dl | Class::Stop => {}
+        }
+    }
+
+    /// `p->sched_class->switched_to(rq, p)`: `tid` entered this class.
+    pub(in crate::sim) fn switched_to(
+        self,
+        s: &mut Sim<'_>,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        match self {
+            Class::Fair => s.switched_to_fair(out, cpu, tid, now),
+            Class::Rt => s.switched_to_rt(out, cpu, tid, now),
+            Class::Dl => s.switched_to_dl(out, cpu, tid, now),
+            Class::Stop => {}
+        }
+    }
+
+    /// `p->sched_class->prio_changed(rq, p, oldprio)`: `tid`'s priority changed within
+    /// this class.
+    pub(in crate::sim) fn prio_changed(
+        self,
+        s: &mut Sim<'_>,
+        cpu: usize,
+        tid: usize,
+        oldprio: i32,
+    ) {
+        match self {
+            Class::Fair => s.prio_changed_fair(cpu, tid, oldprio),
+            Class::Rt => s.prio_changed_rt(cpu, tid, oldprio),
+            Class::Dl | Class::Stop => {}
         }
     }
 

@@ -51,18 +51,20 @@ impl<'w> Sim<'w> {
         placed.cpu
     }
 
-    /// `enqueue_task_rt()`: a woken task goes to the tail of its priority;
-    /// `enqueue_top_rt_rq()` → `add_nr_running()`, `cpufreq_update_util()`.
+    /// `enqueue_task_rt()`: a task goes to the tail of its priority's list, or to its head
+    /// with ENQUEUE_HEAD (`head`: a task whose priority fell); `enqueue_top_rt_rq()` →
+    /// `add_nr_running()`, `cpufreq_update_util()`.
     pub(in crate::sim) fn enqueue_task_rt(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
+        head: bool,
     ) {
         self.threads[tid].enqueue_migrated = false;
         let prio = self.threads[tid].eff_prio;
-        self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, false);
+        self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, head);
         self.threads[tid].state = TState::Runnable;
         self.threads[tid].cpu = cpu;
         self.refresh_view(cpu);
@@ -108,18 +110,92 @@ impl<'w> Sim<'w> {
         self.update_rt_pelt(out, cpu, true, now);
     }
 
-    /// `set_next_task_rt()`: the RT signal, running only if `prev` was RT (`rq->curr`
-    /// was not RT until now otherwise).
+    /// `set_next_task_rt()`: the start of the run's accounting (`exec_start`); for a pick
+    /// (`first`), the RT signal, running only if `prev` was RT (`rq->curr` was not RT
+    /// until now otherwise).
     pub(in crate::sim) fn set_next_task_rt(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         prev: Option<usize>,
+        first: bool,
         now: Nanos,
     ) {
-        let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
-        self.update_rt_pelt(out, cpu, running, now);
+        if first {
+            let running = prev.is_some_and(|p| self.threads[p].class == Class::Rt);
+            self.update_rt_pelt(out, cpu, running, now);
+        }
         self.rqs[cpu].rt_exec_start = now;
+    }
+
+    /// `switched_to_rt()` (kernel/sched/rt.c, v6.11): the running task starts the RT
+    /// signal (its past counted as not RT); a queued one asks for a push when the rq is
+    /// overloaded (`rt_queue_push_tasks()`, a balance callback) and preempts a
+    /// lower-priority curr.
+    pub(in crate::sim) fn switched_to_rt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        if self.rqs[cpu].curr == Some(tid) {
+            self.update_rt_pelt(out, cpu, false, now);
+            return;
+        }
+        if self.threads[tid].state == TState::Runnable {
+            if self.threads[tid].affinity.weight() > 1 && self.rt_overloaded(cpu) {
+                self.queue_balance_callback(BalanceCallback::PushRt(cpu));
+            }
+            if self.threads[tid].eff_prio < self.curr_prio(cpu) {
+                self.set_resched(cpu);
+            }
+        }
+    }
+
+    /// `prio_changed_rt()` (v6.11): a running task whose priority fell asks for a pull
+    /// (`rt_queue_pull_task()`) and reschedules when a higher priority waits on its rq; a
+    /// queued one preempts a lower-priority curr.
+    pub(in crate::sim) fn prio_changed_rt(&mut self, cpu: usize, tid: usize, oldprio: i32) {
+        if self.threads[tid].state != TState::Runnable {
+            return;
+        }
+        let prio = self.threads[tid].eff_prio;
+        if self.rqs[cpu].curr == Some(tid) {
+            if oldprio < prio {
+                self.queue_balance_callback(BalanceCallback::PullRt(cpu));
+            }
+            if prio > self.rqs[cpu].rt.highest_prio() {
+                self.set_resched(cpu);
+            }
+        } else if prio < self.curr_prio(cpu) {
+            self.set_resched(cpu);
+        }
+    }
+
+    /// `switched_from_rt()` (v6.11): a queued task that was the rq's last RT task asks for
+    /// a pull (`rt_queue_pull_task()`).
+    pub(in crate::sim) fn switched_from_rt(&mut self, cpu: usize, tid: usize) {
+        if self.threads[tid].state != TState::Runnable || self.rqs[cpu].rt.nr_running() > 0 {
+            return;
+        }
+        self.queue_balance_callback(BalanceCallback::PullRt(cpu));
+    }
+
+    /// `rq->curr->prio` of `cpu` (`MAX_PRIO`, 140, for the idle task).
+    fn curr_prio(&self, cpu: usize) -> i32 {
+        self.rqs[cpu]
+            .curr
+            .map_or(rtq::MAX_PRIO, |c| self.threads[c].eff_prio)
+    }
+
+    /// `rq->rt.overloaded` (v6.11): the rq has a pushable task, a queued RT task that does
+    /// not run and may run elsewhere (`enqueue_pushable_task()`).
+    fn rt_overloaded(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.rt
+            .iter()
+            .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
     }
 
     /// `task_tick_rt()`: the RT signal (v6.11 updates it here, not at every tick); SCHED_RR
@@ -286,6 +362,15 @@ impl<'w> Sim<'w> {
         if !prt::need_pull_rt_task(views[cpu].highest_prio_curr, self.threads[prev].eff_prio) {
             return;
         }
+        self.pull_rt_task(out, cpu, now);
+    }
+
+    /// `pull_rt_task(this_rq)` (kernel/sched/rt.c, v6.11): with RT_PUSH_IPI (`rt.push_ipi`,
+    /// the default) the overloaded CPUs are asked to push (their irq_work, after this
+    /// operation); without it, the higher RT tasks queued elsewhere are pulled here now.
+    pub(in crate::sim) fn pull_rt_task(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let pushables = self.rt_pushables();
+        let views = self.rt_views(&pushables);
         match prt::pull_rt_task(&views, cpu, self.s.options.rt.push_ipi) {
             RtPull::Nothing => {}
             RtPull::PushIpi(cpus) => {
@@ -315,12 +400,7 @@ impl<'w> Sim<'w> {
         cpu: usize,
         now: Nanos,
     ) {
-        let rq = &self.rqs[cpu];
-        let pushable = rq
-            .rt
-            .iter()
-            .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1);
-        if pushable {
+        if self.rt_overloaded(cpu) {
             self.push_rt_tasks(out, cpu, now);
         }
     }

@@ -20,11 +20,11 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         self.update_rq_clock(m.src, now);
-        self.dequeue_task(out, m.src, m.task, now, false);
+        self.dequeue_task(out, m.src, m.task, now, class::DEQUEUE_MIGRATING);
         self.trace_migrate(out, m.task, m.src, m.dst, on, now);
         self.threads[m.task].enqueue_migrated = true;
         self.update_rq_clock(m.dst, now);
-        self.enqueue_task(out, m.dst, m.task, now, false);
+        self.enqueue_task(out, m.dst, m.task, now, 0);
         self.migrations[m.reason as usize] += 1;
         self.wakeup_preempt(m.dst, m.task);
     }

@@ -5,6 +5,7 @@
 //! have a module each.
 
 mod migrate;
+mod prio;
 mod schedule;
 mod syscalls;
 mod tick;
@@ -51,18 +52,18 @@ impl<'w> Sim<'w> {
         self.rd_overload
     }
 
-    /// `enqueue_task()`: `uclamp_rq_inc()`, then the class's hook.
+    /// `enqueue_task(rq, p, flags)`: `uclamp_rq_inc()`, then the class's hook.
     pub(in crate::sim) fn enqueue_task(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
-        initial: bool,
+        flags: u32,
     ) {
         self.uclamp_inc(cpu, tid);
         let class = self.threads[tid].class;
-        class.enqueue_task(self, out, cpu, tid, now, initial);
+        class.enqueue_task(self, out, cpu, tid, now, flags);
     }
 
     /// `add_nr_running()` (kernel/sched/sched.h, v6.11), which every class's enqueue
@@ -75,18 +76,18 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `dequeue_task()`: `uclamp_rq_dec()`, then the class's hook.
+    /// `dequeue_task(rq, p, flags)`: `uclamp_rq_dec()`, then the class's hook.
     pub(in crate::sim) fn dequeue_task(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
-        sleep: bool,
+        flags: u32,
     ) {
         self.uclamp_dec(cpu, tid);
         let class = self.threads[tid].class;
-        class.dequeue_task(self, out, cpu, tid, now, sleep);
+        class.dequeue_task(self, out, cpu, tid, now, flags);
     }
 
     /// `wakeup_preempt()`: reschedule `cpu` if idle, if `tid`'s class is above curr's

@@ -61,7 +61,7 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 let class = self.threads[n].class;
-                class.set_next_task(self, out, cpu, n, prev, now);
+                class.set_next_task(self, out, cpu, n, prev, true, now);
             }
             None => self.set_next_task_idle(cpu),
         }
@@ -86,7 +86,7 @@ impl<'w> Sim<'w> {
             self.update_misfit(cpu, Some(n), now);
         } else {
             class.put_prev_task(self, out, cpu, n, now);
-            class.set_next_task(self, out, cpu, n, Some(n), now);
+            class.set_next_task(self, out, cpu, n, Some(n), true, now);
         }
     }
 

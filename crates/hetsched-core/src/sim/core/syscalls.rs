@@ -1,5 +1,6 @@
 //! The system calls user space (user/: rt-app's interpreter and its futex model) makes,
-//! and the kernel functions behind them (kernel/sched/syscalls.c, core.c, v6.11):
+//! and the kernel functions behind them (kernel/sched/syscalls.c, core.c, v6.11; the
+//! priority and class changes are core/prio.rs):
 //!
 //! | system call | here | kernel |
 //! |---|---|---|
@@ -86,16 +87,6 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         self.try_to_wake_up(out, tid, now, Some(waker));
-    }
-
-    /// `rt_mutex_setprio()`, as the PI futex operations reach it: `tid` runs at `prio`.
-    pub(in crate::sim) fn rt_mutex_setprio(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        tid: usize,
-        prio: i32,
-    ) {
-        self.set_prio(out, tid, prio);
     }
 
     /// `sched_setattr()` at a phase start (rt-app's `set_thread_param()`): a policy
@@ -284,7 +275,7 @@ impl<'w> Sim<'w> {
             self.update_curr_dl(cpu, tid, now);
         }
         if !(self.threads[tid].class == Class::Dl && self.threads[tid].dl.throttled) {
-            self.dequeue_task(out, cpu, tid, now, true);
+            self.dequeue_task(out, cpu, tid, now, class::DEQUEUE_SLEEP);
         }
         let t = &mut self.threads[tid];
         t.state = TState::Sleeping;
@@ -316,7 +307,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         self.update_rq_clock(cpu, now);
-        self.dequeue_task(out, cpu, tid, now, true);
+        self.dequeue_task(out, cpu, tid, now, class::DEQUEUE_SLEEP);
         self.task_dead_dl(tid);
         self.threads[tid].state = TState::Dead;
         if !self.is_rtapp_main(tid) {
@@ -333,156 +324,6 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(cpu, now), &ev, g_sched);
         }
         self.set_resched(cpu);
-    }
-
-    /// `reweight_task()` simplified: new weight; EEVDF deadline recomputed from the slice.
-    /// `set_user_nice()` (kernel/sched/syscalls.c, v6.11): a new nice value; for a fair
-    /// task, the weight through [`Sim::reweight_fair`].
-    pub(in crate::sim) fn set_user_nice(&mut self, out: &mut Out<'_, '_>, tid: usize, nice: i32) {
-        let nice = nice.clamp(-20, 19);
-        if self.threads[tid].nice == nice {
-            return;
-        }
-        self.threads[tid].nice = nice;
-        if !self.threads[tid].policy.is_fair() {
-            return; // p->static_prio only: it applies when the task becomes fair
-        }
-        let t = &mut self.threads[tid];
-        let old_prio = t.eff_prio;
-        let boosted = t.eff_prio != t.normal_prio;
-        t.normal_prio = 120 + nice;
-        if !boosted {
-            t.eff_prio = t.normal_prio; // effective_prio()
-        }
-        self.reweight_fair(out, tid, old_prio);
-    }
-
-    /// Changes a thread's effective priority and, with it, its class (a fair task
-    /// boosted below `MAX_RT_PRIO` runs in the RT class), as `rt_mutex_setprio()` does:
-    /// dequeue, put_prev, change, enqueue, set_next, then preemption checks.
-    pub(in crate::sim) fn set_prio(&mut self, out: &mut Out<'_, '_>, tid: usize, prio: i32) {
-        let now = self.q.now();
-        let old_class = self.threads[tid].class;
-        let base = if self.threads[tid].policy.is_fair() {
-            Class::Fair
-        } else {
-            Class::Rt
-        };
-        let new_class = if prio < rtq::MAX_RT_PRIO {
-            Class::Rt
-        } else {
-            base
-        };
-        let cpu = self.threads[tid].cpu;
-        let queued = self.threads[tid].state == TState::Runnable;
-        let running = self.rqs[cpu].curr == Some(tid);
-        if !queued {
-            self.threads[tid].eff_prio = prio;
-            self.threads[tid].class = new_class;
-            return;
-        }
-        self.update_rq_clock(cpu, now);
-        self.account_op(cpu, now);
-        match old_class {
-            Class::Fair => {
-                self.update_curr_fair_resched(cpu, now);
-                if running {
-                    self.update_load_avg(out, cpu, tid, 0, now);
-                    let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
-                    rq.cfs.put_prev_entity(ents, tid);
-                }
-                if new_class != Class::Fair {
-                    self.dequeue_fair(out, cpu, tid, now, false);
-                }
-            }
-            _ => self.dequeue_task(out, cpu, tid, now, false),
-        }
-        let deboost = prio > self.threads[tid].eff_prio;
-        self.threads[tid].eff_prio = prio;
-        self.threads[tid].class = new_class;
-        match new_class {
-            Class::Fair => {
-                if old_class != Class::Fair {
-                    self.enqueue_fair(out, cpu, tid, now, false);
-                }
-                if running {
-                    self.update_load_avg(out, cpu, tid, UPDATE_TG, now);
-                    let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-                    rq.cfs.set_next_entity(ents, tid, now);
-                }
-            }
-            _ => {
-                // a deboosted task goes to the head of its new list (ENQUEUE_HEAD)
-                self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, deboost);
-                self.threads[tid].state = TState::Runnable;
-                self.refresh_view(cpu);
-                if running {
-                    // set_next_task_rt(): `p->se.exec_start` for update_curr_rt()
-                    self.rqs[cpu].rt_exec_start = now;
-                }
-            }
-        }
-        if running {
-            self.set_resched(cpu);
-        } else {
-            self.wakeup_preempt(cpu, tid);
-        }
-    }
-
-    /// `sched_setscheduler()`/`sched_setattr()` (rt-app's `set_thread_param()`), as
-    /// `__sched_setscheduler()` does it (kernel/sched/syscalls.c, v6.11): nothing when the
-    /// policy and its parameters are unchanged (the early return); otherwise between the
-    /// fair policies by nice, into or out of SCHED_FIFO/RR by priority, or into
-    /// SCHED_DEADLINE with `dl` (`switched_to_dl()`); then `__setscheduler_uclamp()`
-    /// resets the clamps that are not user-defined to the new class's defaults. Leaving
-    /// SCHED_DEADLINE is not modelled (the task keeps its class).
-    pub(in crate::sim) fn set_policy(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        tid: usize,
-        pol: SchedPolicy,
-        prio: Option<i32>,
-        dl: Option<DlEntity>,
-    ) {
-        let t = &self.threads[tid];
-        if t.class == Class::Dl {
-            return;
-        }
-        // `if (unlikely(policy == p->policy))`: the same nice, RT priority or DL parameters
-        let unchanged = pol == t.policy
-            && match pol {
-                SchedPolicy::Fifo | SchedPolicy::Rr => {
-                    rtq::rt_prio(prio.unwrap_or(10)) == t.normal_prio
-                }
-                SchedPolicy::Deadline => true,
-                _ => prio.unwrap_or(t.nice).clamp(-20, 19) == t.nice,
-            };
-        if unchanged {
-            return;
-        }
-        if pol == SchedPolicy::Deadline {
-            let dl = dl.unwrap_or(t.dl);
-            // __checkparam_dl() and sched_dl_overflow(): rt-app exits on the error
-            if let Err(msg) = self.sched_dl_admit(tid, &dl) {
-                return self.fail(msg);
-            }
-            self.switched_to_dl(out, tid, dl);
-        } else if pol.is_fair() {
-            // __sched_setscheduler(): the policy and static priority, then the weight
-            let nice = prio.unwrap_or(t.nice).clamp(-20, 19);
-            self.threads[tid].policy = pol;
-            self.threads[tid].nice = nice;
-            self.threads[tid].normal_prio = 120 + nice;
-            self.set_prio(out, tid, 120 + nice);
-            let prio = self.threads[tid].eff_prio;
-            self.reweight_fair(out, tid, prio);
-        } else {
-            let p = rtq::rt_prio(prio.unwrap_or(10));
-            self.threads[tid].policy = pol;
-            self.threads[tid].normal_prio = p;
-            self.set_prio(out, tid, p);
-        }
-        self.update_task_uclamp(tid);
     }
 
     /// `sched_yield()` (kernel/sched/syscalls.c, v6.11): the class's `yield_task()`.

@@ -38,7 +38,7 @@ impl<'w> Sim<'w> {
         self.threads[tid].cpu = cpu;
         self.update_rq_clock(cpu, now);
         self.post_init_entity_util_avg(cpu, tid);
-        self.enqueue_task(out, cpu, tid, now, true);
+        self.enqueue_task(out, cpu, tid, now, class::ENQUEUE_INITIAL);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeupNew {
                 task: self.tref(tid),
@@ -75,7 +75,7 @@ impl<'w> Sim<'w> {
             self.nr_res_blocked -= 1;
         }
         self.update_rq_clock(cpu, now);
-        self.enqueue_task(out, cpu, tid, now, false);
+        self.enqueue_task(out, cpu, tid, now, 0);
         if out.any.sched {
             let ev = TraceEvent::SchedWakeup {
                 task: self.tref(tid),

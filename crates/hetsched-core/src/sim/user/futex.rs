@@ -159,19 +159,25 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `rt_mutex_adjust_prio()` + `rt_mutex_setprio()`: `tid` runs at the best of its
-    /// own priority and its top PI waiter's. Returns whether its priority changed.
-    /// Deadline boosting is not modelled (a DL waiter boosts to RT priority 0).
-    pub(in crate::sim) fn pi_adjust(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
+    /// `rt_effective_prio(p, prio)` (kernel/sched/core.c, v6.11): `prio`, or the priority of
+    /// `tid`'s top PI waiter when that is higher (a DL waiter boosts to RT priority 0).
+    pub(in crate::sim) fn rt_effective_prio(&self, tid: usize, prio: i32) -> i32 {
         let threads = &self.threads;
         let top = self
             .res
             .top_pi_waiter_prio(tid, |w| threads[w].eff_prio.max(0));
+        top.map_or(prio, |p| p.min(prio))
+    }
+
+    /// `rt_mutex_adjust_prio()` + `rt_mutex_setprio()`: `tid` runs at the best of its
+    /// own priority and its top PI waiter's. Returns whether its priority changed.
+    /// Deadline boosting is not modelled (a DL waiter boosts to RT priority 0).
+    pub(in crate::sim) fn pi_adjust(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
         let t = &self.threads[tid];
         if t.class == Class::Dl {
             return false;
         }
-        let new = top.map_or(t.normal_prio, |p| p.min(t.normal_prio));
+        let new = self.rt_effective_prio(tid, t.normal_prio);
         if new == t.eff_prio {
             return false;
         }
