@@ -1,7 +1,8 @@
 //! A task's class or priority changing under it, as the kernel's class hooks handle it
 //! (v6.11 `check_class_changed()`: `switched_from`/`switched_to`/`prio_changed`), read from
 //! the trace: the RT pushes and pulls those hooks queue, and the fair averages of a task
-//! that leaves the fair class for a while (a PI boost).
+//! that leaves the fair class for a while (a PI boost); and the util_est events a fair
+//! dequeue fires.
 
 // Tests panic on unexpected failures by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -140,4 +141,35 @@ fn a_boosted_fair_task_comes_back_with_its_util_aged_as_sleep() {
         after * 100 <= before * 45,
         "util {before} when boosted, {after} after {boosted_for} µs as RT"
     );
+}
+
+/// `util_est_update()` (kernel/sched/fair.c, v6.11) returns at once unless the task sleeps
+/// (DEQUEUE_SLEEP), and fires `sched_util_est_se` only at its `done:`; `util_est_dequeue()`
+/// fires `sched_util_est_cfs`. Three hogs on CPUs 4–5 are moved by the balancer (dequeues
+/// that are not sleeps, nor class changes) and a periodic task sleeps: every
+/// `sched_util_est_se` is a sleeping task's, whose switch out as it sleeps follows.
+#[test]
+fn util_est_se_fires_only_for_a_task_going_to_sleep() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "hog": { "instance": 3, "cpus": [4, 5], "loop": -1, "run": 100000 },
+        "p": { "cpus": [4, 5], "loop": -1, "run": 3000, "timer": { "ref": "p", "period": 16000 } } } }"#;
+    let (r, lines) = traced("hikey960", json, 400, &["cpufreq.governor=performance"]);
+    assert!(r.migrations.values().sum::<u64>() > 0, "{:?}", r.migrations);
+    let mut seen = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if !l.contains("sched_util_est_se:") {
+            continue;
+        }
+        seen += 1;
+        let cpu = &l[l.find('[').unwrap()..=l.find(']').unwrap()];
+        let comm = field(l, "comm");
+        let out = lines[i..]
+            .iter()
+            .find(|s| s.contains("sched_switch:") && s.contains(cpu))
+            .unwrap_or_else(|| panic!("no switch after {l}"));
+        assert_eq!(field(out, "prev_comm"), comm, "{l}\n{out}");
+        assert_ne!(field(out, "prev_state"), "0", "{l}\n{out}");
+    }
+    assert!(seen > 10, "{seen} sched_util_est_se events");
 }

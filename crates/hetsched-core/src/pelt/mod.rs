@@ -850,20 +850,21 @@ fn within_margin(value: i32, margin: i32) -> bool {
 ///
 /// Call at the end of `dequeue_task_fair()`, after the PELT update, with `task_sleep`
 /// = `DEQUEUE_SLEEP` (nothing happens otherwise); `capacity_orig` is
-/// `arch_scale_cpu_capacity()` of the task's CPU.
+/// `arch_scale_cpu_capacity()` of the task's CPU. Returns whether it reached `done:`,
+/// where the kernel fires `sched_util_est_se_tp` (not for the early returns).
 pub fn util_est_update(
     avg: &mut SchedAvg,
     task_sleep: bool,
     ver: UtilEstVersion,
     capacity_orig: u64,
-) {
+) -> bool {
     util_est_update_with(
         avg,
         task_sleep,
         ver,
         UtilEstFeatures::kernel_default(ver),
         capacity_orig,
-    );
+    )
 }
 
 /// Models `kernel/sched/fair.c:util_est_update()` with explicit feature switches.
@@ -879,22 +880,24 @@ pub fn util_est_update(
 /// `enqueued` moved by ≥ 1 % from the last one, else return unchanged; capacity filter
 /// returns; runnable filter keeps; else `ewma = ((ewma << 2) + (enqueued - ewma)) >> 2`;
 /// `done`: `enqueued |= UTIL_AVG_UNCHANGED`.
+///
+/// Returns whether it reached `done:` (where `sched_util_est_se_tp` fires).
 pub fn util_est_update_with(
     avg: &mut SchedAvg,
     task_sleep: bool,
     ver: UtilEstVersion,
     feat: UtilEstFeatures,
     capacity_orig: u64,
-) {
+) -> bool {
     if !task_sleep {
-        return;
+        return false;
     }
     let margin = UTIL_EST_MARGIN as u32;
     match ver {
         UtilEstVersion::V6_8 => {
             let mut ewma = avg.util_est.ewma;
             if ewma & UTIL_AVG_UNCHANGED != 0 {
-                return;
+                return false;
             }
             let dequeued = task_util(avg) as u32;
             if ewma <= dequeued {
@@ -904,7 +907,7 @@ pub fn util_est_update_with(
                 if last_ewma_diff < margin {
                     // within 1 %: keep
                 } else if feat.capacity_filter && u64::from(dequeued) > capacity_orig {
-                    return;
+                    return false;
                 } else if feat.runnable_filter
                     && u64::from(dequeued) + UTIL_EST_MARGIN < task_runnable(avg)
                 {
@@ -915,11 +918,12 @@ pub fn util_est_update_with(
                 }
             }
             avg.util_est.ewma = ewma | UTIL_AVG_UNCHANGED;
+            true
         }
         UtilEstVersion::V5_13 => {
             let mut ue = avg.util_est;
             if ue.enqueued & UTIL_AVG_UNCHANGED != 0 {
-                return;
+                return false;
             }
             let last_enqueued = i64::from(ue.enqueued);
             ue.enqueued = task_util(avg) as u32;
@@ -936,11 +940,11 @@ pub fn util_est_update_with(
                 let m = margin as i32;
                 let skip_ewma = if within_margin(last_ewma_diff as i32, m) {
                     if within_margin(last_enqueued_diff as i32, m) {
-                        return;
+                        return false;
                     }
                     true
                 } else if feat.capacity_filter && task_util(avg) > capacity_orig {
-                    return;
+                    return false;
                 } else {
                     feat.runnable_filter
                         && u64::from(ue.enqueued) + UTIL_EST_MARGIN < task_runnable(avg)
@@ -952,6 +956,7 @@ pub fn util_est_update_with(
             }
             ue.enqueued |= UTIL_AVG_UNCHANGED;
             avg.util_est = ue;
+            true
         }
     }
 }

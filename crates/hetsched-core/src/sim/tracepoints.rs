@@ -131,6 +131,8 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
+    /// `sched_util_est_se_tp` of `tid` (`util_est_update()` at its `done:`), or with `None`
+    /// `sched_util_est_cfs_tp` of `cpu`'s cfs_rq (`util_est_enqueue()`/`util_est_dequeue()`).
     pub(in crate::sim) fn trace_util_est(
         &self,
         out: &mut Out<'_, '_>,
@@ -154,6 +156,7 @@ impl<'w> Sim<'w> {
                 util: a.util_avg,
             };
             out.emit(&ctx, &ev, g_signals);
+            return;
         }
         let c = &self.rqs[cpu].cfs.avg;
         let ue = pelt::cfs_rq_util_est(c);

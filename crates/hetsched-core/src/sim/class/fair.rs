@@ -96,6 +96,7 @@ impl<'w> Sim<'w> {
         if self.s.options.pelt.util_est {
             let a = self.ents[tid].avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            self.trace_util_est(out, cpu, None, now);
         }
         self.update_curr_fair_resched(cpu, now);
         let pelt_flags = if migrating {
@@ -109,13 +110,14 @@ impl<'w> Sim<'w> {
         if migrating {
             self.ents[tid].avg.last_update_time = 0;
         }
-        if self.s.options.pelt.util_est {
-            pelt::util_est_update(
+        if self.s.options.pelt.util_est
+            && pelt::util_est_update(
                 &mut self.ents[tid].avg,
                 sleep,
                 self.ue_ver,
                 self.rqs[cpu].cap,
-            );
+            )
+        {
             self.trace_util_est(out, cpu, Some(tid), now);
         }
         self.refresh_view(cpu);
