@@ -45,11 +45,9 @@ pub enum Error {
     /// Options.
     #[error(transparent)]
     Options(#[from] hetsched_core::options::OptionsError),
-    /// A duration argument.
-    #[error(
-        "--duration {0}: expected a number with a unit: ns, us, ms or s (for example 10s, 500ms)"
-    )]
-    Duration(String),
+    /// A duration argument: the argument and what is wrong with it.
+    #[error("--duration {0}: {1}")]
+    Duration(String, &'static str),
     /// `hetsched reproduce`: an unknown experiment, or a run whose result lacks what
     /// the experiment measures.
     #[error("reproduce: {0}")]
@@ -120,8 +118,16 @@ pub fn split_params(name: &str, args: &[String]) -> Result<Vec<(String, String)>
         .collect()
 }
 
-/// Parses a duration such as `10s`, `2.5s`, `500ms`, `100us`, `1000ns`.
+/// The longest simulated duration a run takes: 2³¹ − 1 s, the longest `global.duration`
+/// rt-app reads (a 32-bit int); every simulated time then fits the engine's nanosecond
+/// clock with room.
+pub const MAX_DURATION_S: u64 = i32::MAX as u64;
+
+/// Parses a duration such as `10s`, `2.5s`, `500ms`, `100us`, `1000ns`: positive, at most
+/// [`MAX_DURATION_S`].
 pub fn parse_duration(s: &str) -> Result<Nanos, Error> {
+    const SYNTAX: &str = "expected a number with a unit: ns, us, ms or s (for example 10s, 500ms)";
+    let bad = |why| Error::Duration(s.to_string(), why);
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -132,27 +138,34 @@ pub fn parse_duration(s: &str) -> Result<Nanos, Error> {
         "ms" => NSEC_PER_MSEC,
         "us" | "µs" => NSEC_PER_USEC,
         "ns" => 1,
-        _ => return Err(Error::Duration(s.to_string())),
+        _ => return Err(bad(SYNTAX)),
     };
     // exact decimal parsing, no floats: integer part and up to 9 fractional digits
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     if int.is_empty() && frac.is_empty() || frac.len() > 9 {
-        return Err(Error::Duration(s.to_string()));
+        return Err(bad(SYNTAX));
     }
     let int: u64 = if int.is_empty() {
         0
     } else {
-        int.parse().map_err(|_| Error::Duration(s.to_string()))?
+        // only digits here: a failure is an overflow
+        int.parse()
+            .map_err(|_| bad("too long: at most 2147483647 s"))?
     };
     let mut frac_ns: u64 = 0;
     if !frac.is_empty() {
-        let f: u64 = frac.parse().map_err(|_| Error::Duration(s.to_string()))?;
+        let f: u64 = frac.parse().map_err(|_| bad(SYNTAX))?;
         frac_ns = f * scale / 10u64.pow(frac.len() as u32);
     }
-    int.checked_mul(scale)
+    let ns = int
+        .checked_mul(scale)
         .and_then(|v| v.checked_add(frac_ns))
-        .filter(|&v| v > 0)
-        .ok_or_else(|| Error::Duration(s.to_string()))
+        .filter(|&v| v <= MAX_DURATION_S * NSEC_PER_SEC)
+        .ok_or_else(|| bad("too long: at most 2147483647 s"))?;
+    if ns == 0 {
+        return Err(bad("a run needs a positive duration"));
+    }
+    Ok(ns)
 }
 
 /// One run as the CLI and Python describe it.
@@ -256,6 +269,17 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("1h").is_err());
         assert!(parse_duration("0s").is_err());
+        let msg = |d: &str| parse_duration(d).unwrap_err().to_string();
+        assert_eq!(msg("0"), "--duration 0: a run needs a positive duration");
+        assert!(msg("fast").contains("expected a number with a unit"));
+        // 18446744073 s fits u64 ns but not the engine's clock with its offsets
+        for d in ["18446744073s", "2147483648s", "99999999999999999999999s"] {
+            assert_eq!(
+                msg(d),
+                format!("--duration {d}: too long: at most 2147483647 s")
+            );
+        }
+        assert!(parse_duration("2147483647s").is_ok());
     }
 
     #[test]
