@@ -57,6 +57,10 @@ mod write;
 use std::path::Path;
 
 pub use error::{Location, RtappError};
+
+/// The most threads a workload starts: 32 768, Linux's default `pid_max`
+/// (`PID_MAX_DEFAULT`, include/linux/threads.h), which bounds the threads a board runs.
+pub const MAX_THREADS: u64 = 32_768;
 pub use grammar::{event_prefix, EVENT_PREFIXES, PHASE_LOOP_FOREVER};
 use hetsched_core::workload::Workload;
 pub use write::{describe, to_rtapp_json};

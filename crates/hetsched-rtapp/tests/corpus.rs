@@ -614,3 +614,26 @@ proptest! {
         }
     }
 }
+
+/// A run starts at most `MAX_THREADS` threads (Linux's default pid_max): one `instance`
+/// over it, or the tasks together, is refused at its position, before anything is built
+/// (2³¹ instances made `validate` allocate without bound).
+#[test]
+fn threads_over_pid_max_are_refused_at_their_instance() {
+    let e = err(r#"{ "tasks": { "t": { "instance": 2147483647, "run": 100 } } }"#).to_string();
+    assert!(
+        e.starts_with("t.json:1:33: `instance`: 2147483647 threads") && e.contains("at most 32768"),
+        "{e}"
+    );
+    let e = err(r#"{ "tasks": { "a": { "instance": 30000, "run": 100 },
+                   "b": { "instance": 2768, "run": 100 },
+                   "c": { "run": 100 } } }"#)
+    .to_string();
+    assert!(
+        e.starts_with("t.json:3:20:") && e.contains("32769 in all"),
+        "{e}"
+    );
+    let ok = r#"{ "tasks": { "a": { "instance": 32767, "run": 100 }, "c": { "run": 100 } } }"#;
+    let w = parse_str(ok, "t.json", &ReadOptions::default()).unwrap();
+    assert_eq!(w.tasks.iter().map(|t| t.instances).sum::<u32>(), 32_768);
+}

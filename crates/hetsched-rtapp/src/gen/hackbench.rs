@@ -147,6 +147,18 @@ impl Hackbench {
         if self.write_us == 0 || self.read_us == 0 {
             return err("write_us and read_us: expected at least 1 µs each");
         }
+        let threads = 2 * u64::from(self.groups) * u64::from(self.fds);
+        if threads > crate::MAX_THREADS {
+            return Err(GenError::new(
+                NAME,
+                format!(
+                    "groups={} fds={}: {threads} threads (2 × groups × fds); at most {} threads per run (Linux's default pid_max)",
+                    self.groups,
+                    self.fds,
+                    crate::MAX_THREADS
+                ),
+            ));
+        }
         let Some(reads) = self.loops.checked_mul(u64::from(self.fds)) else {
             return err("loops × fds: too many messages");
         };

@@ -205,6 +205,16 @@ pub fn from_spec(spec: &str) -> Result<Workload, GenError> {
     } else {
         combine(parts)?
     };
+    let threads: u64 = w.tasks.iter().map(|t| u64::from(t.instances)).sum();
+    if threads > crate::MAX_THREADS {
+        return Err(GenError::new(
+            body,
+            format!(
+                "{threads} threads: at most {} threads per run (Linux's default pid_max)",
+                crate::MAX_THREADS
+            ),
+        ));
+    }
     w.source = Some(spec.to_string());
     Ok(w)
 }
@@ -387,6 +397,27 @@ pub(crate) fn check_names(gen: &str, w: &Workload, name_param: &str) -> Result<(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Generators refuse more threads than a run may start (`crate::MAX_THREADS`) before
+    /// building them (`groups=100000` aborted on allocation).
+    #[test]
+    fn generated_threads_are_bounded_by_pid_max() {
+        let e = from_spec("gen:hackbench:groups=100000")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("4000000 threads") && e.contains("at most 32768"),
+            "{e}"
+        );
+        let e = from_spec("gen:periodic:tasks=20000,name=a+periodic:tasks=20000,name=b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("gen:periodic:tasks=20000,name=a+") && e.contains("40000 threads"),
+            "{e}"
+        );
+        assert!(from_spec("gen:hackbench:groups=819").is_ok());
+    }
 
     #[test]
     fn unknown_generator_lists_the_known_ones() {

@@ -323,7 +323,9 @@ pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
     };
     let s = Periodic {
         name: p.name("name")?.unwrap_or(d.name),
-        tasks: p.u64_in("tasks", 1, 65_536)?.map_or(d.tasks, |v| v as u32),
+        tasks: p
+            .u64_in("tasks", 1, crate::MAX_THREADS)?
+            .map_or(d.tasks, |v| v as u32),
         work,
         period_us: p.duration_us("period")?.unwrap_or(d.period_us),
         length,

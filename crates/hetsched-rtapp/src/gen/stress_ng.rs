@@ -125,7 +125,7 @@ impl StressNgCpu {
 pub(crate) fn build(mut p: Params) -> Result<Workload, GenError> {
     let d = StressNgCpu::default();
     let s = StressNgCpu {
-        workers: match p.u64_in("workers", 0, 65_536)? {
+        workers: match p.u64_in("workers", 0, crate::MAX_THREADS)? {
             Some(0) => 0,
             Some(n) => n as u32,
             None => d.workers,
@@ -184,11 +184,12 @@ mod tests {
                 "gen:stress-ng-cpu:timeout=0s",
                 "timeout=0s: expected a positive duration",
             ),
-            // The last thread is "stress-ng-x-65535": 11 + 1 + 5 characters.
+            // The last thread is "stress-ng-x-32767": 11 + 1 + 5 characters.
             (
-                "gen:stress-ng-cpu:workers=65536,name=stress-ng-x",
-                "thread name `stress-ng-x-65535` has 17 characters",
+                "gen:stress-ng-cpu:workers=32768,name=stress-ng-x",
+                "thread name `stress-ng-x-32767` has 17 characters",
             ),
+            ("gen:stress-ng-cpu:workers=32769", "workers=32769"),
         ] {
             let e = from_spec(spec).unwrap_err().to_string();
             assert!(e.contains(want), "{spec}: {e}");

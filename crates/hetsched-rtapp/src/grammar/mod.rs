@@ -85,6 +85,8 @@ pub(crate) struct Reader<'a> {
     warnings: Vec<String>,
     /// `(task, suspend name, span)` for every `suspend` event.
     suspends: Vec<(String, String, Span)>,
+    /// Threads the tasks read so far start (their `instance`s).
+    threads: u64,
 }
 
 /// A view on an object: its members and where it starts.
@@ -110,6 +112,7 @@ impl<'a> Reader<'a> {
             mode,
             warnings: Vec::new(),
             suspends: Vec::new(),
+            threads: 0,
         }
     }
 
@@ -673,13 +676,26 @@ impl<'a> Reader<'a> {
             Some(d) => self.nonneg(d, "an integer number of microseconds")?,
             None => 0,
         };
-        let instances = match obj.get("instance") {
-            Some(i) => {
-                let v = self.nonneg(i, "an integer number of threads")?;
-                u32::try_from(v).unwrap_or(u32::MAX)
-            }
-            None => 1,
+        let (instances, at) = match obj.get("instance") {
+            Some(i) => (
+                self.nonneg(i, "an integer number of threads")?,
+                i.value.span,
+            ),
+            None => (1, m.key_span),
         };
+        if self.threads + instances > crate::MAX_THREADS {
+            return Err(self.invalid(
+                at,
+                "instance",
+                format!(
+                    "{instances} threads, {} in all: at most {} threads per run (Linux's default pid_max)",
+                    self.threads + instances,
+                    crate::MAX_THREADS
+                ),
+            ));
+        }
+        self.threads += instances;
+        let instances = instances as u32; // ≤ MAX_THREADS
         let mut phases = Vec::new();
         let loop_count;
         if let Some(pm) = obj.get("phases") {
