@@ -12,8 +12,9 @@ use hetsched_core::platform::{
 use crate::format::{AssumedPowerFile, IdleLevelFile, PerfDomainFile, PlatformFile};
 use crate::locate::Seg;
 
-/// Largest logical CPU id + 1 accepted (the kernel's `EM_MAX_NUM_CPUS` on 64-bit).
-pub(crate) const MAX_CPUS: usize = 4096;
+/// Largest logical CPU id + 1 accepted: 256, what the engine's CPU masks hold
+/// (`hetsched_core::sched::cpuset::MAX_CPUS`; the kernel's `NR_CPUS` goes higher).
+pub(crate) const MAX_CPUS: usize = 256;
 /// Largest frequency accepted, in kHz (100 GHz).
 const MAX_KHZ: u64 = 100_000_000;
 /// Largest voltage accepted, in µV (10 V).
@@ -131,7 +132,9 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
             if c >= MAX_CPUS {
                 return fail(
                     cp,
-                    format!("CPU {c} is out of range: logical CPU ids are 0..{MAX_CPUS}"),
+                    format!(
+                        "CPU {c} is out of range: logical CPU ids are 0..{MAX_CPUS} (hetsched simulates up to {MAX_CPUS} CPUs)"
+                    ),
                 );
             }
             if let Some(&(other, _)) = owner.get(&c) {

@@ -249,6 +249,24 @@ fn err_at(text: &str, line: usize, column: usize, needle: &str) {
     assert!(msg.contains(needle), "want {needle:?} in: {msg}");
 }
 
+/// A platform holds at most 256 CPUs, what the engine's CPU masks hold: CPU 256 is refused
+/// at its position (257–4,096 CPUs were accepted here and panicked in the engine).
+#[test]
+fn cpus_beyond_256_are_refused_at_their_id() {
+    err_at(
+        &SMALL.replace("    cpus: [2]\n", "    cpus: [2, 256]\n"),
+        13,
+        15,
+        "CPU 256 is out of range: logical CPU ids are 0..256",
+    );
+    let ids: Vec<String> = (2..256).map(|c| c.to_string()).collect();
+    let ok = SMALL.replace(
+        "    cpus: [2]\n",
+        &format!("    cpus: [{}]\n", ids.join(", ")),
+    );
+    assert_eq!(parse_str(&ok, "x.yaml").expect("valid").cpus.len(), 256);
+}
+
 #[test]
 fn small_example_loads() {
     let p = parse_str(SMALL, "x.yaml").expect("valid");
