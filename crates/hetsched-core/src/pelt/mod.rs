@@ -961,5 +961,7 @@ pub fn util_est_update_with(
     }
 }
 
+pub mod legacy;
+
 #[cfg(test)]
 mod tests;
