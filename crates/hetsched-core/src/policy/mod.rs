@@ -5,6 +5,7 @@
 pub mod domains;
 pub mod fair_wake;
 pub mod find_dst;
+pub mod hmp;
 pub mod lb;
 pub mod rt;
 pub mod select_fair;
