@@ -17,10 +17,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod dbs;
+mod hmp;
 mod interactive;
 mod profile;
 mod schedfreq;
 pub use dbs::{ConservativeOptions, OndemandOptions, OndemandVersion};
+pub use hmp::HmpOptions;
 pub use interactive::InteractiveOptions;
 use profile::overlay_changes;
 pub use profile::KernelProfile;
@@ -524,6 +526,8 @@ pub struct Options {
     pub eas: EasOptions,
     /// RT class.
     pub rt: RtOptions,
+    /// HMP task placement (big.LITTLE MP, seed 001).
+    pub hmp: HmpOptions,
     /// How rt-app starts the workload.
     pub rtapp: RtappOptions,
     /// Trace contents.
@@ -737,6 +741,10 @@ impl Settings {
         c.conservative.validate(tick_ns)?;
         c.interactive.validate()?;
         c.sched.validate()?;
+        let mut classes: Vec<u64> = platform.cpus.iter().map(|c| c.capacity).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        options.hmp.validate(classes.len())?;
         if options.rt.util_clamp_min_rt_default > crate::platform::SCHED_CAPACITY_SCALE {
             return Err(OptionsError::Invalid {
                 key: "rt.util_clamp_min_rt_default",

@@ -151,6 +151,24 @@ pub enum TraceEvent<'a> {
         /// Destination CPU.
         dest_cpu: u32,
     },
+    /// `sched_hmp_migrate: comm= pid= dest= force=` (LSK 3.10 big.LITTLE MP): an HMP
+    /// migration decided, `force` its reason (0 wakeup, 1 force, 2 offload, 3 idle pull).
+    SchedHmpMigrate {
+        /// The task.
+        task: TaskRef<'a>,
+        /// Destination CPU.
+        dest: u32,
+        /// `HMP_MIGRATE_WAKEUP` 0, `_FORCE` 1, `_OFFLOAD` 2, `_IDLE_PULL` 3.
+        force: u32,
+    },
+    /// `sched_task_runnable_ratio: comm= pid= ratio=` (LSK 3.10 big.LITTLE MP): a task's
+    /// `load_avg_ratio`, at each recompute (`__update_task_entity_contrib()`).
+    SchedTaskRunnableRatio {
+        /// The task.
+        task: TaskRef<'a>,
+        /// `load_avg_ratio`, 0..1023.
+        ratio: u64,
+    },
     /// `sched_process_exit: comm= pid= prio=`.
     SchedProcessExit {
         /// The task.

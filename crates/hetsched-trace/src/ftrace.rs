@@ -52,6 +52,7 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         | TraceEvent::SchedWakeupNew { .. }
         | TraceEvent::SchedSwitch { .. }
         | TraceEvent::SchedMigrateTask { .. }
+        | TraceEvent::SchedHmpMigrate { .. }
         | TraceEvent::SchedProcessExit { .. } => interest.sched,
         TraceEvent::CpuFrequency { .. }
         | TraceEvent::CpuIdle { .. }
@@ -66,7 +67,8 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         | TraceEvent::SchedPeltDl { .. }
         | TraceEvent::SchedUtilEstSe { .. }
         | TraceEvent::SchedUtilEstCfs { .. }
-        | TraceEvent::SchedCpuCapacity { .. } => interest.signals,
+        | TraceEvent::SchedCpuCapacity { .. }
+        | TraceEvent::SchedTaskRunnableRatio { .. } => interest.signals,
         TraceEvent::SchedOverutilized { .. } => interest.overutilized,
         TraceEvent::Print(_) => interest.markers,
     }
@@ -81,6 +83,8 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::SchedSwitch { .. } => "sched_switch",
         TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
         TraceEvent::SchedProcessExit { .. } => "sched_process_exit",
+        TraceEvent::SchedHmpMigrate { .. } => "sched_hmp_migrate",
+        TraceEvent::SchedTaskRunnableRatio { .. } => "sched_task_runnable_ratio",
         TraceEvent::CpuFrequency { .. } => "cpu_frequency",
         TraceEvent::CpuIdle { .. } => "cpu_idle",
         TraceEvent::CpufreqInteractiveLoadeval { kind, .. } => kind.name(),
@@ -203,6 +207,17 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             kv_u64(buf, "dest_cpu", u64::from(dest_cpu));
         }
         TraceEvent::SchedProcessExit { task } => kv_task(buf, &task),
+        TraceEvent::SchedHmpMigrate { task, dest, force } => {
+            kv_str(buf, "comm", task.comm);
+            kv_u64(buf, "pid", u64::from(task.pid));
+            kv_u64(buf, "dest", u64::from(dest));
+            kv_u64(buf, "force", u64::from(force));
+        }
+        TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
+            kv_str(buf, "comm", task.comm);
+            kv_u64(buf, "pid", u64::from(task.pid));
+            kv_u64(buf, "ratio", ratio);
+        }
         TraceEvent::CpuFrequency { cpu_id, state } => {
             kv_u64(buf, "state", state);
             kv_u64(buf, "cpu_id", u64::from(cpu_id));

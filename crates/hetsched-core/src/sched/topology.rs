@@ -261,6 +261,11 @@ pub struct SchedDomain {
     pub max_newidle_lb_cost: u64,
     /// `last_decay_max_lb_cost` in jiffies.
     pub last_decay_max_lb_cost: u64,
+    /// `SD_LOAD_BALANCE` (v2.6–v5.7): the periodic, idle and newidle balancers visit this
+    /// level. Always set, except on the levels HMP keeps its domains apart at
+    /// (`CONFIG_DISABLE_CPU_SCHED_DOMAIN_BALANCE`: `0*SD_LOAD_BALANCE` on the
+    /// cluster-spanning level of LSK 3.10's arm topology).
+    pub load_balance: bool,
 }
 
 impl SchedDomain {
@@ -403,6 +408,7 @@ fn sd_init(
         last_balance: jiffies,
         max_newidle_lb_cost: 0,
         last_decay_max_lb_cost: jiffies,
+        load_balance: true,
     };
     sd.flags |= asym_cpu_capacity_classify(&sd.span, cpu_map, caps);
     if sd.flags & SD_SHARE_CPUCAPACITY != 0 {

@@ -381,6 +381,9 @@ impl Sim<'_> {
                 break;
             }
             let sd = &self.doms.domains(cpu)[level];
+            if !sd.load_balance {
+                continue; // no SD_LOAD_BALANCE (HMP's cross-domain level)
+            }
             let mut interval = crate::policy::lb::get_sd_balance_interval(
                 sd.balance_interval,
                 sd.busy_factor,

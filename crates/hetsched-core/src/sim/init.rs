@@ -163,6 +163,12 @@ impl<'w> Sim<'w> {
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
         let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em, BOOT_OFFSET);
+        let caps: Vec<u64> = p.cpus.iter().map(|c| c.capacity).collect();
+        let hmp = hmp::HmpState::new(&s.options.hmp, &caps);
+        let mut doms = doms;
+        if let Some(h) = hmp.as_ref() {
+            h.keep_domains_apart(&mut doms);
+        }
         let mut sim = Sim {
             en,
             timers: vec![Vec::new(); n],
@@ -219,6 +225,7 @@ impl<'w> Sim<'w> {
             deadlock_reported: false,
             resched: Vec::new(),
             balance_callbacks: Vec::new(),
+            hmp,
             shared_timers: vec![TimerState::default(); shared.len()],
             timer_slots,
             cap_ref,

@@ -28,6 +28,7 @@ mod core;
 mod cpufreq;
 mod dbs_v44;
 pub mod energy;
+mod hmp;
 mod init;
 mod interactive;
 mod kthread;
@@ -370,6 +371,8 @@ struct Sim<'w> {
     resched: Vec<usize>,
     /// The balance callbacks queued by the operation in progress.
     balance_callbacks: Vec<BalanceCallback>,
+    /// HMP placement (`hmp.enabled`, sim/hmp.rs).
+    hmp: Option<hmp::HmpState>,
     shared_timers: Vec<TimerState>,
     timer_slots: Vec<Vec<Vec<Option<TimerSlot>>>>,
     cap_ref: u64,

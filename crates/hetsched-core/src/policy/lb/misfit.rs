@@ -214,7 +214,8 @@ impl LoadBalancer {
                 break;
             }
             let mut cont = true;
-            if doms.cpus[this_cpu][level].flags & SD_BALANCE_NEWIDLE != 0 {
+            let sd = &doms.cpus[this_cpu][level];
+            if sd.load_balance && sd.flags & SD_BALANCE_NEWIDLE != 0 {
                 let dec = self.sched_balance_rq(
                     env,
                     doms,

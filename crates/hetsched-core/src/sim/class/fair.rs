@@ -60,6 +60,8 @@ impl<'w> Sim<'w> {
             // enqueue_entity(): "Entity has migrated, no longer consider this task hot"
             ents[tid].exec_start = 0;
         }
+        self.hmp_enqueue(out, cpu, tid, now);
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.enqueue_entity(ents, tid);
         self.threads[tid].state = TState::Runnable;
         self.threads[tid].cpu = cpu;
@@ -105,6 +107,7 @@ impl<'w> Sim<'w> {
             UPDATE_TG
         };
         self.update_load_avg(out, cpu, tid, pelt_flags, now);
+        self.hmp_dequeue(out, cpu, tid, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.dequeue_entity(ents, tid, sleep, &fair);
         if migrating {
@@ -257,6 +260,7 @@ impl<'w> Sim<'w> {
     ) {
         if self.ents[prev].on_rq {
             self.update_load_avg(out, cpu, prev, 0, now);
+            self.hmp_update(out, cpu, prev, now);
         }
         let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
         rq.cfs.put_prev_entity(ents, prev);
@@ -274,6 +278,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         self.update_load_avg(out, cpu, next, UPDATE_TG, now);
+        self.hmp_update(out, cpu, next, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.set_next_entity(ents, next, now);
         self.stamp_ctr += 1;
@@ -296,6 +301,7 @@ impl<'w> Sim<'w> {
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         let (_, resched) = rq.cfs.update_curr(ents, now, &fair);
         self.update_load_avg(out, cpu, curr, UPDATE_TG, now);
+        self.hmp_update(out, cpu, curr, now); // entity_tick()
         let tick_preempt = self.rqs[cpu].cfs.check_preempt_tick(&self.ents, &fair);
         if resched || tick_preempt {
             self.set_resched(cpu);

@@ -18,8 +18,9 @@ impl<'w> Sim<'w> {
     ) {
         let from = parent_cpu.unwrap_or(0);
         self.threads[tid].recent_used_cpu = from;
+        self.hmp_fork(tid, now);
         let wf = crate::policy::select_fair::WF_FORK;
-        let cpu = self.select_task_rq(tid, from, from, wf, now);
+        let cpu = self.select_task_rq(out, tid, from, from, wf, now);
         self.activate_new_task(out, tid, cpu, now, parent_cpu.unwrap_or(cpu));
     }
 
@@ -66,7 +67,7 @@ impl<'w> Sim<'w> {
         // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
         let this_cpu = waker.unwrap_or(prev);
         let wf = crate::policy::select_fair::WF_TTWU;
-        let cpu = self.select_task_rq(tid, prev, this_cpu, wf, now);
+        let cpu = self.select_task_rq(out, tid, prev, this_cpu, wf, now);
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
@@ -110,11 +111,13 @@ impl<'w> Sim<'w> {
         self.threads[tid].cpu = to;
     }
 
-    /// `select_task_rq()` (kernel/sched/core.c, v6.11): the class's choice, and
+    /// `select_task_rq()` (kernel/sched/core.c, v6.11): the class's choice (for a fair
+    /// task with `hmp.enabled`, overridden by HMP as in LSK 3.10's `select_task_rq_fair()`), and
     /// `select_fallback_rq()` when it is not an allowed CPU (the first allowed CPU; one
     /// node, all CPUs active).
     fn select_task_rq(
         &mut self,
+        out: &mut Out<'_, '_>,
         tid: usize,
         prev: usize,
         this_cpu: usize,
@@ -122,7 +125,12 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) -> usize {
         let class = self.threads[tid].class;
-        let cpu = class.select_task_rq(self, tid, prev, this_cpu, wake_flags, now);
+        let mut cpu = class.select_task_rq(self, tid, prev, this_cpu, wake_flags, now);
+        if class == Class::Fair {
+            // the HMP part of select_task_rq_fair() (`hmp.enabled`, sim/hmp.rs)
+            let fork = wake_flags & crate::policy::select_fair::WF_FORK != 0;
+            cpu = self.hmp_select_task_rq(out, tid, prev, this_cpu, cpu, fork, now);
+        }
         let allowed = self.threads[tid].affinity;
         if allowed.contains(cpu) {
             return cpu;

@@ -1,0 +1,120 @@
+//! HMP task placement (seed 001; LSK 3.10 big.LITTLE MP, `hmp.enabled`) in the engine,
+//! read from the trace on tc2 (CPUs 0–1 Cortex-A15, 2–4 Cortex-A7): fork boost, down- and
+//! up-migration at wake-up with `sched_hmp_migrate`, the priority filter.
+
+// Tests panic on unexpected failures by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{field, t_us, traced};
+
+/// `sched_hmp_migrate` lines of `comm`: (time µs, dest CPU, reason).
+fn hmp_moves(lines: &[String], comm: &str) -> Vec<(i64, u32, u32)> {
+    lines
+        .iter()
+        .filter(|l| l.contains("sched_hmp_migrate:") && field(l, "comm") == comm)
+        .map(|l| {
+            let dest = field(l, "dest").parse().unwrap();
+            let force = field(l, "force").parse().unwrap();
+            (t_us(l), dest, force)
+        })
+        .collect()
+}
+
+/// CPU the first `sched_switch` into `comm` at or after `from_us` runs on.
+fn runs_on_after(lines: &[String], comm: &str, from_us: i64) -> u32 {
+    let l = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_switch:") && field(l, "next_comm") == comm && t_us(l) >= from_us
+        })
+        .expect("it runs");
+    let cpu = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+    cpu.parse().unwrap()
+}
+
+/// A light periodic phase (1 ms every 16 ms) then a heavy one (11 ms of work at a big
+/// CPU's speed every 32 ms: 26 ms of a LITTLE's, so that it still sleeps there; HMP moves
+/// tasks at wake-ups in what is modelled so far).
+const LIGHT_THEN_HEAVY: &str = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+  "tasks": { "t": { "phases": {
+    "light": { "loop": 20, "run": 1000, "timer": { "ref": "t", "period": 16000 } },
+    "heavy": { "loop": -1, "run": 11000, "timer": { "ref": "t", "period": 32000 } } } } } }"#;
+
+/// A new task starts on a big CPU (fork boost: a saturated history), a light one goes down
+/// to a LITTLE at a wake-up once its boosted ratio fell under `hmp_down_threshold` (512),
+/// and goes back up at a wake-up, to an idle big CPU, once its ratio reached
+/// `hmp_up_threshold` (700); each move is a `sched_hmp_migrate` with reason 0 (wakeup).
+#[test]
+fn a_task_goes_down_when_light_and_up_when_heavy() {
+    let sets = [
+        "hmp.enabled=true",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (_, lines) = traced("tc2", LIGHT_THEN_HEAVY, 1000, &sets);
+    let first = lines
+        .iter()
+        .find(|l| l.contains("sched_wakeup_new:") && field(l, "pid") == "1001")
+        .unwrap();
+    assert!(
+        field(first, "target_cpu").parse::<u32>().unwrap() <= 1,
+        "{first}"
+    );
+    let moves = hmp_moves(&lines, "t-0");
+    let down = moves.iter().find(|m| m.1 >= 2).expect("t goes down");
+    assert_eq!(down.2, 0);
+    // a boosted ratio of 1023 needs about 32 ms of decay to fall under 512
+    assert!((25_000..120_000).contains(&down.0), "down at {} µs", down.0);
+    let up = moves
+        .iter()
+        .find(|m| m.1 <= 1 && m.0 > 320_000)
+        .expect("t goes up in its heavy phase");
+    assert_eq!(up.2, 0);
+    // the light phase ends at 320 ms; 26 ms runs in 32 lift the ratio past 700 in a few periods
+    assert!(up.0 < 500_000, "up at {} µs", up.0);
+    assert!(runs_on_after(&lines, "t-0", up.0) <= 1);
+    // no HMP move without HMP
+    let (_, plain) = traced("tc2", LIGHT_THEN_HEAVY, 1000, &sets[1..]);
+    assert!(hmp_moves(&plain, "t-0").is_empty());
+}
+
+/// The priority filter (`CONFIG_SCHED_HMP_PRIO_FILTER`, nice ≥ 5 by default) keeps a heavy
+/// nice-10 task from going up at its wake-ups; without the filter it goes up.
+#[test]
+fn the_priority_filter_keeps_nice_tasks_slow() {
+    let json = LIGHT_THEN_HEAVY.replace(
+        r#""tasks": { "t": {"#,
+        r#""tasks": { "t": { "priority": 10,"#,
+    );
+    let ups = |filter: &str| {
+        let sets = [
+            "hmp.enabled=true",
+            "cpufreq.governor=performance",
+            "rtapp.main_thread=false",
+            filter,
+        ];
+        let (_, lines) = traced("tc2", &json, 1000, &sets);
+        hmp_moves(&lines, "t-0")
+            .into_iter()
+            .filter(|m| m.1 <= 1)
+            .count()
+    };
+    assert_eq!(ups("hmp.prio_filter=true"), 0);
+    assert!(ups("hmp.prio_filter=false") >= 1);
+}
+
+/// HMP needs two capacity classes: on a symmetric platform it is refused with one line.
+#[test]
+fn hmp_on_a_symmetric_platform_is_refused() {
+    use hetsched::hetsched_core::options::{Options, Settings};
+    let options = Options::default()
+        .apply_sets(&["hmp.enabled=true"])
+        .unwrap();
+    let p = hetsched::load_platform("hikey620").unwrap();
+    let e = Settings::resolve(&options, &p).unwrap_err().to_string();
+    assert!(
+        e.contains("hmp.enabled") && e.contains("one capacity"),
+        "{e}"
+    );
+}
