@@ -316,6 +316,99 @@ fn interactive_slack_timer_wakes_an_idle_cpu_above_the_minimum() {
     );
 }
 
+/// Four light tasks, one pinned to each of the LITTLE CPUs 0–3, each busy 1 ms of every
+/// 20 ms: the policy settles at its minimum (533 MHz) and every CPU wakes every 20 ms, so
+/// each CPU's deferrable sample timer runs at least that often.
+const LIGHT4: &str = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+  "tasks": {
+    "l0": { "cpus": [0], "loop": -1, "runtime": 1000, "timer": { "ref": "t0", "period": 20000 } },
+    "l1": { "cpus": [1], "loop": -1, "runtime": 1000, "timer": { "ref": "t1", "period": 20000 } },
+    "l2": { "cpus": [2], "loop": -1, "runtime": 1000, "timer": { "ref": "t2", "period": 20000 } },
+    "l3": { "cpus": [3], "loop": -1, "runtime": 1000, "timer": { "ref": "t3", "period": 20000 } } } }"#;
+
+/// The time (µs) of the trace line that ends with `what`, exactly once.
+fn only_line_at(lines: &[String], what: &str) -> i64 {
+    let at: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.ends_with(what))
+        .map(|l| t_us(l))
+        .collect();
+    assert_eq!(at.len(), 1, "{what}: {at:?}");
+    at[0]
+}
+
+/// CPU 0's frequency changes around a boost that starts at `from` and may end from
+/// `until` on, with `hispeed_freq` 1402 MHz: at the minimum before it, at `hispeed_freq`
+/// within one `cfinteractive` run after it (10 µs of CPU time and the 300 µs transition),
+/// never below it before `until`, and back at the minimum by `until` + `within`.
+fn assert_boosted(lines: &[String], from: i64, until: i64, within: i64) {
+    let f = freqs_cpu0(lines);
+    let before = f.iter().rfind(|x| x.0 <= from).unwrap();
+    assert_eq!(before.1, 533_000, "{f:?}");
+    let after: Vec<(i64, u64)> = f.iter().copied().filter(|x| x.0 > from).collect();
+    assert_eq!(after[0].1, 1_402_000, "{after:?}");
+    assert!(after[0].0 - from <= 310, "{after:?}");
+    assert!(
+        after
+            .iter()
+            .filter(|x| x.0 < until)
+            .all(|x| x.1 >= 1_402_000),
+        "{after:?}"
+    );
+    let down = after.iter().find(|x| x.1 < 1_402_000).unwrap();
+    assert!(
+        down.0 >= until && down.0 <= until + within && down.1 == 533_000,
+        "{after:?}"
+    );
+}
+
+/// interactive's `boostpulse` (AOSP android-3.10 `store_boostpulse()`), written at 300 ms
+/// as PowerHAL does on an input event: traced as `cpufreq_interactive_boost: pulse`,
+/// `cpufreq_interactive_boost()` raises every CPU's target to `hispeed_freq` and wakes
+/// `cfinteractive`, and the floor it sets (validated at the write) with the boosted
+/// samples holds the policy there for `boostpulse_duration` (80 ms by default; 160 ms
+/// set); the first samples after it lower it.
+#[test]
+fn interactive_boostpulse_holds_hispeed_for_its_duration() {
+    let t = 300_000;
+    for (duration, set) in [(80_000, None), (160_000, Some("160000"))] {
+        let dur_set = set.map(|v| format!("cpufreq.interactive.boostpulse_duration={v}"));
+        let mut sets = vec![
+            "cpufreq.governor=interactive",
+            "cpufreq.interactive.hispeed_freq=1402000",
+            "cpufreq.interactive.boostpulse_at_us=[300000]",
+        ];
+        sets.extend(dur_set.as_deref());
+        let (_, lines) = traced(LIGHT4, 600, &sets);
+        assert_eq!(only_line_at(&lines, "cpufreq_interactive_boost: pulse"), t);
+        // samples see the light load and the raised target: 1402 MHz, already there
+        assert_boosted(&lines, t, t + duration, 40_000);
+    }
+}
+
+/// `boost` written during the run (`store_boost()`): 1 traces `cpufreq_interactive_boost:
+/// on` and boosts as a pulse does, for as long as it stays set; 0 traces
+/// `cpufreq_interactive_unboost: off`, and the next samples lower the frequency (the floor
+/// was validated at the write of 1, long enough before).
+#[test]
+fn interactive_boost_holds_hispeed_until_it_is_cleared() {
+    let sets = [
+        "cpufreq.governor=interactive",
+        "cpufreq.interactive.hispeed_freq=1402000",
+        "cpufreq.interactive.boost_at_us=[[300000,1],[500000,0]]",
+    ];
+    let (_, lines) = traced(LIGHT4, 700, &sets);
+    assert_eq!(
+        only_line_at(&lines, "cpufreq_interactive_boost: on"),
+        300_000
+    );
+    assert_eq!(
+        only_line_at(&lines, "cpufreq_interactive_unboost: off"),
+        500_000
+    );
+    assert_boosted(&lines, 300_000, 500_000, 40_000);
+}
+
 /// The `sched` governor's trace lines for `cpu` (`cpufreq_sched_*`).
 fn sched_events<'a>(lines: &'a [String], what: &str, cpu: u32) -> Vec<&'a String> {
     let tag = format!("cpufreq_sched_{what}:");

@@ -4,6 +4,9 @@
 //! ran at, `go_hispeed_load` → `hispeed_freq`, `choose_freq()`'s search for the lowest OPP
 //! whose load would be at or below its `target_loads` entry, `above_hispeed_delay` before
 //! raising above `hispeed_freq`, and `min_sample_time` before lowering below the floor.
+//! `boost` and `boostpulse` (PowerHAL's writes on input events) treat samples as at
+//! `go_hispeed_load` while on, and `cpufreq_interactive_boost()` raises each CPU's target
+//! to `hispeed_freq` at the write ([`boost`]).
 //!
 //! This module is the decision (`cpufreq_interactive_timer()`, `update_load()`,
 //! `choose_freq()`, the window restart of `cpufreq_interactive_timer_resched()`); the
@@ -41,10 +44,22 @@ pub struct InteractiveTunables {
     pub above_hispeed_delay: Vec<u64>,
     /// `min_sample_time` (µs).
     pub min_sample_time: u64,
-    /// `boost`.
+    /// `boost` (`boost_val`): every sample is boosted while it is set.
     pub boost: bool,
     /// `io_is_busy`.
     pub io_is_busy: bool,
+    /// `boostpulse_duration` (`boostpulse_duration_val`, µs).
+    pub boostpulse_duration: u64,
+    /// `boostpulse_endtime` (µs of `ktime_get()`): samples before it are boosted. State set
+    /// by a `boostpulse` write, not a sysfs file; 0 (`kzalloc()`) at the start.
+    pub boostpulse_endtime: u64,
+}
+
+impl InteractiveTunables {
+    /// A sample's `boosted` at `now_us`: `boost_val || now < boostpulse_endtime`.
+    pub fn boosted_at(&self, now_us: u64) -> bool {
+        self.boost || now_us < self.boostpulse_endtime
+    }
 }
 
 impl Default for InteractiveTunables {
@@ -59,6 +74,8 @@ impl Default for InteractiveTunables {
             min_sample_time: DEFAULT_MIN_SAMPLE_TIME,
             boost: false,
             io_is_busy: false,
+            boostpulse_duration: DEFAULT_MIN_SAMPLE_TIME,
+            boostpulse_endtime: 0,
         }
     }
 }
@@ -222,6 +239,28 @@ impl CpuInfo {
     }
 }
 
+/// `cpufreq_interactive_boost()` (android-3.10 form, 96boards/linux@48033bd6), called by
+/// `store_boost()` (a non-zero write) and `store_boostpulse()` at `now_us`: every CPU
+/// whose `target_freq` is below its policy's `hispeed_freq` (`hispeed(cpu)`) is raised to
+/// it, its `hispeed_validate_time` set and its bit set in `speedchange_cpumask`; every CPU
+/// (raised or not) gets `floor_freq = hispeed_freq` validated now. Returns the CPUs raised,
+/// in order: the caller wakes the speed-change thread if there is any (`anyboost`).
+pub fn boost(cpus: &mut [CpuInfo], hispeed: impl Fn(usize) -> u64, now_us: u64) -> Vec<usize> {
+    let mut raised = Vec::new();
+    for (i, c) in cpus.iter_mut().enumerate() {
+        let hs = hispeed(i);
+        if c.target_freq < hs {
+            c.target_freq = hs;
+            c.hispeed_validate_time = now_us;
+            raised.push(i);
+        }
+        // set the floor and (re)start its time from the boost
+        c.floor_freq = hs;
+        c.floor_validate_time = now_us;
+    }
+    raised
+}
+
 /// `choose_freq()`: the lowest OPP `f` with `loadadjfreq / f` at or below
 /// `target_load(f)`, searched from `cur` between the bounds the iteration narrows.
 pub fn choose_freq(t: &InteractiveTunables, table: &FreqTable, cur: u64, loadadjfreq: u64) -> u64 {
@@ -316,6 +355,69 @@ mod tests {
             (s.verdict, s.new_freq, s.rearm),
             (Verdict::Target, 2_000_000, false)
         );
+    }
+
+    #[test]
+    fn boost_raises_targets_below_hispeed_and_sets_every_floor() {
+        let mut cpus = [
+            CpuInfo {
+                target_freq: 500_000,
+                floor_freq: 500_000,
+                ..CpuInfo::default()
+            },
+            CpuInfo {
+                target_freq: 2_000_000,
+                floor_freq: 2_000_000,
+                hispeed_validate_time: 7,
+                ..CpuInfo::default()
+            },
+        ];
+        let raised = boost(&mut cpus, |_| 1_500_000, 1_000);
+        assert_eq!(raised, [0]);
+        assert_eq!(
+            (cpus[0].target_freq, cpus[0].hispeed_validate_time),
+            (1_500_000, 1_000)
+        );
+        assert_eq!(
+            (cpus[1].target_freq, cpus[1].hispeed_validate_time),
+            (2_000_000, 7)
+        );
+        for c in &cpus {
+            assert_eq!((c.floor_freq, c.floor_validate_time), (1_500_000, 1_000));
+        }
+        let t = InteractiveTunables {
+            boostpulse_endtime: 81_000,
+            ..InteractiveTunables::default()
+        };
+        assert!(t.boosted_at(80_999) && !t.boosted_at(81_000));
+    }
+
+    #[test]
+    fn a_boosted_sample_holds_hispeed_without_moving_the_floor() {
+        let t = InteractiveTunables {
+            hispeed_freq: 1_500_000,
+            ..InteractiveTunables::default()
+        };
+        let mut c = CpuInfo {
+            target_freq: 500_000,
+            floor_freq: 500_000,
+            ..CpuInfo::default()
+        };
+        let mut cpus = [c];
+        boost(&mut cpus, |_| 1_500_000, 0);
+        c = cpus[0];
+        c.restart_window(0, 0);
+        // idle 20 ms, boosted: hispeed, already; the floor stays the boost's
+        let s = c.sample(&t, &table(), 1_500_000, 20_000, 20_000, true);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Already, 1_500_000));
+        assert_eq!((c.floor_freq, c.floor_validate_time), (1_500_000, 0));
+        // unboosted before min_sample_time since the boost: held
+        c.restart_window(20_000, 20_000);
+        let s = c.sample(&t, &table(), 1_500_000, 79_999, 79_999, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::NotYet, 500_000));
+        c.restart_window(79_999, 79_999);
+        let s = c.sample(&t, &table(), 1_500_000, 80_000, 80_000, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Target, 500_000));
     }
 
     #[test]

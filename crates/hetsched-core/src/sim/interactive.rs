@@ -8,9 +8,14 @@
 //! speed), and the `cfinteractive` kthread (SCHED_FIFO 99, unbound) that takes each
 //! requested policy to the highest `target_freq` of its CPUs (RELATION_H) through the
 //! driver, which takes the transition latency.
+//!
+//! The sysfs writes to `boost` and `boostpulse` that Android's PowerHAL makes on input
+//! events are events of the run (`Ev::InteractiveWrite`, `cpufreq.interactive.boost_at_us`
+//! and `boostpulse_at_us`), each a `store_boost()` / `store_boostpulse()` at its time: no
+//! writer thread is modelled, so a write takes no CPU time and is made on CPU 0.
 
 use crate::cpufreq::freq_table::{FreqTable, Relation};
-use crate::cpufreq::interactive::{CpuInfo, InteractiveTunables, Verdict};
+use crate::cpufreq::interactive::{self as ia_gov, CpuInfo, InteractiveTunables, Verdict};
 use crate::sim::kthread::{Kthread, KthreadKind, KthreadPhase};
 use crate::sim::timer::{IdleNotify, TimerFn};
 use crate::sim::*;
@@ -33,15 +38,39 @@ pub(in crate::sim) struct InteractiveEngine {
     pub todo: Vec<usize>,
     /// The CPU whose policy's transition is in flight.
     pub in_transition: Option<usize>,
+    /// The run's sysfs writes, in the order they are queued (`Ev::InteractiveWrite`).
+    pub writes: Vec<(u64, SysfsWrite)>,
+}
+
+/// A write to one of the governor's sysfs files during the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum SysfsWrite {
+    /// `boost` (`store_boost()`): on or off.
+    Boost(bool),
+    /// `boostpulse` (`store_boostpulse()`).
+    Boostpulse,
 }
 
 impl InteractiveEngine {
     /// The governor for the platform's policies.
     pub(in crate::sim) fn new(
         p: &crate::platform::Platform,
-        tun: InteractiveTunables,
+        o: &crate::options::InteractiveOptions,
         em: &crate::energy::em::EnergyModel,
     ) -> Self {
+        let tun: InteractiveTunables = o.tunables();
+        // `boost` writes first, then `boostpulse` writes: the queue keeps this order at
+        // equal times
+        let writes = o
+            .boost_at_us
+            .iter()
+            .map(|&[t, v]| (t, SysfsWrite::Boost(v != 0)))
+            .chain(
+                o.boostpulse_at_us
+                    .iter()
+                    .map(|&t| (t, SysfsWrite::Boostpulse)),
+            )
+            .collect();
         let tables = p
             .perf_domains
             .iter()
@@ -56,6 +85,7 @@ impl InteractiveEngine {
             thread: None,
             todo: Vec::new(),
             in_transition: None,
+            writes,
         }
     }
 }
@@ -156,7 +186,7 @@ impl Sim<'_> {
         let Some(ia) = self.cpufreq.interactive.as_deref_mut() else {
             return;
         };
-        let boosted = ia.tun.boost;
+        let boosted = ia.tun.boosted_at(now_us);
         let s = ia.cpus[cpu].sample(&ia.tun, &ia.tables[pd], cur, idle, now_us, boosted);
         let kind = match s.verdict {
             Verdict::Target => Some(InteractiveEval::Target),
@@ -183,6 +213,79 @@ impl Sim<'_> {
         }
         if s.rearm && !self.timer_pending(cpu, TimerFn::InteractiveCpu) {
             self.interactive_timer_resched(cpu, now);
+        }
+    }
+
+    /// Queues the run's sysfs writes at their times after the workload's start `t0`.
+    pub(in crate::sim) fn interactive_schedule_writes(&mut self, t0: Nanos) {
+        let Some(ia) = self.ia() else { return };
+        let at: Vec<Nanos> = ia
+            .writes
+            .iter()
+            .map(|w| t0.saturating_add(w.0.saturating_mul(1000)))
+            .collect();
+        for (i, at) in at.into_iter().enumerate() {
+            self.q.push(at, Ev::InteractiveWrite { i: i as u32 });
+        }
+    }
+
+    /// The `i`-th sysfs write, at `now`, from CPU 0: `store_boost()` or
+    /// `store_boostpulse()` (android-3.10 form).
+    pub(in crate::sim) fn interactive_write(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        i: usize,
+        now: Nanos,
+    ) {
+        const CPU: usize = 0;
+        let now_us = now / 1000;
+        let Some(ia) = self.ia_mut() else { return };
+        let Some(&(_, w)) = ia.writes.get(i) else {
+            return;
+        };
+        let ev = match w {
+            SysfsWrite::Boostpulse => {
+                ia.tun.boostpulse_endtime = now_us.saturating_add(ia.tun.boostpulse_duration);
+                TraceEvent::CpufreqInteractiveBoost { s: "pulse" }
+            }
+            SysfsWrite::Boost(true) => {
+                ia.tun.boost = true;
+                TraceEvent::CpufreqInteractiveBoost { s: "on" }
+            }
+            SysfsWrite::Boost(false) => {
+                ia.tun.boost = false;
+                TraceEvent::CpufreqInteractiveUnboost { s: "off" }
+            }
+        };
+        if out.any.power {
+            out.emit(&self.ctx(CPU, now), &ev, g_power);
+        }
+        if w != SysfsWrite::Boost(false) {
+            self.cpufreq_interactive_boost(out, CPU, now);
+        }
+    }
+
+    /// `cpufreq_interactive_boost()` from `cpu` at `now` (android-3.10 form,
+    /// [`ia_gov::boost`]): the raised CPUs join `speedchange_cpumask` and the speed-change
+    /// thread is woken if any was.
+    fn cpufreq_interactive_boost(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let p = self.p;
+        let Some(ia) = self.ia_mut() else { return };
+        let hs = ia.tun.hispeed_freq;
+        let tables = &ia.tables;
+        let hispeed = |c: usize| {
+            if hs == 0 {
+                tables[p.cpus[c].perf_domain].max
+            } else {
+                hs
+            }
+        };
+        let raised = ia_gov::boost(&mut ia.cpus, hispeed, now / 1000);
+        for &c in &raised {
+            ia.mask.set(c);
+        }
+        if !raised.is_empty() {
+            self.speedchange_wake(out, cpu, now);
         }
     }
 
