@@ -1,5 +1,6 @@
 //! `[cpufreq.interactive]`: the interactive governor's tunables with their AOSP defaults
-//! (drivers/cpufreq/cpufreq_interactive.c, android-3.10 era). The AOSP sysfs stores check
+//! (drivers/cpufreq/cpufreq_interactive.c, android-3.10 era; the android-4.4-era form has
+//! the same defaults) and which form runs. The AOSP sysfs stores check
 //! nothing but the number format; values that cannot work here (a zero `timer_rate`, a
 //! load of 0 or above 100, a malformed frequency list) are rejected with one line.
 
@@ -12,6 +13,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct InteractiveOptions {
+    /// Which AOSP form: `android_3_10` (default, read in 96boards/linux@48033bd6) or `android_4_4` (the android-4.4-era form, read in
+    /// NotKit/kernel-4.4-alps@ed9efc79 without its MediaTek `#ifdef`s: load relative to
+    /// `policy->cur`, no jump from below `hispeed_freq` above it, the policy's validate
+    /// times, the timer always re-armed, only `IDLE_END`, a boost that sets no floor and
+    /// `boost=0` ending a pulse).
+    pub version: ia::InteractiveVersion,
     /// `timer_rate` (µs): the sampling period of each CPU's deferrable timer. Default 20000.
     pub timer_rate: u64,
     /// `timer_slack` (µs): how long after `timer_rate` an idle CPU above the minimum
@@ -57,6 +64,7 @@ impl Default for InteractiveOptions {
     fn default() -> Self {
         let t = ia::InteractiveTunables::default();
         InteractiveOptions {
+            version: ia::InteractiveVersion::Android3_10,
             timer_rate: t.timer_rate,
             timer_slack: t.timer_slack,
             go_hispeed_load: t.go_hispeed_load,
@@ -178,6 +186,7 @@ impl InteractiveOptions {
             io_is_busy: self.io_is_busy,
             boostpulse_duration: self.boostpulse_duration,
             boostpulse_endtime: 0,
+            boosted: false,
         }
     }
 }
