@@ -249,7 +249,8 @@ pub enum Governor {
     /// conservative (drivers/cpufreq/cpufreq_conservative.c, `crate::cpufreq::conservative`):
     /// `[cpufreq.conservative]`. Policies start at their highest usable OPP.
     Conservative,
-    /// Android's interactive (drivers/cpufreq/cpufreq_interactive.c, AOSP android-3.10,
+    /// Android's interactive (drivers/cpufreq/cpufreq_interactive.c, AOSP android-3.10 or,
+    /// with `cpufreq.interactive.version=android_4_4`, android-4.4;
     /// `crate::cpufreq::interactive`): `[cpufreq.interactive]`. Policies start at their
     /// highest usable OPP.
     Interactive,

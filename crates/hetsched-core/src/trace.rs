@@ -214,6 +214,17 @@ pub enum TraceEvent<'a> {
         /// `policy->cur` after the change (kHz).
         actualfreq: u64,
     },
+    /// `cpufreq_interactive_boost: %s` (include/trace/events/cpufreq_interactive.h):
+    /// `on` from a `boost` write of a non-zero value, `pulse` from a `boostpulse` write.
+    CpufreqInteractiveBoost {
+        /// `on` or `pulse`.
+        s: &'static str,
+    },
+    /// `cpufreq_interactive_unboost: %s`: `off` from a `boost` write of 0.
+    CpufreqInteractiveUnboost {
+        /// `off`.
+        s: &'static str,
+    },
     /// The `sched` governor's request (include/trace/events/cpufreq_sched.h):
     /// `cpufreq_sched_request_opp: cpu %d cap change, cluster cap request %ld => OPP %d
     /// (cur %d)`, `cur` being the previous request.

@@ -58,6 +58,8 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         | TraceEvent::CpuIdle { .. }
         | TraceEvent::CpufreqInteractiveLoadeval { .. }
         | TraceEvent::CpufreqInteractiveSetspeed { .. }
+        | TraceEvent::CpufreqInteractiveBoost { .. }
+        | TraceEvent::CpufreqInteractiveUnboost { .. }
         | TraceEvent::CpufreqSchedRequestOpp { .. }
         | TraceEvent::CpufreqSchedUpdateCapacity { .. }
         | TraceEvent::CpufreqSchedThrottled { .. } => interest.power,
@@ -89,6 +91,8 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::CpuIdle { .. } => "cpu_idle",
         TraceEvent::CpufreqInteractiveLoadeval { kind, .. } => kind.name(),
         TraceEvent::CpufreqInteractiveSetspeed { .. } => "cpufreq_interactive_setspeed",
+        TraceEvent::CpufreqInteractiveBoost { .. } => "cpufreq_interactive_boost",
+        TraceEvent::CpufreqInteractiveUnboost { .. } => "cpufreq_interactive_unboost",
         TraceEvent::CpufreqSchedRequestOpp { .. } => "cpufreq_sched_request_opp",
         TraceEvent::CpufreqSchedUpdateCapacity { .. } => "cpufreq_sched_update_capacity",
         TraceEvent::CpufreqSchedThrottled { .. } => "cpufreq_sched_throttled",
@@ -249,6 +253,11 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             kv_u64(buf, "cpu", u64::from(cpu_id));
             kv_u64(buf, "targ", targfreq);
             kv_u64(buf, "actual", actualfreq);
+        }
+        TraceEvent::CpufreqInteractiveBoost { s } | TraceEvent::CpufreqInteractiveUnboost { s } => {
+            // TP_printk("%s", __get_str(s))
+            buf.push(b' ');
+            buf.extend_from_slice(s.as_bytes());
         }
         TraceEvent::CpufreqSchedRequestOpp {
             cpu,

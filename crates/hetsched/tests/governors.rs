@@ -316,6 +316,245 @@ fn interactive_slack_timer_wakes_an_idle_cpu_above_the_minimum() {
     );
 }
 
+/// Four light tasks, one pinned to each of the LITTLE CPUs 0–3, each busy 1 ms of every
+/// 20 ms: the policy settles at its minimum (533 MHz) and every CPU wakes every 20 ms, so
+/// each CPU's deferrable sample timer runs at least that often.
+const LIGHT4: &str = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+  "tasks": {
+    "l0": { "cpus": [0], "loop": -1, "runtime": 1000, "timer": { "ref": "t0", "period": 20000 } },
+    "l1": { "cpus": [1], "loop": -1, "runtime": 1000, "timer": { "ref": "t1", "period": 20000 } },
+    "l2": { "cpus": [2], "loop": -1, "runtime": 1000, "timer": { "ref": "t2", "period": 20000 } },
+    "l3": { "cpus": [3], "loop": -1, "runtime": 1000, "timer": { "ref": "t3", "period": 20000 } } } }"#;
+
+/// The time (µs) of the trace line that ends with `what`, exactly once.
+fn only_line_at(lines: &[String], what: &str) -> i64 {
+    let at: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.ends_with(what))
+        .map(|l| t_us(l))
+        .collect();
+    assert_eq!(at.len(), 1, "{what}: {at:?}");
+    at[0]
+}
+
+/// CPU 0's frequency changes around a boost that starts at `from` and may end from
+/// `until` on, with `hispeed_freq` 1402 MHz: at the minimum before it, at `hispeed_freq`
+/// within one `cfinteractive` run after it (10 µs of CPU time and the 300 µs transition),
+/// never below it before `until`, and back at the minimum by `until` + `within`.
+fn assert_boosted(lines: &[String], from: i64, until: i64, within: i64) {
+    let f = freqs_cpu0(lines);
+    let before = f.iter().rfind(|x| x.0 <= from).unwrap();
+    assert_eq!(before.1, 533_000, "{f:?}");
+    let after: Vec<(i64, u64)> = f.iter().copied().filter(|x| x.0 > from).collect();
+    assert_eq!(after[0].1, 1_402_000, "{after:?}");
+    assert!(after[0].0 - from <= 310, "{after:?}");
+    assert!(
+        after
+            .iter()
+            .filter(|x| x.0 < until)
+            .all(|x| x.1 >= 1_402_000),
+        "{after:?}"
+    );
+    let down = after.iter().find(|x| x.1 < 1_402_000).unwrap();
+    assert!(
+        down.0 >= until && down.0 <= until + within && down.1 == 533_000,
+        "{after:?}"
+    );
+}
+
+/// interactive's `boostpulse` (AOSP android-3.10 `store_boostpulse()`), written at 300 ms
+/// as PowerHAL does on an input event: traced as `cpufreq_interactive_boost: pulse`,
+/// `cpufreq_interactive_boost()` raises every CPU's target to `hispeed_freq` and wakes
+/// `cfinteractive`, and the floor it sets (validated at the write) with the boosted
+/// samples holds the policy there for `boostpulse_duration` (80 ms by default; 160 ms
+/// set); the first samples after it lower it.
+#[test]
+fn interactive_boostpulse_holds_hispeed_for_its_duration() {
+    let t = 300_000;
+    for (duration, set) in [(80_000, None), (160_000, Some("160000"))] {
+        let dur_set = set.map(|v| format!("cpufreq.interactive.boostpulse_duration={v}"));
+        let mut sets = vec![
+            "cpufreq.governor=interactive",
+            "cpufreq.interactive.hispeed_freq=1402000",
+            "cpufreq.interactive.boostpulse_at_us=[300000]",
+        ];
+        sets.extend(dur_set.as_deref());
+        let (_, lines) = traced(LIGHT4, 600, &sets);
+        assert_eq!(only_line_at(&lines, "cpufreq_interactive_boost: pulse"), t);
+        // samples see the light load and the raised target: 1402 MHz, already there
+        assert_boosted(&lines, t, t + duration, 40_000);
+    }
+}
+
+/// `boost` written during the run (`store_boost()`): 1 traces `cpufreq_interactive_boost:
+/// on` and boosts as a pulse does, for as long as it stays set; 0 traces
+/// `cpufreq_interactive_unboost: off`, and the next samples lower the frequency (the floor
+/// was validated at the write of 1, long enough before).
+#[test]
+fn interactive_boost_holds_hispeed_until_it_is_cleared() {
+    let sets = [
+        "cpufreq.governor=interactive",
+        "cpufreq.interactive.hispeed_freq=1402000",
+        "cpufreq.interactive.boost_at_us=[[300000,1],[500000,0]]",
+    ];
+    let (_, lines) = traced(LIGHT4, 700, &sets);
+    assert_eq!(
+        only_line_at(&lines, "cpufreq_interactive_boost: on"),
+        300_000
+    );
+    assert_eq!(
+        only_line_at(&lines, "cpufreq_interactive_unboost: off"),
+        500_000
+    );
+    assert_boosted(&lines, 300_000, 500_000, 40_000);
+}
+
+/// The `cpufreq_interactive_setspeed` lines' (cpu, targ, actual).
+fn ia_setspeeds(lines: &[String]) -> Vec<(u64, u64, u64)> {
+    let num = |l: &str, k: &str| -> u64 { common::field(l, k).parse().unwrap() };
+    lines
+        .iter()
+        .filter(|l| l.contains(": cpufreq_interactive_setspeed:"))
+        .map(|l| (num(l, "cpu"), num(l, "targ"), num(l, "actual")))
+        .collect()
+}
+
+/// android-4.4's interactive (`cpufreq.interactive.version=android_4_4`) never goes from
+/// below `hispeed_freq` straight above it when the load is under `go_hispeed_load`: with
+/// `hispeed_freq` 999 MHz and `target_loads` 50 %, a 95 % load at 533 MHz needs 1013 MHz
+/// → 1402, where android-3.10 goes at once; android-4.4 stops at 999 MHz and goes higher
+/// one `above_hispeed_delay` (20 ms, from the policy's hispeed time) later.
+#[test]
+fn interactive_android_4_4_stops_at_hispeed_on_the_way_up() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 15, "runtime": 1000, "timer": { "ref": "t", "period": 20000 } },
+        "heavy": { "loop": 20, "runtime": 19000, "timer": { "ref": "t", "period": 20000 } } } } } }"#;
+    for (version, jumps) in [("android_3_10", true), ("android_4_4", false)] {
+        let v = format!("cpufreq.interactive.version={version}");
+        let sets = [
+            "cpufreq.governor=interactive",
+            v.as_str(),
+            "cpufreq.interactive.hispeed_freq=999000",
+            "cpufreq.interactive.target_loads=[50]",
+        ];
+        let (_, lines) = traced(json, 700, &sets);
+        let f = freqs_cpu0(&lines);
+        let jump = f.windows(2).any(|w| w[0].1 < 999_000 && w[1].1 > 999_000);
+        assert_eq!(jump, jumps, "{version}: {f:?}");
+        assert!(f.iter().any(|x| x.0 > 300_000 && x.1 == 1_844_000), "{f:?}");
+        if jumps {
+            continue;
+        }
+        assert!(f.windows(2).any(|w| w[0].1 == 533_000 && w[1].1 == 999_000));
+        let targets: Vec<_> = ia_evals(&lines)
+            .into_iter()
+            .filter(|e| e.0 > 300_000 && e.1 == "cpufreq_interactive_target")
+            .collect();
+        assert_eq!(targets[0].3, 999_000, "{targets:?}");
+        assert!(targets[1].3 > 999_000, "{targets:?}");
+        assert!(targets[1].0 - targets[0].0 >= 20_000, "{targets:?}");
+    }
+}
+
+/// android-4.4's sample always re-arms its timer, so a CPU busy at the maximum is sampled
+/// every 20 ms (android-3.10 leaves it unsampled until it idles), and each of those
+/// samples validates the floor: the maximum is held `min_sample_time` (80 ms) after the
+/// last, where android-3.10 lowers at the first sample after the busy time. The
+/// speed-change thread's `cpufreq_interactive_adjust_cpu()` sets the policy's floor time
+/// from the CPU it serves, so the idle CPU 1 woken by its slack timer at 100 ms is held
+/// (`notyet`) by CPU 0's validation at 80 ms, where android-3.10 lowers it; and setspeed
+/// traces the policy's `max_freq`, never below `actual`, where android-3.10 traces the
+/// CPU's own target (533 MHz while the policy stays at 1844).
+#[test]
+fn interactive_android_4_4_rearms_at_the_maximum_and_validates_per_policy() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "d": { "cpus": [0], "phases": {
+        "light": { "loop": 15, "runtime": 500, "timer": { "ref": "t", "period": 20000 } },
+        "busy": { "loop": 1, "runtime": 200000 } } } } }"#;
+    for v4_4 in [false, true] {
+        let v = if v4_4 { "android_4_4" } else { "android_3_10" };
+        let v = format!("cpufreq.interactive.version={v}");
+        let (_, lines) = traced(json, 700, &["cpufreq.governor=interactive", &v]);
+        let evals = ia_evals(&lines);
+        let to_max = evals
+            .iter()
+            .find(|e| e.0 > 300_000 && e.1 == "cpufreq_interactive_target")
+            .unwrap();
+        assert_eq!(to_max.3, 1_844_000, "{v}: {evals:?}");
+        // the busy phase ends 200 ms after it began, about at the sample that raised
+        let busy_end = to_max.0 + 200_000;
+        let at_max: Vec<_> = evals
+            .iter()
+            .filter(|e| e.0 > to_max.0 && e.0 < busy_end)
+            .collect();
+        let down = freqs_cpu0(&lines)
+            .into_iter()
+            .find(|x| x.0 > to_max.0 && x.1 < 1_844_000)
+            .unwrap();
+        if v4_4 {
+            assert!(at_max.len() >= 9, "{v}: {evals:?}");
+            assert!(at_max.iter().all(|e| e.1 == "cpufreq_interactive_already"));
+            assert!(down.0 - at_max.last().unwrap().0 >= 80_000, "{v}: {down:?}");
+        } else {
+            assert!(at_max.is_empty(), "{v}: {at_max:?}");
+            assert!(down.0 - busy_end < 2_000, "{v}: {down:?}");
+        }
+        let cpu1 = lines
+            .iter()
+            .find(|l| l.contains(": cpufreq_interactive_") && l.contains(" cpu=1 "))
+            .unwrap();
+        let held = cpu1.contains("cpufreq_interactive_notyet:");
+        assert_eq!(held, v4_4, "{v}: {cpu1}");
+        let below = ia_setspeeds(&lines).into_iter().find(|s| s.1 < s.2);
+        assert_eq!(below.is_none(), v4_4, "{v}: {below:?}");
+    }
+}
+
+/// android-4.4's `cpufreq_interactive_boost()` raises the targets but sets no floor, so
+/// the policy comes down as soon as the pulse ends: a 40 ms pulse, or an 80 ms one that a
+/// write of `boost=0` (which sets `boostpulse_endtime` to now in android-4.4) ends at
+/// 40 ms. android-3.10's boost validated a `hispeed_freq` floor at the pulse, held
+/// `min_sample_time` (80 ms), and its `boost=0` leaves a pulse running.
+#[test]
+fn interactive_android_4_4_boost_sets_no_floor_and_boost_0_ends_a_pulse() {
+    let t = 300_000;
+    for (version, extra, until) in [
+        (
+            "android_3_10",
+            "cpufreq.interactive.boostpulse_duration=40000",
+            t + 80_000,
+        ),
+        (
+            "android_4_4",
+            "cpufreq.interactive.boostpulse_duration=40000",
+            t + 40_000,
+        ),
+        (
+            "android_3_10",
+            "cpufreq.interactive.boost_at_us=[[340000,0]]",
+            t + 80_000,
+        ),
+        (
+            "android_4_4",
+            "cpufreq.interactive.boost_at_us=[[340000,0]]",
+            t + 40_000,
+        ),
+    ] {
+        let v = format!("cpufreq.interactive.version={version}");
+        let sets = [
+            "cpufreq.governor=interactive",
+            v.as_str(),
+            "cpufreq.interactive.hispeed_freq=1402000",
+            "cpufreq.interactive.boostpulse_at_us=[300000]",
+            extra,
+        ];
+        let (_, lines) = traced(LIGHT4, 600, &sets);
+        assert_eq!(only_line_at(&lines, "cpufreq_interactive_boost: pulse"), t);
+        assert_boosted(&lines, t, until, 30_000);
+    }
+}
+
 /// The `sched` governor's trace lines for `cpu` (`cpufreq_sched_*`).
 fn sched_events<'a>(lines: &'a [String], what: &str, cpu: u32) -> Vec<&'a String> {
     let tag = format!("cpufreq_sched_{what}:");

@@ -324,6 +324,10 @@ proptest! {
             &["cpufreq.governor=ondemand"], &["cpufreq.governor=conservative"],
             &["cpufreq.governor=interactive"], &["cpufreq.governor=sched"],
             &["kernel=v4.4", "cpufreq.governor=ondemand"],
+            // interactive's android-4.4 form, with PowerHAL's boost writes
+            &["cpufreq.governor=interactive", "cpufreq.interactive.version=android_4_4",
+              "cpufreq.interactive.boostpulse_at_us=[50000,120000,125000]",
+              "cpufreq.interactive.boost_at_us=[[80000,1],[200000,0]]"],
         ]),
         rt in any::<bool>(),
     ) {

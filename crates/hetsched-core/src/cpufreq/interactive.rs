@@ -4,6 +4,16 @@
 //! ran at, `go_hispeed_load` → `hispeed_freq`, `choose_freq()`'s search for the lowest OPP
 //! whose load would be at or below its `target_loads` entry, `above_hispeed_delay` before
 //! raising above `hispeed_freq`, and `min_sample_time` before lowering below the floor.
+//! `boost` and `boostpulse` (PowerHAL's writes on input events) treat samples as at
+//! `go_hispeed_load` while on, and `cpufreq_interactive_boost()` raises each CPU's target
+//! to `hispeed_freq` at the write ([`boost`]).
+//!
+//! The android-4.4-era form ([`InteractiveVersion::Android4_4`], read in the MediaTek
+//! alps copy NotKit/kernel-4.4-alps@ed9efc79 with its `#ifdef` blocks left out) is
+//! [`CpuInfo::sample_v4_4`], [`boost_v4_4`] and [`get_policy_info`]: the load relative to
+//! `policy->cur`, no jump from below `hispeed_freq` straight above it, policy-wide
+//! hispeed and floor validate times set by the speed-change thread, a boost that raises
+//! only `target_freq`, and a timer that is always re-armed.
 //!
 //! This module is the decision (`cpufreq_interactive_timer()`, `update_load()`,
 //! `choose_freq()`, the window restart of `cpufreq_interactive_timer_resched()`); the
@@ -12,6 +22,27 @@
 //! (sim/interactive.rs). Times are µs of `ktime_get()`, as the governor's.
 
 use super::freq_table::{FreqTable, Relation};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which AOSP form of cpufreq_interactive.c (`cpufreq.interactive.version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum InteractiveVersion {
+    /// The android-3.10-era form (96boards/linux@48033bd6): `cpu_load` relative to the
+    /// CPU's `target_freq`, per-CPU validate times, no re-arm at the maximum, `IDLE_START`
+    /// re-arms an idle CPU above the minimum, a boost that also sets the floor.
+    #[default]
+    #[serde(rename = "android_3_10")]
+    Android3_10,
+    /// The android-4.4-era form (NotKit/kernel-4.4-alps@ed9efc79, MTK `#ifdef`s left
+    /// out): `cpu_load` relative to `policy->cur`, never from below `hispeed_freq` straight
+    /// above it, the policy's validate times (`pol_*_val_time`, set by the speed-change
+    /// thread's `cpufreq_interactive_adjust_cpu()`), the timer always re-armed, only
+    /// `IDLE_END` handled, a boost that raises only `target_freq` (once while `boosted`),
+    /// and `boost=0` ending a pulse.
+    #[serde(rename = "android_4_4")]
+    Android4_4,
+}
 
 /// `DEFAULT_TIMER_RATE` (µs).
 pub const DEFAULT_TIMER_RATE: u64 = 20_000;
@@ -41,10 +72,26 @@ pub struct InteractiveTunables {
     pub above_hispeed_delay: Vec<u64>,
     /// `min_sample_time` (µs).
     pub min_sample_time: u64,
-    /// `boost`.
+    /// `boost` (`boost_val`): every sample is boosted while it is set.
     pub boost: bool,
     /// `io_is_busy`.
     pub io_is_busy: bool,
+    /// `boostpulse_duration` (`boostpulse_duration_val`, µs).
+    pub boostpulse_duration: u64,
+    /// `boostpulse_endtime` (µs of `ktime_get()`): samples before it are boosted. State set
+    /// by a `boostpulse` write, not a sysfs file; 0 (`kzalloc()`) at the start.
+    pub boostpulse_endtime: u64,
+    /// `boosted` (android-4.4 only; state): the last sample's `boost_val || now <
+    /// boostpulse_endtime`, set too by `cpufreq_interactive_boost()`; a `boost` or
+    /// `boostpulse` write boosts the CPUs only while it is false.
+    pub boosted: bool,
+}
+
+impl InteractiveTunables {
+    /// A sample's `boosted` at `now_us`: `boost_val || now < boostpulse_endtime`.
+    pub fn boosted_at(&self, now_us: u64) -> bool {
+        self.boost || now_us < self.boostpulse_endtime
+    }
 }
 
 impl Default for InteractiveTunables {
@@ -59,6 +106,9 @@ impl Default for InteractiveTunables {
             min_sample_time: DEFAULT_MIN_SAMPLE_TIME,
             boost: false,
             io_is_busy: false,
+            boostpulse_duration: DEFAULT_MIN_SAMPLE_TIME,
+            boostpulse_endtime: 0,
+            boosted: false,
         }
     }
 }
@@ -93,6 +143,16 @@ pub struct CpuInfo {
     pub floor_validate_time: u64,
     /// `hispeed_validate_time` (µs).
     pub hispeed_validate_time: u64,
+    /// `pol_floor_val_time` (android-4.4, µs): the policy's floor validate time, the
+    /// latest `loc_floor_val_time` of its CPUs as the speed-change thread last served it.
+    pub pol_floor_val_time: u64,
+    /// `loc_floor_val_time` (android-4.4, µs): this CPU's floor validate time.
+    pub loc_floor_val_time: u64,
+    /// `pol_hispeed_val_time` (android-4.4, µs): the policy's hispeed validate time, set
+    /// by the speed-change thread when it changed the frequency, and by a boost.
+    pub pol_hispeed_val_time: u64,
+    /// `loc_hispeed_val_time` (android-4.4, µs): this CPU's hispeed validate time.
+    pub loc_hispeed_val_time: u64,
 }
 
 /// What a sample decided (the trace event it emits, with its fields).
@@ -133,6 +193,18 @@ impl CpuInfo {
         self.cputime_speedadj = self
             .cputime_speedadj
             .wrapping_add(u64::from(active_time) * cur);
+        self.time_in_idle = idle_us;
+        self.time_in_idle_timestamp = now_us;
+    }
+
+    /// android-4.4's `update_load()`: as [`CpuInfo::update_load`] with `u64` deltas.
+    pub fn update_load_u64(&mut self, idle_us: u64, now_us: u64, cur: u64) {
+        let delta_idle = idle_us.wrapping_sub(self.time_in_idle);
+        let delta_time = now_us.wrapping_sub(self.time_in_idle_timestamp);
+        let active_time = delta_time.saturating_sub(delta_idle);
+        self.cputime_speedadj = self
+            .cputime_speedadj
+            .wrapping_add(active_time.wrapping_mul(cur));
         self.time_in_idle = idle_us;
         self.time_in_idle_timestamp = now_us;
     }
@@ -220,6 +292,161 @@ impl CpuInfo {
         out.rearm = self.target_freq != table.max;
         out
     }
+}
+
+/// `cpufreq_interactive_boost()` (android-3.10 form, 96boards/linux@48033bd6), called by
+/// `store_boost()` (a non-zero write) and `store_boostpulse()` at `now_us`: every CPU
+/// whose `target_freq` is below its policy's `hispeed_freq` (`hispeed(cpu)`) is raised to
+/// it, its `hispeed_validate_time` set and its bit set in `speedchange_cpumask`; every CPU
+/// (raised or not) gets `floor_freq = hispeed_freq` validated now. Returns the CPUs raised,
+/// in order: the caller wakes the speed-change thread if there is any (`anyboost`).
+pub fn boost(cpus: &mut [CpuInfo], hispeed: impl Fn(usize) -> u64, now_us: u64) -> Vec<usize> {
+    let mut raised = Vec::new();
+    for (i, c) in cpus.iter_mut().enumerate() {
+        let hs = hispeed(i);
+        if c.target_freq < hs {
+            c.target_freq = hs;
+            c.hispeed_validate_time = now_us;
+            raised.push(i);
+        }
+        // set the floor and (re)start its time from the boost
+        c.floor_freq = hs;
+        c.floor_validate_time = now_us;
+    }
+    raised
+}
+
+impl CpuInfo {
+    /// `cpufreq_interactive_timer()` in its android-4.4-era form (NotKit/kernel-4.4-alps,
+    /// MTK `#ifdef`s left out) at `now_us`, with the CPU's idle time and the policy's
+    /// `cur` and table; it sets `t.boosted`. The differences from [`CpuInfo::sample`]:
+    /// `cpu_load = loadadjfreq / policy->cur`; the hispeed jump tests `policy->cur`, and
+    /// an unboosted choice above `hispeed_freq` from below it is `hispeed_freq`; the
+    /// above-hispeed hold compares with `policy->cur` and the policy's
+    /// `pol_hispeed_val_time`; the floor holds only while `target_freq >= policy->cur`,
+    /// from the later of `pol_floor_val_time` and `loc_floor_val_time`, and
+    /// `loc_floor_val_time` moves only when `target_freq` or the new frequency is at or
+    /// above `policy->cur`; "already" needs `target_freq <= policy->cur` too (else the
+    /// same target is asked for again); the timer is always re-armed.
+    pub fn sample_v4_4(
+        &mut self,
+        t: &mut InteractiveTunables,
+        table: &FreqTable,
+        cur: u64,
+        idle_us: u64,
+        now_us: u64,
+    ) -> Sample {
+        self.update_load_u64(idle_us, now_us, cur);
+        let delta_time = now_us.wrapping_sub(self.cputime_speedadj_timestamp) as u32;
+        let cur_target = self.target_freq;
+        let mut out = Sample {
+            verdict: Verdict::None,
+            load: 0,
+            cur_target,
+            new_freq: cur_target,
+            rearm: true,
+        };
+        if delta_time == 0 {
+            return out; // WARN_ON_ONCE(!delta_time): goto rearm
+        }
+        let speedadj = self.cputime_speedadj / u64::from(delta_time);
+        let loadadjfreq = u64::from((speedadj as u32).wrapping_mul(100));
+        let cpu_load = loadadjfreq / cur.max(1);
+        out.load = cpu_load;
+        t.boosted = t.boosted_at(now_us);
+        let hispeed = if t.hispeed_freq == 0 {
+            table.max
+        } else {
+            t.hispeed_freq
+        };
+        let mut new_freq = if cpu_load >= t.go_hispeed_load || t.boosted {
+            if cur < hispeed {
+                hispeed
+            } else {
+                choose_freq(t, table, cur, loadadjfreq).max(hispeed)
+            }
+        } else {
+            let f = choose_freq(t, table, cur, loadadjfreq);
+            if f > hispeed && cur < hispeed {
+                hispeed
+            } else {
+                f
+            }
+        };
+        out.new_freq = new_freq;
+        if cur >= hispeed
+            && new_freq > cur
+            && now_us.wrapping_sub(self.pol_hispeed_val_time)
+                < freq_indexed(&t.above_hispeed_delay, cur)
+        {
+            out.verdict = Verdict::NotYet;
+            return out;
+        }
+        self.loc_hispeed_val_time = now_us;
+        new_freq = table.resolve(new_freq, Relation::L, false);
+        out.new_freq = new_freq;
+        let max_fvtime = self.pol_floor_val_time.max(self.loc_floor_val_time);
+        if new_freq < self.floor_freq
+            && self.target_freq >= cur
+            && now_us.wrapping_sub(max_fvtime) < t.min_sample_time
+        {
+            out.verdict = Verdict::NotYet;
+            return out;
+        }
+        if !t.boosted || new_freq > hispeed {
+            self.floor_freq = new_freq;
+            if self.target_freq >= cur || new_freq >= cur {
+                self.loc_floor_val_time = now_us;
+            }
+        }
+        if self.target_freq == new_freq && self.target_freq <= cur {
+            out.verdict = Verdict::Already;
+            return out;
+        }
+        out.verdict = Verdict::Target;
+        self.target_freq = new_freq;
+        out
+    }
+}
+
+/// android-4.4's `cpufreq_interactive_boost(tunables)`: `boosted` is set, and every CPU
+/// whose `target_freq` is below its policy's `hispeed_freq` is raised to it, its policy
+/// hispeed time (`pol_hispeed_val_time`) set to `now_us` and its bit set in
+/// `speedchange_cpumask`; no floor changes. Returns the CPUs raised.
+pub fn boost_v4_4(
+    t: &mut InteractiveTunables,
+    cpus: &mut [CpuInfo],
+    hispeed: impl Fn(usize) -> u64,
+    now_us: u64,
+) -> Vec<usize> {
+    t.boosted = true;
+    let mut raised = Vec::new();
+    for (i, c) in cpus.iter_mut().enumerate() {
+        let hs = hispeed(i);
+        if c.target_freq < hs {
+            c.target_freq = hs;
+            c.pol_hispeed_val_time = now_us;
+            raised.push(i);
+        }
+    }
+    raised
+}
+
+/// android-4.4's `cpufreq_interactive_get_policy_info()` over the policy's CPUs:
+/// (`max_freq`, the highest `target_freq`; `hvt`, the earliest `loc_hispeed_val_time` of
+/// the CPUs asking for it; `fvt`, the latest `loc_floor_val_time`).
+pub fn get_policy_info(cpus: &[CpuInfo], policy_cpus: &[usize]) -> (u64, u64, u64) {
+    let (mut max_freq, mut hvt, mut fvt) = (0u64, u64::MAX, 0u64);
+    for c in policy_cpus.iter().filter_map(|&i| cpus.get(i)) {
+        fvt = fvt.max(c.loc_floor_val_time);
+        if c.target_freq > max_freq {
+            max_freq = c.target_freq;
+            hvt = c.loc_hispeed_val_time;
+        } else if c.target_freq == max_freq {
+            hvt = hvt.min(c.loc_hispeed_val_time);
+        }
+    }
+    (max_freq, hvt, fvt)
 }
 
 /// `choose_freq()`: the lowest OPP `f` with `loadadjfreq / f` at or below
@@ -316,6 +543,187 @@ mod tests {
             (s.verdict, s.new_freq, s.rearm),
             (Verdict::Target, 2_000_000, false)
         );
+    }
+
+    #[test]
+    fn boost_raises_targets_below_hispeed_and_sets_every_floor() {
+        let mut cpus = [
+            CpuInfo {
+                target_freq: 500_000,
+                floor_freq: 500_000,
+                ..CpuInfo::default()
+            },
+            CpuInfo {
+                target_freq: 2_000_000,
+                floor_freq: 2_000_000,
+                hispeed_validate_time: 7,
+                ..CpuInfo::default()
+            },
+        ];
+        let raised = boost(&mut cpus, |_| 1_500_000, 1_000);
+        assert_eq!(raised, [0]);
+        assert_eq!(
+            (cpus[0].target_freq, cpus[0].hispeed_validate_time),
+            (1_500_000, 1_000)
+        );
+        assert_eq!(
+            (cpus[1].target_freq, cpus[1].hispeed_validate_time),
+            (2_000_000, 7)
+        );
+        for c in &cpus {
+            assert_eq!((c.floor_freq, c.floor_validate_time), (1_500_000, 1_000));
+        }
+        let t = InteractiveTunables {
+            boostpulse_endtime: 81_000,
+            ..InteractiveTunables::default()
+        };
+        assert!(t.boosted_at(80_999) && !t.boosted_at(81_000));
+    }
+
+    #[test]
+    fn a_boosted_sample_holds_hispeed_without_moving_the_floor() {
+        let t = InteractiveTunables {
+            hispeed_freq: 1_500_000,
+            ..InteractiveTunables::default()
+        };
+        let mut c = CpuInfo {
+            target_freq: 500_000,
+            floor_freq: 500_000,
+            ..CpuInfo::default()
+        };
+        let mut cpus = [c];
+        boost(&mut cpus, |_| 1_500_000, 0);
+        c = cpus[0];
+        c.restart_window(0, 0);
+        // idle 20 ms, boosted: hispeed, already; the floor stays the boost's
+        let s = c.sample(&t, &table(), 1_500_000, 20_000, 20_000, true);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Already, 1_500_000));
+        assert_eq!((c.floor_freq, c.floor_validate_time), (1_500_000, 0));
+        // unboosted before min_sample_time since the boost: held
+        c.restart_window(20_000, 20_000);
+        let s = c.sample(&t, &table(), 1_500_000, 79_999, 79_999, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::NotYet, 500_000));
+        c.restart_window(79_999, 79_999);
+        let s = c.sample(&t, &table(), 1_500_000, 80_000, 80_000, false);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Target, 500_000));
+    }
+
+    #[test]
+    fn v4_4_goes_no_higher_than_hispeed_from_below_it_and_rearms_at_the_maximum() {
+        let mut t = InteractiveTunables {
+            hispeed_freq: 1_000_000,
+            target_loads: vec![40],
+            ..InteractiveTunables::default()
+        };
+        let c0 = CpuInfo {
+            target_freq: 500_000,
+            floor_freq: 500_000,
+            ..CpuInfo::default()
+        };
+        // 95 % busy for 20 ms at 500 MHz: loadadjfreq 47.5 G, which needs 1188 MHz at
+        // 40 % → 1500; android-3.10 goes there at once
+        let mut c = c0;
+        c.restart_window(0, 0);
+        let s = c.sample(&t, &table(), 500_000, 1_000, 20_000, false);
+        assert_eq!(
+            (s.verdict, s.load, s.new_freq),
+            (Verdict::Target, 95, 1_500_000)
+        );
+        // android-4.4 stops at hispeed_freq
+        let mut c = c0;
+        c.restart_window(0, 0);
+        let s = c.sample_v4_4(&mut t, &table(), 500_000, 1_000, 20_000);
+        assert_eq!(
+            (s.verdict, s.load, s.new_freq),
+            (Verdict::Target, 95, 1_000_000)
+        );
+        assert_eq!(
+            (c.loc_hispeed_val_time, c.loc_floor_val_time),
+            (20_000, 20_000)
+        );
+        // at hispeed (the thread set the policy's hispeed time at 20 ms): no raise for
+        // above_hispeed_delay (20 ms) after it
+        c.pol_hispeed_val_time = 20_000;
+        c.restart_window(1_000, 20_000);
+        let s = c.sample_v4_4(&mut t, &table(), 1_000_000, 2_000, 39_999);
+        assert_eq!(
+            (s.verdict, s.load, s.new_freq, s.rearm),
+            (Verdict::NotYet, 94, 2_000_000, true)
+        );
+        c.restart_window(2_000, 39_999);
+        let s = c.sample_v4_4(&mut t, &table(), 1_000_000, 3_000, 60_000);
+        // at the maximum the timer is re-armed all the same
+        assert_eq!(
+            (s.verdict, s.new_freq, s.rearm),
+            (Verdict::Target, 2_000_000, true)
+        );
+        assert!(!t.boosted);
+    }
+
+    #[test]
+    fn v4_4_floor_holds_only_while_the_target_is_at_or_above_cur() {
+        let mut t = InteractiveTunables::default();
+        let mut c = CpuInfo {
+            target_freq: 1_000_000,
+            floor_freq: 1_000_000,
+            loc_floor_val_time: 0,
+            ..CpuInfo::default()
+        };
+        // idle, 20 ms after the floor was validated, target at cur: held
+        c.restart_window(0, 0);
+        let s = c.sample_v4_4(&mut t, &table(), 1_000_000, 20_000, 20_000);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::NotYet, 500_000));
+        // the policy runs faster than this CPU asks (another CPU holds it): not held
+        c.restart_window(20_000, 20_000);
+        let s = c.sample_v4_4(&mut t, &table(), 1_500_000, 40_000, 40_000);
+        assert_eq!((s.verdict, s.new_freq), (Verdict::Target, 500_000));
+        // neither the old target nor the new one reached cur: the floor time stays
+        assert_eq!((c.floor_freq, c.loc_floor_val_time), (500_000, 0));
+    }
+
+    #[test]
+    fn v4_4_boost_raises_only_the_target_and_policy_hispeed_time() {
+        let mut t = InteractiveTunables::default();
+        let mut cpus = [
+            CpuInfo {
+                target_freq: 500_000,
+                floor_freq: 500_000,
+                floor_validate_time: 3,
+                loc_floor_val_time: 3,
+                ..CpuInfo::default()
+            },
+            CpuInfo {
+                target_freq: 2_000_000,
+                pol_hispeed_val_time: 7,
+                ..CpuInfo::default()
+            },
+        ];
+        let raised = boost_v4_4(&mut t, &mut cpus, |_| 1_500_000, 1_000);
+        assert!(t.boosted);
+        assert_eq!(raised, [0]);
+        assert_eq!(
+            (cpus[0].target_freq, cpus[0].pol_hispeed_val_time),
+            (1_500_000, 1_000)
+        );
+        assert_eq!(
+            (cpus[0].floor_freq, cpus[0].loc_floor_val_time),
+            (500_000, 3)
+        );
+        assert_eq!(cpus[0].hispeed_validate_time, 0);
+        assert_eq!(cpus[1].pol_hispeed_val_time, 7);
+    }
+
+    #[test]
+    fn v4_4_policy_info_takes_the_earliest_hispeed_time_of_the_highest_target() {
+        let c = |target_freq, loc_hispeed_val_time, loc_floor_val_time| CpuInfo {
+            target_freq,
+            loc_hispeed_val_time,
+            loc_floor_val_time,
+            ..CpuInfo::default()
+        };
+        let cpus = [c(1_000_000, 5, 3), c(1_500_000, 9, 1), c(1_500_000, 7, 2)];
+        assert_eq!(get_policy_info(&cpus, &[0, 1, 2]), (1_500_000, 7, 3));
+        assert_eq!(get_policy_info(&cpus, &[0]), (1_000_000, 5, 3));
     }
 
     #[test]

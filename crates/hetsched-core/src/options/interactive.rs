@@ -1,5 +1,6 @@
 //! `[cpufreq.interactive]`: the interactive governor's tunables with their AOSP defaults
-//! (drivers/cpufreq/cpufreq_interactive.c, android-3.10 era). The AOSP sysfs stores check
+//! (drivers/cpufreq/cpufreq_interactive.c, android-3.10 era; the android-4.4-era form has
+//! the same defaults) and which form runs. The AOSP sysfs stores check
 //! nothing but the number format; values that cannot work here (a zero `timer_rate`, a
 //! load of 0 or above 100, a malformed frequency list) are rejected with one line.
 
@@ -12,6 +13,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct InteractiveOptions {
+    /// Which AOSP form: `android_3_10` (default, read in 96boards/linux@48033bd6) or `android_4_4` (the android-4.4-era form, read in
+    /// NotKit/kernel-4.4-alps@ed9efc79 without its MediaTek `#ifdef`s: load relative to
+    /// `policy->cur`, no jump from below `hispeed_freq` above it, the policy's validate
+    /// times, the timer always re-armed, only `IDLE_END`, a boost that sets no floor and
+    /// `boost=0` ending a pulse).
+    pub version: ia::InteractiveVersion,
     /// `timer_rate` (µs): the sampling period of each CPU's deferrable timer. Default 20000.
     pub timer_rate: u64,
     /// `timer_slack` (µs): how long after `timer_rate` an idle CPU above the minimum
@@ -30,16 +37,34 @@ pub struct InteractiveOptions {
     /// `min_sample_time` (µs): how long a frequency is held before going lower. Default
     /// 80000.
     pub min_sample_time: u64,
-    /// `boost`: every sample is treated as at `go_hispeed_load` (set before the start).
+    /// `boost` as the governor starts (written before `GOV_START`: no trace, no raise):
+    /// every sample is treated as at `go_hispeed_load`. Default false. Writes during the
+    /// run are `boost_at_us`.
     pub boost: bool,
     /// `io_is_busy` (the engine has no iowait, so it changes nothing yet).
     pub io_is_busy: bool,
+    /// `boostpulse_duration` (µs, 0 to 2147483647: the kernel's `int`): how long a
+    /// `boostpulse` write boosts. Default 80000 (`DEFAULT_MIN_SAMPLE_TIME`).
+    pub boostpulse_duration: u64,
+    /// Writes to `boostpulse`, as Android's PowerHAL makes on input events: the times (µs
+    /// after the workload's start) at which one is made. Each sets `boostpulse_endtime =
+    /// now + boostpulse_duration`, traces `cpufreq_interactive_boost: pulse` and calls
+    /// `cpufreq_interactive_boost()`. No writer thread is modelled: the write takes no CPU
+    /// time and is made on CPU 0 (its trace lines carry CPU 0's current task). Default
+    /// none.
+    pub boostpulse_at_us: Vec<u64>,
+    /// Writes to `boost` during the run: `[[time µs after the workload's start, value], …]`
+    /// with value 1 (`cpufreq_interactive_boost: on` and `cpufreq_interactive_boost()`) or
+    /// 0 (`cpufreq_interactive_unboost: off`), made on CPU 0 like `boostpulse_at_us`; at
+    /// equal times they come before the `boostpulse` writes. Default none.
+    pub boost_at_us: Vec<[u64; 2]>,
 }
 
 impl Default for InteractiveOptions {
     fn default() -> Self {
         let t = ia::InteractiveTunables::default();
         InteractiveOptions {
+            version: ia::InteractiveVersion::Android3_10,
             timer_rate: t.timer_rate,
             timer_slack: t.timer_slack,
             go_hispeed_load: t.go_hispeed_load,
@@ -49,6 +74,9 @@ impl Default for InteractiveOptions {
             min_sample_time: t.min_sample_time,
             boost: t.boost,
             io_is_busy: t.io_is_busy,
+            boostpulse_duration: t.boostpulse_duration,
+            boostpulse_at_us: Vec::new(),
+            boost_at_us: Vec::new(),
         }
     }
 }
@@ -125,7 +153,23 @@ impl InteractiveOptions {
             &self.above_hispeed_delay,
             |v| v <= u64::from(u32::MAX),
             "a delay of at most 4294967295 µs",
-        )
+        )?;
+        if self.boostpulse_duration > i32::MAX as u64 {
+            return Err(invalid(
+                "cpufreq.interactive.boostpulse_duration",
+                format!(
+                    "{} is out of range; expected 0 to 2147483647 µs",
+                    self.boostpulse_duration
+                ),
+            ));
+        }
+        if let Some([t, v]) = self.boost_at_us.iter().find(|w| w[1] > 1) {
+            return Err(invalid(
+                "cpufreq.interactive.boost_at_us",
+                format!("[{t}, {v}]: the value {v} is out of range; expected 0 or 1"),
+            ));
+        }
+        Ok(())
     }
 
     /// The governor's tunables.
@@ -140,6 +184,9 @@ impl InteractiveOptions {
             min_sample_time: self.min_sample_time,
             boost: self.boost,
             io_is_busy: self.io_is_busy,
+            boostpulse_duration: self.boostpulse_duration,
+            boostpulse_endtime: 0,
+            boosted: false,
         }
     }
 }
@@ -166,5 +213,26 @@ mod tests {
             ..InteractiveOptions::default()
         };
         assert!(o.validate().is_err());
+        let o = InteractiveOptions {
+            boostpulse_duration: 1 << 31,
+            ..InteractiveOptions::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("boostpulse_duration") && !e.contains('\n'),
+            "{e}"
+        );
+        let o = InteractiveOptions {
+            boost_at_us: vec![[1000, 1], [2000, 2]],
+            ..InteractiveOptions::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("expected 0 or 1"), "{e}");
+        let o = InteractiveOptions {
+            boostpulse_at_us: vec![0, u64::MAX],
+            boost_at_us: vec![[5, 0], [u64::MAX, 1]],
+            ..InteractiveOptions::default()
+        };
+        assert!(o.validate().is_ok());
     }
 }

@@ -171,7 +171,7 @@ impl CpufreqState {
         let interactive = (o.cpufreq.governor == Governor::Interactive).then(|| {
             Box::new(super::interactive::InteractiveEngine::new(
                 p,
-                o.cpufreq.interactive.tunables(),
+                &o.cpufreq.interactive,
                 em,
             ))
         });

@@ -8,9 +8,22 @@
 //! speed), and the `cfinteractive` kthread (SCHED_FIFO 99, unbound) that takes each
 //! requested policy to the highest `target_freq` of its CPUs (RELATION_H) through the
 //! driver, which takes the transition latency.
+//!
+//! `cpufreq.interactive.version=android_4_4` runs the android-4.4-era form
+//! (NotKit/kernel-4.4-alps@ed9efc79, MTK `#ifdef`s left out): its sample
+//! ([`crate::cpufreq::interactive::CpuInfo::sample_v4_4`]) always re-arms the timer, the
+//! idle notifier handles only `IDLE_END`, and the kthread serves each CPU of the mask with
+//! `cpufreq_interactive_adjust_cpu()`, which also sets the policy's validate times.
+//!
+//! The sysfs writes to `boost` and `boostpulse` that Android's PowerHAL makes on input
+//! events are events of the run (`Ev::InteractiveWrite`, `cpufreq.interactive.boost_at_us`
+//! and `boostpulse_at_us`), each a `store_boost()` / `store_boostpulse()` at its time: no
+//! writer thread is modelled, so a write takes no CPU time and is made on CPU 0.
 
 use crate::cpufreq::freq_table::{FreqTable, Relation};
-use crate::cpufreq::interactive::{CpuInfo, InteractiveTunables, Verdict};
+use crate::cpufreq::interactive::{
+    self as ia_gov, CpuInfo, InteractiveTunables, InteractiveVersion, Verdict,
+};
 use crate::sim::kthread::{Kthread, KthreadKind, KthreadPhase};
 use crate::sim::timer::{IdleNotify, TimerFn};
 use crate::sim::*;
@@ -19,6 +32,8 @@ use crate::trace::{InteractiveEval, TraceEvent};
 /// The governor's state across the policies (its tunables are the same for each).
 #[derive(Debug, Clone)]
 pub(in crate::sim) struct InteractiveEngine {
+    /// Which AOSP form.
+    pub version: InteractiveVersion,
     /// The tunables.
     pub tun: InteractiveTunables,
     /// Per CPU.
@@ -33,15 +48,42 @@ pub(in crate::sim) struct InteractiveEngine {
     pub todo: Vec<usize>,
     /// The CPU whose policy's transition is in flight.
     pub in_transition: Option<usize>,
+    /// android-4.4: `cpufreq_interactive_adjust_cpu()`'s `max_freq` and `hvt` for the
+    /// transition in flight, applied when `__cpufreq_driver_target()` returns.
+    pub adjust: Option<(u64, u64)>,
+    /// The run's sysfs writes, in the order they are queued (`Ev::InteractiveWrite`).
+    pub writes: Vec<(u64, SysfsWrite)>,
+}
+
+/// A write to one of the governor's sysfs files during the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum SysfsWrite {
+    /// `boost` (`store_boost()`): on or off.
+    Boost(bool),
+    /// `boostpulse` (`store_boostpulse()`).
+    Boostpulse,
 }
 
 impl InteractiveEngine {
     /// The governor for the platform's policies.
     pub(in crate::sim) fn new(
         p: &crate::platform::Platform,
-        tun: InteractiveTunables,
+        o: &crate::options::InteractiveOptions,
         em: &crate::energy::em::EnergyModel,
     ) -> Self {
+        let tun: InteractiveTunables = o.tunables();
+        // `boost` writes first, then `boostpulse` writes: the queue keeps this order at
+        // equal times
+        let writes = o
+            .boost_at_us
+            .iter()
+            .map(|&[t, v]| (t, SysfsWrite::Boost(v != 0)))
+            .chain(
+                o.boostpulse_at_us
+                    .iter()
+                    .map(|&t| (t, SysfsWrite::Boostpulse)),
+            )
+            .collect();
         let tables = p
             .perf_domains
             .iter()
@@ -49,6 +91,7 @@ impl InteractiveEngine {
             .map(|(i, pd)| FreqTable::new(pd, em.pds.get(i).and_then(Option::as_ref)))
             .collect();
         InteractiveEngine {
+            version: o.version,
             tun,
             cpus: vec![CpuInfo::default(); p.nr_cpus()],
             tables,
@@ -56,6 +99,8 @@ impl InteractiveEngine {
             thread: None,
             todo: Vec::new(),
             in_transition: None,
+            adjust: None,
+            writes,
         }
     }
 }
@@ -122,6 +167,11 @@ impl Sim<'_> {
             c.floor_freq = cur;
             c.floor_validate_time = now / 1000;
             c.hispeed_validate_time = now / 1000;
+            // android-4.4's names for them, the policy's and the CPU's
+            c.pol_floor_val_time = now / 1000;
+            c.loc_floor_val_time = now / 1000;
+            c.pol_hispeed_val_time = now / 1000;
+            c.loc_hispeed_val_time = now / 1000;
             self.interactive_timer_resched(cpu, now);
         }
     }
@@ -156,8 +206,15 @@ impl Sim<'_> {
         let Some(ia) = self.cpufreq.interactive.as_deref_mut() else {
             return;
         };
-        let boosted = ia.tun.boost;
-        let s = ia.cpus[cpu].sample(&ia.tun, &ia.tables[pd], cur, idle, now_us, boosted);
+        let s = match ia.version {
+            InteractiveVersion::Android3_10 => {
+                let boosted = ia.tun.boosted_at(now_us);
+                ia.cpus[cpu].sample(&ia.tun, &ia.tables[pd], cur, idle, now_us, boosted)
+            }
+            InteractiveVersion::Android4_4 => {
+                ia.cpus[cpu].sample_v4_4(&mut ia.tun, &ia.tables[pd], cur, idle, now_us)
+            }
+        };
         let kind = match s.verdict {
             Verdict::Target => Some(InteractiveEval::Target),
             Verdict::Already => Some(InteractiveEval::Already),
@@ -183,6 +240,90 @@ impl Sim<'_> {
         }
         if s.rearm && !self.timer_pending(cpu, TimerFn::InteractiveCpu) {
             self.interactive_timer_resched(cpu, now);
+        }
+    }
+
+    /// Queues the run's sysfs writes at their times after the workload's start `t0`.
+    pub(in crate::sim) fn interactive_schedule_writes(&mut self, t0: Nanos) {
+        let Some(ia) = self.ia() else { return };
+        let at: Vec<Nanos> = ia
+            .writes
+            .iter()
+            .map(|w| t0.saturating_add(w.0.saturating_mul(1000)))
+            .collect();
+        for (i, at) in at.into_iter().enumerate() {
+            self.q.push(at, Ev::InteractiveWrite { i: i as u32 });
+        }
+    }
+
+    /// The `i`-th sysfs write, at `now`, from CPU 0: `store_boost()` or
+    /// `store_boostpulse()`. android-4.4: a write of 1 or a pulse boosts the CPUs only if
+    /// `boosted` is false, and a write of 0 ends a pulse (`boostpulse_endtime = now`).
+    pub(in crate::sim) fn interactive_write(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        i: usize,
+        now: Nanos,
+    ) {
+        const CPU: usize = 0;
+        let now_us = now / 1000;
+        let Some(ia) = self.ia_mut() else { return };
+        let Some(&(_, w)) = ia.writes.get(i) else {
+            return;
+        };
+        let v4_4 = ia.version == InteractiveVersion::Android4_4;
+        let ev = match w {
+            SysfsWrite::Boostpulse => {
+                ia.tun.boostpulse_endtime = now_us.saturating_add(ia.tun.boostpulse_duration);
+                TraceEvent::CpufreqInteractiveBoost { s: "pulse" }
+            }
+            SysfsWrite::Boost(true) => {
+                ia.tun.boost = true;
+                TraceEvent::CpufreqInteractiveBoost { s: "on" }
+            }
+            SysfsWrite::Boost(false) => {
+                ia.tun.boost = false;
+                if v4_4 {
+                    ia.tun.boostpulse_endtime = now_us;
+                }
+                TraceEvent::CpufreqInteractiveUnboost { s: "off" }
+            }
+        };
+        let boost = w != SysfsWrite::Boost(false) && !(v4_4 && ia.tun.boosted);
+        if out.any.power {
+            out.emit(&self.ctx(CPU, now), &ev, g_power);
+        }
+        if boost {
+            self.cpufreq_interactive_boost(out, CPU, now);
+        }
+    }
+
+    /// `cpufreq_interactive_boost()` from `cpu` at `now` ([`ia_gov::boost`], android-4.4
+    /// [`ia_gov::boost_v4_4`]): the raised CPUs join `speedchange_cpumask` and the
+    /// speed-change thread is woken if any was.
+    fn cpufreq_interactive_boost(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let p = self.p;
+        let Some(ia) = self.ia_mut() else { return };
+        let hs = ia.tun.hispeed_freq;
+        let tables = &ia.tables;
+        let hispeed = |c: usize| {
+            if hs == 0 {
+                tables[p.cpus[c].perf_domain].max
+            } else {
+                hs
+            }
+        };
+        let raised = match ia.version {
+            InteractiveVersion::Android3_10 => ia_gov::boost(&mut ia.cpus, hispeed, now / 1000),
+            InteractiveVersion::Android4_4 => {
+                ia_gov::boost_v4_4(&mut ia.tun, &mut ia.cpus, hispeed, now / 1000)
+            }
+        };
+        for &c in &raised {
+            ia.mask.set(c);
+        }
+        if !raised.is_empty() {
+            self.speedchange_wake(out, cpu, now);
         }
     }
 
@@ -216,6 +357,8 @@ impl Sim<'_> {
         let Some(ia) = self.ia() else { return };
         let pending = self.timer_pending(cpu, TimerFn::InteractiveCpu);
         match ev {
+            // android-4.4 registers cpufreq_interactive_idle_end() only
+            IdleNotify::Start if ia.version == InteractiveVersion::Android4_4 => {}
             IdleNotify::Start => {
                 if ia.cpus[cpu].target_freq != ia.tables[pd].min && !pending {
                     self.interactive_timer_resched(cpu, now);
@@ -249,7 +392,12 @@ impl Sim<'_> {
             let cpu = self.p.perf_domains[pd].cpus[i];
             let (idle, now_us) = self.idle_us(cpu, now);
             if let Some(ia) = self.ia_mut() {
-                ia.cpus[cpu].update_load(idle, now_us, cur);
+                match ia.version {
+                    InteractiveVersion::Android3_10 => ia.cpus[cpu].update_load(idle, now_us, cur),
+                    InteractiveVersion::Android4_4 => {
+                        ia.cpus[cpu].update_load_u64(idle, now_us, cur)
+                    }
+                }
             }
         }
     }
@@ -270,35 +418,71 @@ impl Sim<'_> {
             let Some(cpu) = ia.todo.pop() else {
                 return false;
             };
-            let pd = self.p.cpus[cpu].perf_domain;
+            let p = self.p;
+            let pd = p.cpus[cpu].perf_domain;
+            let pcpus = &p.perf_domains[pd].cpus;
+            let cur = self.cpufreq.policies[pd].gov.cur();
             let ia = self
                 .cpufreq
                 .interactive
-                .as_deref()
+                .as_deref_mut()
                 .unwrap_or_else(|| unreachable!());
-            let max_freq = self.p.perf_domains[pd]
-                .cpus
-                .iter()
-                .map(|&c| ia.cpus[c].target_freq)
-                .max()
-                .unwrap_or(0);
+            let v4_4 = ia.version == InteractiveVersion::Android4_4;
+            // android-4.4: cpufreq_interactive_adjust_cpu() → _get_policy_info()
+            let (max_freq, hvt, fvt) = ia_gov::get_policy_info(&ia.cpus, pcpus);
+            if v4_4 {
+                for &c in pcpus {
+                    ia.cpus[c].pol_floor_val_time = fvt;
+                }
+            }
             let target = ia.tables[pd].resolve(max_freq, Relation::H, false);
-            let cur = self.cpufreq.policies[pd].gov.cur();
             if target != cur {
+                ia.in_transition = Some(cpu);
+                if v4_4 {
+                    ia.adjust = Some((max_freq, hvt));
+                }
                 if let crate::cpufreq::governor::GovernorState::Timed { in_flight, .. } =
                     &mut self.cpufreq.policies[pd].gov
                 {
                     *in_flight = Some(target);
                 }
-                if let Some(ia) = self.ia_mut() {
-                    ia.in_transition = Some(cpu);
-                }
                 let at = now + self.cpufreq.policies[pd].transition_latency_ns;
                 self.q.push(at, Ev::FreqApply { pd: pd as u32 });
                 return true;
             }
-            self.trace_setspeed(out, cpu, pd, now);
+            // no transition: __cpufreq_driver_target() returns at once when the OPP of
+            // max_freq is cur
+            let targ = if v4_4 {
+                if max_freq != cur {
+                    for &c in pcpus {
+                        ia.cpus[c].pol_hispeed_val_time = hvt;
+                    }
+                }
+                max_freq
+            } else {
+                ia.cpus[cpu].target_freq
+            };
+            self.trace_setspeed(out, cpu, pd, targ, now);
         }
+    }
+
+    /// `__cpufreq_driver_target()` returned to the speed-change work serving `cpu`: the
+    /// setspeed trace; android-4.4 also gives every CPU of the policy the `hvt` of the
+    /// served request as `pol_hispeed_val_time`, and traces its `max_freq`.
+    fn speedchange_driver_returned(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let p = self.p;
+        let pd = p.cpus[cpu].perf_domain;
+        let Some(ia) = self.ia_mut() else { return };
+        let targ = match ia.adjust.take() {
+            Some((max_freq, hvt)) => {
+                for &c in &p.perf_domains[pd].cpus {
+                    ia.cpus[c].pol_hispeed_val_time = hvt;
+                }
+                max_freq
+            }
+            None => ia.cpus[cpu].target_freq,
+        };
+        self.trace_setspeed(out, cpu, pd, targ, now);
     }
 
     /// The driver's transition of `pd` completed (`policy->cur` is new): the kthread
@@ -330,7 +514,7 @@ impl Sim<'_> {
             }
             None => {
                 ia.in_transition = None;
-                self.trace_setspeed(out, cpu, pd, now);
+                self.speedchange_driver_returned(out, cpu, now);
                 self.speedchange_serve(out, now);
             }
         }
@@ -348,8 +532,7 @@ impl Sim<'_> {
     ) {
         let Some(ia) = self.ia_mut() else { return };
         if let Some(c) = ia.in_transition.take() {
-            let pd = self.p.cpus[c].perf_domain;
-            self.trace_setspeed(out, c, pd, now);
+            self.speedchange_driver_returned(out, c, now);
         }
         let waits = self.speedchange_serve(out, now);
         if let Some(kt) = self.ia_mut().and_then(|ia| ia.thread.as_mut()) {
@@ -362,12 +545,14 @@ impl Sim<'_> {
         self.kthread_sleep(out, cpu, tid, now);
     }
 
-    /// `trace_cpufreq_interactive_setspeed(cpu, target_freq, policy->cur)`.
+    /// `trace_cpufreq_interactive_setspeed(cpu, targfreq, policy->cur)`: `targfreq` is the
+    /// CPU's `target_freq` (android-3.10) or the policy's `max_freq` (android-4.4).
     pub(in crate::sim) fn trace_setspeed(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         pd: usize,
+        targfreq: u64,
         now: Nanos,
     ) {
         if !out.any.power {
@@ -376,7 +561,7 @@ impl Sim<'_> {
         let Some(ia) = self.ia() else { return };
         let ev = TraceEvent::CpufreqInteractiveSetspeed {
             cpu_id: cpu as u32,
-            targfreq: ia.cpus[cpu].target_freq,
+            targfreq,
             actualfreq: self.cpufreq.policies[pd].gov.cur(),
         };
         let at = match ia.thread {

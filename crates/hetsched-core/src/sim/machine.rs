@@ -178,6 +178,7 @@ impl<'w> Sim<'w> {
         self.dbs_v44_start(self.t0);
         self.q.push(self.t0, Ev::Start);
         self.q.push(self.end, Ev::End);
+        self.interactive_schedule_writes(self.t0);
         loop {
             if !self.tick_pending.is_empty() && self.q.peek_time().is_none_or(|t| self.tick_at <= t)
             {
@@ -220,6 +221,7 @@ impl<'w> Sim<'w> {
                 Ev::RtPushIpi { cpu } => self.push_rt_tasks(out, cpu as usize, now),
                 Ev::RtPeriod => self.sched_rt_period_timer(now),
                 Ev::TimerIrq { cpu } => self.timer_irq(out, cpu as usize, now),
+                Ev::InteractiveWrite { i } => self.interactive_write(out, i as usize, now),
                 Ev::End => {
                     self.finish(out, now);
                     return;

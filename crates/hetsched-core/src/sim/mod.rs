@@ -177,6 +177,10 @@ enum Ev {
     /// A normal (not deferrable) kernel timer of `cpu` expires: a tickless idle CPU wakes
     /// for its softirq (sim/timer.rs).
     TimerIrq { cpu: u32 },
+    /// A write to the interactive governor's `boost` or `boostpulse` sysfs file
+    /// (`cpufreq.interactive.boost_at_us` / `boostpulse_at_us`, sim/interactive.rs): the
+    /// `i`-th of the run's writes.
+    InteractiveWrite { i: u32 },
     /// The end of the run.
     End,
 }
