@@ -118,3 +118,80 @@ fn hmp_on_a_symmetric_platform_is_refused() {
         "{e}"
     );
 }
+
+/// The CPU of a `sched_migrate_task` line's context (`[00N]`).
+fn ctx_cpu(l: &str) -> u32 {
+    l[l.find('[').unwrap() + 1..l.find(']').unwrap()]
+        .parse()
+        .unwrap()
+}
+
+/// Forced up-migration (LSK 3.10 `hmp_force_up_migration()` in its idle-pull form): a task
+/// that turns CPU-bound on a LITTLE never wakes up again, so the wake-up path cannot move
+/// it; once its ratio passes 700, the rebalance softirq asks an idle A15 to pull it
+/// (`hmp_idle_pull()`, `sched_hmp_migrate` reason 3), and the LITTLE's stopper moves it.
+#[test]
+fn a_busy_task_on_a_little_is_pulled_up_by_an_idle_big_cpu() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "t": { "loop": 1, "phases": {
+        "light": { "loop": 20, "run": 1000, "timer": { "ref": "t", "period": 16000 } },
+        "busy": { "run": 300000 } } } } }"#;
+    let sets = [
+        "hmp.enabled=true",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (r, lines) = traced("tc2", json, 1000, &sets);
+    let pulled = hmp_moves(&lines, "t-0")
+        .into_iter()
+        .find(|m| m.2 == 3)
+        .expect("t is pulled up");
+    assert!(pulled.1 <= 1, "{pulled:?}");
+    // the busy phase starts at 320 ms; about 56 ms to reach 700, then a rebalance
+    assert!((340_000..520_000).contains(&pulled.0), "{pulled:?}");
+    let moved = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_migrate_task:") && field(l, "comm") == "t-0" && t_us(l) >= pulled.0
+        })
+        .unwrap();
+    assert!(moved.contains("migration/"), "{moved}");
+    assert!(ctx_cpu(moved) >= 2, "{moved}");
+    assert_eq!(field(moved, "dest_cpu"), pulled.1.to_string());
+    assert!(r.migrations["hmp_idle_pull"] >= 1, "{:?}", r.migrations);
+}
+
+/// `hmp_idle_pull()` from `idle_balance()` (LSK 3.10): an A15 going idle takes the heaviest
+/// eligible task of the A7s at once. Hogs pinned to both A15s leave the CPU-bound `t`
+/// (started on the A7s) on an A7 (no idle A15 to go up to); when the hog on CPU 1 ends,
+/// CPU 1 pulls `t`.
+#[test]
+fn a_big_cpu_going_idle_pulls_the_heaviest_little_task() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "h0": { "cpus": [0], "loop": -1, "run": 100000 },
+        "h1": { "cpus": [1], "loop": 1, "run": 200000 },
+        "t": { "phases": {
+                 "p1": { "cpus": [2, 3, 4], "run": 1000 },
+                 "p2": { "cpus": [1, 2, 3, 4], "loop": -1, "run": 100000 } } } } }"#;
+    let sets = [
+        "hmp.enabled=true",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (_, lines) = traced("tc2", json, 400, &sets);
+    let h1_ends = lines
+        .iter()
+        .find(|l| l.contains("sched_process_exit:") && field(l, "comm") == "h1-1")
+        .map(|l| t_us(l))
+        .expect("h1 ends");
+    let pulled = hmp_moves(&lines, "t-2")
+        .into_iter()
+        .find(|m| m.2 == 3)
+        .expect("t is pulled by CPU 1");
+    assert_eq!(pulled.1, 1);
+    assert!(
+        (h1_ends..h1_ends + 100).contains(&pulled.0),
+        "{pulled:?}, h1 ends at {h1_ends}"
+    );
+}

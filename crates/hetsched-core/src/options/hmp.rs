@@ -15,9 +15,10 @@ pub struct HmpOptions {
     /// `load_avg_ratio` is tracked as LSK 3.10 tracks it (`pelt::legacy`), and wake-up and
     /// fork placement moves a task up to an idle CPU of the faster domain when its ratio
     /// reaches `up_threshold`, down below `down_threshold`, and keeps it in its domain
-    /// otherwise (`select_task_rq_fair()`'s HMP part, `sched_hmp_migrate` reason 0).
-    /// Not yet modelled: forced up-migration and idle pull from the rebalance path, the
-    /// offload to slow CPUs, and keeping the load balancer inside a domain. Default off.
+    /// otherwise (`select_task_rq_fair()`'s HMP part, `sched_hmp_migrate` reason 0); the
+    /// rebalance softirq's forced up-migration and a faster CPU's idle pull (reason 3);
+    /// no load balancing across its domains. Not yet modelled: the offload of a saturated
+    /// fast domain to idle slow CPUs. Default off.
     pub enabled: bool,
     /// `hmp_up_threshold` (sysfs `up_threshold`, 0–1024). Default 700.
     pub up_threshold: u64,

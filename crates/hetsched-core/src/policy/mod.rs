@@ -37,11 +37,14 @@ pub enum MigrationReason {
     /// The RT class pulled a queued RT task to a CPU about to run lower-priority work
     /// (`pull_rt_task()`).
     RtPull,
+    /// HMP: a faster CPU pulled the heaviest eligible task of the slower domain
+    /// (`hmp_idle_pull()`, after going idle or on `hmp_force_up_migration()`'s request).
+    HmpIdlePull,
 }
 
 impl MigrationReason {
     /// All reasons, in result order.
-    pub const ALL: [MigrationReason; 9] = [
+    pub const ALL: [MigrationReason; 10] = [
         MigrationReason::WakeUp,
         MigrationReason::Periodic,
         MigrationReason::Newidle,
@@ -51,6 +54,7 @@ impl MigrationReason {
         MigrationReason::Affinity,
         MigrationReason::RtPush,
         MigrationReason::RtPull,
+        MigrationReason::HmpIdlePull,
     ];
 
     /// snake_case name.
@@ -65,6 +69,7 @@ impl MigrationReason {
             MigrationReason::Affinity => "affinity",
             MigrationReason::RtPush => "rt_push",
             MigrationReason::RtPull => "rt_pull",
+            MigrationReason::HmpIdlePull => "hmp_idle_pull",
         }
     }
 }

@@ -541,6 +541,8 @@ impl Sim<'_> {
         let jiffies = self.jiffies(now);
         if jiffies >= self.rqs[cpu].next_balance {
             // sched_balance_softirq() (v6.11): the blocked averages, then the domains
+            // (LSK 3.10's run_rebalance_domains() with HMP: hmp_force_up_migration() first)
+            self.hmp_force_up_migration(out, cpu, now);
             self.update_blocked_averages(out, cpu, now);
             self.sched_balance_domains(
                 out,

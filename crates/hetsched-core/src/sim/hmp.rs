@@ -3,8 +3,9 @@
 //! its fair.c updates it (`enqueue_entity_load_avg()`, `dequeue_entity_load_avg()`,
 //! `update_entity_load_avg()` from `set_next_entity()`, `put_prev_entity()` and
 //! `entity_tick()`), the per-rq sum of the queued tasks' ratios (`rq->avg.load_avg_ratio`),
-//! and the HMP part of `select_task_rq_fair()` at wake-up and fork
-//! ([`crate::policy::hmp`]), with `sched_hmp_migrate` and `sched_task_runnable_ratio`.
+//! the HMP part of `select_task_rq_fair()` at wake-up and fork ([`crate::policy::hmp`]),
+//! the forced up-migration of the rebalance softirq and the idle pull of a faster CPU,
+//! with `sched_hmp_migrate` and `sched_task_runnable_ratio`.
 
 use crate::options::Governor;
 use crate::pelt::legacy::{cpufreq_calc_scale, LegacyAvg, FREQSCALE_ONE};
@@ -227,5 +228,219 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(this_cpu, now), &ev, g_sched);
         }
         cpu
+    }
+}
+
+/// `HMP_MIGRATE_IDLE_PULL`, the `force` field of `sched_hmp_migrate` for an idle pull.
+const HMP_MIGRATE_IDLE_PULL: u32 = 3;
+
+/// `hmp_max_tasks`: the queued entities `hmp_get_heaviest_task()` looks at beside curr.
+const HMP_MAX_TASKS: usize = 5;
+
+/// `sysctl_sched_migration_cost` (ns): LSK 3.10's `idle_balance()` gives up below this
+/// `avg_idle`, HMP's pull included.
+const SYSCTL_SCHED_MIGRATION_COST: u64 = 500_000;
+
+impl<'w> Sim<'w> {
+    /// The HMP view of `tid`.
+    fn hmp_task(&mut self, tid: usize) -> Option<HmpTask> {
+        let prio = self.threads[tid].eff_prio;
+        let allowed = self.threads[tid].affinity;
+        let a = *self.hmp.as_mut()?.avg_mut(tid);
+        Some(HmpTask {
+            ratio: a.load_avg_ratio,
+            prio,
+            allowed,
+            last_up: a.hmp_last_up_migration,
+            last_down: a.hmp_last_down_migration,
+        })
+    }
+
+    /// `hmp_get_heaviest_task(curr, target_cpu)` (LSK 3.10): of `cpu`'s running fair task
+    /// and the first [`HMP_MAX_TASKS`] queued in vruntime order, the one of the highest
+    /// ratio that may run in the faster domain (on `target` only, when given); curr stays
+    /// the answer on the fastest domain, or if nobody beats it; `None` when `target` is
+    /// not in the faster domain or nothing fair runs.
+    fn hmp_get_heaviest_task(&mut self, cpu: usize, target: Option<usize>) -> Option<usize> {
+        let curr = self.rqs[cpu]
+            .cfs
+            .curr
+            .filter(|&c| self.rqs[cpu].curr == Some(c))?;
+        let h = self.hmp.as_ref()?;
+        if h.domains.is_fastest(cpu) {
+            return Some(curr);
+        }
+        let mut mask = *h.domains.faster(cpu);
+        if let Some(t) = target {
+            if !mask.contains(t) {
+                return None;
+            }
+            mask = CpuSet::from_cpus(&[t]);
+        }
+        let mut queued: Vec<usize> = self.rqs[cpu]
+            .cfs
+            .queue
+            .iter()
+            .copied()
+            .filter(|&t| t != curr)
+            .collect();
+        queued.sort_by_key(|&t| (self.ents[t].vruntime, t));
+        let ratio =
+            |s: &mut Self, t: usize| s.hmp.as_mut().map_or(0, |h| h.avg_mut(t).load_avg_ratio);
+        let (mut best, mut best_ratio) = (curr, ratio(self, curr));
+        for t in queued.into_iter().take(HMP_MAX_TASKS) {
+            let r = ratio(self, t);
+            if r > best_ratio && mask.intersects(&self.threads[t].affinity) {
+                (best, best_ratio) = (t, r);
+            }
+        }
+        Some(best)
+    }
+
+    /// `hmp_force_up_migration(this_cpu)` (LSK 3.10, the idle-pull form of commit "hmp: Use
+    /// idle pull to perform forced up-migrations"), from the rebalance softirq of any CPU:
+    /// the first CPU (in order) whose heaviest eligible task passes `hmp_up_migration()` —
+    /// with an idle faster CPU — has that CPU woken to pull (`wake_for_idle_pull`, an IPI:
+    /// [`Ev::HmpIdlePull`]). The offload of a saturated fast domain to idle slow CPUs
+    /// (`hmp_offload_down()`) is not modelled.
+    pub(in crate::sim) fn hmp_force_up_migration(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        this_cpu: usize,
+        now: Nanos,
+    ) {
+        let _ = (out, this_cpu);
+        if self.hmp.is_none() {
+            return;
+        }
+        for cpu in 0..self.rqs.len() {
+            if self.active_balance[cpu] {
+                continue;
+            }
+            let Some(t) = self.hmp_get_heaviest_task(cpu, None) else {
+                continue;
+            };
+            let Some(task) = self.hmp_task(t) else {
+                return;
+            };
+            let h = self.hmp.as_ref().expect("checked above");
+            if let Some(target) = phmp::up_migration(&h.domains, &h.tun, &task, cpu, now, &h.rq) {
+                self.q.push(now, Ev::HmpIdlePull { cpu: target as u32 });
+                return;
+            }
+        }
+    }
+
+    /// `hmp_idle_pull(this_cpu)` (LSK 3.10): a CPU above the slowest domain takes the
+    /// heaviest task of the slower domain whose ratio reaches `up_threshold` and that may
+    /// run here (each slow CPU's running task and its first queued ones; no delay, no
+    /// priority filter): `sched_hmp_migrate` reason 3, `hmp_next_up_delay()`; a running
+    /// task goes through its CPU's stopper (`hmp_active_task_migration_cpu_stop()`), a
+    /// queued one moves at once (`hmp_migrate_runnable_task()`). Returns whether a task
+    /// was moved or is on its way.
+    pub(in crate::sim) fn hmp_idle_pull(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        this_cpu: usize,
+        now: Nanos,
+    ) -> bool {
+        let Some(h) = self.hmp.as_ref() else {
+            return false;
+        };
+        if h.domains.is_slowest(this_cpu) {
+            return false;
+        }
+        let up = h.tun.up_threshold;
+        let slower: Vec<usize> = h.domains.slower(this_cpu).iter().collect();
+        let mut best: Option<(usize, usize, u64)> = None; // (task, its cpu, ratio)
+        for cpu in slower {
+            let Some(t) = self.hmp_get_heaviest_task(cpu, Some(this_cpu)) else {
+                continue;
+            };
+            let Some(task) = self.hmp_task(t) else {
+                return false;
+            };
+            if task.ratio >= up
+                && task.ratio > best.map_or(0, |b| b.2)
+                && task.allowed.contains(this_cpu)
+            {
+                best = Some((t, cpu, task.ratio));
+            }
+        }
+        let Some((t, src, _)) = best else {
+            return false;
+        };
+        if self.active_balance[src] || self.threads[t].cpu != src {
+            return false;
+        }
+        if let Some(h) = self.hmp.as_mut() {
+            let a = h.avg_mut(t);
+            (a.hmp_last_up_migration, a.hmp_last_down_migration) = (now, 0);
+            let r = &mut h.rq[this_cpu];
+            (r.last_up, r.last_down) = (now, 0);
+        }
+        if out.any.sched {
+            let ev = TraceEvent::SchedHmpMigrate {
+                task: self.tref(t),
+                dest: this_cpu as u32,
+                force: HMP_MIGRATE_IDLE_PULL,
+            };
+            out.emit(&self.ctx(this_cpu, now), &ev, g_sched);
+        }
+        if self.rqs[src].curr == Some(t) {
+            self.active_balance[src] = true;
+            let work = crate::sim::class::StopWork::HmpMigrate {
+                tid: t,
+                dst: this_cpu,
+            };
+            self.stop_one_cpu_nowait(out, src, work, this_cpu, now);
+        } else {
+            let m = Migration {
+                task: t,
+                src,
+                dst: this_cpu,
+                reason: MigrationReason::HmpIdlePull,
+            };
+            self.move_queued_on(out, m, this_cpu, now);
+        }
+        true
+    }
+
+    /// The pull of LSK 3.10's `idle_balance()` when the domains' balance pulled nothing
+    /// (`avg_idle` at least `sysctl_sched_migration_cost`).
+    pub(in crate::sim) fn hmp_newidle_pull(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) -> bool {
+        if self.hmp.is_none() || self.rqs[cpu].avg_idle < SYSCTL_SCHED_MIGRATION_COST {
+            return false;
+        }
+        self.hmp_idle_pull(out, cpu, now)
+    }
+
+    /// `hmp_active_task_migration_cpu_stop()` on `cpu`'s stopper: `t`, still queued here,
+    /// moves to `dst` (cache hotness is not checked); `active_balance` is cleared.
+    pub(in crate::sim) fn hmp_active_task_migration_cpu_stop(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        t: usize,
+        dst: usize,
+        now: Nanos,
+    ) {
+        self.active_balance[cpu] = false;
+        let t_ = &self.threads[t];
+        if t_.cpu != cpu || t_.state != TState::Runnable || !t_.affinity.contains(dst) {
+            return;
+        }
+        let m = Migration {
+            task: t,
+            src: cpu,
+            dst,
+            reason: MigrationReason::HmpIdlePull,
+        };
+        self.move_queued_on(out, m, cpu, now);
     }
 }

@@ -219,6 +219,9 @@ impl<'w> Sim<'w> {
                     self.governor_irq_work(out, pd as usize, cpu as usize, now)
                 }
                 Ev::RtPushIpi { cpu } => self.push_rt_tasks(out, cpu as usize, now),
+                Ev::HmpIdlePull { cpu } => {
+                    self.hmp_idle_pull(out, cpu as usize, now);
+                }
                 Ev::RtPeriod => self.sched_rt_period_timer(now),
                 Ev::TimerIrq { cpu } => self.timer_irq(out, cpu as usize, now),
                 Ev::InteractiveWrite { i } => self.interactive_write(out, i as usize, now),

@@ -172,6 +172,9 @@ enum Ev {
     IrqWork { pd: u32, cpu: u32 },
     /// RT_PUSH_IPI: an overloaded CPU is asked to push its RT tasks (`rto_push_irq_work_func()`).
     RtPushIpi { cpu: u32 },
+    /// HMP: `hmp_force_up_migration()`'s IPI to an idle faster CPU (`wake_for_idle_pull`),
+    /// whose softirq runs `hmp_idle_pull()`.
+    HmpIdlePull { cpu: u32 },
     /// The RT bandwidth period timer (`sched_rt_period_timer()`).
     RtPeriod,
     /// A normal (not deferrable) kernel timer of `cpu` expires: a tickless idle CPU wakes

@@ -338,6 +338,9 @@ impl<'w> Sim<'w> {
         } else {
             self.newidle_balance(out, cpu, now) // updates next_balance only
         };
+        // LSK 3.10 idle_balance() with HMP: nothing pulled, a faster CPU pulls the
+        // heaviest eligible task of the slower domain (`hmp_idle_pull()`)
+        let pulled = pulled || self.hmp_newidle_pull(out, cpu, now);
         if !pulled {
             self.nohz_newidle_balance(out, cpu, now);
         }

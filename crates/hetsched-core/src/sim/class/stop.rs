@@ -26,6 +26,13 @@ pub(in crate::sim) enum StopWork {
         /// The task.
         tid: usize,
     },
+    /// HMP's `hmp_active_task_migration_cpu_stop()`: move `tid` to `dst`.
+    HmpMigrate {
+        /// The task (`rq->migrate_task`).
+        tid: usize,
+        /// `rq->push_cpu`.
+        dst: usize,
+    },
 }
 
 impl<'w> Sim<'w> {
@@ -77,6 +84,9 @@ impl<'w> Sim<'w> {
                     self.active_load_balance_cpu_stop(out, cpu, dst, reason, now)
                 }
                 StopWork::MigrationCpuStop { tid: t } => self.migration_cpu_stop(out, cpu, t, now),
+                StopWork::HmpMigrate { tid: t, dst } => {
+                    self.hmp_active_task_migration_cpu_stop(out, cpu, t, dst, now)
+                }
             }
         }
         self.kthread_sleep(out, cpu, tid, now);
