@@ -66,6 +66,12 @@ pub struct SchedOptions {
     pub rt_runtime_us: i64,
     /// `sched_rt_period_us`: the RT bandwidth period.
     pub rt_period_us: u64,
+    /// The scheduler knows each CPU's capacity (`arch_scale_cpu_capacity()` from the
+    /// device tree's `capacity-dmips-mhz`). `false`: it sees every CPU at 1024, as a kernel
+    /// whose device tree gives no capacities, while the work still runs at each CPU's
+    /// speed — no asymmetric domains, no misfit, no EAS, capacity-blind wake-up and
+    /// balancing (the 3.x `smp` baseline of seed 001: `kernel=v3.10`). Default on.
+    pub capacity_aware: bool,
 }
 
 impl Default for SchedOptions {
@@ -75,6 +81,7 @@ impl Default for SchedOptions {
             repick: RepickVersion::V6_11,
             rt_runtime_us: 950_000,
             rt_period_us: 1_000_000,
+            capacity_aware: true,
         }
     }
 }

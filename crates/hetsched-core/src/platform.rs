@@ -222,6 +222,20 @@ impl Cpu {
 }
 
 impl Platform {
+    /// The platform as a scheduler that knows no CPU capacities sees it
+    /// (`sched.capacity_aware = false`): every CPU at capacity 1024
+    /// (`capacity-dmips-mhz` absent, `arch_scale_cpu_capacity()` =
+    /// `SCHED_CAPACITY_SCALE`), the work still running at each CPU's own speed.
+    pub fn capacity_blind(&self) -> Platform {
+        let mut p = self.clone();
+        for c in &mut p.cpus {
+            c.work_capacity = Some(c.work_capacity());
+            c.capacity = SCHED_CAPACITY_SCALE;
+            c.capacity_dmips_mhz = SCHED_CAPACITY_SCALE;
+        }
+        p
+    }
+
     /// Number of CPUs.
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()

@@ -195,3 +195,36 @@ fn a_big_cpu_going_idle_pulls_the_heaviest_little_task() {
         "{pulled:?}, h1 ends at {h1_ends}"
     );
 }
+
+/// `kernel=v3.10` (`sched.capacity_aware` off): the scheduler sees tc2's CPUs alike, so a
+/// CPU-bound task forked onto an A7 is never moved up by misfit (there is none) while the
+/// work still runs at the A7's speed; with `hmp.enabled` on top, HMP moves it up.
+#[test]
+fn the_v3_10_baseline_is_capacity_blind_and_hmp_moves_up() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "t": { "phases": {
+        "p1": { "cpus": [2], "run": 1000 },
+        "p2": { "cpus": [0, 1, 2, 3, 4], "run": 300000 } } } } }"#;
+    let on_big = |sets: &[&str]| {
+        let (r, lines) = traced("tc2", json, 400, sets);
+        let t = r.tasks.iter().find(|t| t.comm == "t-0").unwrap();
+        let big: f64 = t.residency_s[..2].iter().sum();
+        (big, lines)
+    };
+    let base = [
+        "kernel=v3.10",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (smp, lines) = on_big(&base);
+    assert_eq!(smp, 0.0, "smp moved it to an A15");
+    // the work runs at the A7's speed: 300 ms of A15 work is not done in 400 ms
+    assert!(!lines
+        .iter()
+        .any(|l| l.contains("sched_process_exit:") && field(l, "comm") == "t-0"));
+    let (hmp, _) = on_big(&[base[0], base[1], base[2], "hmp.enabled=true"]);
+    assert!(hmp > 0.1, "{hmp} s on the A15s under HMP");
+    // capacity-aware v6.11 (misfit) moves it too
+    let (mainline, _) = on_big(&base[1..]);
+    assert!(mainline > 0.1, "{mainline} s on the A15s under v6.11");
+}

@@ -52,6 +52,12 @@ pub(super) fn overlay_changes(base: &mut Value, changed: &Value, target: &mut Va
     Default,
 )]
 pub enum KernelProfile {
+    /// v3.10: the scheduler HMP (seed 001) was built on and compared with (`smp`): every
+    /// CPU alike to the scheduler (`sched.capacity_aware` off), CFS, no util_est, misfit or
+    /// EAS. An approximation: the load balancer and wake-up are v4.20's, run on equal
+    /// capacities (v3.10's own `find_busiest_group()` is not modelled).
+    #[serde(rename = "v3.10")]
+    V3_10,
     /// v4.4: the era of the scheduler-driven frequency selection series (seed 004): the
     /// v4.20 mechanics without util_est (v4.17) and misfit balancing (v4.20). An
     /// approximation: the capacity-aware wake-up (`wake_cap()`, v4.12) and the balancer are
@@ -85,7 +91,8 @@ pub enum KernelProfile {
 
 impl KernelProfile {
     /// Every profile, oldest first.
-    pub const ALL: [KernelProfile; 8] = [
+    pub const ALL: [KernelProfile; 9] = [
+        KernelProfile::V3_10,
         KernelProfile::V4_4,
         KernelProfile::V4_20,
         KernelProfile::V5_9,
@@ -99,6 +106,7 @@ impl KernelProfile {
     /// The profile's name (`v6.11`).
     pub fn name(self) -> &'static str {
         match self {
+            KernelProfile::V3_10 => "v3.10",
             KernelProfile::V4_4 => "v4.4",
             KernelProfile::V4_20 => "v4.20",
             KernelProfile::V5_9 => "v5.9",
@@ -172,13 +180,18 @@ impl KernelProfile {
             (
                 "balance.version",
                 json!(match self {
-                    V4_4 | V4_20 => "v4.20",
+                    V3_10 | V4_4 | V4_20 => "v4.20",
                     V5_9 => "v5.9",
                     V5_10 => "v5.10",
                     V6_6 => "v6.6",
                     _ => "v6.11",
                 }),
                 "rework v5.5, fairness v5.10, active balance v5.12, shr_bound v6.8",
+            ),
+            (
+                "sched.capacity_aware",
+                json!(at_least(V4_4)),
+                "CPU capacities from the DT (arm cpu_efficiency, arm64 capacity-dmips-mhz v4.10); seed 001's 3.x baseline saw every CPU alike",
             ),
             (
                 "eas.mode",

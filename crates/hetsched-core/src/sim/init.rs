@@ -163,7 +163,9 @@ impl<'w> Sim<'w> {
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
         let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em, BOOT_OFFSET);
-        let caps: Vec<u64> = p.cpus.iter().map(|c| c.capacity).collect();
+        // HMP's domains are the CPU types (LSK 3.10 split them by DT `compatible`): by
+        // their speed, which a capacity-blind scheduler still runs the work at
+        let caps: Vec<u64> = p.cpus.iter().map(|c| c.work_capacity()).collect();
         let hmp = hmp::HmpState::new(&s.options.hmp, &caps);
         let mut doms = doms;
         if let Some(h) = hmp.as_ref() {

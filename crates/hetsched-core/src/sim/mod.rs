@@ -487,6 +487,17 @@ struct Sim<'w> {
 pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult, RunError> {
     let settings = Settings::resolve(&spec.options, &spec.platform)?;
     validate(&spec.workload, &spec.platform)?;
+    // `sched.capacity_aware = false`: the scheduler sees every CPU at 1024
+    let blind;
+    let spec = if spec.options.sched.capacity_aware {
+        spec
+    } else {
+        blind = RunSpec {
+            platform: spec.platform.capacity_blind(),
+            ..spec.clone()
+        };
+        &blind
+    };
     let w = &spec.workload;
     let duration = match (spec.duration_ns, w.duration_s) {
         (Some(d), _) => Some(d),
