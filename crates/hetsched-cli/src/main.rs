@@ -45,7 +45,7 @@ enum Cmd {
     },
     /// Write a built-in workload as rt-app JSON (`hetsched gen --list` for the generators).
     Gen(GenArgs),
-    /// Rerun a reference experiment (misfit, fairness, overutilized, schedfreq, all) with the policy before and
+    /// Rerun a reference experiment (hmp, misfit, fairness, overutilized, schedfreq, all) with the policy before and
     /// after its patch series, beside the series' own numbers (docs/experiments.md).
     Reproduce(ReproduceArgs),
     /// Print a JSON schema.
@@ -123,7 +123,7 @@ struct GenArgs {
 
 #[derive(clap::Args)]
 struct ReproduceArgs {
-    /// Experiment: misfit, fairness, overutilized, schedfreq, or all.
+    /// Experiment: hmp, misfit, fairness, overutilized, schedfreq, or all.
     name: String,
     /// Repeated runs per case and variant (default: the experiment's, e.g. 10).
     #[arg(long)]

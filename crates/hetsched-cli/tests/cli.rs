@@ -394,10 +394,10 @@ fn run_takes_a_generator_spec_positionally() {
 
 #[test]
 fn reproduce_unknown_name_lists_the_known_ones() {
-    let o = hetsched(&["reproduce", "hmp"]);
+    let o = hetsched(&["reproduce", "hmq"]);
     assert_eq!(
         err_line(&o),
-        "hetsched: error: reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, schedfreq, all"
+        "hetsched: error: reproduce: unknown experiment `hmq`; expected one of: hmp, misfit, fairness, overutilized, schedfreq, all"
     );
 }
 

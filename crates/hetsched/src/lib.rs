@@ -23,8 +23,13 @@ pub use hetsched_rtapp;
 pub use hetsched_trace;
 
 /// Workloads shipped with hetsched, by name.
-const WORKLOAD_PRESETS: &[(&str, &str)] =
-    &[("demo", include_str!("../../../presets/workloads/demo.json"))];
+const WORKLOAD_PRESETS: &[(&str, &str)] = &[
+    ("demo", include_str!("../../../presets/workloads/demo.json")),
+    (
+        "browser-long",
+        include_str!("../../../tests/rtapp-examples/browser-long.json"),
+    ),
+];
 
 /// Errors of the facade; each Display is one line naming the file (and line and column
 /// where there is one).

@@ -24,10 +24,13 @@
 //! `longest_avg_s`, `longest_max_s` and `per_run_completion_s` (a list per run of the
 //! unpinned tasks' completion times); for `fairness` the variants are `v5.9` and `v5.10`
 //! and the cases `9_threads`, `11_threads` (`ratio_avg_pct`, `ratio_sd_pct`,
-//! `ratio_worst_pct`) and `hackbench_1grp` … `hackbench_16grp` (`time_s`). `runs` is the
+//! `ratio_worst_pct`) and `hackbench_1grp` … `hackbench_16grp` (`time_s`); for `hmp` the
+//! variants are `smp` and `hmp` and the cases the workload's threads (`exec_time_avg_s`,
+//! `exec_time_sd_s`, `exec_time_p10_s`, `exec_time_p90_s`, `per_run_s`). `runs` is the
 //! number of repeated runs of the main measurement (each case also says its own).
 
 pub mod fairness;
+pub mod hmp;
 pub mod misfit;
 pub mod overutilized;
 pub mod schedfreq;
@@ -43,6 +46,7 @@ use std::sync::Mutex;
 
 /// The experiments `hetsched reproduce` knows, in `all` order.
 pub const EXPERIMENTS: &[&str] = &[
+    hmp::NAME,
     misfit::NAME,
     fairness::NAME,
     overutilized::NAME,
@@ -181,6 +185,7 @@ pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Resul
         misfit::NAME => misfit::run(opts, progress),
         fairness::NAME => fairness::run(opts, progress),
         schedfreq::NAME => schedfreq::run(opts, progress),
+        hmp::NAME => hmp::run(opts, progress),
         _ => overutilized::run(opts, progress),
     }?;
     for (k, v) in replaced {
@@ -198,6 +203,7 @@ pub fn platforms_of(name: &str) -> Option<&'static [&'static str]> {
         fairness::NAME => Some(&[fairness::PLATFORM]),
         overutilized::NAME => Some(overutilized::PLATFORMS),
         schedfreq::NAME => Some(&[schedfreq::PLATFORM]),
+        hmp::NAME => Some(&[hmp::PLATFORM]),
         _ => None,
     }
 }
@@ -390,12 +396,12 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_known_ones() {
-        let e = run("hmp", &ReproduceOptions::default(), &|_, _| {})
+        let e = run("hmq", &ReproduceOptions::default(), &|_, _| {})
             .unwrap_err()
             .to_string();
         assert_eq!(
             e,
-            "reproduce: unknown experiment `hmp`; expected one of: misfit, fairness, overutilized, schedfreq, all"
+            "reproduce: unknown experiment `hmq`; expected one of: hmp, misfit, fairness, overutilized, schedfreq, all"
         );
     }
 }
