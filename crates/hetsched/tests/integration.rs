@@ -328,12 +328,21 @@ proptest! {
             &["cpufreq.governor=interactive", "cpufreq.interactive.version=android_4_4",
               "cpufreq.interactive.boostpulse_at_us=[50000,120000,125000]",
               "cpufreq.interactive.boost_at_us=[[80000,1],[200000,0]]"],
+            // the capacity-blind 3.x baseline, and HMP on it and on v6.11 (seed 001)
+            &["kernel=v3.10"], &["kernel=v3.10", "hmp.enabled=true"],
+            &["hmp.enabled=true", "hmp.prio_filter=true"],
         ]),
         rt in any::<bool>(),
     ) {
         let json = random_workload(&tasks, rt);
         let mut sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
         sets.extend_from_slice(variant);
+        // HMP needs two capacity classes: the symmetric hikey620 becomes tc2 for it
+        let platform = if platform == "hikey620" && sets.contains(&"hmp.enabled=true") {
+            "tc2"
+        } else {
+            platform
+        };
         let mut s = spec(platform, &json, &sets, 1);
         // the random cpus may exceed small platforms: map them in range
         let n = s.platform.nr_cpus();
