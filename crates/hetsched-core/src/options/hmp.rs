@@ -31,8 +31,10 @@ pub struct HmpOptions {
     /// `hmp_next_down_threshold`, the same for down-migrations. Default 4096.
     pub next_down_threshold: u64,
     /// `CONFIG_SCHED_HMP_PRIO_FILTER`: tasks of nice `prio_filter_nice` or above never go
-    /// up (at wake-up) and may always go down. Default off (Linaro's big-LITTLE-MP.conf
-    /// does not set it).
+    /// up at wake-up or by the forced up-migration (idle pull ignores it, as in LSK 3.10)
+    /// and may always go down. Default on: the seed's RFC has it as its patch 4
+    /// ("Introduce priority-based task migration filter"); Linaro's later
+    /// big-LITTLE-MP.conf left it off.
     pub prio_filter: bool,
     /// `CONFIG_SCHED_HMP_PRIO_FILTER_VAL` (nice, −20–19). Default 5 (Kconfig).
     pub prio_filter_nice: i32,

@@ -28,7 +28,8 @@ pub struct HmpTunables {
     pub next_up_threshold: u64,
     /// `hmp_next_down_threshold`, the same for down-migrations. 4096.
     pub next_down_threshold: u64,
-    /// `CONFIG_SCHED_HMP_PRIO_FILTER` (off in Linaro's big-LITTLE-MP.conf).
+    /// `CONFIG_SCHED_HMP_PRIO_FILTER`: the RFC's patch 4 ("Introduce priority-based task
+    /// migration filter"); Linaro's later big-LITTLE-MP.conf left it off.
     pub prio_filter: bool,
     /// `hmp_up_prio`: with the filter, a task of this `prio` or above never goes up and
     /// always may go down. `NICE_TO_PRIO(5)` = 125.
@@ -47,7 +48,7 @@ impl Default for HmpTunables {
             down_threshold: 512,
             next_up_threshold: 4096,
             next_down_threshold: 4096,
-            prio_filter: false,
+            prio_filter: true,
             up_prio: 125,
             packing: true,
             full_threshold: 650,
@@ -374,14 +375,14 @@ mod tests {
         rqs[1].load_avg_ratio = 0;
         assert_eq!(
             up_migration(&d, &tun, &nice, 2, now, &rqs),
-            Some(1),
-            "filter off"
+            None,
+            "filtered"
         );
-        let filtered = HmpTunables {
-            prio_filter: true,
+        let unfiltered = HmpTunables {
+            prio_filter: false,
             ..tun
         };
-        assert_eq!(up_migration(&d, &filtered, &nice, 2, now, &rqs), None);
+        assert_eq!(up_migration(&d, &unfiltered, &nice, 2, now, &rqs), Some(1));
     }
 
     #[test]

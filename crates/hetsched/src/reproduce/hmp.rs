@@ -15,7 +15,7 @@
 //! `smp` = `kernel=v3.10` (docs/kernel-profiles.md: the scheduler sees every CPU at
 //! capacity 1024, CFS, no util_est, misfit or EAS), `hmp` = the same with `hmp.enabled`
 //! (LSK 3.10's defaults: up 700, down 512, 4096 × 1024 ns delays, packing on, priority
-//! filter off, fork boost and frequency invariance on).
+//! filter on (nice ≥ 5 stays slow), fork boost and frequency invariance on).
 //!
 //! # Metric and criteria
 //!
