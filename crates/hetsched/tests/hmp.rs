@@ -228,3 +228,43 @@ fn the_v3_10_baseline_is_capacity_blind_and_hmp_moves_up() {
     let (mainline, _) = on_big(&base[1..]);
     assert!(mainline > 0.1, "{mainline} s on the A15s under v6.11");
 }
+
+/// `hmp_offload_down()` (LSK 3.10, "Basic global balancing support for HMP"): four
+/// CPU-bound tasks all start on the two A15s (fork boost); a saturated A15 whose task gets
+/// at most 75 % of its runnable time offloads it to an idle A7 from the rebalance softirq
+/// (`sched_hmp_migrate` reason 2), so each task ends up with a CPU of its own.
+#[test]
+fn a_saturated_fast_domain_offloads_to_idle_little_cpus() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": { "t": { "instance": 4, "loop": -1, "run": 100000 } } }"#;
+    let sets = [
+        "hmp.enabled=true",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (r, lines) = traced("tc2", json, 1000, &sets);
+    assert!(r.migrations["hmp_offload"] >= 1, "{:?}", r.migrations);
+    let offloads: Vec<_> = (0..4)
+        .flat_map(|i| hmp_moves(&lines, &format!("t-{i}")))
+        .filter(|m| m.2 == 2)
+        .collect();
+    assert!(offloads.iter().all(|m| m.1 >= 2), "{offloads:?}");
+    // each task's CPU: where it spent most of the second
+    let mut home: Vec<usize> = r
+        .tasks
+        .iter()
+        .filter(|t| t.comm.starts_with("t-"))
+        .map(|t| {
+            let (cpu, s) = t
+                .residency_s
+                .iter()
+                .enumerate()
+                .fold((0, 0.0), |b, (c, &s)| if s > b.1 { (c, s) } else { b });
+            assert!(s > 0.9, "{} {:?}", t.comm, t.residency_s);
+            cpu
+        })
+        .collect();
+    home.sort_unstable();
+    home.dedup();
+    assert_eq!(home.len(), 4, "{home:?}");
+}

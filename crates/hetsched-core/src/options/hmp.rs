@@ -17,8 +17,8 @@ pub struct HmpOptions {
     /// reaches `up_threshold`, down below `down_threshold`, and keeps it in its domain
     /// otherwise (`select_task_rq_fair()`'s HMP part, `sched_hmp_migrate` reason 0); the
     /// rebalance softirq's forced up-migration and a faster CPU's idle pull (reason 3);
-    /// no load balancing across its domains. Not yet modelled: the offload of a saturated
-    /// fast domain to idle slow CPUs. Default off.
+    /// the offload of a saturated fast domain to idle slow CPUs (reason 2); no load
+    /// balancing across its domains. Default off.
     pub enabled: bool,
     /// `hmp_up_threshold` (sysfs `up_threshold`, 0–1024). Default 700.
     pub up_threshold: u64,

@@ -40,11 +40,14 @@ pub enum MigrationReason {
     /// HMP: a faster CPU pulled the heaviest eligible task of the slower domain
     /// (`hmp_idle_pull()`, after going idle or on `hmp_force_up_migration()`'s request).
     HmpIdlePull,
+    /// HMP: a saturated faster domain offloaded a task to an idle slower CPU
+    /// (`hmp_offload_down()`).
+    HmpOffload,
 }
 
 impl MigrationReason {
     /// All reasons, in result order.
-    pub const ALL: [MigrationReason; 10] = [
+    pub const ALL: [MigrationReason; 11] = [
         MigrationReason::WakeUp,
         MigrationReason::Periodic,
         MigrationReason::Newidle,
@@ -55,6 +58,7 @@ impl MigrationReason {
         MigrationReason::RtPush,
         MigrationReason::RtPull,
         MigrationReason::HmpIdlePull,
+        MigrationReason::HmpOffload,
     ];
 
     /// snake_case name.
@@ -70,6 +74,7 @@ impl MigrationReason {
             MigrationReason::RtPush => "rt_push",
             MigrationReason::RtPull => "rt_pull",
             MigrationReason::HmpIdlePull => "hmp_idle_pull",
+            MigrationReason::HmpOffload => "hmp_offload",
         }
     }
 }

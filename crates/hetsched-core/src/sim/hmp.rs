@@ -231,6 +231,9 @@ impl<'w> Sim<'w> {
     }
 }
 
+/// `HMP_MIGRATE_OFFLOAD`, the `force` field of `sched_hmp_migrate` for an offload.
+const HMP_MIGRATE_OFFLOAD: u32 = 2;
+
 /// `HMP_MIGRATE_IDLE_PULL`, the `force` field of `sched_hmp_migrate` for an idle pull.
 const HMP_MIGRATE_IDLE_PULL: u32 = 3;
 
@@ -301,15 +304,16 @@ impl<'w> Sim<'w> {
     /// idle pull to perform forced up-migrations"), from the rebalance softirq of any CPU:
     /// the first CPU (in order) whose heaviest eligible task passes `hmp_up_migration()` —
     /// with an idle faster CPU — has that CPU woken to pull (`wake_for_idle_pull`, an IPI:
-    /// [`Ev::HmpIdlePull`]). The offload of a saturated fast domain to idle slow CPUs
-    /// (`hmp_offload_down()`) is not modelled.
+    /// [`Ev::HmpIdlePull`]); a CPU that sends nothing up offloads its lightest task to an
+    /// idle slower CPU when its own domain is saturated (`hmp_offload_down()`,
+    /// `sched_hmp_migrate` reason 2).
     pub(in crate::sim) fn hmp_force_up_migration(
         &mut self,
         out: &mut Out<'_, '_>,
         this_cpu: usize,
         now: Nanos,
     ) {
-        let _ = (out, this_cpu);
+        let _ = this_cpu;
         if self.hmp.is_none() {
             return;
         }
@@ -328,6 +332,74 @@ impl<'w> Sim<'w> {
                 self.q.push(now, Ev::HmpIdlePull { cpu: target as u32 });
                 return;
             }
+            // the offload of this CPU (hmp_get_lightest_task(), hmp_offload_down())
+            let Some(light) = self.hmp_get_lightest_task(cpu) else {
+                continue;
+            };
+            if let Some(dst) = self.hmp_offload_down(cpu, light) {
+                self.hmp_move(out, light, cpu, dst, false, HMP_MIGRATE_OFFLOAD, cpu, now);
+            }
+        }
+    }
+
+    /// `hmp_get_lightest_task(curr, 1)` (LSK 3.10): of `cpu`'s running fair task and the
+    /// first [`HMP_MAX_TASKS`] queued, the one of the lowest ratio that may run in the
+    /// slower domain (curr on the slowest domain, or if nobody is lighter).
+    fn hmp_get_lightest_task(&mut self, cpu: usize) -> Option<usize> {
+        let curr = self.rqs[cpu]
+            .cfs
+            .curr
+            .filter(|&c| self.rqs[cpu].curr == Some(c))?;
+        let h = self.hmp.as_ref()?;
+        if h.domains.is_slowest(cpu) {
+            return Some(curr);
+        }
+        let mask = *h.domains.slower(cpu);
+        let mut queued: Vec<usize> = self.rqs[cpu]
+            .cfs
+            .queue
+            .iter()
+            .copied()
+            .filter(|&t| t != curr)
+            .collect();
+        queued.sort_by_key(|&t| (self.ents[t].vruntime, t));
+        let ratio =
+            |s: &mut Self, t: usize| s.hmp.as_mut().map_or(0, |h| h.avg_mut(t).load_avg_ratio);
+        let (mut best, mut best_ratio) = (curr, ratio(self, curr));
+        for t in queued.into_iter().take(HMP_MAX_TASKS) {
+            let r = ratio(self, t);
+            if r < best_ratio && mask.intersects(&self.threads[t].affinity) {
+                (best, best_ratio) = (t, r);
+            }
+        }
+        Some(best)
+    }
+
+    /// `hmp_offload_down(cpu, se)` (LSK 3.10, "sched: Basic global balancing support for
+    /// HMP"): from a CPU above the slowest domain, when its own domain has no idle CPU, it
+    /// runs two or more fair tasks, and `t` gets at most 75 % of its runnable time
+    /// (`usage_avg_sum · 1024 / (runnable_avg_sum + 1)` ≤ 768), `t` goes to an idle
+    /// allowed CPU of the slower domain, if there is one.
+    fn hmp_offload_down(&mut self, cpu: usize, t: usize) -> Option<usize> {
+        let nr = self.rqs[cpu].cfs.nr_running;
+        let allowed = self.threads[t].affinity;
+        let h = self.hmp.as_mut()?;
+        if h.domains.is_slowest(cpu) {
+            return None;
+        }
+        let all = CpuSet::first_n(h.rq.len());
+        let own = h.domains.domains[h.domains.of_cpu[cpu]];
+        if phmp::domain_min_load(&own, &all, &h.rq).is_some_and(|(l, _)| l == 0) || nr < 2 {
+            return None;
+        }
+        let a = h.avg_mut(t);
+        let starvation = u64::from(a.usage_avg_sum) * 1024 / (u64::from(a.runnable_avg_sum) + 1);
+        if starvation > 768 {
+            return None;
+        }
+        match phmp::domain_min_load(h.domains.slower(cpu), &allowed, &h.rq) {
+            Some((0, dest)) => Some(dest),
+            _ => None,
         }
     }
 
@@ -373,37 +445,68 @@ impl<'w> Sim<'w> {
         if self.active_balance[src] || self.threads[t].cpu != src {
             return false;
         }
+        self.hmp_move(
+            out,
+            t,
+            src,
+            this_cpu,
+            true,
+            HMP_MIGRATE_IDLE_PULL,
+            this_cpu,
+            now,
+        );
+        true
+    }
+
+    /// An HMP move decided on `on` of `t` from `src` to `dst` (up: `hmp_next_up_delay()`,
+    /// else `hmp_next_down_delay()`), traced with `reason`: a running task through
+    /// `src`'s stopper (`hmp_active_task_migration_cpu_stop()`), a queued one at once
+    /// (`hmp_migrate_runnable_task()`).
+    #[allow(clippy::too_many_arguments)]
+    fn hmp_move(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        t: usize,
+        src: usize,
+        dst: usize,
+        up: bool,
+        reason: u32,
+        on: usize,
+        now: Nanos,
+    ) {
         if let Some(h) = self.hmp.as_mut() {
+            let (last_up, last_down) = if up { (now, 0) } else { (0, now) };
             let a = h.avg_mut(t);
-            (a.hmp_last_up_migration, a.hmp_last_down_migration) = (now, 0);
-            let r = &mut h.rq[this_cpu];
-            (r.last_up, r.last_down) = (now, 0);
+            (a.hmp_last_up_migration, a.hmp_last_down_migration) = (last_up, last_down);
+            let r = &mut h.rq[dst];
+            (r.last_up, r.last_down) = (last_up, last_down);
         }
         if out.any.sched {
             let ev = TraceEvent::SchedHmpMigrate {
                 task: self.tref(t),
-                dest: this_cpu as u32,
-                force: HMP_MIGRATE_IDLE_PULL,
+                dest: dst as u32,
+                force: reason,
             };
-            out.emit(&self.ctx(this_cpu, now), &ev, g_sched);
+            out.emit(&self.ctx(on, now), &ev, g_sched);
         }
+        let why = if up {
+            MigrationReason::HmpIdlePull
+        } else {
+            MigrationReason::HmpOffload
+        };
         if self.rqs[src].curr == Some(t) {
             self.active_balance[src] = true;
-            let work = crate::sim::class::StopWork::HmpMigrate {
-                tid: t,
-                dst: this_cpu,
-            };
-            self.stop_one_cpu_nowait(out, src, work, this_cpu, now);
+            let work = crate::sim::class::StopWork::HmpMigrate { tid: t, dst, why };
+            self.stop_one_cpu_nowait(out, src, work, on, now);
         } else {
             let m = Migration {
                 task: t,
                 src,
-                dst: this_cpu,
-                reason: MigrationReason::HmpIdlePull,
+                dst,
+                reason: why,
             };
-            self.move_queued_on(out, m, this_cpu, now);
+            self.move_queued_on(out, m, on, now);
         }
-        true
     }
 
     /// The pull of LSK 3.10's `idle_balance()` when the domains' balance pulled nothing
@@ -428,6 +531,7 @@ impl<'w> Sim<'w> {
         cpu: usize,
         t: usize,
         dst: usize,
+        why: MigrationReason,
         now: Nanos,
     ) {
         self.active_balance[cpu] = false;
@@ -439,7 +543,7 @@ impl<'w> Sim<'w> {
             task: t,
             src: cpu,
             dst,
-            reason: MigrationReason::HmpIdlePull,
+            reason: why,
         };
         self.move_queued_on(out, m, cpu, now);
     }

@@ -195,7 +195,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             "{runs} runs of {WORKLOAD} on {PLATFORM}{}, the noise model on; execution time = the thread's CPU time; sd is the sample deviation (n − 1); percentiles by linear interpolation.",
             if opts.quick { format!(", {QUICK_SECONDS} s each (--quick)") } else { ", 600 s each".into() }
         ),
-        "Variants: smp = kernel=v3.10 (the scheduler sees every CPU at capacity 1024; v4.20's wake-up and balancer code on equal capacities), hmp = the same with hmp.enabled (LSK 3.10 big.LITTLE MP: load ratio per task, up/down at wake-up and fork, forced up-migration and idle pull; the offload of a saturated A15 domain is not modelled); governor performance (the series does not name one).".into(),
+        "Variants: smp = kernel=v3.10 (the scheduler sees every CPU at capacity 1024; v4.20's wake-up and balancer code on equal capacities), hmp = the same with hmp.enabled (LSK 3.10 big.LITTLE MP: load ratio per task, up/down at wake-up and fork, forced up-migration, idle pull and the offload of a saturated A15 domain); governor performance (the series does not name one).".into(),
         "The seed's figures are SurfaceFlinger's over a BBench run on Android; the workload here is rt-app's browser model, so absolute times differ, and the criteria compare the variants' relative change.".into(),
     ];
 

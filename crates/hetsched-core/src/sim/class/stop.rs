@@ -32,6 +32,8 @@ pub(in crate::sim) enum StopWork {
         tid: usize,
         /// `rq->push_cpu`.
         dst: usize,
+        /// An idle pull or an offload.
+        why: MigrationReason,
     },
 }
 
@@ -84,8 +86,8 @@ impl<'w> Sim<'w> {
                     self.active_load_balance_cpu_stop(out, cpu, dst, reason, now)
                 }
                 StopWork::MigrationCpuStop { tid: t } => self.migration_cpu_stop(out, cpu, t, now),
-                StopWork::HmpMigrate { tid: t, dst } => {
-                    self.hmp_active_task_migration_cpu_stop(out, cpu, t, dst, now)
+                StopWork::HmpMigrate { tid: t, dst, why } => {
+                    self.hmp_active_task_migration_cpu_stop(out, cpu, t, dst, why, now)
                 }
             }
         }
