@@ -280,24 +280,7 @@ impl<'w> Sim<'w> {
             }
             mask = CpuSet::from_cpus(&[t]);
         }
-        let mut queued: Vec<usize> = self.rqs[cpu]
-            .cfs
-            .queue
-            .iter()
-            .copied()
-            .filter(|&t| t != curr)
-            .collect();
-        queued.sort_by_key(|&t| (self.ents[t].vruntime, t));
-        let ratio =
-            |s: &mut Self, t: usize| s.hmp.as_mut().map_or(0, |h| h.avg_mut(t).load_avg_ratio);
-        let (mut best, mut best_ratio) = (curr, ratio(self, curr));
-        for t in queued.into_iter().take(HMP_MAX_TASKS) {
-            let r = ratio(self, t);
-            if r > best_ratio && mask.intersects(&self.threads[t].affinity) {
-                (best, best_ratio) = (t, r);
-            }
-        }
-        Some(best)
+        Some(self.hmp_scan(cpu, curr, &mask, |r, best| r > best))
     }
 
     /// `hmp_force_up_migration(this_cpu)` (LSK 3.10, the idle-pull form of commit "hmp: Use
@@ -342,19 +325,16 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `hmp_get_lightest_task(curr, 1)` (LSK 3.10): of `cpu`'s running fair task and the
-    /// first [`HMP_MAX_TASKS`] queued, the one of the lowest ratio that may run in the
-    /// slower domain (curr on the slowest domain, or if nobody is lighter).
-    fn hmp_get_lightest_task(&mut self, cpu: usize) -> Option<usize> {
-        let curr = self.rqs[cpu]
-            .cfs
-            .curr
-            .filter(|&c| self.rqs[cpu].curr == Some(c))?;
-        let h = self.hmp.as_ref()?;
-        if h.domains.is_slowest(cpu) {
-            return Some(curr);
-        }
-        let mask = *h.domains.slower(cpu);
+    /// The scan both task pickers share: `curr`, then the first [`HMP_MAX_TASKS`] queued
+    /// fair tasks of `cpu` in vruntime order (`__pick_first_entity()` onwards), keeping a
+    /// task whose ratio `better` than the best so far and that may run in `mask`.
+    fn hmp_scan(
+        &mut self,
+        cpu: usize,
+        curr: usize,
+        mask: &CpuSet,
+        better: impl Fn(u64, u64) -> bool,
+    ) -> usize {
         let mut queued: Vec<usize> = self.rqs[cpu]
             .cfs
             .queue
@@ -368,11 +348,27 @@ impl<'w> Sim<'w> {
         let (mut best, mut best_ratio) = (curr, ratio(self, curr));
         for t in queued.into_iter().take(HMP_MAX_TASKS) {
             let r = ratio(self, t);
-            if r < best_ratio && mask.intersects(&self.threads[t].affinity) {
+            if better(r, best_ratio) && mask.intersects(&self.threads[t].affinity) {
                 (best, best_ratio) = (t, r);
             }
         }
-        Some(best)
+        best
+    }
+
+    /// `hmp_get_lightest_task(curr, 1)` (LSK 3.10): of `cpu`'s running fair task and the
+    /// first [`HMP_MAX_TASKS`] queued, the one of the lowest ratio that may run in the
+    /// slower domain (curr on the slowest domain, or if nobody is lighter).
+    fn hmp_get_lightest_task(&mut self, cpu: usize) -> Option<usize> {
+        let curr = self.rqs[cpu]
+            .cfs
+            .curr
+            .filter(|&c| self.rqs[cpu].curr == Some(c))?;
+        let h = self.hmp.as_ref()?;
+        if h.domains.is_slowest(cpu) {
+            return Some(curr);
+        }
+        let mask = *h.domains.slower(cpu);
+        Some(self.hmp_scan(cpu, curr, &mask, |r, best| r < best))
     }
 
     /// `hmp_offload_down(cpu, se)` (LSK 3.10, "sched: Basic global balancing support for
