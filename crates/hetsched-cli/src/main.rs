@@ -370,16 +370,20 @@ fn read_noise_config(
     path: &std::path::Path,
 ) -> anyhow::Result<hetsched::hetsched_core::noise::NoiseConfig> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    serde_json::from_str(&text).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or_default();
-        let hint = if msg.contains("expected") {
-            ""
-        } else {
-            " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
-        };
-        anyhow::anyhow!("{}:{}:{}: {msg}{hint}", path.display(), e.line(), e.column())
-    })
+    let cfg: hetsched::hetsched_core::noise::NoiseConfig =
+        serde_json::from_str(&text).map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or_default();
+            let hint = if msg.contains("expected") {
+                ""
+            } else {
+                " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
+            };
+            anyhow::anyhow!("{}:{}:{}: {msg}{hint}", path.display(), e.line(), e.column())
+        })?;
+    cfg.validate()
+        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
+    Ok(cfg)
 }
 
 fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
@@ -389,6 +393,9 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     } else {
         vec![a.name.as_str()]
     };
+    if a.runs == Some(0) {
+        anyhow::bail!("--runs 0: expected at least 1 run");
+    }
     let mut opts = ReproduceOptions {
         runs: a.runs,
         seed: a.seed,

@@ -392,6 +392,66 @@ fn run_takes_a_generator_spec_positionally() {
     assert_eq!(r["workload"], "sysbench-cpu");
 }
 
+/// Values that were clamped or silently ignored are refused with one line: `--runs 0`
+/// (ran once), a noise file's zero background period (turned the background off) or work
+/// jitter over ±100 % (clamped), and the fair tunables outside the kernel's sysctl range.
+#[test]
+fn silent_clamps_are_refused() {
+    let o = hetsched(&["reproduce", "misfit", "--quick", "--runs", "0"]);
+    assert_eq!(
+        err_line(&o),
+        "hetsched: error: --runs 0: expected at least 1 run"
+    );
+    let f = tmp("noise0.json", r#"{"background": {"period_us": 0}}"#);
+    let o = hetsched(&[
+        "reproduce",
+        "misfit",
+        "--quick",
+        "--noise",
+        f.to_str().unwrap(),
+    ]);
+    let e = err_line(&o);
+    assert!(e.ends_with("noise0.json: background.period_us: 0 is out of range; expected at least 1000 µs (or \"enabled\": false)"), "{e}");
+    let f = tmp("noise1.json", r#"{"work_jitter_ppm": 2000000}"#);
+    let o = hetsched(&[
+        "reproduce",
+        "misfit",
+        "--quick",
+        "--noise",
+        f.to_str().unwrap(),
+    ]);
+    assert!(err_line(&o).contains("work_jitter_ppm: 2000000 is out of range"));
+    for (key, v) in [
+        ("fair.sched_latency_ns", "0"),
+        ("fair.min_granularity_ns", "18446744073709551615"),
+        ("fair.wakeup_granularity_ns", "1000000001"),
+    ] {
+        let set = format!("{key}={v}");
+        let o = hetsched(&[
+            "run",
+            "--platform",
+            "hikey960",
+            "--workload",
+            "demo",
+            "--duration",
+            "10ms",
+            "--set",
+            &set,
+        ]);
+        assert_eq!(
+            err_line(&o),
+            format!(
+                "hetsched: error: option {key}: {v} is out of range; expected {}..=1000000000 ns",
+                if key == "fair.wakeup_granularity_ns" {
+                    0
+                } else {
+                    100000
+                }
+            )
+        );
+    }
+}
+
 #[test]
 fn reproduce_unknown_name_lists_the_known_ones() {
     let o = hetsched(&["reproduce", "hmq"]);

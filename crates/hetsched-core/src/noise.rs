@@ -161,7 +161,57 @@ impl Default for NoiseConfig {
     }
 }
 
+/// The shortest background period accepted, µs: one activation per CPU per millisecond
+/// already exceeds what a quiet board's kernel threads do; shorter ones only multiply the
+/// run's events (a 1 µs period made a run never end in practice).
+pub const MIN_PERIOD_US: u64 = 1000;
+
 impl NoiseConfig {
+    /// The ranges: `work_jitter_ppm` at most 1 000 000 (±100 %), `start_jitter_us` at
+    /// most 10 s, and for an enabled background `period_us` at least [`MIN_PERIOD_US`],
+    /// `run_us` at most `period_us`, `horizon_factor` 1 to 1000. The error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.work_jitter_ppm > PPM {
+            return Err(format!(
+                "work_jitter_ppm: {} is out of range; expected 0 to 1000000 (±100 %)",
+                self.work_jitter_ppm
+            ));
+        }
+        if self.start_jitter_us > 10_000_000 {
+            return Err(format!(
+                "start_jitter_us: {} is out of range; expected 0 to 10000000 µs",
+                self.start_jitter_us
+            ));
+        }
+        for (key, b) in [
+            ("background", &self.background),
+            ("kthreads", &self.kthreads),
+        ] {
+            if !b.enabled {
+                continue;
+            }
+            if b.period_us < MIN_PERIOD_US {
+                return Err(format!(
+                    "{key}.period_us: {} is out of range; expected at least {MIN_PERIOD_US} µs (or \"enabled\": false)",
+                    b.period_us
+                ));
+            }
+            if b.run_us > b.period_us {
+                return Err(format!(
+                    "{key}.run_us: {} is longer than its period_us ({})",
+                    b.run_us, b.period_us
+                ));
+            }
+            if !(1..=1000).contains(&b.horizon_factor) {
+                return Err(format!(
+                    "{key}.horizon_factor: {} is out of range; expected 1 to 1000",
+                    b.horizon_factor
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// No noise at all: [`apply_noise`] returns the workload unchanged.
     pub fn off() -> NoiseConfig {
         NoiseConfig {
@@ -359,6 +409,40 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::{prop_assert, prop_assert_eq, prop_oneof, proptest, Strategy};
+
+    /// The defaults and the shipped alternatives are valid; a zero period, more than
+    /// ±100 % work or a run longer than its period is refused with the key named (they
+    /// were clamped, silently disabled, or made a run never end).
+    #[test]
+    fn validate_refuses_out_of_range_values() {
+        assert_eq!(NoiseConfig::default().validate(), Ok(()));
+        assert_eq!(NoiseConfig::off().validate(), Ok(()));
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/noise");
+        for f in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            let cfg: NoiseConfig = serde_json::from_str(&text).unwrap();
+            assert_eq!(cfg.validate(), Ok(()), "{text}");
+        }
+        let c = NoiseConfig {
+            work_jitter_ppm: PPM + 1,
+            ..NoiseConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .starts_with("work_jitter_ppm: 1000001"));
+        let mut c = NoiseConfig::default();
+        c.background.period_us = 0;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .starts_with("background.period_us: 0"));
+        c.background.enabled = false;
+        assert_eq!(c.validate(), Ok(()));
+        let mut c = NoiseConfig::default();
+        c.kthreads.run_us = c.kthreads.period_us + 1;
+        assert!(c.validate().unwrap_err().starts_with("kthreads.run_us"));
+    }
 
     fn task(name: &str, events: Vec<Event>, loops: u64) -> TaskSpec {
         TaskSpec {

@@ -729,6 +729,20 @@ impl Settings {
                 ),
             });
         }
+        // kernel/sysctl.c (v5.10): sched_latency_ns and sched_min_granularity_ns in
+        // 100 µs..1 s, sched_wakeup_granularity_ns in 0..1 s
+        for (key, v, min) in [
+            ("fair.sched_latency_ns", f.sched_latency_ns, 100_000),
+            ("fair.min_granularity_ns", f.min_granularity_ns, 100_000),
+            ("fair.wakeup_granularity_ns", f.wakeup_granularity_ns, 0),
+        ] {
+            if !(min..=crate::time::NSEC_PER_SEC).contains(&v) {
+                return Err(OptionsError::Invalid {
+                    key,
+                    msg: format!("{v} is out of range; expected {min}..=1000000000 ns"),
+                });
+            }
+        }
         let fair = FairParams {
             variant: f.variant,
             base_slice: f.base_slice_ns * factor,

@@ -237,6 +237,8 @@ pub fn run_request_with(
     let platform = load_platform(&req.platform)?;
     let mut workload = load_workload(&req.workload, &req.read)?;
     if let Some(cfg) = &req.noise {
+        cfg.validate()
+            .map_err(|m| Error::Reproduce(format!("noise model: {m}")))?;
         workload = apply_noise(&workload, cfg, platform.cpus.len(), req.noise_seed);
     }
     let options = Options::default().apply_sets(&req.sets)?;
