@@ -637,3 +637,17 @@ fn threads_over_pid_max_are_refused_at_their_instance() {
     let w = parse_str(ok, "t.json", &ReadOptions::default()).unwrap();
     assert_eq!(w.tasks.iter().map(|t| t.instances).sum::<u32>(), 32_768);
 }
+
+/// A task name with a newline or a NUL would split the trace's lines: refused at its key.
+#[test]
+fn control_characters_in_task_names_are_refused() {
+    for (text, code) in [
+        ("{ \"tasks\": { \"a\\nb\": { \"run\": 100 } } }", "000A"),
+        ("{ \"tasks\": { \"a\\u0000b\": { \"run\": 100 } } }", "0000"),
+    ] {
+        let e = err(text).to_string();
+        assert!(e.starts_with("t.json:1:14:"), "{e}");
+        assert!(e.contains(&format!("U+{code}")), "{e}");
+        assert!(!e.contains('\n') && !e.contains('\0'), "{e:?}");
+    }
+}

@@ -311,6 +311,18 @@ impl<'a> Reader<'a> {
         }
         let names = self.workgen_names(tasks_obj.members, "task");
         for (m, name) in tasks_obj.members.iter().zip(names) {
+            // a control character would be written raw into the trace's comm fields and
+            // split its lines (the kernel copies the name as given)
+            if let Some(c) = name.chars().find(|c| c.is_control()) {
+                return Err(self.invalid(
+                    m.key_span,
+                    &name.escape_default().to_string(),
+                    format!(
+                        "task name contains the control character U+{:04X}; thread names appear in trace lines",
+                        u32::from(c)
+                    ),
+                ));
+            }
             let t = self.task(name, m, w.default_policy)?;
             w.tasks.push(t);
         }
