@@ -151,6 +151,16 @@ pub enum TraceEvent<'a> {
         /// Destination CPU.
         dest_cpu: u32,
     },
+    /// `sched_pi_setprio: comm= pid= oldprio= newprio=`: a priority-inheritance boost or
+    /// its end (`rt_mutex_setprio()`).
+    SchedPiSetprio {
+        /// The task whose priority changes.
+        task: TaskRef<'a>,
+        /// Its priority before.
+        oldprio: i32,
+        /// Its priority now.
+        newprio: i32,
+    },
     /// `sched_hmp_migrate: comm= pid= dest= force=` (LSK 3.10 big.LITTLE MP): an HMP
     /// migration decided, `force` its reason (0 wakeup, 1 force, 2 offload, 3 idle pull).
     SchedHmpMigrate {

@@ -53,6 +53,7 @@ fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
         | TraceEvent::SchedSwitch { .. }
         | TraceEvent::SchedMigrateTask { .. }
         | TraceEvent::SchedHmpMigrate { .. }
+        | TraceEvent::SchedPiSetprio { .. }
         | TraceEvent::SchedProcessExit { .. } => interest.sched,
         TraceEvent::CpuFrequency { .. }
         | TraceEvent::CpuIdle { .. }
@@ -86,6 +87,7 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
         TraceEvent::SchedMigrateTask { .. } => "sched_migrate_task",
         TraceEvent::SchedProcessExit { .. } => "sched_process_exit",
         TraceEvent::SchedHmpMigrate { .. } => "sched_hmp_migrate",
+        TraceEvent::SchedPiSetprio { .. } => "sched_pi_setprio",
         TraceEvent::SchedTaskRunnableRatio { .. } => "sched_task_runnable_ratio",
         TraceEvent::CpuFrequency { .. } => "cpu_frequency",
         TraceEvent::CpuIdle { .. } => "cpu_idle",
@@ -211,6 +213,16 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             kv_u64(buf, "dest_cpu", u64::from(dest_cpu));
         }
         TraceEvent::SchedProcessExit { task } => kv_task(buf, &task),
+        TraceEvent::SchedPiSetprio {
+            task,
+            oldprio,
+            newprio,
+        } => {
+            kv_str(buf, "comm", task.comm);
+            kv_u64(buf, "pid", u64::from(task.pid));
+            kv_i64(buf, "oldprio", i64::from(oldprio));
+            kv_i64(buf, "newprio", i64::from(newprio));
+        }
         TraceEvent::SchedHmpMigrate { task, dest, force } => {
             kv_str(buf, "comm", task.comm);
             kv_u64(buf, "pid", u64::from(task.pid));

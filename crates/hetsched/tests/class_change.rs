@@ -173,3 +173,39 @@ fn util_est_se_fires_only_for_a_task_going_to_sleep() {
     }
     assert!(seen > 10, "{seen} sched_util_est_se events");
 }
+
+/// `sched_pi_setprio` (include/trace/events/sched.h, `rt_mutex_setprio()`): a PI boost and
+/// its end are traced with the old and new priority, on the CPU of the futex operation —
+/// `w`'s (CPU 6) as it blocks, `l`'s (CPU 4) as it unlocks.
+#[test]
+fn pi_boost_and_deboost_are_traced() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4", "pi_enabled": true },
+      "tasks": {
+        "l": { "cpus": [4], "phases": {
+                 "p1": { "run": 2000 },
+                 "p2": { "lock": "m", "run": 10000, "unlock": "m", "sleep": 100000 } } },
+        "w": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [6],
+               "sleep": 5000, "lock": "m", "run": 100, "unlock": "m", "loop": 1 } } }"#;
+    let sets = ["cpufreq.governor=performance", "rtapp.main_thread=false"];
+    let (_, lines) = traced("hikey960", json, 30, &sets);
+    let pi: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("sched_pi_setprio:"))
+        .collect();
+    assert_eq!(pi.len(), 2, "{pi:#?}");
+    assert!(
+        pi[0].contains("[006]") && pi[0].contains("comm=l-0"),
+        "{}",
+        pi[0]
+    );
+    assert_eq!(
+        (field(pi[0], "oldprio"), field(pi[0], "newprio")),
+        ("120", "89")
+    );
+    assert!(pi[1].contains("[004]"), "{}", pi[1]);
+    assert_eq!(
+        (field(pi[1], "oldprio"), field(pi[1], "newprio")),
+        ("89", "120")
+    );
+    assert!(t_us(pi[0]) >= 5_000 && t_us(pi[1]) > t_us(pi[0]));
+}

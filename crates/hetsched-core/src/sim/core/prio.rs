@@ -119,7 +119,8 @@ impl<'w> Sim<'w> {
     }
 
     /// `rt_mutex_setprio()` (kernel/sched/core.c, v6.11), as the PI futex operations reach
-    /// it: `tid` runs at `prio`, the best of its own and its top waiter's. Boosted below
+    /// it (on CPU `on`): `tid` runs at `prio`, the best of its own and its top waiter's,
+    /// traced as `sched_pi_setprio`. Boosted below
     /// `MAX_RT_PRIO`, a fair task runs in the RT class; a deboosted RT task goes to the
     /// head of its list.
     pub(in crate::sim) fn rt_mutex_setprio(
@@ -127,9 +128,20 @@ impl<'w> Sim<'w> {
         out: &mut Out<'_, '_>,
         tid: usize,
         prio: i32,
+        on: usize,
     ) {
         if prio == self.threads[tid].eff_prio {
             return;
+        }
+        if out.any.sched {
+            // trace_sched_pi_setprio(p, pi_task), on the CPU of the futex operation
+            let now = self.q.now();
+            let ev = TraceEvent::SchedPiSetprio {
+                task: self.tref(tid),
+                oldprio: self.threads[tid].eff_prio,
+                newprio: prio,
+            };
+            out.emit(&self.ctx(on, now), &ev, g_sched);
         }
         let rt = prio < rtq::MAX_RT_PRIO;
         let saved = self.sched_change(out, tid, rt, |s, _| {

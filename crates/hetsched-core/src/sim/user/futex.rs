@@ -64,7 +64,8 @@ impl<'w> Sim<'w> {
             let mut owner = self.res.mutexes[m].owner;
             let mut depth = 0;
             while let Some(o) = owner {
-                if !self.pi_adjust(out, o) || depth > 1024 {
+                let on = self.threads[tid].cpu; // the locking thread runs there
+                if !self.pi_adjust(out, o, on) || depth > 1024 {
                     break;
                 }
                 depth += 1;
@@ -94,12 +95,12 @@ impl<'w> Sim<'w> {
             self.uthreads[w].retry = if pi { Retry::None } else { Retry::Lock(m) };
             self.uthreads[w].wait_on = WaitOn::Nothing;
             if pi {
-                self.pi_adjust(out, w);
+                self.pi_adjust(out, w, cpu);
             }
             self.wake_waiter(out, cpu, w, now);
         }
         if pi {
-            self.pi_adjust(out, tid);
+            self.pi_adjust(out, tid, cpu);
         }
     }
 
@@ -149,7 +150,7 @@ impl<'w> Sim<'w> {
                     self.res.mutexes[m].waiters.push(w, prio);
                     self.uthreads[w].wait_on = WaitOn::Mutex(m);
                     if let Some(o) = self.res.mutexes[m].owner {
-                        self.pi_adjust(out, o);
+                        self.pi_adjust(out, o, cpu);
                     }
                 }
             } else {
@@ -172,7 +173,13 @@ impl<'w> Sim<'w> {
     /// `rt_mutex_adjust_prio()` + `rt_mutex_setprio()`: `tid` runs at the best of its
     /// own priority and its top PI waiter's. Returns whether its priority changed.
     /// Deadline boosting is not modelled (a DL waiter boosts to RT priority 0).
-    pub(in crate::sim) fn pi_adjust(&mut self, out: &mut Out<'_, '_>, tid: usize) -> bool {
+    /// `on` is the CPU the futex operation runs on.
+    pub(in crate::sim) fn pi_adjust(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        on: usize,
+    ) -> bool {
         let t = &self.threads[tid];
         if t.class == Class::Dl {
             return false;
@@ -181,7 +188,7 @@ impl<'w> Sim<'w> {
         if new == t.eff_prio {
             return false;
         }
-        self.rt_mutex_setprio(out, tid, new);
+        self.rt_mutex_setprio(out, tid, new, on);
         true
     }
 
