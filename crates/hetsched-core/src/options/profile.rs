@@ -53,8 +53,8 @@ pub(super) fn overlay_changes(base: &mut Value, changed: &Value, target: &mut Va
 )]
 pub enum KernelProfile {
     /// v3.10: the scheduler HMP (seed 001) was built on and compared with (`smp`): every
-    /// CPU alike to the scheduler (`sched.capacity_aware` off), CFS, no util_est, misfit or
-    /// EAS. An approximation: the load balancer and wake-up are v4.20's, run on equal
+    /// CPU alike to the scheduler (`sched.capacity_aware` off), PELT not
+    /// frequency-invariant, CFS, no util_est, misfit or EAS. An approximation: the load balancer and wake-up are v4.20's, run on equal
     /// capacities (v3.10's own `find_busiest_group()` is not modelled).
     #[serde(rename = "v3.10")]
     V3_10,
@@ -187,6 +187,11 @@ impl KernelProfile {
                     _ => "v6.11",
                 }),
                 "rework v5.5, fairness v5.10, active balance v5.12, shr_bound v6.8",
+            ),
+            (
+                "pelt.frequency_invariance",
+                json!(at_least(V4_4)),
+                "frequency-invariant PELT on arm (arch_scale_freq_capacity); 3.x tracked load at the running frequency",
             ),
             (
                 "sched.capacity_aware",
