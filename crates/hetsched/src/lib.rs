@@ -2,7 +2,7 @@
 //!
 //! The one entry point the CLI, the benchmarks and the Python module share. Platforms
 //! come from `hetsched-platform` (presets or YAML files), workloads from `hetsched-rtapp`
-//! (rt-app JSON files, or the workloads shipped in `presets/workloads/`), traces go to
+//! (rt-app JSON files, or the shipped workloads `demo` and `browser-long`), traces go to
 //! `hetsched-trace` writers, and the run itself is [`hetsched_core::run`].
 
 use hetsched_core::noise::{apply_noise, NoiseConfig};
@@ -22,11 +22,17 @@ pub use hetsched_platform;
 pub use hetsched_rtapp;
 pub use hetsched_trace;
 
-/// Workloads shipped with hetsched, by name.
-const WORKLOAD_PRESETS: &[(&str, &str)] = &[
-    ("demo", include_str!("../../../presets/workloads/demo.json")),
+/// Workloads shipped with hetsched: name, the file in the repository (what messages
+/// name), its text.
+const WORKLOAD_PRESETS: &[(&str, &str, &str)] = &[
+    (
+        "demo",
+        "presets/workloads/demo.json",
+        include_str!("../../../presets/workloads/demo.json"),
+    ),
     (
         "browser-long",
+        "tests/rtapp-examples/browser-long.json",
         include_str!("../../../tests/rtapp-examples/browser-long.json"),
     ),
 ];
@@ -69,7 +75,7 @@ pub enum Error {
 
 /// Names of the workloads shipped with hetsched.
 pub fn workload_preset_names() -> Vec<&'static str> {
-    WORKLOAD_PRESETS.iter().map(|(n, _)| *n).collect()
+    WORKLOAD_PRESETS.iter().map(|(n, _, _)| *n).collect()
 }
 
 /// Loads a platform: a preset name, or a path to a YAML file.
@@ -89,9 +95,10 @@ pub fn load_workload(
     }
     let path = Path::new(name_or_path);
     if !path.exists() {
-        if let Some((name, text)) = WORKLOAD_PRESETS.iter().find(|(n, _)| *n == name_or_path) {
-            let mut w =
-                hetsched_rtapp::parse_str(text, &format!("presets/workloads/{name}.json"), opts)?;
+        if let Some((name, origin, text)) =
+            WORKLOAD_PRESETS.iter().find(|(n, _, _)| *n == name_or_path)
+        {
+            let mut w = hetsched_rtapp::parse_str(text, origin, opts)?;
             w.name = (*name).to_string();
             return Ok(w);
         }
