@@ -63,10 +63,16 @@ pub struct SchedOptions {
     pub repick: RepickVersion,
     /// `sched_rt_runtime_us`: RT tasks may run this long per `rt_period_us` on each CPU
     /// before the RT class is throttled for the rest of the period (kernel/sched/rt.c,
-    /// `sched_rt_runtime_exceeded()`; RT_RUNTIME_SHARE off as in v6.11). -1: no limit.
+    /// `sched_rt_runtime_exceeded()`). -1: no limit.
     pub rt_runtime_us: i64,
     /// `sched_rt_period_us`: the RT bandwidth period.
     pub rt_period_us: u64,
+    /// The RT_RUNTIME_SHARE sched feature (kernel/sched/features.h): a CPU out of RT
+    /// runtime borrows spare runtime from the other CPUs of its root domain, up to the
+    /// whole period (`balance_runtime()` → `do_balance_runtime()`, kernel/sched/rt.c), and
+    /// keeps it — so one RT hog with idle neighbours is never throttled. On by default
+    /// until v5.10 (commit 2586af1ac187 turned it off); default off, as in v6.11.
+    pub rt_runtime_share: bool,
     /// The scheduler knows each CPU's capacity (`arch_scale_cpu_capacity()` from the
     /// device tree's `capacity-dmips-mhz`). `false`: it sees every CPU at 1024, as a kernel
     /// whose device tree gives no capacities, while the work still runs at each CPU's
@@ -82,6 +88,7 @@ impl Default for SchedOptions {
             repick: RepickVersion::V6_11,
             rt_runtime_us: 950_000,
             rt_period_us: 1_000_000,
+            rt_runtime_share: false,
             capacity_aware: true,
         }
     }

@@ -838,6 +838,48 @@ fn rt_throttling_leaves_fair_tasks_their_five_percent() {
     );
 }
 
+/// RT_RUNTIME_SHARE (kernel/sched/rt.c `balance_runtime()` → `do_balance_runtime()`,
+/// on by default until v5.10): the same FIFO hog on CPU 2, out of runtime, borrows a
+/// 1/8 part of each idle neighbour's spare runtime until it has the whole period, and
+/// keeps it — after the first period's borrowing it is never throttled and the fair task
+/// beside it starves, as on the v4.4-era kernels (`kernel=v4.4` sets it). Without the
+/// neighbours' spare runtime (every CPU with its own hog) nothing can be borrowed.
+#[test]
+fn rt_runtime_share_lets_an_rt_hog_borrow_its_neighbours_runtime() {
+    let json = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [2], "loop": -1, "run": 100000 },
+        "f": { "cpus": [2], "loop": -1, "run": 100000 } } }"#;
+    let fair = |sets: &[&str]| {
+        let (r, _) = traced("hikey960", json, 3000, sets);
+        r.tasks.iter().find(|t| t.pid == 1002).unwrap().cpu_time_s
+    };
+    let base = ["cpufreq.governor=performance", "trace.signals=false"];
+    let shared = fair(&[base[0], base[1], "sched.rt_runtime_share=true"]);
+    assert!(
+        shared < 0.005,
+        "the fair task ran {shared:.3} s of 3 s beside a borrowing RT hog"
+    );
+    let v44 = fair(&[base[0], base[1], "kernel=v4.4"]);
+    assert!(v44 < 0.005, "kernel=v4.4: the fair task ran {v44:.3} s");
+    // every CPU busy with RT work: nobody has spare runtime to lend
+    let all = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "instance": 8, "loop": -1, "run": 100000 },
+        "f": { "cpus": [2], "loop": -1, "run": 100000 } } }"#;
+    let (r, _) = traced(
+        "hikey960",
+        all,
+        3000,
+        &[base[0], base[1], "sched.rt_runtime_share=true"],
+    );
+    let f = r.tasks.iter().find(|t| t.pid == 1009).unwrap().cpu_time_s;
+    assert!(
+        (0.12..0.16).contains(&f),
+        "with every CPU's runtime in use the fair task ran {f:.3} s"
+    );
+}
+
 /// `__sched_setscheduler()` (kernel/sched/syscalls.c, v6.11) resets the clamps a task has
 /// not set itself at every policy change (`__setscheduler_uclamp()` → `uclamp_reset()`):
 /// a fair task switched to SCHED_FIFO by its phase takes RT's default `uclamp_min` of 1024,

@@ -163,6 +163,11 @@ impl KernelProfile {
                 "dbs samples from cpufreq_update_util(): v4.7",
             ),
             (
+                "sched.rt_runtime_share",
+                json!(!at_least(V5_10)),
+                "RT_RUNTIME_SHARE off by default: v5.10",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",

@@ -49,6 +49,9 @@ impl<'w> Sim<'w> {
                     idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
                     stop: None,
                     rt_time: 0,
+                    // init_rt_rq(): the bandwidth's runtime, RUNTIME_INF without a limit
+                    rt_runtime: u64::try_from(s.options.sched.rt_runtime_us)
+                        .map_or(RUNTIME_INF, |us| us * 1000),
                     rt_throttled: false,
                     rt_exec_start: 0,
                     // build_sched_domains() → init_sched_groups_capacity(): no pressure yet

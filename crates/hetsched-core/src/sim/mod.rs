@@ -313,6 +313,9 @@ struct Rq {
     stop: Option<usize>,
     /// `rt_rq->rt_time`: RT run time in the current bandwidth period (ns).
     rt_time: u64,
+    /// `rt_rq->rt_runtime` (ns): this CPU's share of the bandwidth, which RT_RUNTIME_SHARE
+    /// moves between CPUs; [`RUNTIME_INF`] without a limit.
+    rt_runtime: u64,
     /// `rt_rq->rt_throttled`: the RT class is out of runtime until the period timer.
     rt_throttled: bool,
     /// `curr->se.exec_start` of a running RT task (`update_curr_rt()`).
@@ -359,6 +362,8 @@ const KTHREAD_PID_BASE: u32 = 10;
 pub const BOOT_OFFSET: Nanos = NSEC_PER_SEC;
 /// How long before the start every CPU has been idle (`rq->idle_stamp`).
 const IDLE_BEFORE_START_NS: Nanos = 1_000_000;
+/// `RUNTIME_INF`: no RT bandwidth limit.
+const RUNTIME_INF: u64 = u64::MAX;
 const TASK_RUNNING: u32 = 0;
 const TASK_INTERRUPTIBLE: u32 = 1;
 const EXIT_DEAD: u32 = 16;

@@ -428,18 +428,82 @@ impl<'w> Sim<'w> {
         if self.cpufreq.schedfreq.is_some() {
             self.schedfreq_rt_accrue(cpu, delta); // sched_rt_avg_update()
         }
-        let Some((runtime, period)) = self.rt_bandwidth() else {
-            return;
-        };
-        if delta == 0 {
+        if self.rt_bandwidth().is_none() || delta == 0 {
             return;
         }
-        let rq = &mut self.rqs[cpu];
-        rq.rt_time += delta;
-        if !rq.rt_throttled && runtime < period && rq.rt_time > runtime {
-            rq.rt_throttled = true;
+        if self.rqs[cpu].rt_runtime == RUNTIME_INF {
+            return;
+        }
+        self.rqs[cpu].rt_time += delta;
+        if self.sched_rt_runtime_exceeded(cpu) {
             self.set_resched(cpu);
             self.start_rt_bandwidth(now);
+        }
+    }
+
+    /// `sched_rt_runtime_exceeded()` (kernel/sched/rt.c, v6.11): past its runtime — after
+    /// borrowing what it can under RT_RUNTIME_SHARE — the CPU's RT class is throttled. A
+    /// bandwidth of no runtime (`sched_rt_runtime_us = 0`) never throttles: its time is
+    /// dropped ("groups that have no runtime assigned").
+    fn sched_rt_runtime_exceeded(&mut self, cpu: usize) -> bool {
+        let Some((bw_runtime, period)) = self.rt_bandwidth() else {
+            return false;
+        };
+        if self.rqs[cpu].rt_throttled {
+            return true; // rt_rq_throttled(): no RT group scheduling, no boosted groups
+        }
+        if self.rqs[cpu].rt_runtime >= period {
+            return false;
+        }
+        self.balance_runtime(cpu);
+        let rq = &mut self.rqs[cpu];
+        if rq.rt_runtime == RUNTIME_INF || rq.rt_time <= rq.rt_runtime {
+            return false;
+        }
+        if bw_runtime != 0 {
+            rq.rt_throttled = true;
+            true
+        } else {
+            rq.rt_time = 0;
+            false
+        }
+    }
+
+    /// `balance_runtime()` → `do_balance_runtime()` (kernel/sched/rt.c, v6.11), under the
+    /// RT_RUNTIME_SHARE feature (`sched.rt_runtime_share`): a CPU past its runtime takes
+    /// from every other CPU of its root domain (here: every CPU; hetsched has no exclusive
+    /// cpusets) a 1/weight part of that CPU's spare runtime, up to the whole period, in CPU
+    /// order. What it borrows is not given back (only CPU hot-unplug's
+    /// `__disable_runtime()` reclaims it; the period timer keeps each CPU's `rt_runtime`).
+    fn balance_runtime(&mut self, cpu: usize) {
+        if !self.s.options.sched.rt_runtime_share {
+            return;
+        }
+        if self.rqs[cpu].rt_time <= self.rqs[cpu].rt_runtime {
+            return;
+        }
+        let Some((_, period)) = self.rt_bandwidth() else {
+            return;
+        };
+        let weight = self.p.nr_cpus() as u64;
+        for i in 0..self.p.nr_cpus() {
+            if i == cpu || self.rqs[i].rt_runtime == RUNTIME_INF {
+                continue;
+            }
+            let (iter_runtime, iter_time) = (self.rqs[i].rt_runtime, self.rqs[i].rt_time);
+            if iter_runtime <= iter_time {
+                continue;
+            }
+            let mut diff = (iter_runtime - iter_time) / weight;
+            let own = self.rqs[cpu].rt_runtime;
+            if own + diff > period {
+                diff = period - own;
+            }
+            self.rqs[i].rt_runtime -= diff;
+            self.rqs[cpu].rt_runtime += diff;
+            if self.rqs[cpu].rt_runtime == period {
+                break;
+            }
         }
     }
 
@@ -467,22 +531,33 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `do_sched_rt_period_timer(rt_b, 1)` (v6.11): each CPU's `rt_time` loses one runtime;
-    /// a throttled RT class with `rt_time` back under the runtime is unthrottled
-    /// (`sched_rt_rq_enqueue()`: resched when its best task beats `curr`). Returns `idle`.
+    /// `do_sched_rt_period_timer(rt_b, 1)` (v6.11): without RT_RUNTIME_SHARE each CPU's
+    /// `rt_runtime` is reset to the bandwidth's; each CPU's `rt_time` loses one runtime (a
+    /// throttled CPU first borrows under RT_RUNTIME_SHARE); a throttled RT class with
+    /// `rt_time` back under the runtime is unthrottled (`sched_rt_rq_enqueue()`: resched
+    /// when its best task beats `curr`). Returns `idle`.
     fn do_sched_rt_period_timer(&mut self) -> bool {
-        let Some((runtime, _)) = self.rt_bandwidth() else {
+        let Some((bw_runtime, _)) = self.rt_bandwidth() else {
             return true;
         };
+        let share = self.s.options.sched.rt_runtime_share;
         let mut idle = true;
         for cpu in 0..self.p.nr_cpus() {
             let nr = self.rqs[cpu].rt.nr_running();
             let rq = &mut self.rqs[cpu];
+            if !share && rq.rt_runtime != RUNTIME_INF {
+                rq.rt_runtime = bw_runtime;
+            }
             if rq.rt_time == 0 && nr == 0 {
                 continue;
             }
             let mut enqueue = false;
-            if rq.rt_time > 0 {
+            if self.rqs[cpu].rt_time > 0 {
+                if self.rqs[cpu].rt_throttled {
+                    self.balance_runtime(cpu);
+                }
+                let rq = &mut self.rqs[cpu];
+                let runtime = rq.rt_runtime;
                 rq.rt_time -= rq.rt_time.min(runtime);
                 if rq.rt_throttled && rq.rt_time < runtime {
                     rq.rt_throttled = false;
