@@ -195,6 +195,15 @@ impl Governor {
 pub struct CpufreqOptions {
     /// The governor of every policy.
     pub governor: Governor,
+    /// The OPP each policy of a dynamic governor (schedutil, ondemand, conservative,
+    /// interactive, sched) runs at when the run begins (`policy->cur` when the workload
+    /// starts): `max` (default), the highest usable OPP, as firmware leaves most boards and
+    /// as a governor just started finds them; `min`, where each of these governors settles
+    /// on an idle board (no load: ondemand's and interactive's proportional target, sched's
+    /// and schedutil's zero request all resolve to the lowest OPP) — a workload started on a
+    /// board that sat idle under its governor. performance, powersave and userspace set
+    /// their own OPP when they start (`cpufreq_gov_performance_limits()` and the like).
+    pub start: StartOpp,
     /// For `userspace`: the frequency (kHz) per performance domain, or one value for all;
     /// each is resolved to an OPP with `cpufreq_driver_resolve_freq()` (RELATION_L).
     pub userspace_khz: Vec<u64>,
@@ -236,6 +245,18 @@ pub struct CpufreqOptions {
     pub interactive: InteractiveOptions,
     /// sched's tunables.
     pub sched: SchedGovOptions,
+}
+
+/// Where dynamic governors start (`cpufreq.start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum StartOpp {
+    /// The highest usable OPP.
+    #[default]
+    #[serde(rename = "max")]
+    Max,
+    /// The lowest OPP: the board was idle under its governor before the run.
+    #[serde(rename = "min")]
+    Min,
 }
 
 /// How the slow path's kthread is modelled (`cpufreq.kthread`).
@@ -646,12 +667,15 @@ impl Settings {
             .iter()
             .enumerate()
             .map(|(i, pd)| match c.governor {
-                Governor::Performance
-                | Governor::Schedutil
+                Governor::Performance => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                Governor::Schedutil
                 | Governor::Ondemand
                 | Governor::Conservative
                 | Governor::Interactive
-                | Governor::Sched => Ok(pd.resolve_freq(pd.max_freq_khz)),
+                | Governor::Sched => Ok(match c.start {
+                    StartOpp::Max => pd.resolve_freq(pd.max_freq_khz),
+                    StartOpp::Min => pd.min_freq_khz(),
+                }),
                 Governor::Powersave => Ok(pd.min_freq_khz()),
                 Governor::Userspace => {
                     let want = match c.userspace_khz.len() {

@@ -731,3 +731,67 @@ fn ondemand_v4_4_samples_on_the_jiffy_grid_and_not_while_idle() {
         "{f:?}"
     );
 }
+
+/// `cpufreq.start=min`: a dynamic governor's policies begin at their lowest OPP (a board
+/// idle under its governor) instead of the highest. Under v4.4's ondemand (RT_RUNTIME_SHARE
+/// on, the `v4.4` profile) a SCHED_FIFO task that cannot finish its period at that OPP never
+/// sleeps, so CPU 0's `kworker/0:1` — the nice-0 thread that runs ondemand's sample — never
+/// runs and nothing raises the frequency: the "regression with ondemand and RT tasks" seed
+/// 004 reports. The same task as SCHED_OTHER shares the CPU with the kworker, which takes
+/// its sample and jumps to the maximum.
+#[test]
+fn ondemand_v4_4_stays_at_fmin_under_a_fifo_task_that_never_sleeps() {
+    let wl = |policy: &str| {
+        format!(
+            r#"{{ "global": {{ "duration": 2, "calibration": "CPU0" }},
+          "tasks": {{ "w": {{ "cpus": [0], "policy": "{policy}", "loop": -1,
+                            "run": 30000, "timer": {{ "ref": "t", "period": 50000 }} }} }} }}"#
+        )
+    };
+    let sets = [
+        "kernel=v4.4",
+        "cpufreq.governor=ondemand",
+        "cpufreq.ondemand.sampling_rate=20000",
+        "trace.signals=false",
+    ];
+    let first = |lines: &[String]| -> u64 {
+        let l = lines
+            .iter()
+            .find(|l| l.contains("cpu_frequency:") && l.ends_with("cpu_id=0"))
+            .unwrap();
+        l.split("state=")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (_, max_start) = traced(&wl("SCHED_OTHER"), 1000, &sets);
+    assert_eq!(
+        first(&max_start),
+        1_844_000,
+        "cpufreq.start=max is the default"
+    );
+    let mut min = sets.to_vec();
+    min.push("cpufreq.start=min");
+    let (_, fifo) = traced(&wl("SCHED_FIFO"), 1000, &min);
+    assert_eq!(first(&fifo), 533_000);
+    assert!(
+        freqs_cpu0(&fifo).is_empty(),
+        "ondemand changed CPU 0's frequency under a FIFO task that never sleeps: {:?}",
+        freqs_cpu0(&fifo)
+    );
+    let kworker_ran = fifo
+        .iter()
+        .any(|l| l.contains("sched_switch:") && l.contains("next_comm=kworker/0:1"));
+    assert!(!kworker_ran, "kworker/0:1 ran beside the FIFO task");
+    let (_, other) = traced(&wl("SCHED_OTHER"), 1000, &min);
+    let f = freqs_cpu0(&other);
+    assert!(
+        f.first()
+            .is_some_and(|&(t, khz)| khz == 1_844_000 && t < 1_060_000),
+        "SCHED_OTHER: ondemand's first sample should reach the maximum: {f:?}"
+    );
+}

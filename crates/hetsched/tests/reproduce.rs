@@ -269,20 +269,52 @@ fn schedfreq_json_has_the_issue_keys_and_is_deterministic() {
     );
 }
 
-/// The criteria of §5 that hetsched meets: SCHED_OTHER overruns (sched ≤ ondemand) and the
-/// small overhead of every governor on long busy parts. The SCHED_FIFO criterion (sched
-/// under a tenth of ondemand's overruns) is not met: hetsched's ondemand does not overrun
-/// under SCHED_FIFO where the seed's overran in ten rows (docs/experiments.md).
+/// The criteria of §5, computed from the JSON (`results[class][governor][row]`), meet:
+/// SCHED_OTHER, sched's total overruns ≤ ondemand's; SCHED_FIFO, sched's under a tenth of
+/// ondemand's (v4.4's ondemand samples in a fair kworker that a FIFO task overrunning at
+/// fmin never lets run, RT_RUNTIME_SHARE keeping CPU 0 unthrottled); every governor's
+/// overhead below 10 % on the SCHED_OTHER rows whose run is ≥ 100 ms. The report's verdicts
+/// agree.
 #[test]
-fn schedfreq_quick_meets_the_sched_other_criteria() {
+fn schedfreq_quick_meets_the_criteria_computed_from_the_json() {
     let r = quick("schedfreq", None, 2);
-    let other: Vec<_> = r
-        .criteria
-        .iter()
-        .filter(|v| v.name.starts_with("SCHED_OTHER"))
-        .collect();
-    assert_eq!(other.len(), 2);
-    assert!(other.iter().all(|v| v.pass), "{other:#?}\n{}", r.table);
+    let j = json(&r);
+    let total = |class: &str, gov: &str| -> u64 {
+        j["results"][class][gov]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|c| c["overruns"].as_u64().unwrap())
+            .sum()
+    };
+    let (so, oo) = (
+        total("SCHED_OTHER", "sched"),
+        total("SCHED_OTHER", "ondemand"),
+    );
+    assert!(
+        so <= oo,
+        "SCHED_OTHER: sched {so} > ondemand {oo}\n{}",
+        r.table
+    );
+    let (sf, of) = (
+        total("SCHED_FIFO", "sched"),
+        total("SCHED_FIFO", "ondemand"),
+    );
+    assert!(
+        (sf as f64) < 0.1 * of as f64,
+        "SCHED_FIFO: sched {sf}, ondemand {of}\n{}",
+        r.table
+    );
+    for (gov, rows) in j["results"]["SCHED_OTHER"].as_object().unwrap() {
+        for (row, c) in rows.as_object().unwrap() {
+            let run: u64 = row.split('/').next().unwrap().parse().unwrap();
+            if run >= 100 && gov != "powersave" && gov != "performance" {
+                let oh = c["overhead_pct"].as_f64().unwrap();
+                assert!(oh < 10.0, "{gov} {row}: OH {oh} %\n{}", r.table);
+            }
+        }
+    }
+    assert!(r.criteria.iter().all(|v| v.pass), "{:#?}", r.criteria);
 }
 
 /// `reproduce hmp --quick` (10 runs of 60 s): `results[variant][thread]` with the issue's

@@ -10,7 +10,9 @@
 //! `performance` and `powersave` (the references), `ondemand` (`sampling_rate` 20 ms),
 //! `interactive` (defaults), `sched` (`sched_time_avg_ms` 50, as the series' table), all
 //! under the seed-era profile `kernel=v4.4` (whose ondemand samples from v4.4's deferrable
-//! delayed work), and `schedutil` (not in the series) under the default `v6.11`.
+//! delayed work and whose RT bandwidth is shared, RT_RUNTIME_SHARE), and `schedutil` (not
+//! in the series) under the default `v6.11`. Every dynamic governor starts at fmin
+//! (`cpufreq.start=min`): the board sat idle under its governor before each test.
 //!
 //! # Metrics
 //!
@@ -71,11 +73,16 @@ pub const GOVERNORS: &[(&str, &[&str])] = &[
             "kernel=v4.4",
             "cpufreq.governor=ondemand",
             "cpufreq.ondemand.sampling_rate=20000",
+            "cpufreq.start=min",
         ],
     ),
     (
         "interactive",
-        &["kernel=v4.4", "cpufreq.governor=interactive"],
+        &[
+            "kernel=v4.4",
+            "cpufreq.governor=interactive",
+            "cpufreq.start=min",
+        ],
     ),
     (
         "sched",
@@ -83,9 +90,13 @@ pub const GOVERNORS: &[(&str, &[&str])] = &[
             "kernel=v4.4",
             "cpufreq.governor=sched",
             "cpufreq.sched.sched_time_avg_ms=50",
+            "cpufreq.start=min",
         ],
     ),
-    ("schedutil", &["cpufreq.governor=schedutil"]),
+    (
+        "schedutil",
+        &["cpufreq.governor=schedutil", "cpufreq.start=min"],
+    ),
 ];
 
 /// The seed's tables: (class, row index, [ondemand OR, OH %, interactive OR, OH %, sched
@@ -337,6 +348,7 @@ fn report(opts: &ReproduceOptions, runs: usize, cells: &[Vec<Vec<Cell>>]) -> Rep
     let notes = vec![
         "One run per cell (the series measured each once), with the noise model on.".into(),
         "kernel=v4.4 approximates the series' v4.4-era kernel (see docs/kernel-profiles.md); its ondemand is v4.4's: a deferrable delayed work per CPU on the jiffy grid, run by the CPU's kworker.".into(),
+        "Every dynamic governor starts at fmin (cpufreq.start=min): the board sat idle under its governor before each test; under SCHED_FIFO, v4.4's RT_RUNTIME_SHARE keeps CPU 0 from being throttled, so ondemand's kworker never runs while the task overruns.".into(),
         "The sched governor's hooks follow a v4.1 EAS backport of the series (the RFCv7 patch bodies are not public); its interactive column is AOSP android-3.10's governor.".into(),
         "schedutil (not in the series) runs under the default v6.11 profile.".into(),
     ];
