@@ -227,7 +227,11 @@ fn run_writes_json_and_trace() {
     assert_eq!(r["platform"], "rk3399");
     assert_eq!(r["tasks"].as_array().unwrap().len(), 11);
     let t = std::fs::read_to_string(&trace).unwrap();
-    assert!(t.starts_with("version = 6\ncpus=6\n"));
+    assert!(
+        t.starts_with("# tracer: nop\n#\n# cpus=6\n"),
+        "{}",
+        &t[..80]
+    );
     assert!(t.contains("sched_switch:") && t.contains("rtapp_stats:"));
 }
 
