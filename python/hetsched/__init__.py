@@ -163,7 +163,9 @@ def run(
         seed: seed of the run's random number generator.
         duration: simulated duration such as ``"10s"`` or ``"500ms"``; default: the
             workload's ``global.duration``.
-        trace: write the ftrace text (``trace-cmd report -R`` form) to this file.
+        trace: write the trace to this file: ftrace text (``trace-cmd report -R`` lines
+            under ftrace's ``# tracer: nop`` header), or a Perfetto protobuf trace when the
+            name ends in ``.pftrace`` or ``.perfetto-trace``.
 
     Raises:
         PlatformError, WorkloadError, OptionsError, RunError: bad input; the message names
