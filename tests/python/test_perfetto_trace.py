@@ -231,3 +231,16 @@ def test_trace_processor_sees_the_same_schedule(run_pair):
         finally:
             tp.close()
     assert tables[0] == tables[1]
+
+
+def test_trace_format_overrides_the_extension(tmp_path):
+    args = ("rk3399", "gen:hackbench:groups=1,loops=20")
+    pf, forced = tmp_path / "a.pftrace", tmp_path / "b.txt"
+    hs.run(*args, seed=3, duration="300ms", trace=pf)
+    hs.run(*args, seed=3, duration="300ms", trace=forced, trace_format="perfetto")
+    assert forced.read_bytes() == pf.read_bytes()
+    text = tmp_path / "c.pftrace"
+    hs.run(*args, seed=3, duration="300ms", trace=text, trace_format="text")
+    assert text.read_bytes().startswith(b"# tracer: nop\n")
+    with pytest.raises(hs.OptionsError, match="trace_format"):
+        hs.run(*args, trace=text, trace_format="json")  # type: ignore[arg-type]
