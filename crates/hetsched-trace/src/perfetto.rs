@@ -152,36 +152,36 @@ mod generic {
     pub(super) const UINT_VALUE: u32 = 5;
 }
 
-/// A `GenericFtraceEvent` under construction: its body and a scratch buffer for one field.
+/// A `GenericFtraceEvent` under construction: fields are appended to its body with
+/// their lengths computed, not encoded apart and copied.
 struct Generic<'a> {
     body: &'a mut Vec<u8>,
-    field: &'a mut Vec<u8>,
 }
 
 impl Generic<'_> {
     fn begin(&mut self, name: &str) {
         push_str(self.body, generic::EVENT_NAME, name);
     }
-    fn finish_field(&mut self) {
-        push_bytes(self.body, generic::FIELD, self.field);
+    /// Opens a `Field` whose value, key included, takes `value_len` bytes, and writes its
+    /// name. Every `Field` number is below 16: one-byte keys.
+    fn field(&mut self, name: &str, value_len: usize) {
+        let len = 1 + varint_len(name.len() as u64) + name.len() + value_len;
+        push_key(self.body, generic::FIELD, WT_LEN);
+        push_varint(self.body, len as u64);
+        push_str(self.body, generic::NAME, name);
     }
     fn u(&mut self, name: &str, v: u64) {
-        self.field.clear();
-        push_str(self.field, generic::NAME, name);
-        push_uint(self.field, generic::UINT_VALUE, v);
-        self.finish_field();
+        self.field(name, 1 + varint_len(v));
+        push_uint(self.body, generic::UINT_VALUE, v);
     }
     fn i(&mut self, name: &str, v: i64) {
-        self.field.clear();
-        push_str(self.field, generic::NAME, name);
-        push_int(self.field, generic::INT_VALUE, v);
-        self.finish_field();
+        // The bits of a negative value, sign-extended, are its encoding.
+        self.field(name, 1 + varint_len(v as u64));
+        push_int(self.body, generic::INT_VALUE, v);
     }
     fn s(&mut self, name: &str, v: &[u8]) {
-        self.field.clear();
-        push_str(self.field, generic::NAME, name);
-        push_bytes(self.field, generic::STR_VALUE, v);
-        self.finish_field();
+        self.field(name, 1 + varint_len(v.len() as u64) + v.len());
+        push_bytes(self.body, generic::STR_VALUE, v);
     }
     /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
     fn task(&mut self, t: &TaskRef<'_>) {
@@ -200,13 +200,7 @@ fn typed_task(body: &mut Vec<u8>, t: &TaskRef<'_>) {
 
 /// Encodes the body of `ev` into `body` and returns its field number in `FtraceEvent`.
 /// `nr_cpus` sets the width of `sched_overutilized`'s span as in the text trace.
-fn encode_body(
-    body: &mut Vec<u8>,
-    field: &mut Vec<u8>,
-    text: &mut Vec<u8>,
-    nr_cpus: usize,
-    ev: &TraceEvent<'_>,
-) -> u32 {
+fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_>) -> u32 {
     match *ev {
         TraceEvent::SchedSwitch {
             prev,
@@ -291,7 +285,7 @@ fn encode_body(
         }
         _ => {}
     }
-    let mut g = Generic { body, field };
+    let mut g = Generic { body };
     g.begin(event_name(ev));
     match *ev {
         TraceEvent::SchedHmpMigrate { task, dest, force } => {
@@ -503,12 +497,8 @@ pub struct PerfettoSink<W: Write> {
     cpus: Vec<Vec<u8>>,
     /// Scratch: one event's typed message.
     body: Vec<u8>,
-    /// Scratch: one generic field.
-    field: Vec<u8>,
     /// Scratch: a print's text, an overutilized span.
     text: Vec<u8>,
-    /// Scratch: one `FtraceEvent`.
-    event: Vec<u8>,
     /// Scratch: one `TracePacket`.
     packet: Vec<u8>,
     /// Scratch: a packet's nested message.
@@ -538,9 +528,7 @@ impl<W: Write> PerfettoSink<W> {
             buf: Vec::with_capacity(FLUSH_THRESHOLD + BUNDLE_BYTES + 1024),
             cpus: Vec::new(),
             body: Vec::new(),
-            field: Vec::new(),
             text: Vec::new(),
-            event: Vec::new(),
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: BTreeMap::new(),
@@ -749,22 +737,27 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         }
         self.track_tasks(ctx, ev);
         self.body.clear();
-        let tag = encode_body(
-            &mut self.body,
-            &mut self.field,
-            &mut self.text,
-            self.nr_cpus,
-            ev,
-        );
-        self.event.clear();
-        push_uint(&mut self.event, ev::TIMESTAMP, ctx.ts);
-        push_uint(&mut self.event, ev::PID, u64::from(ctx.pid));
-        push_bytes(&mut self.event, tag, &self.body);
+        let tag = encode_body(&mut self.body, &mut self.text, self.nr_cpus, ev);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Vec::new);
         }
-        push_bytes(&mut self.cpus[cpu], bundle::EVENT, &self.event);
+        // The FtraceEvent, written into the CPU's buffer with its length computed.
+        let pid = u64::from(ctx.pid);
+        let body_key = (u64::from(tag) << 3) | WT_LEN;
+        let len = 1
+            + varint_len(ctx.ts)
+            + 1
+            + varint_len(pid)
+            + varint_len(body_key)
+            + varint_len(self.body.len() as u64)
+            + self.body.len();
+        let out = &mut self.cpus[cpu];
+        push_key(out, bundle::EVENT, WT_LEN);
+        push_varint(out, len as u64);
+        push_uint(out, ev::TIMESTAMP, ctx.ts);
+        push_uint(out, ev::PID, pid);
+        push_bytes(out, tag, &self.body);
         if self.cpus[cpu].len() >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }
