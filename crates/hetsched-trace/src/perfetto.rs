@@ -27,8 +27,9 @@
 //! `ftrace/ftrace_event.proto`, `ftrace/sched.proto`, `ftrace/power.proto`,
 //! `ftrace/task.proto`, `ftrace/ftrace.proto`, `ftrace/generic.proto`), read in
 //! google/perfetto at commit 038b48ca70d1 (ftrace_event.proto ends at field 539) and
-//! checked against the message descriptors of PyPI `perfetto` 0.59.1's
-//! `perfetto_trace_pb2`, which `tests/python/test_perfetto_trace.py` decodes with.
+//! checked against the message descriptors of Perfetto v59.1: the `perfetto_trace_pb2`
+//! of PyPI `perfetto` 0.59.1 (built from v59.1; its prebuilt manifests name v59.1),
+//! which `tests/python/test_perfetto_trace.py` decodes with.
 //! Encoding is by hand ([`crate::proto`]): no protobuf compiler, no allocation per event.
 //!
 //! The same events give the same bytes: packets are written in a fixed order and no map
