@@ -30,7 +30,8 @@
 //! checked against the message descriptors of Perfetto v59.1: the `perfetto_trace_pb2`
 //! of PyPI `perfetto` 0.59.1 (built from v59.1; its prebuilt manifests name v59.1),
 //! which `tests/python/test_perfetto_trace.py` decodes with.
-//! Encoding is by hand ([`crate::proto`]): no protobuf compiler, no allocation per event.
+//! Encoding is by hand (the crate's `proto` module): no protobuf compiler, no allocation
+//! per event (the task map grows once per task).
 //!
 //! The same events give the same bytes: packets are written in a fixed order and no map
 //! is iterated.
