@@ -7,6 +7,8 @@ PYTHON  ?= python3
 VENV    := .venv
 VPY     := $(VENV)/bin/python
 HETSCHED := target/release/hetsched
+# Perfetto's Python package: its perfetto_trace_pb2 decodes our .pftrace in the tests.
+PERFETTO_PY := perfetto==0.59.1
 
 .PHONY: demo build test lint rust-test py-test lisa-test bench python clean reproduce-check
 
@@ -39,9 +41,10 @@ $(VPY):
 	$(PYTHON) -m venv $(VENV) || $(PYTHON) -m virtualenv $(VENV) || \
 	  { echo "make: cannot create $(VENV): install the venv module (Debian: apt-get install python3-venv)"; exit 1; }
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas numpy pytest ruff mypy
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas numpy pytest ruff mypy "$(PERFETTO_PY)"
 
 python: $(VPY)
+	@$(VPY) -m pip show --quiet perfetto >/dev/null 2>&1 || $(VPY) -m pip install --quiet "$(PERFETTO_PY)"
 	$(VENV)/bin/maturin develop --release --locked --quiet
 
 py-test: python

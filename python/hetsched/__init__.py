@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import pandas as pd
 
@@ -151,6 +151,7 @@ def run(
     seed: int = 0,
     duration: str | None = None,
     trace: StrPath | None = None,
+    trace_format: Literal["text", "perfetto"] | None = None,
 ) -> Result:
     """Runs ``workload`` on ``platform`` and returns its :class:`Result`.
 
@@ -163,7 +164,10 @@ def run(
         seed: seed of the run's random number generator.
         duration: simulated duration such as ``"10s"`` or ``"500ms"``; default: the
             workload's ``global.duration``.
-        trace: write the ftrace text (``trace-cmd report -R`` form) to this file.
+        trace: write the trace to this file: ftrace text (``trace-cmd report -R`` lines
+            under ftrace's ``# tracer: nop`` header), or a Perfetto protobuf trace when the
+            name ends in ``.pftrace`` or ``.perfetto-trace``.
+        trace_format: ``"text"`` or ``"perfetto"`` whatever the trace file's name.
 
     Raises:
         PlatformError, WorkloadError, OptionsError, RunError: bad input; the message names
@@ -176,6 +180,7 @@ def run(
         seed,
         duration,
         None if trace is None else os.fspath(trace),
+        trace_format=trace_format,
     )
     return Result(text)
 

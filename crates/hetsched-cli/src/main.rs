@@ -93,6 +93,23 @@ enum DupKeys {
     Jsonc,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum TraceFormatArg {
+    /// ftrace text (trace-cmd report -R lines under ftrace's `# tracer: nop` header).
+    Text,
+    /// Perfetto protobuf (FtraceEventBundles, process tree, clock snapshot).
+    Perfetto,
+}
+
+impl From<TraceFormatArg> for hetsched::hetsched_trace::TraceFormat {
+    fn from(f: TraceFormatArg) -> Self {
+        match f {
+            TraceFormatArg::Text => Self::Text,
+            TraceFormatArg::Perfetto => Self::Perfetto,
+        }
+    }
+}
+
 impl DupKeys {
     fn read_options(self) -> hetsched::hetsched_rtapp::ReadOptions {
         use hetsched::hetsched_rtapp::{DuplicateKeys, ReadOptions};
@@ -175,9 +192,13 @@ struct RunArgs {
     /// Seed of the run's random number generator.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Write the ftrace text (trace-cmd report -R form) to this file.
+    /// Write the trace to this file: ftrace text, or Perfetto protobuf when the name ends
+    /// in .pftrace or .perfetto-trace (or with --trace-format perfetto).
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// The trace's format; default: by the --trace file's extension.
+    #[arg(long, value_enum, requires = "trace")]
+    trace_format: Option<TraceFormatArg>,
     /// Write the results as JSON to this file (`-` for standard output).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -337,6 +358,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         seed: a.seed,
         duration,
         trace: a.trace.clone(),
+        trace_format: a.trace_format.map(Into::into),
         read: a.duplicate_keys.read_options(),
         noise: a
             .noise

@@ -227,8 +227,43 @@ fn run_writes_json_and_trace() {
     assert_eq!(r["platform"], "rk3399");
     assert_eq!(r["tasks"].as_array().unwrap().len(), 11);
     let t = std::fs::read_to_string(&trace).unwrap();
-    assert!(t.starts_with("version = 6\ncpus=6\n"));
+    assert!(
+        t.starts_with("# tracer: nop\n#\n# cpus=6\n"),
+        "{}",
+        &t[..80]
+    );
     assert!(t.contains("sched_switch:") && t.contains("rtapp_stats:"));
+}
+
+/// `--trace x.pftrace` writes Perfetto protobuf, the same bytes for the same run;
+/// `--trace-format` overrides the extension and needs `--trace`.
+#[test]
+fn run_writes_perfetto_by_extension_or_format() {
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-pf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |trace: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "run", "rk3399", "demo", "-d", "300ms", "--seed", "3", "--quiet",
+        ];
+        args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let o = hetsched(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(trace).unwrap()
+    };
+    let a = run(&dir.join("a.pftrace"), &[]);
+    let b = run(&dir.join("b.pftrace"), &[]);
+    assert_eq!(a, b, "same run, same bytes");
+    // Trace.packet (field 1, length-delimited), then the clock snapshot packet.
+    assert_eq!(a[0], 0x0a);
+    assert!(a.len() > 10_000, "{} bytes", a.len());
+    let forced = run(&dir.join("c.txt"), &["--trace-format", "perfetto"]);
+    assert_eq!(forced, a);
+    let text = run(&dir.join("d.pftrace"), &["--trace-format", "text"]);
+    assert!(text.starts_with(b"# tracer: nop\n"));
+    let o = hetsched(&["run", "rk3399", "demo", "--trace-format", "perfetto"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--trace"));
 }
 
 /// Corpus files whose events this release simulates run on several presets.

@@ -7,6 +7,7 @@
 //! with `type(...)` once per interpreter and registered on the module.
 
 use hetsched::hetsched_rtapp::{DuplicateKeys, ReadOptions};
+use hetsched::hetsched_trace::TraceFormat;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -104,6 +105,20 @@ pub(crate) fn to_py(e: hetsched::Error) -> PyErr {
 }
 
 /// The `duplicate_keys` argument: `"ordered"` or `"jsonc"`.
+/// `trace_format="text"|"perfetto"` (`None`: by the trace file's extension); anything
+/// else is an `OptionsError`.
+pub(crate) fn trace_format(name: Option<&str>) -> PyResult<Option<TraceFormat>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    name.parse().map(Some).map_err(|msg: String| {
+        Python::attach(|py| match classes(py) {
+            Ok(c) => PyErr::from_type(c.options.bind(py).clone(), format!("trace_format: {msg}")),
+            Err(err) => err,
+        })
+    })
+}
+
 pub(crate) fn read_options(duplicate_keys: &str) -> PyResult<ReadOptions> {
     let duplicate_keys = match duplicate_keys {
         "ordered" => DuplicateKeys::Ordered,

@@ -18,7 +18,7 @@ fn version() -> &'static str {
 /// Runs `workload` on `platform` and returns the result JSON (the bytes of
 /// `hetsched run --json`). The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered"))]
+#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered", trace_format = None))]
 #[allow(
     clippy::too_many_arguments,
     reason = "mirrors the Python keyword arguments"
@@ -32,6 +32,7 @@ fn run(
     duration: Option<&str>,
     trace: Option<std::path::PathBuf>,
     duplicate_keys: &str,
+    trace_format: Option<&str>,
 ) -> PyResult<String> {
     let duration = duration
         .map(hetsched::parse_duration)
@@ -44,6 +45,7 @@ fn run(
         seed,
         duration,
         trace,
+        trace_format: errors::trace_format(trace_format)?,
         read: errors::read_options(duplicate_keys)?,
         ..hetsched::RunRequest::default()
     };

@@ -1,7 +1,8 @@
 //! [`FtraceTextSink`]: writes the event stream as the raw text of `trace-cmd report -R`,
 //! the form LISA's `TxtTraceParser` (lisa-linux 3.1.0) and Perfetto's text importer read.
 //!
-//! One line per event:
+//! The file starts with ftrace's comment header ([`HEADER`], `# tracer: nop`, which
+//! Perfetto's importer looks for), then one line per event:
 //!
 //! ```text
 //!           <idle>-0     [000]   100.000000: sched_wakeup:         comm=small-0 pid=1000 prio=120 target_cpu=000
@@ -45,7 +46,7 @@ const SECS_WIDTH: usize = 5;
 const NAME_WIDTH: usize = 20;
 
 /// Which [`Interest`] group an event belongs to.
-fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
+pub(crate) fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
     match ev {
         TraceEvent::TaskRename { .. }
         | TraceEvent::SchedWakeup { .. }
@@ -415,7 +416,7 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
 }
 
 /// Appends the rt-app payload of a `print` line (rt-app's `log_ftrace()` strings).
-fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
+pub(crate) fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
     match *m {
         RtappMarker::Main { event, data } => {
             buf.extend_from_slice(b"rtapp_main:");
@@ -468,6 +469,33 @@ fn push_ts(buf: &mut Vec<u8>, ts: Nanos) {
     push_u64_right(buf, ts / NSEC_PER_SEC, SECS_WIDTH);
     buf.push(b'.');
     push_u64_zero_padded(buf, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+}
+
+/// The first line of the text trace, the kernel's own (`s_show()`, kernel/trace/trace.c,
+/// `# tracer: %s` with the `nop` tracer that event tracing runs under).
+///
+/// Perfetto's trace processor takes a file as ftrace text ("systrace") when
+/// `# tracer` occurs in its first 64 bytes (`GuessTraceType()`,
+/// src/trace_processor/util/trace_type.cc, `kGuessTraceMaxLookahead` = 64 in
+/// trace_type.h); a first line `version = 6`, which trace-cmd report prints, made it an
+/// unknown type. Its systrace tokenizer skips lines starting with `#` and accepts lines
+/// without the irq-flags column (systrace_line_tokenizer.cc).
+pub const HEADER: &str = "# tracer: nop\n";
+
+/// Appends the header: [`HEADER`] and `#` (`s_show()`), then the column legend as ftrace
+/// writes it with the `irq-info` option off (`trace_default_header()` →
+/// `print_func_help_header()`, kernel/trace/trace.c v5.10+), with
+/// the CPU count that trace-cmd report gives as `cpus=N` in a comment line of its own
+/// (ftrace gives it as `#P:N` on its `entries-in-buffer` line, whose counts a stream
+/// cannot know when it starts).
+fn push_header(buf: &mut Vec<u8>, nr_cpus: usize) {
+    buf.extend_from_slice(HEADER.as_bytes());
+    buf.extend_from_slice(b"#\n# cpus=");
+    push_u64(buf, nr_cpus as u64);
+    buf.extend_from_slice(
+        b"\n#\n#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
+          #              | |         |         |         |\n",
+    );
 }
 
 /// A [`TraceSink`] that writes ftrace text in the `trace-cmd report -R` form.
@@ -598,12 +626,10 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
         self.interest
     }
 
-    /// Writes the `version = 6` and `cpus=N` lines trace-cmd report starts with.
+    /// Writes the header: see [`HEADER`].
     fn begin(&mut self, nr_cpus: usize, _start_ns: Nanos) {
         self.nr_cpus = nr_cpus;
-        self.buf.extend_from_slice(b"version = 6\ncpus=");
-        push_u64(&mut self.buf, nr_cpus as u64);
-        self.buf.push(b'\n');
+        push_header(&mut self.buf, nr_cpus);
     }
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {

@@ -3,16 +3,107 @@
 //! The engine (`hetsched_core`) emits [`hetsched_core::trace::TraceEvent`]s to a
 //! [`hetsched_core::trace::TraceSink`]; this crate turns them into files other tools read.
 //!
-//! * [`FtraceTextSink`]: the raw text of `trace-cmd report -R`, which LISA 3.1.0 loads
-//!   with `Trace(path, plat_info, parser=TxtTraceParser.from_txt_file)` and Perfetto's
-//!   systrace importer opens. The line format, field by field, is in the [`ftrace`]
-//!   module documentation.
-//! * [`format_event`]: the same formatting for one event into a caller's buffer.
+//! * [`FtraceTextSink`]: the raw text of `trace-cmd report -R` under the kernel's ftrace
+//!   header (`# tracer: nop`), which LISA 3.1.0 loads with
+//!   `Trace(path, plat_info, parser=TxtTraceParser.from_txt_file)` and Perfetto's trace
+//!   processor takes as ftrace text. The line format, field by field, is in the
+//!   [`ftrace`] module documentation.
+//! * [`PerfettoSink`]: the same events as a Perfetto protobuf trace (`.pftrace`):
+//!   `FtraceEventBundle`s per CPU, a process tree naming the tasks, a clock snapshot
+//!   ([`perfetto`] module documentation).
+//! * [`format_event`]: the text formatting of one event into a caller's buffer.
+//! * [`TraceFormat`]: which of the two a path asks for.
 //!
-//! Golden tests (`tests/golden.rs`) pin every event's line; `tests/python/lisa/` at the
-//! repository root loads a trace with LISA and checks what it derives from it.
+//! Golden tests (`tests/golden.rs`) pin every event's line; `tests/perfetto.rs` checks
+//! the protobuf writer's determinism and bounded memory; `tests/python/` at the
+//! repository root decodes a `.pftrace` with Perfetto's own protobuf classes and compares
+//! it event by event with the text trace of the same run, and `tests/python/lisa/` loads
+//! a text trace with LISA.
 
 mod fmt;
 pub mod ftrace;
+pub mod perfetto;
+mod proto;
+
+use std::path::Path;
+use std::str::FromStr;
 
 pub use ftrace::{event_name, format_event, FtraceTextSink};
+pub use perfetto::PerfettoSink;
+
+/// The two trace file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceFormat {
+    /// ftrace text ([`FtraceTextSink`]).
+    #[default]
+    Text,
+    /// Perfetto protobuf ([`PerfettoSink`]).
+    Perfetto,
+}
+
+impl TraceFormat {
+    /// The format a file name asks for: `.pftrace` and `.perfetto-trace` (the extensions
+    /// Perfetto's UI and LISA recognise) are Perfetto, anything else text.
+    pub fn from_path(path: &Path) -> TraceFormat {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".pftrace") || name.ends_with(".perfetto-trace") {
+            TraceFormat::Perfetto
+        } else {
+            TraceFormat::Text
+        }
+    }
+
+    /// The name `--trace-format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Text => "text",
+            TraceFormat::Perfetto => "perfetto",
+        }
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = String;
+
+    /// `text` or `perfetto`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(TraceFormat::Text),
+            "perfetto" => Ok(TraceFormat::Perfetto),
+            _ => Err(format!(
+                "unknown trace format `{s}`: expected `text` or `perfetto`"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_from_path_and_name() {
+        assert_eq!(
+            TraceFormat::from_path(Path::new("a/b.pftrace")),
+            TraceFormat::Perfetto
+        );
+        assert_eq!(
+            TraceFormat::from_path(Path::new("x.perfetto-trace")),
+            TraceFormat::Perfetto
+        );
+        assert_eq!(
+            TraceFormat::from_path(Path::new("x.txt")),
+            TraceFormat::Text
+        );
+        assert_eq!(
+            TraceFormat::from_path(Path::new("pftrace")),
+            TraceFormat::Text
+        );
+        assert_eq!("perfetto".parse(), Ok(TraceFormat::Perfetto));
+        assert_eq!("text".parse(), Ok(TraceFormat::Text));
+        assert!("proto"
+            .parse::<TraceFormat>()
+            .unwrap_err()
+            .contains("expected"));
+    }
+}

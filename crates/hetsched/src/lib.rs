@@ -193,8 +193,11 @@ pub struct RunRequest {
     pub seed: u64,
     /// Simulated duration (overrides the workload's).
     pub duration: Option<Nanos>,
-    /// Where to write the ftrace text, if anywhere.
+    /// Where to write the trace, if anywhere.
     pub trace: Option<PathBuf>,
+    /// The trace's format; `None` chooses by the path's extension
+    /// ([`hetsched_trace::TraceFormat::from_path`]: `.pftrace` is Perfetto, else text).
+    pub trace_format: Option<hetsched_trace::TraceFormat>,
     /// How repeated JSON keys are read.
     pub read: hetsched_rtapp::ReadOptions,
     /// The noise model applied to the workload before the run
@@ -222,16 +225,29 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
         path: path.display().to_string(),
         err,
     };
-    let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
-    let outcome = {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run_request_with(req, &mut sinks)?
-    };
-    if let Some(e) = sink.take_error() {
-        return Err(io_err(e));
+    let format = req
+        .trace_format
+        .unwrap_or_else(|| hetsched_trace::TraceFormat::from_path(path));
+    match format {
+        hetsched_trace::TraceFormat::Text => {
+            let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
+            let outcome = run_request_with(req, &mut [&mut sink])?;
+            if let Some(e) = sink.take_error() {
+                return Err(io_err(e));
+            }
+            sink.flush().map_err(io_err)?;
+            Ok(outcome)
+        }
+        hetsched_trace::TraceFormat::Perfetto => {
+            let mut sink = hetsched_trace::PerfettoSink::create(path).map_err(io_err)?;
+            let outcome = run_request_with(req, &mut [&mut sink])?;
+            if let Some(e) = sink.take_error() {
+                return Err(io_err(e));
+            }
+            sink.flush().map_err(io_err)?;
+            Ok(outcome)
+        }
     }
-    sink.flush().map_err(io_err)?;
-    Ok(outcome)
 }
 
 /// [`run_request`] with the trace going to `sinks` (the request's `trace` path is not

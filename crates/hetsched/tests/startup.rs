@@ -44,7 +44,7 @@ fn traced(s: &RunSpec) -> (RunResult, Vec<String>) {
     let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
     let lines = text
         .lines()
-        .filter(|l| l.contains(": ") && !l.starts_with("version") && !l.starts_with("cpus="))
+        .filter(|l| l.contains(": ") && !l.starts_with('#'))
         .map(str::to_string)
         .collect();
     (r, lines)

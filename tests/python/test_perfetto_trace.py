@@ -1,0 +1,246 @@
+"""One run, two formats, the same table (a Perfetto-style diff test).
+
+The same run is written once as ftrace text and once as a Perfetto protobuf trace
+(``.pftrace``). The protobuf is decoded with Perfetto's own classes (PyPI ``perfetto``,
+``perfetto_trace_pb2``, offline) and turned into the same table as the text: per CPU, in
+order, (timestamp in µs, pid of the current task, event, fields). The two tables must be
+equal row for row. The process tree must name every task the text renames, and the text
+must start the way Perfetto's importer recognises ftrace text.
+
+With ``HETSCHED_TRACE_PROCESSOR=/path/to/trace_processor_shell`` the two files are also
+loaded into Perfetto's trace processor and its ``sched`` table compared; without it that
+test is skipped (the ``perfetto`` package would download the binary, which cannot work
+offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+import hetsched as hs
+
+pb2 = pytest.importorskip(
+    "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+    reason="PyPI perfetto not installed (make python)",
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+LISA_WORKLOAD = ROOT / "tests/python/lisa/workload.json"
+
+# Our text line: trace-cmd's `%16s-%-5d [%03d] %5lu.%06lu: name: fields`.
+LINE = re.compile(
+    r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+\.\d{6}):"
+    r"\s+(?P<ev>\w+):\s+(?P<rest>.*)$"
+)
+# Perfetto's systrace tokenizer (src/trace_processor/importers/systrace/
+# systrace_line_tokenizer.cc): the irq-flags column may be absent.
+PERFETTO_SYSTRACE_LINE = re.compile(
+    r"-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*[a-zA-Z0-9.]{0,4}\s+(\d+\.\d+):\s+(\S+):"
+)
+# Events whose TP_printk is not `name=value` pairs: their fields, by name.
+FREE_FORM = {
+    "cpufreq_sched_request_opp": re.compile(
+        r"^cpu (?P<cpu>\d+) cap change, cluster cap request (?P<capacity>\d+) => "
+        r"OPP (?P<freq_new>\d+) \(cur (?P<requested_freq>\d+)\)$"
+    ),
+    "cpufreq_sched_throttled": re.compile(r"^throttled - (?P<rem>-?\d+) usec remaining$"),
+    "cpufreq_interactive_boost": re.compile(r"^(?P<s>\S+)$"),
+    "cpufreq_interactive_unboost": re.compile(r"^(?P<s>\S+)$"),
+}
+
+# The runs: the LISA test's rt-app workload (markers, PELT, util_est, schedutil), and
+# the interactive governor with misfit on a big.LITTLE board (governor events, generic).
+CASES = {
+    "hikey960-rtapp": ("hikey960", str(LISA_WORKLOAD), "1s", {}),
+    "juno-interactive": (
+        "juno_r0",
+        "gen:sysbench-cpu:threads=4,requests=500",
+        "1s",
+        {"cpufreq.governor": "interactive"},
+    ),
+}
+
+
+def value(v: str) -> int | str:
+    return int(v) if re.fullmatch(r"-?\d+", v) else v
+
+
+def text_table(path: Path) -> dict[int, list[tuple]]:
+    rows: dict[int, list[tuple]] = defaultdict(list)
+    for raw in path.read_text().splitlines():
+        if raw.startswith("#"):
+            continue
+        m = LINE.match(raw)
+        assert m, f"not an event line: {raw!r}"
+        ev, rest = m["ev"], m["rest"]
+        secs, micros = m["ts"].split(".")
+        us = int(secs) * 1_000_000 + int(micros)
+        if ev == "print":
+            ip, _, buf = rest.partition(": ")
+            assert ip == "tracing_mark_write", raw
+            fields = {"buf": buf + "\n"}
+        elif ev in FREE_FORM:
+            fm = FREE_FORM[ev].match(rest)
+            assert fm, raw
+            fields = {k: value(v) for k, v in fm.groupdict().items()}
+        else:
+            fields = {}
+            for kv in rest.split():
+                k, sep, v = kv.partition("=")
+                assert sep, raw
+                fields[k] = value(v)
+        rows[int(m["cpu"])].append((us, int(m["pid"]), ev, fields))
+    return dict(rows)
+
+
+def decode(path: Path):
+    trace = pb2.Trace()
+    trace.ParseFromString(path.read_bytes())
+    return trace
+
+
+def proto_table(trace) -> dict[int, list[tuple]]:
+    rows: dict[int, list[tuple]] = defaultdict(list)
+    for packet in trace.packet:
+        if not packet.HasField("ftrace_events"):
+            continue
+        bundle = packet.ftrace_events
+        for e in bundle.event:
+            kind = e.WhichOneof("event")
+            msg = getattr(e, kind)
+            if kind == "generic":
+                name = msg.event_name
+                fields = {f.name: getattr(f, f.WhichOneof("value")) for f in msg.field}
+            else:
+                name = kind
+                fields = {fd.name: v for fd, v in msg.ListFields()}
+            rows[bundle.cpu].append((e.timestamp // 1000, e.pid, name, fields))
+    return dict(rows)
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def run_pair(request, tmp_path_factory):
+    platform, workload, duration, sets = CASES[request.param]
+    d = tmp_path_factory.mktemp(request.param)
+    txt, pf = d / "trace.txt", d / "trace.pftrace"
+    for path in (txt, pf):
+        hs.run(platform, workload, set=sets, seed=1, duration=duration, trace=path)
+    return txt, pf
+
+
+def test_same_table_in_both_formats(run_pair):
+    txt, pf = run_pair
+    text, proto = text_table(txt), proto_table(decode(pf))
+    assert sorted(text) == sorted(proto)
+    for cpu in text:
+        assert len(text[cpu]) == len(proto[cpu]), f"CPU {cpu}"
+        for i, (a, b) in enumerate(zip(text[cpu], proto[cpu])):
+            assert a == b, f"CPU {cpu}, event {i}: text {a} != perfetto {b}"
+    names = Counter(row[2] for rows in text.values() for row in rows)
+    for needed in ("sched_switch", "sched_wakeup", "sched_wakeup_new", "task_rename"):
+        assert names[needed] > 0, names
+    assert sum(names.values()) > 1000, names
+
+
+def test_typed_and_generic_events(run_pair):
+    """Scheduler events are Perfetto's typed messages; the others generic, named."""
+    _, pf = run_pair
+    kinds, generic = Counter(), Counter()
+    for packet in decode(pf).packet:
+        for e in packet.ftrace_events.event:
+            kind = e.WhichOneof("event")
+            kinds[kind] += 1
+            if kind == "generic":
+                generic[e.generic.event_name] += 1
+    assert kinds["sched_switch"] and kinds["sched_wakeup"], kinds
+    assert not set(generic) & {"sched_switch", "sched_wakeup", "cpu_frequency", "print"}
+    assert generic["sched_pelt_se"] and generic["sched_pelt_cfs"], generic
+
+
+def test_process_tree_names_tasks_and_clock_snapshot(run_pair):
+    txt, pf = run_pair
+    trace = decode(pf)
+    first = trace.packet[0]
+    assert first.HasField("clock_snapshot")
+    clocks = {c.clock_id: c.timestamp for c in first.clock_snapshot.clocks}
+    assert set(clocks) == {pb2.BUILTIN_CLOCK_BOOTTIME, pb2.BUILTIN_CLOCK_MONOTONIC}
+    assert len(set(clocks.values())) == 1
+    threads: dict[int, tuple[int, str]] = {}
+    processes: dict[int, list[str]] = {}
+    for packet in trace.packet:
+        assert packet.trusted_packet_sequence_id == 1
+        if packet.HasField("process_tree"):
+            for p in packet.process_tree.processes:
+                processes[p.pid] = list(p.cmdline)
+            for t in packet.process_tree.threads:
+                threads[t.tid] = (t.tgid, t.name)
+    renamed = [row for rows in text_table(txt).values() for row in rows if row[2] == "task_rename"]
+    assert renamed
+    for _, _, _, f in renamed:
+        tgid, name = threads[f["pid"]]
+        assert name == f["newcomm"]
+        # rt-app's threads are threads of its main thread (pid 1000, comm rt-app).
+        assert tgid == 1000 and processes[1000] == ["rt-app"]
+    for tid, (tgid, _) in threads.items():
+        assert tgid in processes, f"thread {tid} in unannounced process {tgid}"
+
+
+def test_text_trace_is_what_perfettos_importer_takes(run_pair):
+    txt, _ = run_pair
+    data = txt.read_bytes()
+    # GuessTraceType() (src/trace_processor/util/trace_type.cc): "# tracer" within the
+    # first kGuessTraceMaxLookahead = 64 bytes means ftrace text ("systrace").
+    assert b"# tracer" in data[:64]
+    for raw in data.decode().splitlines():
+        if raw.startswith("#"):
+            continue  # skipped by Perfetto's systrace parser
+        m = PERFETTO_SYSTRACE_LINE.search(raw)
+        assert m, raw
+        assert raw[: m.start()].strip() and int(m[3]) >= 0
+
+
+def test_same_run_same_bytes(tmp_path):
+    a, b = tmp_path / "a.pftrace", tmp_path / "b.pftrace"
+    for path in (a, b):
+        hs.run("rk3399", "gen:hackbench:groups=1,loops=20", seed=3, duration="300ms", trace=path)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes()[:1] == b"\x0a"  # Trace.packet
+
+
+def test_trace_processor_sees_the_same_schedule(run_pair):
+    binary = os.environ.get("HETSCHED_TRACE_PROCESSOR")
+    if not binary:
+        pytest.skip("HETSCHED_TRACE_PROCESSOR (a trace_processor_shell binary) not given")
+    from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+
+    query = (
+        "select s.cpu, s.ts / 1000 as us, t.tid, t.name from sched s "
+        "join thread t using (utid) where t.tid != 0 order by s.cpu, s.ts"
+    )
+    tables = []
+    for path in run_pair:
+        tp = TraceProcessor(trace=str(path), config=TraceProcessorConfig(bin_path=binary))
+        try:
+            tables.append(json.dumps(tp.query(query).as_pandas_dataframe().values.tolist()))
+        finally:
+            tp.close()
+    assert tables[0] == tables[1]
+
+
+def test_trace_format_overrides_the_extension(tmp_path):
+    args = ("rk3399", "gen:hackbench:groups=1,loops=20")
+    pf, forced = tmp_path / "a.pftrace", tmp_path / "b.txt"
+    hs.run(*args, seed=3, duration="300ms", trace=pf)
+    hs.run(*args, seed=3, duration="300ms", trace=forced, trace_format="perfetto")
+    assert forced.read_bytes() == pf.read_bytes()
+    text = tmp_path / "c.pftrace"
+    hs.run(*args, seed=3, duration="300ms", trace=text, trace_format="text")
+    assert text.read_bytes().startswith(b"# tracer: nop\n")
+    with pytest.raises(hs.OptionsError, match="trace_format"):
+        hs.run(*args, trace=text, trace_format="json")  # type: ignore[arg-type]
