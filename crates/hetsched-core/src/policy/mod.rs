@@ -2,6 +2,7 @@
 //! the engine applies and traces them. Built-in policies are enum variants (no dynamic
 //! dispatch on hot paths).
 
+pub mod dl;
 pub mod domains;
 pub mod fair_wake;
 pub mod find_dst;
@@ -37,6 +38,12 @@ pub enum MigrationReason {
     /// The RT class pulled a queued RT task to a CPU about to run lower-priority work
     /// (`pull_rt_task()`).
     RtPull,
+    /// The deadline class pushed a queued deadline task to a CPU where it is the earliest
+    /// deadline (`push_dl_task()`).
+    DlPush,
+    /// The deadline class pulled a queued deadline task to a CPU where it is the earliest
+    /// deadline (`pull_dl_task()`).
+    DlPull,
     /// HMP: a faster CPU pulled the heaviest eligible task of the slower domain
     /// (`hmp_idle_pull()`, after going idle or on `hmp_force_up_migration()`'s request).
     HmpIdlePull,
@@ -47,7 +54,7 @@ pub enum MigrationReason {
 
 impl MigrationReason {
     /// All reasons, in result order.
-    pub const ALL: [MigrationReason; 11] = [
+    pub const ALL: [MigrationReason; 13] = [
         MigrationReason::WakeUp,
         MigrationReason::Periodic,
         MigrationReason::Newidle,
@@ -57,6 +64,8 @@ impl MigrationReason {
         MigrationReason::Affinity,
         MigrationReason::RtPush,
         MigrationReason::RtPull,
+        MigrationReason::DlPush,
+        MigrationReason::DlPull,
         MigrationReason::HmpIdlePull,
         MigrationReason::HmpOffload,
     ];
@@ -73,6 +82,8 @@ impl MigrationReason {
             MigrationReason::Affinity => "affinity",
             MigrationReason::RtPush => "rt_push",
             MigrationReason::RtPull => "rt_pull",
+            MigrationReason::DlPush => "dl_push",
+            MigrationReason::DlPull => "dl_pull",
             MigrationReason::HmpIdlePull => "hmp_idle_pull",
             MigrationReason::HmpOffload => "hmp_offload",
         }

@@ -116,6 +116,11 @@ impl DlRq {
     pub fn earliest(&self) -> Option<Nanos> {
         self.queue.first().map(|&(d, _, _)| d)
     }
+
+    /// The queued tasks, earliest deadline first (equal deadlines in queue order).
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.queue.iter().map(|&(_, _, t)| t)
+    }
 }
 
 /// `struct sched_dl_entity`: parameters and CBS state.

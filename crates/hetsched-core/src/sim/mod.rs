@@ -211,6 +211,10 @@ enum BalanceCallback {
     PushRt(usize),
     /// `pull_rt_task(rq)` of this CPU (`rt_queue_pull_task()`).
     PullRt(usize),
+    /// `push_dl_tasks(rq)` of this CPU (`deadline_queue_push_tasks()`).
+    PushDl(usize),
+    /// `pull_dl_task(rq)` of this CPU (`deadline_queue_pull_task()`).
+    PullDl(usize),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

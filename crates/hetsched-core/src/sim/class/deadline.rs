@@ -1,8 +1,12 @@
 //! The deadline class's hooks (kernel/sched/deadline.c, v6.11): the EDF queue, the CBS
 //! bandwidth enforcement (`update_curr_dl()`, `dl_task_timer()`), the DL PELT signal at
-//! its hooks, a task entering the class (`switched_to_dl()`), and a
-//! reduced `select_task_rq_dl()` (no cpudl).
+//! its hooks, a task entering or leaving the class (`switched_to_dl()`,
+//! `switched_from_dl()`, `prio_changed_dl()`), and placement through
+//! [`crate::policy::dl`]: `select_task_rq_dl()` with `cpudl` and capacity fitness, push
+//! (`push_dl_tasks()` after a pick and at a wake-up, `task_woken_dl()`) and pull
+//! (`pull_dl_task()` from `balance_dl()` and the class changes).
 
+use crate::policy::dl::{self as pdl, DlPush, DlRqView, DlTask};
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
@@ -92,8 +96,9 @@ impl<'w> Sim<'w> {
     }
 
     /// `switched_to_dl()` (kernel/sched/deadline.c, v6.11): the running task starts the DL
-    /// signal (its past counted as not DL); a queued one preempts curr unless an earlier
-    /// deadline runs (DL push is not modelled); a sleeping one waits for its wake-up.
+    /// signal (its past counted as not DL); a queued one asks for a push when the rq is
+    /// overloaded (`deadline_queue_push_tasks()`) and preempts curr unless an earlier
+    /// deadline runs; a sleeping one waits for its wake-up.
     pub(in crate::sim) fn switched_to_dl(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -104,10 +109,14 @@ impl<'w> Sim<'w> {
         if self.threads[tid].state != TState::Runnable {
             return;
         }
+        if self.rqs[cpu].curr == Some(tid) {
+            self.update_dl_pelt(out, cpu, false, now);
+            return;
+        }
+        if self.threads[tid].affinity.weight() > 1 && self.dl_overloaded_rq(cpu) {
+            self.queue_balance_callback(BalanceCallback::PushDl(cpu));
+        }
         match self.rqs[cpu].curr {
-            Some(c) if c == tid => {
-                self.update_dl_pelt(out, cpu, false, now);
-            }
             Some(c) if self.threads[c].class == Class::Dl => self.wakeup_preempt_dl(cpu, c, tid),
             _ => self.set_resched(cpu),
         }
@@ -130,10 +139,23 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `wakeup_preempt_dl()`: an earlier deadline preempts.
+    /// `wakeup_preempt_dl()` (v6.11): an earlier deadline (or the sugov thread) preempts; an
+    /// equal one preempts only if the running task could run elsewhere and `tid` could not
+    /// (`check_preempt_equal_dl()`).
     pub(in crate::sim) fn wakeup_preempt_dl(&mut self, cpu: usize, curr: usize, tid: usize) {
-        if self.threads[tid].dl.deadline < self.threads[curr].dl.deadline {
+        let p = self.dl_task(tid, cpu);
+        let c = self.dl_task(curr, cpu);
+        if pdl::dl_entity_preempt(&p, c.deadline) {
             self.set_resched(cpu);
+            return;
+        }
+        if p.deadline == c.deadline && !self.rqs[cpu].need_resched {
+            let pushables = self.dl_pushables();
+            let views = self.dl_views(&pushables);
+            let asym = self.sdt.asym_cpucap_active();
+            if pdl::check_preempt_equal_dl(&views, &c, &p, asym) {
+                self.set_resched(cpu);
+            }
         }
     }
 
@@ -192,38 +214,243 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `select_task_rq_dl()` (kernel/sched/deadline.c, v6.11), reduced: stay on the
-    /// previous CPU unless what runs there would keep the task waiting (an earlier
-    /// deadline); then the allowed CPU running the lowest-priority work (idle first),
-    /// preferring the previous CPU, then the lowest number. No cpudl, no capacity
-    /// fitness, no push/pull.
-    pub(in crate::sim) fn select_task_rq_dl(&self, tid: usize, prev: usize) -> usize {
-        let aff = self.threads[tid].affinity;
-        let p = &self.threads[tid];
-        let blocked = |cpu: usize| -> bool {
-            let rq = &self.rqs[cpu];
-            match p.class {
-                Class::Dl => rq.dl.earliest().is_some_and(|d| d <= p.dl.deadline),
-                _ => {
-                    rq.dl.nr_running() > 0
-                        || rq.curr.is_some_and(|c| {
-                            let ct = &self.threads[c];
-                            ct.class != Class::Fair
-                                && (ct.eff_prio <= p.eff_prio || ct.affinity.weight() < 2)
-                        })
-                }
-            }
-        };
-        if aff.contains(prev) && !blocked(prev) {
-            return prev;
+    /// `tid` as deadline placement sees it, on `cpu`.
+    fn dl_task(&self, tid: usize, cpu: usize) -> DlTask {
+        let t = &self.threads[tid];
+        DlTask {
+            id: tid,
+            deadline: t.dl.deadline,
+            density: to_ratio(t.dl.dl_deadline, t.dl.dl_runtime),
+            cpu,
+            allowed: t.affinity,
+            special: t.kthread.is_some(), // the sugov:N threads (SCHED_FLAG_SUGOV)
         }
-        let best = aff
+    }
+
+    /// Each rq's `pushable_dl_tasks_root`: its queued deadline tasks that do not run and
+    /// may run elsewhere, earliest deadline first.
+    fn dl_pushables(&self) -> Vec<Vec<DlTask>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| {
+                let rq = &self.rqs[cpu];
+                rq.dl
+                    .iter()
+                    .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+                    .map(|t| self.dl_task(t, cpu))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Each rq's deadline state as [`crate::policy::dl`] reads it.
+    fn dl_views<'a>(&self, pushables: &'a [Vec<DlTask>]) -> Vec<DlRqView<'a>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| {
+                let rq = &self.rqs[cpu];
+                let curr = rq
+                    .curr
+                    .filter(|&c| self.threads[c].class == Class::Dl)
+                    .map(|c| self.dl_task(c, cpu));
+                DlRqView {
+                    dl_nr_running: rq.dl.nr_running(),
+                    earliest: rq.dl.earliest(),
+                    curr,
+                    need_resched: rq.need_resched,
+                    capacity_orig: rq.cap,
+                    pushable: &pushables[cpu],
+                }
+            })
+            .collect()
+    }
+
+    /// `select_task_rq_dl()` (kernel/sched/deadline.c, v6.11), [`pdl::select_task_rq_dl`]:
+    /// at a wake-up, a task that would wait behind its CPU's running deadline task (or that
+    /// does not fit that CPU's capacity, on asymmetric systems) goes to `find_later_rq()`'s
+    /// CPU if it would be that rq's earliest deadline, searching from `this_cpu` (the
+    /// waker's).
+    pub(in crate::sim) fn select_task_rq_dl(
+        &mut self,
+        tid: usize,
+        prev: usize,
+        this_cpu: usize,
+        wake_flags: u32,
+    ) -> usize {
+        let pushables = self.dl_pushables();
+        let views = self.dl_views(&pushables);
+        let p = self.dl_task(tid, prev);
+        let prev_mask = &mut self.rt_distribute_prev[this_cpu];
+        pdl::select_task_rq_dl(&views, &self.sdt, &p, wake_flags, this_cpu, prev_mask)
+    }
+
+    /// `push_dl_tasks(rq)` on `cpu` (v6.11): push its earliest pushable task to a CPU where
+    /// it would be the earliest deadline, again while one moves; `sched_migrate_task` comes
+    /// from `cpu`.
+    pub(in crate::sim) fn push_dl_tasks(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        // each push moves a task to an rq where it is the earliest deadline: bounded
+        for _ in 0..self.threads.len() + 1 {
+            let pushables = self.dl_pushables();
+            let views = self.dl_views(&pushables);
+            let mut prev = self.rt_distribute_prev[cpu];
+            let d = pdl::push_dl_task(&views, &self.sdt, cpu, &mut prev);
+            self.rt_distribute_prev[cpu] = prev;
+            match d {
+                DlPush::Push { task, from, to } => {
+                    let m = Migration {
+                        task,
+                        src: from,
+                        dst: to,
+                        reason: MigrationReason::DlPush,
+                    };
+                    // activate_task() on the later rq, then resched_curr(later_rq)
+                    self.move_queued_on(out, m, cpu, now);
+                    self.set_resched(to);
+                }
+                DlPush::Resched => {
+                    self.set_resched(cpu);
+                    return;
+                }
+                DlPush::Nothing | DlPush::NoTarget => return,
+            }
+        }
+    }
+
+    /// `pull_dl_task(this_rq)` (v6.11): from each CPU with pushable deadline tasks, in CPU
+    /// order, the earliest that may run here, would be this rq's earliest deadline, is
+    /// earlier than what this pull moved so far and would not preempt its own rq's running
+    /// task; a pull reschedules this CPU.
+    pub(in crate::sim) fn pull_dl_task(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        let overloaded = {
+            let pushables = self.dl_pushables();
+            let views = self.dl_views(&pushables);
+            pdl::dl_overloaded_cpus(&views, cpu)
+        };
+        let mut dmin = None;
+        let mut resched = false;
+        for src in overloaded {
+            let pushables = self.dl_pushables();
+            let views = self.dl_views(&pushables);
+            // src_rq->curr->dl.deadline (0 for a task of another class)
+            let src_curr = self.rqs[src]
+                .curr
+                .map_or(0, |c| self.threads[c].dl.deadline);
+            let Some(p) = pdl::pull_dl_candidate(&views, cpu, src, src_curr, dmin) else {
+                continue;
+            };
+            let m = Migration {
+                task: p.id,
+                src,
+                dst: cpu,
+                reason: MigrationReason::DlPull,
+            };
+            self.move_queued_on(out, m, cpu, now);
+            dmin = Some(p.deadline);
+            resched = true;
+        }
+        if resched {
+            self.set_resched(cpu);
+        }
+    }
+
+    /// `task_woken_dl(rq, p)`: a woken deadline task that neither runs nor preempts here,
+    /// but may run elsewhere, is pushed (`push_dl_tasks()`).
+    pub(in crate::sim) fn task_woken_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let pushables = self.dl_pushables();
+        let views = self.dl_views(&pushables);
+        let p = self.dl_task(tid, cpu);
+        if pdl::task_woken_dl_should_push(&views[cpu], &p, self.rqs[cpu].curr == Some(tid)) {
+            self.push_dl_tasks(out, cpu, now);
+        }
+    }
+
+    /// `balance_dl(rq, prev)` before the pick (`put_prev_task_balance()`): a deadline
+    /// `prev` that left the rq (it blocked or was throttled) makes the CPU pull
+    /// (`pull_dl_task()`).
+    pub(in crate::sim) fn balance_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        if self.threads[prev].class != Class::Dl || self.rqs[cpu].dl.iter().any(|t| t == prev) {
+            return;
+        }
+        self.pull_dl_task(out, cpu, now);
+    }
+
+    /// The balance callback `set_next_task_dl()` queued at a pick
+    /// (`deadline_queue_push_tasks()`): after the switch, an rq with pushable deadline tasks
+    /// pushes them.
+    pub(in crate::sim) fn dl_balance_callback(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        let has_pushable = {
+            let rq = &self.rqs[cpu];
+            rq.dl
+                .iter()
+                .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+        };
+        if has_pushable {
+            self.push_dl_tasks(out, cpu, now);
+        }
+    }
+
+    /// `rq->dl.overloaded`: the rq has a pushable deadline task.
+    fn dl_overloaded_rq(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.dl
             .iter()
-            .filter(|&c| c < self.p.nr_cpus())
-            .max_by_key(|&c| (self.running_prio(c), c == prev, std::cmp::Reverse(c)));
-        match best {
-            Some(c) if self.running_prio(c) > p.eff_prio || !aff.contains(prev) => c,
-            _ => prev,
+            .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+    }
+
+    /// `switched_from_dl()` (v6.11): a queued task that was the rq's last deadline task
+    /// asks for a pull (`deadline_queue_pull_task()`).
+    pub(in crate::sim) fn switched_from_dl(&mut self, cpu: usize, tid: usize) {
+        if self.threads[tid].state != TState::Runnable || self.rqs[cpu].dl.nr_running() > 0 {
+            return;
+        }
+        self.queue_balance_callback(BalanceCallback::PullDl(cpu));
+    }
+
+    /// `prio_changed_dl()` (v6.11) for a queued task whose parameters changed: a pull when
+    /// the rq is not overloaded ("we don't have the old deadline value"); the running task
+    /// reschedules when an earlier deadline waits, a queued one when it is earlier than the
+    /// running deadline task (or the running task is not one).
+    pub(in crate::sim) fn prio_changed_dl(&mut self, cpu: usize, tid: usize) {
+        if self.threads[tid].state != TState::Runnable {
+            return;
+        }
+        if !self.dl_overloaded_rq(cpu) {
+            self.queue_balance_callback(BalanceCallback::PullDl(cpu));
+        }
+        let d = self.threads[tid].dl.deadline;
+        if self.rqs[cpu].curr == Some(tid) {
+            if self.rqs[cpu]
+                .dl
+                .earliest()
+                .is_some_and(|e| pdl::dl_time_before(e, d))
+            {
+                self.set_resched(cpu);
+            }
+        } else {
+            let resched = match self.rqs[cpu].curr {
+                Some(c) if self.threads[c].class == Class::Dl => {
+                    pdl::dl_time_before(d, self.threads[c].dl.deadline)
+                }
+                _ => true,
+            };
+            if resched {
+                self.set_resched(cpu);
+            }
         }
     }
 
@@ -315,7 +542,7 @@ const DL_PERIOD_MIN_US: u64 = 100;
 const DL_PERIOD_MAX_US: u64 = 1 << 22;
 
 /// `to_ratio(period, runtime)` (kernel/sched/core.c): `runtime << BW_SHIFT / period`.
-fn to_ratio(period: u64, runtime: u64) -> u64 {
+pub(in crate::sim) fn to_ratio(period: u64, runtime: u64) -> u64 {
     if period == 0 {
         return 0;
     }

@@ -212,7 +212,8 @@ impl Class {
         match self {
             Class::Fair => s.switched_from_fair(out, cpu, tid, now),
             Class::Rt => s.switched_from_rt(cpu, tid),
-            Class::Dl | Class::Stop => {}
+            Class::Dl => s.switched_from_dl(cpu, tid),
+            Class::Stop => {}
         }
     }
 
@@ -245,7 +246,8 @@ impl Class {
         match self {
             Class::Fair => s.prio_changed_fair(cpu, tid, oldprio),
             Class::Rt => s.prio_changed_rt(cpu, tid, oldprio),
-            Class::Dl | Class::Stop => {}
+            Class::Dl => s.prio_changed_dl(cpu, tid),
+            Class::Stop => {}
         }
     }
 
@@ -263,7 +265,7 @@ impl Class {
         match self {
             Class::Fair => s.select_task_rq_fair_hook(tid, prev, this_cpu, wake_flags, now),
             Class::Rt => s.select_task_rq_rt(tid, prev, this_cpu, wake_flags),
-            Class::Dl => s.select_task_rq_dl(tid, prev),
+            Class::Dl => s.select_task_rq_dl(tid, prev, this_cpu, wake_flags),
             Class::Stop => prev, // select_task_rq_stop(): a stopper stays on its CPU
         }
     }

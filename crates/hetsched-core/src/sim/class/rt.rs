@@ -13,19 +13,6 @@ fn rt_cpupri(views: &[RtRqView<'_>]) -> Cpupri {
 }
 
 impl<'w> Sim<'w> {
-    /// Running priority of `cpu` for RT/DL placement: the current task's `prio` (a DL task
-    /// counts as -1), 140 when idle (`cpupri` `CPUPRI_IDLE` ranks below normal).
-    pub(in crate::sim) fn running_prio(&self, cpu: usize) -> i32 {
-        match self.rqs[cpu].curr {
-            None if self.view[cpu].idle => 140,
-            None => 139,
-            Some(c) => match self.threads[c].class {
-                Class::Fair => 120,
-                _ => self.threads[c].eff_prio,
-            },
-        }
-    }
-
     /// `select_task_rq_rt()` (kernel/sched/rt.c, v6.11), [`crate::policy::rt`]: stay on
     /// the previous CPU unless what runs there would keep the task waiting (an RT or DL
     /// task that is pinned or of equal or higher priority) or the task does not fit its

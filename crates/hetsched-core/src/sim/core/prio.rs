@@ -102,6 +102,8 @@ impl<'w> Sim<'w> {
             match cb {
                 BalanceCallback::PushRt(cpu) => self.rt_balance_callback(out, cpu, now),
                 BalanceCallback::PullRt(cpu) => self.pull_rt_task(out, cpu, now),
+                BalanceCallback::PushDl(cpu) => self.push_dl_tasks(out, cpu, now),
+                BalanceCallback::PullDl(cpu) => self.pull_dl_task(out, cpu, now),
             }
         }
     }

@@ -29,7 +29,8 @@ impl<'w> Sim<'w> {
             class.update_curr(self, cpu, p, now);
         }
         if let Some(p) = prev {
-            // put_prev_task_balance(): the RT class's balance() may pull first
+            // put_prev_task_balance(): the DL and RT classes' balance() may pull first
+            self.balance_dl(out, cpu, p, now);
             self.balance_rt(out, cpu, p, now);
         }
         let mut next = self.pick_next(cpu);
@@ -136,9 +137,12 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                if self.threads[n].class == Class::Rt {
+                match self.threads[n].class {
                     // the balance callback set_next_task_rt() queued (rt_queue_push_tasks())
-                    self.rt_balance_callback(out, cpu, now);
+                    Class::Rt => self.rt_balance_callback(out, cpu, now),
+                    // set_next_task_dl()'s (deadline_queue_push_tasks())
+                    Class::Dl => self.dl_balance_callback(out, cpu, now),
+                    _ => {}
                 }
                 if self.threads[n].kthread.is_some() {
                     self.kthread_switched_in(out, cpu, n, now);

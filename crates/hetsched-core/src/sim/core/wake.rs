@@ -48,8 +48,10 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(ctx_cpu, now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
-        if self.threads[tid].class == Class::Rt {
-            self.task_woken_rt(out, cpu, tid, now);
+        match self.threads[tid].class {
+            Class::Rt => self.task_woken_rt(out, cpu, tid, now),
+            Class::Dl => self.task_woken_dl(out, cpu, tid, now),
+            _ => {}
         }
     }
 
@@ -85,8 +87,10 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(waker.unwrap_or(cpu), now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
-        if self.threads[tid].class == Class::Rt {
-            self.task_woken_rt(out, cpu, tid, now);
+        match self.threads[tid].class {
+            Class::Rt => self.task_woken_rt(out, cpu, tid, now),
+            Class::Dl => self.task_woken_dl(out, cpu, tid, now),
+            _ => {}
         }
     }
 
