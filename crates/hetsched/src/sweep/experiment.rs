@@ -61,8 +61,8 @@ pub struct Experiment {
     pub name: String,
     /// Platforms as written (presets or YAML paths).
     pub platforms: Vec<String>,
-    /// Where each platform is loaded from (a path relative to the experiment file's
-    /// directory when it exists there, else as written).
+    /// Where each platform is loaded from (an absolute path for a file, looked up in the
+    /// experiment file's directory first; a preset's name).
     pub platform_sources: Vec<String>,
     /// Workloads as written.
     pub workloads: Vec<String>,
@@ -622,15 +622,22 @@ pub fn set_text(v: &Value) -> String {
     }
 }
 
-/// Where `name` is loaded from: `base/name` when that file exists (and `name` is not a
-/// generator spec), else `name` as written.
+/// Where `name` is loaded from: the absolute path of `base/name` when that file exists
+/// (and `name` is not a generator spec), else of `name` when it is a file, else `name`
+/// as written (a preset).
 fn source_in(base: &Path, name: &str, workload: bool) -> String {
     if workload && name.starts_with("gen:") {
         return name.to_string();
     }
-    let p: PathBuf = base.join(name);
-    if !base.as_os_str().is_empty() && Path::new(name).is_relative() && p.is_file() {
-        return p.display().to_string();
+    let here: PathBuf = base.join(name);
+    let found = if Path::new(name).is_relative() && here.is_file() {
+        Some(here)
+    } else {
+        Some(PathBuf::from(name)).filter(|p| p.is_file())
+    };
+    // absolute, so that a worker in another directory (a Ray task) reads the same file
+    match found.map(|p| std::path::absolute(&p).unwrap_or(p)) {
+        Some(p) => p.display().to_string(),
+        None => name.to_string(),
     }
-    name.to_string()
 }

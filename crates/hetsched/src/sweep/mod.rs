@@ -494,6 +494,9 @@ pub const METRICS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The [`METRICS`] that are counts.
+const COUNTS: &[&str] = &["unfinished", "migrations", "context_switches"];
+
 /// One row of the combined table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -701,6 +704,38 @@ fn csv_cell(s: &str) -> String {
 }
 
 impl Table {
+    /// The rows as JSON objects (`index`, `hash`, the parameters, the metrics, `error`),
+    /// one per line: what Python's `hetsched.load` reads.
+    pub fn to_json_lines(&self) -> String {
+        let mut s = String::new();
+        for r in &self.rows {
+            let mut m = Map::new();
+            m.insert("index".into(), Value::from(r.index));
+            m.insert("hash".into(), Value::from(r.hash.as_str()));
+            for (c, v) in self.columns.iter().zip(&r.params) {
+                m.insert(c.clone(), v.clone());
+            }
+            for ((name, _), v) in METRICS.iter().zip(&r.metrics) {
+                // counts as integers
+                let v = match v {
+                    Some(x) if COUNTS.contains(name) && x.fract() == 0.0 && *x >= 0.0 => {
+                        Value::from(*x as u64)
+                    }
+                    Some(x) => Value::from(*x),
+                    None => Value::Null,
+                };
+                m.insert((*name).into(), v);
+            }
+            m.insert(
+                "error".into(),
+                r.error.as_deref().map_or(Value::Null, Value::from),
+            );
+            s.push_str(&serde_json::to_string(&Value::Object(m)).unwrap_or_default());
+            s.push('\n');
+        }
+        s
+    }
+
     /// The table as CSV: `index,hash,<parameters>,<metrics>,error` (RFC 4180 quoting;
     /// numbers in Rust's shortest round-trip form; empty cells for none).
     pub fn to_csv(&self) -> String {
