@@ -490,3 +490,43 @@ fn a_failed_run_is_a_result_and_is_not_repeated() {
     assert!(o.table.summary().contains("1 points failed"));
     assert_eq!(sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap().ran, 0);
 }
+
+#[test]
+fn the_shipped_example_is_the_issue_example() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../presets/experiments/misfit-vs-governor.toml");
+    let shipped = sweep::read_file(&path).unwrap();
+    let issue = parse(ISSUE_EXAMPLE).unwrap();
+    assert_eq!(shipped, issue);
+    let h = |e: &Experiment| -> Vec<String> {
+        sweep::points(e)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.hash)
+            .collect()
+    };
+    assert_eq!(h(&shipped), h(&issue));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever the text, reading it returns (a value or a one-line error), never panics:
+    /// the issue's example with a piece replaced by arbitrary TOML-ish text.
+    #[test]
+    fn any_text_is_an_experiment_or_one_line_error(
+        at in 0usize..ISSUE_EXAMPLE.len(),
+        len in 0usize..40,
+        junk in "[a-z0-9\\[\\]{}=\",.\\- \n]{0,40}",
+    ) {
+        let mut text = ISSUE_EXAMPLE.to_string();
+        let start = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let end = (start + len).min(text.len());
+        let end = (end..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+        text.replace_range(start..end, &junk);
+        if let Err(e) = parse(&text) {
+            proptest::prop_assert!(e.starts_with("exp.toml"), "{}", e);
+            proptest::prop_assert_eq!(e.lines().count(), 1, "{}", e);
+        }
+    }
+}
