@@ -43,7 +43,16 @@ $(VPY):
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas numpy pytest ruff mypy "$(PERFETTO_PY)"
 
-python: $(VPY)
+# The sweeps' optional extras (hetsched[ray], Parquet): pyarrow, and Ray where it installs
+# (Python >= 3.10); tests/python/test_sweep.py runs a local Ray cluster when it is there.
+$(VENV)/.sweep-extras: | $(VPY)
+	$(VPY) -m pip install --quiet pyarrow
+	@if $(VPY) -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then \
+	  $(VPY) -m pip install --quiet "ray==2.60.0"; \
+	else echo "make: Ray needs Python >= 3.10; the Ray sweep test will be skipped"; fi
+	touch $@
+
+python: $(VPY) $(VENV)/.sweep-extras
 	@$(VPY) -m pip show --quiet perfetto >/dev/null 2>&1 || $(VPY) -m pip install --quiet "$(PERFETTO_PY)"
 	$(VENV)/bin/maturin develop --release --locked --quiet
 

@@ -13,6 +13,9 @@ A thin, typed layer over the native module ``hetsched._core``::
     hs.run("hikey960", w)   # or hs.run("hikey960", "gen:sysbench-cpu:threads=4,requests=1000")
     w.json                  # the rt-app JSON
 
+    df = hs.sweep("exp.toml", "out/")   # every point of an experiment; resumes
+    hs.load("out/")                     # the same table, one row per point
+
 Errors are :class:`HetschedError` subclasses (also :class:`ValueError`) whose message
 names the file, line and column of bad input.
 """
@@ -29,6 +32,7 @@ import pandas as pd
 
 from . import _core
 from ._core import HetschedError, OptionsError, PlatformError, RunError, WorkloadError
+from ._sweep import load, sweep
 
 __version__: str = _core.version()
 
@@ -44,8 +48,10 @@ __all__ = [
     "describe_platform",
     "generate",
     "generators",
+    "load",
     "platforms",
     "run",
+    "sweep",
     "validate",
     "workloads",
 ]

@@ -48,6 +48,9 @@ enum Cmd {
     /// Rerun a reference experiment (hmp, misfit, fairness, overutilized, schedfreq, all) with the policy before and
     /// after its patch series, beside the series' own numbers (docs/experiments.md).
     Reproduce(ReproduceArgs),
+    /// Run every point of an experiment file (TOML; `hetsched schema experiment`),
+    /// resuming from the result files already in the output directory (docs/sweeps.md).
+    Sweep(SweepArgs),
     /// Print a JSON schema.
     Schema {
         /// Which schema.
@@ -83,6 +86,23 @@ enum SchemaKind {
     Options,
     /// What each kernel profile (`--set kernel=v5.9`) sets, as a Markdown table.
     Kernels,
+    /// The experiment file of `hetsched sweep` (TOML).
+    Experiment,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// The experiment file (TOML).
+    experiment: PathBuf,
+    /// Output directory: points/<hash>.json per point, experiment.json, table.csv.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// Worker threads (default: every core); the results do not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Do not print the summary table.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -304,6 +324,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Gen(a) => cmd_gen(a),
         Cmd::Reproduce(a) => cmd_reproduce(a),
+        Cmd::Sweep(a) => cmd_sweep(a),
         Cmd::Schema { what } => {
             match what {
                 SchemaKind::Platform => {
@@ -315,6 +336,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                         hetsched::hetsched_core::options::KernelProfile::table()
                     )
                 }
+                SchemaKind::Experiment => println!("{}", hetsched::sweep::schema()),
                 SchemaKind::Options => {
                     println!("{}", hetsched::hetsched_core::options::Options::schema())
                 }
@@ -383,6 +405,51 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         if let Some(t) = &a.trace {
             out(&format!("trace: {}\n", t.display()))?;
         }
+    }
+    Ok(())
+}
+
+fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
+    use hetsched::sweep;
+    let exp = sweep::read_file(&a.experiment)?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        anyhow::bail!("--jobs 0: expected at least 1");
+    }
+    // A bar with an ETA on a terminal; indicatif draws nothing when stderr is not one.
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} points  {elapsed_precise} elapsed  ETA {eta}",
+    )?);
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let outcome = sweep::run(&exp, &a.output, jobs, &progress)?;
+    bar.finish_and_clear();
+    let total = outcome.plan.points.len();
+    let unique = outcome
+        .plan
+        .points
+        .iter()
+        .map(|p| &p.hash)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    eprintln!(
+        "hetsched: sweep {}: {total} points ({unique} distinct), {} run now, {} already done; {}",
+        exp.name,
+        outcome.ran,
+        unique - outcome.ran,
+        a.output.join(sweep::TABLE).display()
+    );
+    if !a.quiet {
+        out(&outcome.table.summary())?;
+    }
+    if outcome.table.rows.iter().any(|r| r.error.is_some()) {
+        std::process::exit(1);
     }
     Ok(())
 }

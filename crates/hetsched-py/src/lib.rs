@@ -135,6 +135,114 @@ fn platform_schema() -> String {
     hetsched::hetsched_platform::platform_schema()
 }
 
+/// Reads an experiment: a TOML file, or (`text`) TOML text named `<experiment>` in
+/// messages, its relative paths taken from the current directory.
+fn experiment(experiment: &str, text: bool) -> PyResult<hetsched::sweep::Experiment> {
+    let exp = if text {
+        hetsched::sweep::parse_str(
+            experiment,
+            "<experiment>",
+            "experiment",
+            std::path::Path::new(""),
+        )
+    } else {
+        hetsched::sweep::read_file(std::path::Path::new(experiment))
+    };
+    exp.map_err(errors::to_py)
+}
+
+/// Runs the missing points of an experiment into `out` on `jobs` threads (default: every
+/// core) and writes the table; returns `(points run now, summary text)`. A progress bar
+/// with an ETA is drawn on stderr when it is a terminal and `progress` is true. The GIL
+/// is released during the sweep.
+#[pyfunction]
+#[pyo3(signature = (experiment, out, jobs = None, text = false, progress = true))]
+fn sweep(
+    py: Python<'_>,
+    experiment: &str,
+    out: std::path::PathBuf,
+    jobs: Option<usize>,
+    text: bool,
+    progress: bool,
+) -> PyResult<(usize, String)> {
+    let exp = self::experiment(experiment, text)?;
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let target = if progress {
+        indicatif::ProgressDrawTarget::stderr()
+    } else {
+        indicatif::ProgressDrawTarget::hidden()
+    };
+    let bar = indicatif::ProgressBar::with_draw_target(None, target);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} points  {elapsed_precise} elapsed  ETA {eta}",
+    ) {
+        bar.set_style(style);
+    }
+    let outcome = py
+        .detach(|| {
+            hetsched::sweep::run(&exp, &out, jobs, &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })
+        })
+        .map_err(errors::to_py)?;
+    bar.finish_and_clear();
+    Ok((outcome.ran, outcome.table.summary()))
+}
+
+/// Plans a sweep into `out` (writes the manifest, removes stray temporary files) and
+/// returns `{"points": [PointSpec…], "missing": [index…]}` as JSON: what another backend
+/// (Ray) runs with `sweep_run_point` and writes with `sweep_write_point`.
+#[pyfunction]
+#[pyo3(signature = (experiment, out, text = false))]
+fn sweep_plan(experiment: &str, out: std::path::PathBuf, text: bool) -> PyResult<String> {
+    let exp = self::experiment(experiment, text)?;
+    let plan = hetsched::sweep::plan(&exp, &out).map_err(errors::to_py)?;
+    let v = serde_json::json!({"points": plan.points, "missing": plan.missing});
+    Ok(v.to_string())
+}
+
+/// Runs one point (a `PointSpec` as JSON, from `sweep_plan`) and returns its result
+/// file's text. The GIL is released during the run.
+#[pyfunction]
+fn sweep_run_point(py: Python<'_>, spec: &str) -> PyResult<String> {
+    let spec: hetsched::sweep::PointSpec = serde_json::from_str(spec).map_err(|e| {
+        errors::to_py(hetsched::Error::Reproduce(format!(
+            "not a sweep point: {e}"
+        )))
+    })?;
+    py.detach(|| hetsched::sweep::run_point(&spec))
+        .map_err(errors::to_py)
+}
+
+/// Writes a point's result file `out/points/<hash>.json` atomically.
+#[pyfunction]
+fn sweep_write_point(out: std::path::PathBuf, hash: &str, text: &str) -> PyResult<()> {
+    hetsched::sweep::write_point(&out, hash, text).map_err(errors::to_py)
+}
+
+/// Writes `out/table.csv` from the manifest and the result files; returns the summary.
+#[pyfunction]
+fn sweep_finish(out: std::path::PathBuf) -> PyResult<String> {
+    let t = hetsched::sweep::finish(&out).map_err(errors::to_py)?;
+    Ok(t.summary())
+}
+
+/// The table of the sweep in `out`, one JSON object per line and point.
+#[pyfunction]
+fn sweep_table(out: std::path::PathBuf) -> PyResult<String> {
+    let t = hetsched::sweep::load(&out).map_err(errors::to_py)?;
+    Ok(t.to_json_lines())
+}
+
+/// JSON schema of the experiment file (`hetsched schema experiment`).
+#[pyfunction]
+fn experiment_schema() -> String {
+    hetsched::sweep::schema()
+}
+
 /// The module `hetsched._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -151,5 +259,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generator_list, m)?)?;
     m.add_function(wrap_pyfunction!(options_schema, m)?)?;
     m.add_function(wrap_pyfunction!(platform_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_write_point, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_finish, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_schema, m)?)?;
     Ok(())
 }

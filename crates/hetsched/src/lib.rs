@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub mod reproduce;
 pub mod summary;
+pub mod sweep;
 
 pub use hetsched_core;
 pub use hetsched_platform;
@@ -63,6 +64,10 @@ pub enum Error {
     /// the experiment measures.
     #[error("reproduce: {0}")]
     Reproduce(String),
+    /// An experiment file (`hetsched sweep`), or a sweep's point or directory:
+    /// `FILE:LINE:COL: …` or `point N (…): …`.
+    #[error(transparent)]
+    Experiment(#[from] sweep::ExperimentError),
     /// I/O on an output file.
     #[error("{path}: {err}")]
     Io {

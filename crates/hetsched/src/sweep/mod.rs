@@ -1,0 +1,870 @@
+//! `hetsched sweep`: every point of an experiment file, run once, resumable.
+//!
+//! A sweep is three steps, each usable on its own so that other backends (Python's Ray
+//! backend) drive the same machinery:
+//!
+//! 1. [`plan`]: the experiment's points in order ([`points`]), each a [`PointSpec`] named by
+//!    the SHA-256 of a canonical JSON serialisation of what its result depends on (the
+//!    platform model, the workload after the noise model, the resolved options, the seed,
+//!    the duration, the hetsched version: [`point_hash`]). `DIR/experiment.json` (the
+//!    manifest) lists them; stray temporary files of a killed sweep are removed; the points
+//!    without a result file are returned.
+//! 2. [`run_point`] runs one point and returns its result file's text;
+//!    [`write_point`] writes it atomically as `DIR/points/<hash>.json` (a temporary file in
+//!    the same directory, fsync, rename, fsync of the directory). A killed sweep leaves only
+//!    complete result files, so a rerun runs exactly the missing points.
+//! 3. [`finish`] reads the manifest and the result files and writes the combined table
+//!    `DIR/table.csv` (one row per point in experiment order; the same bytes whatever the
+//!    job count or backend).
+//!
+//! [`run`] does all three on a local thread pool.
+
+pub mod experiment;
+
+pub use experiment::{parse_str, read_file, schema, Experiment, ExperimentError};
+
+use crate::{Error, RunRequest};
+use hetsched_core::noise::{apply_noise, is_background_comm, NoiseConfig};
+use hetsched_core::options::Options;
+use hetsched_core::platform::Platform;
+use hetsched_core::workload::Workload;
+use hetsched_core::RunSpec;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Version of the result-file and manifest format (part of every point's hash).
+pub const FORMAT: u64 = 1;
+
+/// The manifest's file name under DIR.
+pub const MANIFEST: &str = "experiment.json";
+/// The combined table's file name under DIR.
+pub const TABLE: &str = "table.csv";
+/// The result files' directory under DIR.
+pub const POINTS: &str = "points";
+
+/// One point of a sweep: what to run and its hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointSpec {
+    /// Position in the experiment (0-based).
+    pub index: usize,
+    /// SHA-256 (hex) of the point's inputs ([`point_hash`]); its result file's name.
+    pub hash: String,
+    /// The swept parameters as written in the experiment: `platform`, `workload`,
+    /// `kernel` (when swept), the `[grid]` and `[[zip]]` keys, `seed`.
+    pub params: Map<String, Value>,
+    /// Where the platform is loaded from.
+    pub platform: String,
+    /// Where the workload is loaded from.
+    pub workload: String,
+    /// `key=value` options.
+    pub sets: Vec<String>,
+    /// Engine seed (and noise seed with `noise`).
+    pub seed: u64,
+    /// Simulated duration, ns (`None`: the workload's).
+    pub duration_ns: Option<u64>,
+    /// The noise model, if on.
+    pub noise: Option<NoiseConfig>,
+}
+
+impl PointSpec {
+    /// The run this point is.
+    pub fn request(&self) -> RunRequest {
+        RunRequest {
+            platform: self.platform.clone(),
+            workload: self.workload.clone(),
+            sets: self.sets.clone(),
+            seed: self.seed,
+            duration: self.duration_ns,
+            noise: self.noise,
+            noise_seed: self.seed,
+            ..RunRequest::default()
+        }
+    }
+
+    /// The workload as written in the experiment (what the hash names it by).
+    fn workload_name(&self) -> &str {
+        self.params
+            .get("workload")
+            .and_then(Value::as_str)
+            .unwrap_or(&self.workload)
+    }
+}
+
+/// Every point of `exp`, in order: platforms outermost, then workloads, kernels, the
+/// `[grid]` keys and `[[zip]]` tables in file order, seeds innermost.
+pub fn points(exp: &Experiment) -> Result<Vec<PointSpec>, Error> {
+    let mut radices = vec![exp.platforms.len(), exp.workloads.len()];
+    if !exp.kernels.is_empty() {
+        radices.push(exp.kernels.len());
+    }
+    radices.extend(exp.dims.iter().map(|d| d.rows.len()));
+    radices.push(exp.seeds.len());
+    let total: usize = radices.iter().product();
+    let mut platforms: HashMap<&str, Platform> = HashMap::new();
+    let mut workloads: HashMap<&str, Workload> = HashMap::new();
+    let mut out = Vec::with_capacity(total);
+    for index in 0..total {
+        let mut digits = vec![0; radices.len()];
+        let mut n = index;
+        for (d, r) in digits.iter_mut().zip(&radices).rev() {
+            *d = n % r;
+            n /= r;
+        }
+        let mut it = digits.into_iter();
+        let (p, w) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+        let mut params = Map::new();
+        params.insert("platform".into(), Value::from(exp.platforms[p].as_str()));
+        params.insert("workload".into(), Value::from(exp.workloads[w].as_str()));
+        let mut sets = exp.set.clone();
+        if !exp.kernels.is_empty() {
+            let k = &exp.kernels[it.next().unwrap_or(0)];
+            params.insert("kernel".into(), Value::from(k.as_str()));
+            sets.push(format!("kernel={k}"));
+        }
+        for dim in &exp.dims {
+            let row = &dim.rows[it.next().unwrap_or(0)];
+            for (k, v) in dim.keys.iter().zip(row) {
+                params.insert(k.clone(), v.clone());
+                sets.push(format!("{k}={}", experiment::set_text(v)));
+            }
+        }
+        let seed = exp.seeds[it.next().unwrap_or(0)];
+        params.insert("seed".into(), Value::from(seed));
+        let mut spec = PointSpec {
+            index,
+            hash: String::new(),
+            params,
+            platform: exp.platform_sources[p].clone(),
+            workload: exp.workload_sources[w].clone(),
+            sets,
+            seed,
+            duration_ns: exp.duration,
+            noise: exp.noise,
+        };
+        if !platforms.contains_key(spec.platform.as_str()) {
+            platforms.insert(
+                &exp.platform_sources[p],
+                crate::load_platform(&spec.platform)?,
+            );
+        }
+        if !workloads.contains_key(spec.workload.as_str()) {
+            workloads.insert(
+                &exp.workload_sources[w],
+                crate::load_workload(&spec.workload, &Default::default())?,
+            );
+        }
+        let (platform, workload) = (
+            &platforms[spec.platform.as_str()],
+            &workloads[spec.workload.as_str()],
+        );
+        let run = run_spec(&spec, platform.clone(), workload.clone())
+            .map_err(|e| Error::Experiment(point_error(&spec, &e)))?;
+        spec.hash = point_hash(&run, spec.workload_name());
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// `point N (platform=…, …): message`.
+fn point_error(spec: &PointSpec, e: &Error) -> ExperimentError {
+    let params: Vec<String> = spec
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", experiment::set_text(v)))
+        .collect();
+    ExperimentError {
+        at: format!("point {} ({})", spec.index, params.join(", ")),
+        msg: e.to_string(),
+    }
+}
+
+/// The engine's input for a point: the noise model applied with the point's seed, the
+/// options resolved.
+fn run_spec(spec: &PointSpec, platform: Platform, workload: Workload) -> Result<RunSpec, Error> {
+    let workload = match &spec.noise {
+        Some(cfg) => {
+            cfg.validate()
+                .map_err(|m| Error::Reproduce(format!("noise model: {m}")))?;
+            apply_noise(&workload, cfg, platform.cpus.len(), spec.seed)
+        }
+        None => workload,
+    };
+    let options = Options::default().apply_sets(&spec.sets)?;
+    Ok(RunSpec {
+        platform,
+        workload,
+        options,
+        seed: spec.seed,
+        duration_ns: spec.duration_ns,
+    })
+}
+
+/// SHA-256 (hex) of the canonical JSON of what a run's result depends on: the format
+/// version, the hetsched version, the platform model, the workload (after the noise
+/// model; its file name replaced by `workload_name`, the name the experiment gives it, so
+/// that the hash does not depend on the directory a sweep runs from), the options, the
+/// seed and the duration. serde_json writes struct fields in declaration order and maps
+/// in key order, so the text, and the hash, is stable.
+pub fn point_hash(spec: &RunSpec, workload_name: &str) -> String {
+    let mut w = spec.workload.clone();
+    w.source = Some(workload_name.to_string());
+    w.warnings.clear();
+    let v = serde_json::json!({
+        "format": FORMAT,
+        "hetsched": env!("CARGO_PKG_VERSION"),
+        "platform": spec.platform,
+        "workload": w,
+        "options": spec.options,
+        "seed": spec.seed,
+        "duration_ns": spec.duration_ns,
+    });
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Runs one point and returns its result file's text:
+/// `{"format", "hash", "params", "result": {…}}` (the run's result JSON, as `hetsched
+/// run --json` has it), or `"error": "…"` instead of `"result"` when the run itself
+/// fails (a deadlock without a duration, EAS asked for where it cannot run): a point's
+/// outcome, kept so that a rerun does not repeat it. Inputs that no longer give the
+/// planned hash (a workload file edited during the sweep) are an error, not a result.
+pub fn run_point(spec: &PointSpec) -> Result<String, Error> {
+    let platform = crate::load_platform(&spec.platform)?;
+    let workload = crate::load_workload(&spec.workload, &Default::default())?;
+    let run = run_spec(spec, platform, workload)?;
+    let hash = point_hash(&run, spec.workload_name());
+    if hash != spec.hash {
+        return Err(Error::Experiment(point_error(
+            spec,
+            &Error::Reproduce(
+                "its inputs changed since the sweep was planned (a platform or workload file was edited); rerun the sweep"
+                    .into(),
+            ),
+        )));
+    }
+    let mut m = Map::new();
+    m.insert("format".into(), Value::from(FORMAT));
+    m.insert("hash".into(), Value::from(hash));
+    m.insert("params".into(), Value::Object(spec.params.clone()));
+    match hetsched_core::run(&run, &mut []) {
+        Ok(r) => {
+            m.insert(
+                "result".into(),
+                serde_json::to_value(&r).map_err(|e| Error::Reproduce(e.to_string()))?,
+            );
+        }
+        Err(e) => {
+            m.insert("error".into(), Value::from(e.to_string()));
+        }
+    }
+    let mut s = serde_json::to_string(&Value::Object(m)).unwrap_or_default();
+    s.push('\n');
+    Ok(s)
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |err| Error::Io {
+        path: path.display().to_string(),
+        err,
+    }
+}
+
+/// Writes `text` as `path` atomically: a temporary file beside it (`.NAME.PID.N.tmp`),
+/// fsync, rename over `path`, fsync of the directory.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        drop(f);
+        std::fs::rename(&tmp, path).map_err(io(path))?;
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(dir))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The result file of point `hash` under `dir`.
+pub fn point_path(dir: &Path, hash: &str) -> PathBuf {
+    dir.join(POINTS).join(format!("{hash}.json"))
+}
+
+/// Writes a point's result file (`DIR/points/<hash>.json`) atomically.
+pub fn write_point(dir: &Path, hash: &str, text: &str) -> Result<(), Error> {
+    let points = dir.join(POINTS);
+    std::fs::create_dir_all(&points).map_err(io(&points))?;
+    write_atomic(&point_path(dir, hash), text)
+}
+
+/// Whether `dir` has a complete result file for `hash`.
+fn has_point(dir: &Path, hash: &str) -> bool {
+    std::fs::read_to_string(point_path(dir, hash))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|v| v.get("hash").and_then(Value::as_str) == Some(hash))
+}
+
+/// What [`plan`] found.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Every point, in experiment order.
+    pub points: Vec<PointSpec>,
+    /// The points to run: one per hash without a result file, in experiment order.
+    pub missing: Vec<usize>,
+    /// Temporary files of an interrupted sweep that were removed.
+    pub removed_tmp: usize,
+}
+
+/// Plans a sweep of `exp` into `dir`: writes the manifest `DIR/experiment.json`, removes
+/// stray temporary files, and lists the points without a result file.
+pub fn plan(exp: &Experiment, dir: &Path) -> Result<Plan, Error> {
+    let points = points(exp)?;
+    let pdir = dir.join(POINTS);
+    std::fs::create_dir_all(&pdir).map_err(io(&pdir))?;
+    let mut removed_tmp = 0;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&pdir)
+        .map_err(io(&pdir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp")) {
+            std::fs::remove_file(&p).map_err(io(&p))?;
+            removed_tmp += 1;
+        }
+    }
+    write_atomic(&dir.join(MANIFEST), &manifest(exp, &points))?;
+    let mut seen = BTreeSet::new();
+    let missing = points
+        .iter()
+        .filter(|p| seen.insert(p.hash.as_str()))
+        .filter(|p| !has_point(dir, &p.hash))
+        .map(|p| p.index)
+        .collect();
+    Ok(Plan {
+        points,
+        missing,
+        removed_tmp,
+    })
+}
+
+/// The manifest: `{"format", "name", "columns": [parameter names], "points": [{"index",
+/// "hash", "params"}]}`.
+fn manifest(exp: &Experiment, points: &[PointSpec]) -> String {
+    let columns: Vec<String> = points
+        .first()
+        .map(|p| p.params.keys().cloned().collect())
+        .unwrap_or_default();
+    let pts: Vec<Value> = points
+        .iter()
+        .map(|p| serde_json::json!({"index": p.index, "hash": p.hash, "params": p.params}))
+        .collect();
+    let v = serde_json::json!({
+        "format": FORMAT,
+        "name": exp.name,
+        "columns": columns,
+        "points": pts,
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Progress callback: `(points run, points to run)`.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// What a sweep did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The plan it followed.
+    pub plan: Plan,
+    /// Points run now (the rest had result files).
+    pub ran: usize,
+    /// The combined table.
+    pub table: Table,
+}
+
+/// Runs the missing points of `exp` into `dir` on `jobs` threads, then writes the
+/// combined table ([`finish`]).
+pub fn run(
+    exp: &Experiment,
+    dir: &Path,
+    jobs: usize,
+    progress: Progress<'_>,
+) -> Result<Outcome, Error> {
+    let plan = plan(exp, dir)?;
+    let todo: Vec<&PointSpec> = plan.missing.iter().map(|&i| &plan.points[i]).collect();
+    let n = todo.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let first_err: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+    let worker = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let spec = todo[i];
+        match run_point(spec).and_then(|text| write_point(dir, &spec.hash, &text)) {
+            Ok(()) => progress(done.fetch_add(1, Ordering::Relaxed) + 1, n),
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                if let Ok(mut g) = first_err.lock() {
+                    if g.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *g = Some((i, e));
+                    }
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..jobs.clamp(1, n.max(1)) {
+            s.spawn(worker);
+        }
+        worker();
+    });
+    if let Some((_, e)) = first_err.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let table = finish(dir)?;
+    Ok(Outcome {
+        ran: done.into_inner(),
+        plan,
+        table,
+    })
+}
+
+/// The metric columns of the table, in order, with what each is.
+pub const METRICS: &[(&str, &str)] = &[
+    ("duration_s", "simulated time, s"),
+    ("cpu_s", "CPU time of the workload's tasks, s (sum)"),
+    (
+        "wait_s",
+        "runnable-but-waiting time of the workload's tasks, s (sum)",
+    ),
+    (
+        "completion_max_s",
+        "the last workload task's completion time, s (empty when none finished)",
+    ),
+    ("unfinished", "workload tasks still running at the end"),
+    (
+        "latency_mean_us",
+        "wake-up latency of the workload's tasks, mean over all wake-ups, µs",
+    ),
+    (
+        "latency_p99_max_us",
+        "the highest per-task p99 wake-up latency, µs",
+    ),
+    ("migrations", "migrations, all reasons"),
+    ("context_switches", "context switches"),
+    (
+        "energy",
+        "energy (J, or abstract units where the platform's power is assumed)",
+    ),
+    (
+        "overutilized_pct",
+        "time the root domain was overutilized, % of the run",
+    ),
+];
+
+/// The [`METRICS`] that are counts.
+const COUNTS: &[&str] = &["unfinished", "migrations", "context_switches"];
+
+/// One row of the combined table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Position in the experiment.
+    pub index: usize,
+    /// The point's hash.
+    pub hash: String,
+    /// Parameter values, in [`Table::columns`] order.
+    pub params: Vec<Value>,
+    /// Metric values, in [`METRICS`] order (all `None` for a failed point).
+    pub metrics: Vec<Option<f64>>,
+    /// The run's error, for a point whose run failed.
+    pub error: Option<String>,
+}
+
+/// The combined table of a sweep: one row per point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The experiment's name.
+    pub name: String,
+    /// Parameter column names.
+    pub columns: Vec<String>,
+    /// The rows, in experiment order.
+    pub rows: Vec<Row>,
+}
+
+/// Reads `DIR/experiment.json` and every point's result file, writes `DIR/table.csv`,
+/// and returns the table. A missing result file is an error naming it.
+pub fn finish(dir: &Path) -> Result<Table, Error> {
+    let table = load(dir)?;
+    write_atomic(&dir.join(TABLE), &table.to_csv())?;
+    Ok(table)
+}
+
+fn read_json(path: &Path) -> Result<Value, Error> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::Experiment(ExperimentError {
+            at: format!("{}:{}:{}", path.display(), e.line(), e.column()),
+            msg: e.to_string(),
+        })
+    })
+}
+
+/// The table of the sweep in `dir` (manifest and result files), without writing it.
+pub fn load(dir: &Path) -> Result<Table, Error> {
+    let bad = |path: &Path, msg: &str| {
+        Error::Experiment(ExperimentError {
+            at: path.display().to_string(),
+            msg: msg.to_string(),
+        })
+    };
+    let mpath = dir.join(MANIFEST);
+    let m = read_json(&mpath)?;
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let columns: Vec<String> = m
+        .get("columns")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
+        .ok_or_else(|| bad(&mpath, "not a sweep manifest (no `columns`)"))?;
+    let pts = m
+        .get("points")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(&mpath, "not a sweep manifest (no `points`)"))?;
+    let mut rows = Vec::with_capacity(pts.len());
+    let mut cache: HashMap<String, (Vec<Option<f64>>, Option<String>)> = HashMap::new();
+    for p in pts {
+        let hash = p
+            .get("hash")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let index = p.get("index").and_then(Value::as_u64).unwrap_or_default() as usize;
+        let params = columns
+            .iter()
+            .map(|c| {
+                p.pointer(&format!("/params/{c}"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            })
+            .collect();
+        if !cache.contains_key(&hash) {
+            let path = point_path(dir, &hash);
+            if !path.exists() {
+                return Err(bad(
+                    &path,
+                    "missing: the sweep has not finished (rerun it to resume)",
+                ));
+            }
+            let v = read_json(&path)?;
+            let entry = match (v.get("result"), v.get("error")) {
+                (Some(r), _) => {
+                    let r: ResultView = serde_json::from_value(r.clone())
+                        .map_err(|e| bad(&path, &format!("not a hetsched result: {e}")))?;
+                    (r.metrics(), None)
+                }
+                (None, Some(e)) => (
+                    vec![None; METRICS.len()],
+                    Some(e.as_str().unwrap_or_default().to_string()),
+                ),
+                _ => return Err(bad(&path, "neither `result` nor `error`")),
+            };
+            cache.insert(hash.clone(), entry);
+        }
+        let (metrics, error) = cache[&hash].clone();
+        rows.push(Row {
+            index,
+            hash,
+            params,
+            metrics,
+            error,
+        });
+    }
+    Ok(Table {
+        name,
+        columns,
+        rows,
+    })
+}
+
+/// The part of a result JSON the table reads (a `RunResult` is only serialised).
+#[derive(Deserialize)]
+struct ResultView {
+    duration_s: f64,
+    tasks: Vec<TaskView>,
+    migrations: std::collections::BTreeMap<String, u64>,
+    engine: EngineView,
+    energy: EnergyView,
+    overutilized: OuView,
+}
+#[derive(Deserialize)]
+struct TaskView {
+    comm: String,
+    cpu_time_s: f64,
+    wait_time_s: f64,
+    completion_s: Option<f64>,
+    wakeup_latency_us: LatView,
+}
+#[derive(Deserialize)]
+struct LatView {
+    count: u64,
+    mean: f64,
+    p99: f64,
+}
+#[derive(Deserialize)]
+struct EngineView {
+    context_switches: u64,
+}
+#[derive(Deserialize)]
+struct EnergyView {
+    total: f64,
+}
+#[derive(Deserialize)]
+struct OuView {
+    pct: f64,
+}
+
+impl ResultView {
+    /// The [`METRICS`] of the serialised result (`None` = empty cell).
+    fn metrics(&self) -> Vec<Option<f64>> {
+        let tasks: Vec<&TaskView> = self
+            .tasks
+            .iter()
+            .filter(|t| !is_background_comm(&t.comm))
+            .collect();
+        let max = |it: &mut dyn Iterator<Item = f64>| {
+            it.fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))))
+        };
+        let wakeups: u64 = tasks.iter().map(|t| t.wakeup_latency_us.count).sum();
+        let lat_sum: f64 = tasks
+            .iter()
+            .map(|t| t.wakeup_latency_us.mean * t.wakeup_latency_us.count as f64)
+            .sum();
+        vec![
+            Some(self.duration_s),
+            Some(tasks.iter().map(|t| t.cpu_time_s).sum()),
+            Some(tasks.iter().map(|t| t.wait_time_s).sum()),
+            max(&mut tasks.iter().filter_map(|t| t.completion_s)),
+            Some(tasks.iter().filter(|t| t.completion_s.is_none()).count() as f64),
+            (wakeups > 0).then(|| lat_sum / wakeups as f64),
+            max(&mut tasks.iter().map(|t| t.wakeup_latency_us.p99)),
+            Some(self.migrations.values().sum::<u64>() as f64),
+            Some(self.engine.context_switches as f64),
+            Some(self.energy.total),
+            Some(self.overutilized.pct),
+        ]
+    }
+}
+
+/// A CSV cell: quoted when it holds a comma, a quote or a line break.
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Table {
+    /// The rows as JSON objects (`index`, `hash`, the parameters, the metrics, `error`),
+    /// one per line: what Python's `hetsched.load` reads.
+    pub fn to_json_lines(&self) -> String {
+        let mut s = String::new();
+        for r in &self.rows {
+            let mut m = Map::new();
+            m.insert("index".into(), Value::from(r.index));
+            m.insert("hash".into(), Value::from(r.hash.as_str()));
+            for (c, v) in self.columns.iter().zip(&r.params) {
+                m.insert(c.clone(), v.clone());
+            }
+            for ((name, _), v) in METRICS.iter().zip(&r.metrics) {
+                // counts as integers
+                let v = match v {
+                    Some(x) if COUNTS.contains(name) && x.fract() == 0.0 && *x >= 0.0 => {
+                        Value::from(*x as u64)
+                    }
+                    Some(x) => Value::from(*x),
+                    None => Value::Null,
+                };
+                m.insert((*name).into(), v);
+            }
+            m.insert(
+                "error".into(),
+                r.error.as_deref().map_or(Value::Null, Value::from),
+            );
+            s.push_str(&serde_json::to_string(&Value::Object(m)).unwrap_or_default());
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The table as CSV: `index,hash,<parameters>,<metrics>,error` (RFC 4180 quoting;
+    /// numbers in Rust's shortest round-trip form; empty cells for none).
+    pub fn to_csv(&self) -> String {
+        let mut s = String::new();
+        let header: Vec<String> = ["index", "hash"]
+            .into_iter()
+            .map(String::from)
+            .chain(self.columns.iter().cloned())
+            .chain(METRICS.iter().map(|(m, _)| m.to_string()))
+            .chain(std::iter::once("error".to_string()))
+            .map(|h| csv_cell(&h))
+            .collect();
+        s.push_str(&header.join(","));
+        s.push('\n');
+        for r in &self.rows {
+            let mut cells = vec![r.index.to_string(), r.hash.clone()];
+            cells.extend(r.params.iter().map(|v| csv_cell(&experiment::set_text(v))));
+            cells.extend(
+                r.metrics
+                    .iter()
+                    .map(|m| m.map(|x| x.to_string()).unwrap_or_default()),
+            );
+            cells.push(csv_cell(r.error.as_deref().unwrap_or_default()));
+            s.push_str(&cells.join(","));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The summary `hetsched sweep` prints: rows grouped by the swept parameters (those
+    /// with more than one value, the seed left out), each metric's mean over the group
+    /// (its seeds), and the failed points.
+    pub fn summary(&self) -> String {
+        const SHOWN: &[&str] = &[
+            "completion_max_s",
+            "latency_p99_max_us",
+            "migrations",
+            "energy",
+            "overutilized_pct",
+        ];
+        let swept: Vec<usize> = (0..self.columns.len())
+            .filter(|&c| self.columns[c] != "seed")
+            .filter(|&c| {
+                let distinct: BTreeSet<String> =
+                    self.rows.iter().map(|r| r.params[c].to_string()).collect();
+                distinct.len() > 1
+            })
+            .collect();
+        let mut groups: Vec<(Vec<String>, Vec<&Row>)> = Vec::new();
+        for r in &self.rows {
+            let key: Vec<String> = swept
+                .iter()
+                .map(|&c| experiment::set_text(&r.params[c]))
+                .collect();
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(r),
+                None => groups.push((key, vec![r])),
+            }
+        }
+        let metric_idx: Vec<usize> = SHOWN
+            .iter()
+            .filter_map(|m| METRICS.iter().position(|(n, _)| n == m))
+            .collect();
+        let mut header: Vec<String> = swept.iter().map(|&c| self.columns[c].clone()).collect();
+        header.push("n".into());
+        header.extend(metric_idx.iter().map(|&i| METRICS[i].0.to_string()));
+        let mut cells: Vec<Vec<String>> = Vec::new();
+        for (key, rows) in &groups {
+            let mut line = key.clone();
+            line.push(rows.len().to_string());
+            for &i in &metric_idx {
+                let v: Vec<f64> = rows.iter().filter_map(|r| r.metrics[i]).collect();
+                line.push(if v.is_empty() {
+                    "-".into()
+                } else {
+                    let mean = v.iter().sum::<f64>() / v.len() as f64;
+                    format!("{mean:.3}")
+                });
+            }
+            cells.push(line);
+        }
+        let widths: Vec<usize> = (0..header.len())
+            .map(|c| {
+                cells
+                    .iter()
+                    .map(|l| l[c].chars().count())
+                    .chain(std::iter::once(header[c].chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let nkeys = swept.len();
+        let fmt_line = |l: &[String]| {
+            l.iter()
+                .enumerate()
+                .map(|(c, x)| {
+                    if c < nkeys {
+                        format!("{x:<w$}", w = widths[c])
+                    } else {
+                        format!("{x:>w$}", w = widths[c])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "sweep {}: {} points; means over each group's seeds (every column in {TABLE})",
+            self.name,
+            self.rows.len()
+        );
+        let _ = writeln!(s, "{}", fmt_line(&header));
+        for l in &cells {
+            let _ = writeln!(s, "{}", fmt_line(l));
+        }
+        let failed: Vec<&Row> = self.rows.iter().filter(|r| r.error.is_some()).collect();
+        if !failed.is_empty() {
+            let _ = writeln!(s, "{} points failed:", failed.len());
+            for r in failed {
+                let _ = writeln!(
+                    s,
+                    "  point {} ({}): {}",
+                    r.index,
+                    r.hash.get(..12).unwrap_or_default(),
+                    r.error.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        s
+    }
+}
