@@ -113,3 +113,40 @@ fn a_preempted_deadline_task_is_pushed_to_a_free_cpu() {
     });
     assert!(pushed, "b was never pushed from CPU 0 to CPU 1");
 }
+
+/// A CPU with a deadline task is CPUPRI_HIGHER in `rd->cpupri` (`inc_dl_deadline()` →
+/// `cpupri_set()`), so RT placement (`find_lowest_rq()`) does not choose it: a FIFO task
+/// last run on CPU 4, where a deadline task now runs most of each period, wakes on another
+/// big CPU (hikey960: RT's `uclamp_min` 1024 fits the bigs only), never behind the deadline
+/// task.
+#[test]
+fn rt_placement_avoids_a_cpu_running_a_deadline_task() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "d": { "cpus": [4], "policy": "SCHED_DEADLINE", "dl-runtime": 9000,
+               "dl-period": 10000, "loop": -1,
+               "run": 8000, "timer": { "ref": "td", "period": 10000 } },
+        "r": { "phases": {
+            "pin": { "cpus": [4], "loop": 1, "run": 100 },
+            "rt": { "cpus": [0, 1, 2, 3, 4, 5, 6, 7], "policy": "SCHED_FIFO", "priority": 10,
+                    "loop": -1, "run": 500, "timer": { "ref": "tr", "period": 7000 } } } } } }"#;
+    let (_, lines) = traced("hikey960", json, 300, &SETS);
+    // walk the trace: what runs on CPU 4 at each of r's wake-ups
+    let mut on4 = String::new();
+    let mut wakes = 0;
+    for l in &lines {
+        if l.contains("sched_switch:") && l.contains("[004]") {
+            on4 = field(l, "next_comm").to_string();
+        }
+        if l.contains("sched_wakeup:") && field(l, "comm").starts_with("r-") {
+            wakes += 1;
+            let cpu: usize = field(l, "target_cpu").parse().unwrap();
+            assert!(cpu >= 4, "an RT wake-up on a LITTLE CPU: {l}");
+            assert!(
+                !(cpu == 4 && on4.starts_with("d-")),
+                "an RT wake-up onto CPU 4 while the deadline task runs there: {l}"
+            );
+        }
+    }
+    assert!(wakes > 30, "{wakes} wake-ups");
+}

@@ -8,8 +8,8 @@
 //!
 //! The engine keeps one [`Cpupri`] per root domain (or rebuilds it from the rqs with
 //! [`Cpupri::from_highest_prios`]), describes each rq as an [`RtRqView`], and applies the
-//! returned decisions. Simplified: no DL class (`CPUPRI_HIGHER` is handled by
-//! [`convert_prio`] but nothing sets it), no migration-disabled tasks, no `cpu_active_mask`
+//! returned decisions (a CPU with a deadline task is `CPUPRI_HIGHER`, set by the engine as
+//! `inc_dl_deadline()` does). Simplified: no migration-disabled tasks, no `cpu_active_mask`
 //! (all CPUs active), no lock-retry races in `find_lock_lowest_rq()` (one try decides).
 
 use super::domains::{for_each_cpu_wrap, SdTopology, SD_WAKE_AFFINE};

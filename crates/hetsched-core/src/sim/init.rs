@@ -52,6 +52,7 @@ impl<'w> Sim<'w> {
                     // init_rt_rq(): the bandwidth's runtime, RUNTIME_INF without a limit
                     rt_runtime: u64::try_from(s.options.sched.rt_runtime_us)
                         .map_or(RUNTIME_INF, |us| us * 1000),
+                    cpupri: crate::policy::rt::MAX_RT_PRIO - 1, // rq_online_rt(): CPUPRI_NORMAL
                     rt_throttled: false,
                     rt_exec_start: 0,
                     // build_sched_domains() → init_sched_groups_capacity(): no pressure yet

@@ -320,6 +320,11 @@ struct Rq {
     /// `rt_rq->rt_runtime` (ns): this CPU's share of the bandwidth, which RT_RUNTIME_SHARE
     /// moves between CPUs; [`RUNTIME_INF`] without a limit.
     rt_runtime: u64,
+    /// The value this CPU last gave `cpupri_set()` (kernel `prio`; `MAX_RT_PRIO` for
+    /// CPUPRI_HIGHER): the RT class's highest priority at its changes, CPUPRI_HIGHER from a
+    /// deadline task's arrival on an rq without one (`inc_dl_deadline()`), the RT value
+    /// again when the last deadline task leaves (`dec_dl_deadline()`).
+    cpupri: i32,
     /// `rt_rq->rt_throttled`: the RT class is out of runtime until the period timer.
     rt_throttled: bool,
     /// `curr->se.exec_start` of a running RT task (`update_curr_rt()`).

@@ -26,6 +26,7 @@ impl<'w> Sim<'w> {
             let (gen, at) = (t.dl_gen, t.dl.next_period().max(now));
             let key = t.dl_key;
             self.rqs[cpu].dl.dequeue(tid, key);
+            self.dec_dl_deadline(cpu);
             self.refresh_view(cpu);
             self.q.push(
                 at,
@@ -35,6 +36,22 @@ impl<'w> Sim<'w> {
                 },
             );
             self.set_resched(cpu);
+        }
+    }
+
+    /// `inc_dl_deadline()` before a deadline task enters `cpu`'s tree: the first makes the
+    /// CPU CPUPRI_HIGHER in `rd->cpupri` (RT placement then avoids it).
+    fn inc_dl_deadline(&mut self, cpu: usize) {
+        if self.rqs[cpu].dl.nr_running() == 0 {
+            self.rqs[cpu].cpupri = crate::policy::rt::MAX_RT_PRIO;
+        }
+    }
+
+    /// `dec_dl_deadline()` after a deadline task left `cpu`'s tree: with none left, the CPU
+    /// takes its RT class's priority again in `rd->cpupri`.
+    fn dec_dl_deadline(&mut self, cpu: usize) {
+        if self.rqs[cpu].dl.nr_running() == 0 {
+            self.rqs[cpu].cpupri = self.rt_highest_prio(cpu);
         }
     }
 
@@ -51,6 +68,7 @@ impl<'w> Sim<'w> {
         }
         let cpu = t.cpu;
         let d = t.dl.deadline;
+        self.inc_dl_deadline(cpu);
         self.threads[tid].dl_key = self.rqs[cpu].dl.enqueue(tid, d);
         self.refresh_view(cpu);
         if self.rqs[cpu].curr != Some(tid) {
@@ -83,8 +101,10 @@ impl<'w> Sim<'w> {
         // (`dl_task_timer()`, Ev::DlReplenish) out of the tree (`if (dl_se->dl_throttled &&
         // start_dl_timer(dl_se)) return;`)
         if !t.dl.throttled || initial {
-            t.dl_key = self.rqs[cpu].dl.enqueue(tid, d);
+            self.inc_dl_deadline(cpu);
+            self.threads[tid].dl_key = self.rqs[cpu].dl.enqueue(tid, d);
         }
+        let t = &mut self.threads[tid];
         t.state = TState::Runnable;
         t.cpu = cpu;
         self.refresh_view(cpu);
@@ -132,6 +152,7 @@ impl<'w> Sim<'w> {
     ) {
         let key = self.threads[tid].dl_key;
         self.rqs[cpu].dl.dequeue(tid, key);
+        self.dec_dl_deadline(cpu);
         self.refresh_view(cpu);
         if self.threads[tid].kthread.is_none() {
             // sub_running_bw() (not for a special entity) → cpufreq_update_util()

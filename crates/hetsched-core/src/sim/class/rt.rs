@@ -6,13 +6,21 @@
 use crate::policy::rt::{self as prt, Cpupri, RtPull, RtPush, RtRqView, RtTask};
 use crate::sim::*;
 
-/// `rd->cpupri` as the rqs' RT priorities make it (`cpupri_set()` at every change).
-fn rt_cpupri(views: &[RtRqView<'_>]) -> Cpupri {
-    let prios: Vec<i32> = views.iter().map(|v| v.highest_prio_curr).collect();
-    Cpupri::from_highest_prios(&prios)
-}
-
 impl<'w> Sim<'w> {
+    /// `rd->cpupri` as the rqs' `cpupri_set()` calls left it (`Rq::cpupri`).
+    fn rt_cpupri(&self) -> Cpupri {
+        let prios: Vec<i32> = self.rqs.iter().map(|rq| rq.cpupri).collect();
+        Cpupri::from_highest_prios(&prios)
+    }
+
+    /// `rt_rq->highest_prio.curr`: the best queued RT priority, `MAX_RT_PRIO − 1` without one.
+    pub(in crate::sim) fn rt_highest_prio(&self, cpu: usize) -> i32 {
+        self.rqs[cpu]
+            .rt
+            .pick()
+            .map_or(prt::MAX_RT_PRIO - 1, |t| self.threads[t].eff_prio)
+    }
+
     /// `select_task_rq_rt()` (kernel/sched/rt.c, v6.11), [`crate::policy::rt`]: stay on
     /// the previous CPU unless what runs there would keep the task waiting (an RT or DL
     /// task that is pinned or of equal or higher priority) or the task does not fit its
@@ -29,7 +37,7 @@ impl<'w> Sim<'w> {
     ) -> usize {
         let pushables = self.rt_pushables();
         let views = self.rt_views(&pushables);
-        let cpupri = rt_cpupri(&views);
+        let cpupri = self.rt_cpupri();
         let task = self.rt_task(tid, prev);
         let prev_mask = &mut self.rt_distribute_prev[this_cpu];
         let placed = prt::select_task_rq_rt(
@@ -51,7 +59,11 @@ impl<'w> Sim<'w> {
     ) {
         self.threads[tid].enqueue_migrated = false;
         let prio = self.threads[tid].eff_prio;
+        let prev_prio = self.rt_highest_prio(cpu);
         self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, head);
+        if prio < prev_prio {
+            self.rqs[cpu].cpupri = prio; // inc_rt_prio_smp() → cpupri_set()
+        }
         self.threads[tid].state = TState::Runnable;
         self.threads[tid].cpu = cpu;
         self.refresh_view(cpu);
@@ -70,7 +82,12 @@ impl<'w> Sim<'w> {
     ) {
         self.update_curr_rt(cpu, now);
         let key = self.threads[tid].rt_key;
+        let prev_prio = self.rt_highest_prio(cpu);
         self.rqs[cpu].rt.dequeue(tid, key);
+        let highest = self.rt_highest_prio(cpu);
+        if highest != prev_prio {
+            self.rqs[cpu].cpupri = highest; // dec_rt_prio_smp() → cpupri_set()
+        }
         self.refresh_view(cpu);
         self.cpufreq_update_util(out, cpu, 0, now);
         if self.rqs[cpu].rt.nr_running() == 0 {
@@ -282,7 +299,7 @@ impl<'w> Sim<'w> {
         for _ in 0..self.threads.len() + 1 {
             let pushables = self.rt_pushables();
             let views = self.rt_views(&pushables);
-            let cpupri = rt_cpupri(&views);
+            let cpupri = self.rt_cpupri();
             let mut prev = self.rt_distribute_prev[cpu];
             let d = prt::push_rt_task(&views, &cpupri, &self.sdt, cpu, &mut prev);
             self.rt_distribute_prev[cpu] = prev;
