@@ -124,7 +124,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-
 h1{font-size:24px}h2{font-size:20px;border-bottom:2px solid #ddd;margin-top:40px}h3{font-size:16px;margin-top:24px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
-.note{color:#555;font-size:13px}nav a{margin-right:12px}
+.note{color:#555;font-size:13px;overflow-wrap:anywhere}nav a{margin-right:12px}
 svg.plot{display:block;margin:8px 0;max-width:100%;height:auto}
 svg .t{font-weight:600;font-size:13px}svg text{font-size:11px;fill:#333}svg .xt,svg .xl{text-anchor:middle}svg .yt{text-anchor:end}
 svg .yl{text-anchor:middle}svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}svg .ln{fill:none;stroke-width:1.5}
@@ -252,7 +252,7 @@ fn run_section(r: &Value) -> String {
             .unwrap_or_default()
     };
     let kernel = r
-        .pointer("/settings/kernel")
+        .pointer("/settings/options/kernel")
         .map(|v| v.as_str().map_or(v.to_string(), String::from))
         .unwrap_or_default();
     s.push_str(&table(
@@ -1148,6 +1148,71 @@ fn hmp_plots(results: &Value, variants: &[String]) -> String {
 
 // ---------------------------------------------------------------- a sweep
 
+/// The rows grouped by the swept parameters (the seed left out): each group's size and
+/// its metrics' means over the seeds, as `hetsched sweep` prints them; failed points
+/// listed under it.
+fn sweep_table(t: &sweep::Table, swept: &[usize]) -> String {
+    const SHOWN: &[&str] = &[
+        "completion_max_s",
+        "latency_p99_max_us",
+        "migrations",
+        "energy",
+        "overutilized_pct",
+    ];
+    let mut groups: Vec<(Vec<String>, Vec<&sweep::Row>)> = Vec::new();
+    for r in &t.rows {
+        let key: Vec<String> = swept
+            .iter()
+            .map(|&c| sweep::experiment::set_text(&r.params[c]))
+            .collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    let idx: Vec<usize> = SHOWN
+        .iter()
+        .filter_map(|m| sweep::METRICS.iter().position(|(n, _)| n == m))
+        .collect();
+    let mut head: Vec<String> = swept.iter().map(|&c| t.columns[c].clone()).collect();
+    head.push("points".into());
+    head.extend(
+        idx.iter()
+            .map(|&i| format!("{} (mean)", sweep::METRICS[i].0)),
+    );
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(k, rs)| {
+            let mut row = k.clone();
+            row.push(rs.len().to_string());
+            for &i in &idx {
+                let v: Vec<f64> = rs.iter().filter_map(|r| r.metrics[i]).collect();
+                row.push(if v.is_empty() {
+                    "–".into()
+                } else {
+                    num(v.iter().sum::<f64>() / v.len() as f64)
+                });
+            }
+            row
+        })
+        .collect();
+    let mut s = table(&head, &rows, swept.len());
+    let failed: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| vec![r.index.to_string(), r.hash.clone(), e.clone()])
+        })
+        .collect();
+    if !failed.is_empty() {
+        s.push_str("<h3>Failed points</h3>");
+        s.push_str(&table(&heads(&["index", "hash", "error"]), &failed, 3));
+    }
+    s
+}
+
 fn sweep_section(t: &sweep::Table) -> String {
     let mut s = String::new();
     let failed = t.rows.iter().filter(|r| r.error.is_some()).count();
@@ -1157,9 +1222,6 @@ fn sweep_section(t: &sweep::Table) -> String {
         t.rows.len(),
         failed
     );
-    s.push_str("<pre class=\"note\">");
-    s.push_str(&esc(&t.summary()));
-    s.push_str("</pre>");
     let swept: Vec<usize> = (0..t.columns.len())
         .filter(|&c| t.columns[c] != "seed")
         .filter(|&c| {
@@ -1168,6 +1230,7 @@ fn sweep_section(t: &sweep::Table) -> String {
             d.len() > 1
         })
         .collect();
+    s.push_str(&sweep_table(t, &swept));
     const SHOWN: &[&str] = &[
         "completion_max_s",
         "latency_p99_max_us",

@@ -168,7 +168,13 @@ impl Chart {
             f(Self::pw()),
             f(self.ph())
         );
-        for t in ticks(self.y0, self.y1, 5) {
+        // no numeric ticks on a chart whose rows are named (Gantt, heatmap)
+        let y_ticks = if ylabel.is_empty() {
+            Vec::new()
+        } else {
+            ticks(self.y0, self.y1, 5)
+        };
+        for t in y_ticks {
             let y = self.py(t);
             let _ = write!(
                 self.out,

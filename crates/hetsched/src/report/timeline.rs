@@ -7,7 +7,8 @@
 //! nothing is dropped: each bucket holds, per CPU, the running time of every task in it
 //! (the Gantt draws the task that ran longest, its opacity the busy fraction), the
 //! time-weighted mean and the maximum frequency, the time in idle states deeper than
-//! WFI, the highest `util_avg` of the CPU's cfs_rq; per task (the first
+//! WFI, the highest `util_avg` of the CPU's cfs_rq (a bucket without a PELT event holds
+//! the last value, as a trace's step function does); per task (the first
 //! [`MAX_TASKS`] workload tasks seen) the highest `util_avg` and `util_est`; and the
 //! time the root domain was overutilized.
 
@@ -30,13 +31,35 @@ struct CpuBucket {
     freq_ns: Nanos,
     freq_max: u64,
     idle_deep_ns: Nanos,
-    util_max: u64,
+    /// The highest cfs_rq util_avg traced in the bucket; `None`: no event in it.
+    util_max: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
 struct TaskBucket {
-    util: u64,
-    util_est: u64,
+    /// `None`: no event in the bucket (the series holds its last value there).
+    util: Option<u64>,
+    util_est: Option<u64>,
+}
+
+fn max_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// A signal per bucket: the value traced in it, or the last one before (0 before any).
+fn hold(v: impl Iterator<Item = Option<u64>>) -> Vec<u64> {
+    let mut last = 0;
+    v.map(|x| {
+        if let Some(x) = x {
+            last = x;
+        }
+        last
+    })
+    .collect()
 }
 
 #[derive(Debug, Default)]
@@ -75,7 +98,8 @@ pub struct CpuSeries {
     pub freq_max_khz: Vec<u64>,
     /// Per bucket: the fraction of it in an idle state deeper than WFI.
     pub idle_deep: Vec<f64>,
-    /// Per bucket: the highest `util_avg` of the CPU's root cfs_rq.
+    /// Per bucket: the highest `util_avg` of the CPU's root cfs_rq traced in it; a
+    /// bucket with no such event holds the value before it (the trace's step function).
     pub util: Vec<u64>,
 }
 
@@ -86,9 +110,9 @@ pub struct TaskSeries {
     pub pid: u32,
     /// Its last name.
     pub comm: String,
-    /// Per bucket: the highest `util_avg`.
+    /// Per bucket: the highest `util_avg` traced in it (else the value before it).
     pub util: Vec<u64>,
-    /// Per bucket: the highest `util_est` (`_task_util_est`).
+    /// Per bucket: the highest `util_est` (`_task_util_est`), held likewise.
     pub util_est: Vec<u64>,
 }
 
@@ -143,7 +167,7 @@ impl TimelineSink {
                         b.freq_ns += o.freq_ns;
                         b.freq_max = b.freq_max.max(o.freq_max);
                         b.idle_deep_ns += o.idle_deep_ns;
-                        b.util_max = b.util_max.max(o.util_max);
+                        b.util_max = max_opt(b.util_max, o.util_max);
                     }
                     b
                 })
@@ -155,8 +179,8 @@ impl TimelineSink {
                 .map(|p| {
                     let o = p.get(1).copied().unwrap_or_default();
                     TaskBucket {
-                        util: p[0].util.max(o.util),
-                        util_est: p[0].util_est.max(o.util_est),
+                        util: max_opt(p[0].util, o.util),
+                        util_est: max_opt(p[0].util_est, o.util_est),
                     }
                 })
                 .collect();
@@ -284,7 +308,7 @@ impl TimelineSink {
                         .collect(),
                     freq_max_khz: all.iter().map(|b| b.freq_max).collect(),
                     idle_deep: all.iter().map(|b| b.idle_deep_ns as f64 / w).collect(),
-                    util: all.iter().map(|b| b.util_max).collect(),
+                    util: hold(all.iter().map(|b| b.util_max)),
                 }
             })
             .collect();
@@ -296,8 +320,8 @@ impl TimelineSink {
                 TaskSeries {
                     pid,
                     comm: self.comms.get(&pid).cloned().unwrap_or_default(),
-                    util: (0..n).map(|i| b(i).util).collect(),
-                    util_est: (0..n).map(|i| b(i).util_est).collect(),
+                    util: hold((0..n).map(|i| b(i).util)),
+                    util_est: hold((0..n).map(|i| b(i).util_est)),
                 }
             })
             .collect();
@@ -397,17 +421,17 @@ impl TraceSink for TimelineSink {
                 if c < self.cpus.len() {
                     let i = self.index(t);
                     let b = self.cpu_bucket(c, i);
-                    b.util_max = b.util_max.max(*util);
+                    b.util_max = max_opt(b.util_max, Some(*util));
                 }
             }
             TraceEvent::SchedPeltSe { task, util, .. } => {
                 if let Some(b) = self.task_bucket(task.pid, t) {
-                    b.util = b.util.max(*util);
+                    b.util = max_opt(b.util, Some(*util));
                 }
             }
             TraceEvent::SchedUtilEstSe { task, enqueued, .. } => {
                 if let Some(b) = self.task_bucket(task.pid, t) {
-                    b.util_est = b.util_est.max(*enqueued);
+                    b.util_est = max_opt(b.util_est, Some(*enqueued));
                 }
             }
             _ => {}
