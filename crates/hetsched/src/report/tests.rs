@@ -100,7 +100,7 @@ fn the_timeline_is_bounded_and_keeps_all_the_busy_time() {
 #[test]
 fn every_reproduction_gets_its_section() {
     let opts = ReproduceOptions {
-        runs: Some(2),
+        runs: Some(1),
         quick: true,
         jobs: 2,
         ..Default::default()
