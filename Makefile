@@ -10,7 +10,7 @@ HETSCHED := target/release/hetsched
 # Perfetto's Python package: its perfetto_trace_pb2 decodes our .pftrace in the tests.
 PERFETTO_PY := perfetto==0.59.1
 
-.PHONY: demo build test lint rust-test py-test lisa-test bench python clean reproduce-check
+.PHONY: demo build test lint rust-test py-test lisa-test bench python clean reproduce-check chromium
 
 ## demo: build the CLI and run the built-in two-cluster scenario on hikey960
 demo: build
@@ -52,11 +52,26 @@ $(VENV)/.sweep-extras: | $(VPY)
 	else echo "make: Ray needs Python >= 3.10; the Ray sweep test will be skipped"; fi
 	touch $@
 
-python: $(VPY) $(VENV)/.sweep-extras
+# The reports' extras: matplotlib for hs.plot, Playwright to drive Debian's chromium in
+# tests/python/test_report_browser.py (`playwright install` cannot download a browser here).
+$(VENV)/.report-extras: | $(VPY)
+	$(VPY) -m pip install --quiet "matplotlib>=3.10,<4" "playwright>=1.63,<2"
+	touch $@
+
+## chromium: Debian's chromium for the report's browser test, when it is missing and apt
+## is there (as root); otherwise the test skips and says why
+chromium:
+	@if [ -x /usr/bin/chromium ] || [ -x /usr/lib/chromium/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  apt-get install -y chromium || { apt-get update && apt-get install -y chromium; } || \
+	  echo "make: could not install chromium; the browser test will be skipped"; \
+	else echo "make: no /usr/bin/chromium and no apt-get as root: the browser test will be skipped"; fi
+
+python: $(VPY) $(VENV)/.sweep-extras $(VENV)/.report-extras
 	@$(VPY) -m pip show --quiet perfetto >/dev/null 2>&1 || $(VPY) -m pip install --quiet "$(PERFETTO_PY)"
 	$(VENV)/bin/maturin develop --release --locked --quiet
 
-py-test: python
+py-test: python build chromium
 	$(VENV)/bin/ruff check python tests/python
 	$(VENV)/bin/ruff format --check python tests/python
 	$(VENV)/bin/pytest -q

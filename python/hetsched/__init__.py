@@ -16,6 +16,10 @@ A thin, typed layer over the native module ``hetsched._core``::
     df = hs.sweep("exp.toml", "out/")   # every point of an experiment; resumes
     hs.load("out/")                     # the same table, one row per point
 
+    r = hs.run("hikey960", "demo", duration="2s", timeline=True)
+    hs.plot.timeline(r)                 # matplotlib figures (hs.plot.*)
+    hs.report(r, "out/", out="report.html")   # the HTML report `hetsched report` writes
+
 Errors are :class:`HetschedError` subclasses (also :class:`ValueError`) whose message
 names the file, line and column of bad input.
 """
@@ -30,7 +34,7 @@ from typing import Any, Literal, Union
 
 import pandas as pd
 
-from . import _core
+from . import _core, plot
 from ._core import HetschedError, OptionsError, PlatformError, RunError, WorkloadError
 from ._sweep import load, sweep
 
@@ -50,6 +54,8 @@ __all__ = [
     "generators",
     "load",
     "platforms",
+    "plot",
+    "report",
     "run",
     "sweep",
     "validate",
@@ -136,8 +142,86 @@ class Result:
         """Simulated duration in seconds."""
         return float(self.raw["duration_s"])
 
+    @property
+    def timeline(self) -> dict[str, Any] | None:
+        """The run's downsampled timeline (``run(..., timeline=True)``), or ``None``."""
+        t = self.raw.get("timeline")
+        return None if t is None else dict(t)
+
+    @cached_property
+    def timeline_cpus(self) -> pd.DataFrame:
+        """One row per CPU and timeline bucket: ``time_s`` (bucket start), ``cpu``, ``pid``
+        and ``comm`` of the task that ran longest in it (0 and ``""``: none), ``busy``
+        (fraction), ``freq_khz`` (time-weighted mean), ``freq_max_khz``, ``idle_deep``
+        (fraction in an idle state deeper than WFI), ``util`` (highest cfs_rq util_avg).
+        """
+        t = self._need_timeline()
+        w = float(t["bucket_s"])
+        comms = {int(k): v for k, v in t["comms"].items()}
+        rows = []
+        for c in t["cpus"]:
+            for i, pid in enumerate(c["task"]):
+                rows.append(
+                    {
+                        "time_s": i * w,
+                        "cpu": c["cpu"],
+                        "pid": pid,
+                        "comm": comms.get(pid, ""),
+                        "busy": c["busy"][i],
+                        "freq_khz": c["freq_khz"][i],
+                        "freq_max_khz": c["freq_max_khz"][i],
+                        "idle_deep": c["idle_deep"][i],
+                        "util": c["util"][i],
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    @cached_property
+    def timeline_tasks(self) -> pd.DataFrame:
+        """One row per task and timeline bucket: ``time_s``, ``pid``, ``comm``, ``util``
+        and ``util_est`` (the highest in the bucket)."""
+        t = self._need_timeline()
+        w = float(t["bucket_s"])
+        rows = [
+            {"time_s": i * w, "pid": k["pid"], "comm": k["comm"], "util": u, "util_est": e}
+            for k in t["tasks"]
+            for i, (u, e) in enumerate(zip(k["util"], k["util_est"]))
+        ]
+        return pd.DataFrame(rows, columns=["time_s", "pid", "comm", "util", "util_est"])
+
+    @cached_property
+    def overutilized(self) -> pd.DataFrame:
+        """One row per timeline bucket: ``time_s`` and ``fraction`` overutilized."""
+        t = self._need_timeline()
+        w = float(t["bucket_s"])
+        return pd.DataFrame(
+            {
+                "time_s": [i * w for i in range(len(t["overutilized"]))],
+                "fraction": t["overutilized"],
+            }
+        )
+
+    @cached_property
+    def energy(self) -> pd.DataFrame:
+        """Energy over time: one row per bucket and performance domain (``time_s``,
+        ``pd``, ``energy``), from the result's ``energy.series``."""
+        e = self.raw["energy"]
+        rows = [
+            {"time_s": p["t_s"], "pd": pd_i, "energy": v}
+            for p in e["series"]
+            for pd_i, v in enumerate(p["pd"])
+        ]
+        return pd.DataFrame(rows, columns=["time_s", "pd", "energy"])
+
+    def _need_timeline(self) -> dict[str, Any]:
+        t = self.raw.get("timeline")
+        if t is None:
+            raise ValueError("this result has no timeline: run with hs.run(..., timeline=True)")
+        return dict(t)
+
     def to_json(self) -> str:
-        """The result JSON, byte for byte what ``hetsched run --json`` writes."""
+        """The result JSON, byte for byte what ``hetsched run --json`` writes (with
+        ``--timeline`` when the run kept one)."""
         return self._text
 
     def __repr__(self) -> str:
@@ -158,6 +242,7 @@ def run(
     duration: str | None = None,
     trace: StrPath | None = None,
     trace_format: Literal["text", "perfetto"] | None = None,
+    timeline: bool = False,
 ) -> Result:
     """Runs ``workload`` on ``platform`` and returns its :class:`Result`.
 
@@ -174,6 +259,9 @@ def run(
             under ftrace's ``# tracer: nop`` header), or a Perfetto protobuf trace when the
             name ends in ``.pftrace`` or ``.perfetto-trace``.
         trace_format: ``"text"`` or ``"perfetto"`` whatever the trace file's name.
+        timeline: keep a downsampled timeline (per-CPU tasks, frequency, idle, PELT,
+            overutilized; at most 1024 buckets, docs/report.md) for :mod:`hetsched.plot`
+            and :func:`report`, as ``hetsched run --timeline`` does.
 
     Raises:
         PlatformError, WorkloadError, OptionsError, RunError: bad input; the message names
@@ -187,8 +275,39 @@ def run(
         duration,
         None if trace is None else os.fspath(trace),
         trace_format=trace_format,
+        timeline=timeline,
     )
     return Result(text)
+
+
+def report(
+    *inputs: Result | StrPath,
+    out: StrPath | None = None,
+    title: str | None = None,
+) -> str:
+    """The HTML report of ``inputs`` (the same Rust code and bytes as ``hetsched report``).
+
+    Each input is a section, in order: a :class:`Result` (with its timeline when run with
+    ``timeline=True``), a result JSON file, a reproduction's JSON report
+    (``hetsched reproduce NAME --json``) or a sweep's output directory. The report is
+    one self-contained HTML file (inline SVG, no network request). Returns the HTML and
+    writes it to ``out`` when given.
+
+    Raises:
+        RunError: an input is not one of those (the message names it).
+    """
+    items: list[tuple[str, str | None]] = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, Result):
+            name = f"{x.raw.get('workload')} on {x.raw.get('platform')}"
+            items.append((name if len(inputs) == 1 else f"{name} #{i + 1}", x.to_json()))
+        else:
+            items.append((os.fspath(x), None))
+    html = _core.report(items, title)
+    if out is not None:
+        with open(os.fspath(out), "w", encoding="utf-8") as f:
+            f.write(html)
+    return html
 
 
 def platforms() -> list[str]:

@@ -10,6 +10,7 @@ __all__ = [
     "RunError",
     "version",
     "run",
+    "report",
     "platforms",
     "platform_summaries",
     "platform_describe",
@@ -54,7 +55,9 @@ def run(
     trace: str | None = None,
     duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
     trace_format: Literal["text", "perfetto"] | None = None,
+    timeline: bool = False,
 ) -> str: ...
+def report(items: list[tuple[str, str | None]], title: str | None = None) -> str: ...
 def platforms() -> list[str]: ...
 def platform_summaries() -> list[str]: ...
 def platform_describe(name: str) -> str: ...

@@ -51,6 +51,10 @@ enum Cmd {
     /// Run every point of an experiment file (TOML; `hetsched schema experiment`),
     /// resuming from the result files already in the output directory (docs/sweeps.md).
     Sweep(SweepArgs),
+    /// Write an HTML report (one self-contained file, no network requests) of run
+    /// results (`run --json`), reproduction reports (`reproduce --json`) and sweep
+    /// directories (`sweep -o DIR`); see docs/report.md.
+    Report(ReportArgs),
     /// Print a JSON schema.
     Schema {
         /// Which schema.
@@ -88,6 +92,21 @@ enum SchemaKind {
     Kernels,
     /// The experiment file of `hetsched sweep` (TOML).
     Experiment,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Inputs, each a section in order: RESULT.json (from `hetsched run --json`, with
+    /// `--timeline` for the timeline plots), REPORT.json (`hetsched reproduce --json`) or a
+    /// sweep's output DIR.
+    #[arg(required = true, value_name = "DIR|RESULT.json")]
+    inputs: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// The page's title.
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -172,6 +191,10 @@ struct ReproduceArgs {
     /// extension, e.g. out.json → out.misfit.json).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write an HTML report (tables beside the seed's, PASS/FAIL, plots) to this file;
+    /// with `all`, one file with a section per experiment.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Worker threads for the independent runs (the output does not depend on it).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -222,6 +245,13 @@ struct RunArgs {
     /// Write the results as JSON to this file (`-` for standard output).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Keep a downsampled timeline of the run (per-CPU tasks, frequency, idle, PELT,
+    /// overutilized; at most 1024 buckets) in the JSON, for `hetsched report`.
+    #[arg(long)]
+    timeline: bool,
+    /// Write an HTML report of the run (with its timeline) to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Set an option: key=value (repeatable), e.g. fair.variant=cfs. See `hetsched schema options`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -325,6 +355,16 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Cmd::Gen(a) => cmd_gen(a),
         Cmd::Reproduce(a) => cmd_reproduce(a),
         Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::Report(a) => {
+            let opts = hetsched::report::ReportOptions {
+                title: a.title,
+                generated: None,
+            };
+            let html = hetsched::report::render_paths(&a.inputs, &opts)?;
+            hetsched::report::write(&a.output, &html)?;
+            eprintln!("report: {}", a.output.display());
+            Ok(())
+        }
         Cmd::Schema { what } => {
             match what {
                 SchemaKind::Platform => {
@@ -387,12 +427,29 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
             .then(hetsched::hetsched_core::noise::NoiseConfig::default),
         noise_seed: a.noise_seed.unwrap_or(a.seed),
     };
-    let result = hetsched::run_request(&req)?;
+    let keep = a.timeline || a.report.is_some();
+    let mut sink = hetsched::report::timeline::TimelineSink::new();
+    let result = hetsched::run_request_extra(
+        &req,
+        keep.then_some(&mut sink as &mut dyn hetsched::hetsched_core::trace::TraceSink),
+    )?;
+    let timeline = keep.then(|| sink.finish());
     for w in &result.warnings {
         eprintln!("hetsched: warning: {w}");
     }
+    if let Some(path) = &a.report {
+        let v = hetsched::result_value_with_timeline(&result.result, timeline.as_ref());
+        let name = format!("{} on {}", result.result.workload, result.result.platform);
+        let input = hetsched::report::input_from_json(&name, v)?;
+        let html = hetsched::report::render(&[input], &Default::default());
+        hetsched::report::write(path, &html)?;
+    }
     if let Some(path) = &a.json {
-        let text = hetsched::result_json(&result.result);
+        let text = if a.timeline {
+            hetsched::result_json_with_timeline(&result.result, timeline.as_ref())
+        } else {
+            hetsched::result_json(&result.result)
+        };
         if path.as_os_str() == "-" {
             out(&text)?;
         } else {
@@ -519,6 +576,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         opts.platforms.insert(name.to_string(), file.to_string());
     }
     let mut failed = Vec::new();
+    let mut sections = Vec::new();
     for name in names {
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let progress = |done: usize, total: usize| {
@@ -549,6 +607,18 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         if !report.all_pass() {
             failed.push(name);
         }
+        if a.report.is_some() {
+            let v: serde_json::Value = serde_json::from_str(&report.to_json())?;
+            sections.push(hetsched::report::input_from_json(name, v)?);
+        }
+    }
+    if let Some(path) = &a.report {
+        let opts = hetsched::report::ReportOptions {
+            title: Some(format!("hetsched reproduce {}", a.name)),
+            generated: None,
+        };
+        hetsched::report::write(path, &hetsched::report::render(&sections, &opts))?;
+        eprintln!("report: {}", path.display());
     }
     if !failed.is_empty() {
         eprintln!(

@@ -16,9 +16,10 @@ fn version() -> &'static str {
 }
 
 /// Runs `workload` on `platform` and returns the result JSON (the bytes of
-/// `hetsched run --json`). The GIL is released during the run.
+/// `hetsched run --json`, with `--timeline` when `timeline`). The GIL is released
+/// during the run.
 #[pyfunction]
-#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered", trace_format = None))]
+#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered", trace_format = None, timeline = false))]
 #[allow(
     clippy::too_many_arguments,
     reason = "mirrors the Python keyword arguments"
@@ -33,6 +34,7 @@ fn run(
     trace: Option<std::path::PathBuf>,
     duplicate_keys: &str,
     trace_format: Option<&str>,
+    timeline: bool,
 ) -> PyResult<String> {
     let duration = duration
         .map(hetsched::parse_duration)
@@ -49,8 +51,50 @@ fn run(
         read: errors::read_options(duplicate_keys)?,
         ..hetsched::RunRequest::default()
     };
-    py.detach(|| hetsched::run_request(&req).map(|out| hetsched::result_json(&out.result)))
-        .map_err(errors::to_py)
+    py.detach(|| {
+        if !timeline {
+            return hetsched::run_request(&req).map(|out| hetsched::result_json(&out.result));
+        }
+        let mut sink = hetsched::report::timeline::TimelineSink::new();
+        let out = hetsched::run_request_extra(&req, Some(&mut sink))?;
+        let tl = sink.finish();
+        Ok(hetsched::result_json_with_timeline(&out.result, Some(&tl)))
+    })
+    .map_err(errors::to_py)
+}
+
+/// The HTML report of `items`, in order: `(path, None)` reads a result JSON, a
+/// reproduction's JSON report or a sweep directory; `(name, Some(json))` is a result or
+/// report already in memory. The same bytes as `hetsched report`.
+#[pyfunction]
+#[pyo3(signature = (items, title = None))]
+fn report(
+    py: Python<'_>,
+    items: Vec<(String, Option<String>)>,
+    title: Option<String>,
+) -> PyResult<String> {
+    py.detach(|| {
+        let inputs = items
+            .iter()
+            .map(|(name, text)| match text {
+                None => hetsched::report::load_input(std::path::Path::new(name)),
+                Some(t) => serde_json::from_str(t)
+                    .map_err(|e| hetsched::Error::Report(format!("{name}: {e}")))
+                    .and_then(|v| hetsched::report::input_from_json(name, v)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if inputs.is_empty() {
+            return Err(hetsched::Error::Report(
+                "nothing to report: give result JSON files, reproduction reports or sweep directories".into(),
+            ));
+        }
+        let opts = hetsched::report::ReportOptions {
+            title,
+            generated: None,
+        };
+        Ok(hetsched::report::render(&inputs, &opts))
+    })
+    .map_err(errors::to_py)
 }
 
 /// Names of the platform presets.
@@ -249,6 +293,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(platform_describe, m)?)?;

@@ -14,6 +14,7 @@ use hetsched_core::workload::Workload;
 use hetsched_core::{RunError, RunResult, RunSpec};
 use std::path::{Path, PathBuf};
 
+pub mod report;
 pub mod reproduce;
 pub mod summary;
 pub mod sweep;
@@ -68,6 +69,9 @@ pub enum Error {
     /// `FILE:LINE:COL: …` or `point N (…): …`.
     #[error(transparent)]
     Experiment(#[from] sweep::ExperimentError),
+    /// A report's input: `FILE: what is wrong` (`hetsched report`).
+    #[error("report: {0}")]
+    Report(String),
     /// I/O on an output file.
     #[error("{path}: {err}")]
     Io {
@@ -223,8 +227,20 @@ pub struct Outcome {
 
 /// Loads everything a request names, runs it, and writes the trace if asked.
 pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
+    run_request_extra(req, None)
+}
+
+/// [`run_request`] with an `extra` sink beside the trace file (the report's
+/// [`report::timeline::TimelineSink`]).
+pub fn run_request_extra(
+    req: &RunRequest,
+    extra: Option<&mut dyn TraceSink>,
+) -> Result<Outcome, Error> {
     let Some(path) = &req.trace else {
-        return run_request_with(req, &mut []);
+        return match extra {
+            Some(e) => run_request_with(req, &mut [e]),
+            None => run_request_with(req, &mut []),
+        };
     };
     let io_err = |err| Error::Io {
         path: path.display().to_string(),
@@ -236,7 +252,10 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
     match format {
         hetsched_trace::TraceFormat::Text => {
             let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
-            let outcome = run_request_with(req, &mut [&mut sink])?;
+            let outcome = match extra {
+                Some(e) => run_request_with(req, &mut [&mut sink, e])?,
+                None => run_request_with(req, &mut [&mut sink])?,
+            };
             if let Some(e) = sink.take_error() {
                 return Err(io_err(e));
             }
@@ -245,7 +264,10 @@ pub fn run_request(req: &RunRequest) -> Result<Outcome, Error> {
         }
         hetsched_trace::TraceFormat::Perfetto => {
             let mut sink = hetsched_trace::PerfettoSink::create(path).map_err(io_err)?;
-            let outcome = run_request_with(req, &mut [&mut sink])?;
+            let outcome = match extra {
+                Some(e) => run_request_with(req, &mut [&mut sink, e])?,
+                None => run_request_with(req, &mut [&mut sink])?,
+            };
             if let Some(e) = sink.take_error() {
                 return Err(io_err(e));
             }
@@ -286,6 +308,33 @@ pub fn run_request_with(
 /// The result as pretty JSON (deterministic bytes for the same inputs and seed).
 pub fn result_json(r: &RunResult) -> String {
     let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The result as JSON with its timeline (`"timeline"`, after the result's own keys):
+/// what `hetsched run --timeline --json` writes and the report reads.
+pub fn result_value_with_timeline(
+    r: &RunResult,
+    timeline: Option<&report::timeline::Timeline>,
+) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+    if let (Some(tl), Some(o)) = (timeline, v.as_object_mut()) {
+        o.insert(
+            "timeline".into(),
+            serde_json::to_value(tl).unwrap_or(serde_json::Value::Null),
+        );
+    }
+    v
+}
+
+/// [`result_value_with_timeline`] as pretty JSON with a trailing newline.
+pub fn result_json_with_timeline(
+    r: &RunResult,
+    timeline: Option<&report::timeline::Timeline>,
+) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&result_value_with_timeline(r, timeline)).unwrap_or_default();
     s.push('\n');
     s
 }
