@@ -18,7 +18,8 @@
 //!   boost OPP: above `cpuinfo.max_freq` while boost is off), `opp-suspend` (recorded),
 //!   `opp-shared` (one policy for the CPUs sharing the table; otherwise one per CPU);
 //!   legacy `operating-points` pairs and the CPU's `clock-latency`;
-//! - `performance-domains` (Apple): CPUs with the same specifier are one policy;
+//! - `performance-domains` (Apple; Qualcomm's `qcom,freq-domain` alike): CPUs with the
+//!   same specifier are one policy;
 //! - `dynamic-power-coefficient` of the policy's first CPU (`dev_pm_opp_of_register_em()`
 //!   reads it from `policy->cpu`);
 //! - idle states from `cpu-idle-states`, or the PSCI hierarchy (`power-domains` →
@@ -551,9 +552,12 @@ pub fn import_blob(
     let mut domain_why: Vec<String> = Vec::new();
     for c in &cpus {
         let n = c.node;
-        let key = if let Some(pd) = t.cells(n, "performance-domains") {
+        let pd_prop = ["performance-domains", "qcom,freq-domain"]
+            .into_iter()
+            .find_map(|p| t.cells(n, p).map(|c| (p, c)));
+        let key = if let Some((prop, pd)) = pd_prop {
             if let Some(&ph) = pd.first() {
-                t.phandle(n, "performance-domains", ph, origin)?;
+                t.phandle(n, prop, ph, origin)?;
             }
             format!("pd:{pd:?}")
         } else if let Some(ph) = t.u32(n, "operating-points-v2") {
@@ -619,7 +623,7 @@ pub fn import_blob(
             "{name}: CPUs {:?} ({})",
             d.cpus,
             match d.key.split(':').next().unwrap_or("") {
-                "pd" => "same performance-domains",
+                "pd" => "same performance-domains / qcom,freq-domain",
                 "opp" => "operating-points-v2 table with opp-shared",
                 "cluster" =>
                     "no OPP table: one policy per cpu-map cluster, as SCPI/SPC firmware drivers do",
@@ -971,7 +975,8 @@ pub fn import_blob(
         // firmware OPPs: the driver is not the generic one, and the tree does not say which
         missing.push("cpufreq_driver: the tree has no OPP table, so the driver is firmware's (scpi, vexpress-spc, scmi); default cpufreq-dt".into());
     }
-    let apple = pds.iter().any(|p| domains_key_is_pd(&domains, &p.cpus));
+    let apple = cpus.iter().any(|c| t.has(c.node, "performance-domains"))
+        && pds.iter().any(|p| domains_key_is_pd(&domains, &p.cpus));
     let cpufreq_driver = ov.cpufreq_driver.or(if apple {
         prov.insert(
             "cpufreq_driver".into(),
