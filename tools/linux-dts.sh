@@ -19,9 +19,13 @@ need_tools() {
   command -v dtc >/dev/null 2>&1 || missing+=(device-tree-compiler)
   command -v cpp >/dev/null 2>&1 || missing+=(cpp)
   if [ ${#missing[@]} -gt 0 ]; then
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    local SUDO=""
+    [ "$(id -u)" = 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && SUDO="sudo -n"; }
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$SUDO" ]; }; then
       echo "linux-dts: installing ${missing[*]} with apt-get" >&2
-      apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+      $SUDO apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 ||
+        { $SUDO apt-get update -q >/dev/null 2>&1 && $SUDO apt-get install -y -q "${missing[@]}" >/dev/null; } || true
+      command -v dtc >/dev/null 2>&1 && command -v cpp >/dev/null 2>&1 || return 1
     else
       echo "linux-dts: missing ${missing[*]}: install them (Debian: apt-get install ${missing[*]})" >&2
       return 1
@@ -38,6 +42,12 @@ trap 'rm -rf "$TMP"' EXIT
 PKG="linux-source-$VER"
 ( cd "$TMP" && apt-get download -q "$PKG" >/dev/null 2>&1 ) || true
 DEB="$(ls "$TMP"/"$PKG"_*.deb 2>/dev/null | head -n1 || true)"
+if [ -z "$DEB" ] && [ "$(id -u)" = 0 ]; then
+  # A clean machine may have stale package lists.
+  apt-get update -q >/dev/null 2>&1 || true
+  ( cd "$TMP" && apt-get download -q "$PKG" >/dev/null 2>&1 ) || true
+  DEB="$(ls "$TMP"/"$PKG"_*.deb 2>/dev/null | head -n1 || true)"
+fi
 if [ -z "$DEB" ]; then
   # No apt source list for it: ask deb.debian.org's pool directly.
   FILE="$(apt-cache show "$PKG" 2>/dev/null | sed -n 's/^Filename: //p' | head -n1 || true)"
