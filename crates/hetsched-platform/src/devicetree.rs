@@ -17,7 +17,8 @@
 //!   `clock-latency-ns` (the maximum is `cpuinfo.transition_latency`), `turbo-mode` (a
 //!   boost OPP: above `cpuinfo.max_freq` while boost is off), `opp-suspend` (recorded),
 //!   `opp-shared` (one policy for the CPUs sharing the table; otherwise one per CPU);
-//!   legacy `operating-points` pairs and the CPU's `clock-latency`;
+//!   legacy `operating-points` pairs and the CPU's `clock-latency` (then every CPU is in
+//!   one policy, as cpufreq-dt's fallback does);
 //! - `performance-domains` (Apple; Qualcomm's `qcom,freq-domain` alike): CPUs with the
 //!   same specifier are one policy;
 //! - `dynamic-power-coefficient` of the policy's first CPU (`dev_pm_opp_of_register_em()`
@@ -337,7 +338,8 @@ pub fn compile_dts(dts: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Platform
     for d in includes {
         cpp.arg("-I").arg(d);
     }
-    cpp.args(["-undef", "-D__DTS__", "-x", "assembler-with-cpp", "-P"]);
+    // Line markers kept: dtc reads them, so its errors name the source file and line.
+    cpp.args(["-undef", "-D__DTS__", "-x", "assembler-with-cpp"]);
     cpp.arg(dts);
     let pre = cpp.output().map_err(|e| {
         io(format!(
@@ -548,6 +550,7 @@ pub fn import_blob(
         .collect();
 
     // --- perf domains ---
+    let any_v1 = cpus.iter().any(|c| t.has(c.node, "operating-points"));
     let mut domains: Vec<Domain> = Vec::new();
     let mut domain_why: Vec<String> = Vec::new();
     for c in &cpus {
@@ -567,8 +570,10 @@ pub fn import_blob(
             } else {
                 format!("cpu:{}", c.logical)
             }
-        } else if t.has(n, "operating-points") {
-            format!("cpu:{}", c.logical)
+        } else if any_v1 {
+            // cpufreq-dt (v6.11, dt_cpufreq_early_init()): without operating-points-v2
+            // every CPU shares one policy.
+            String::from("v1:all")
         } else {
             // No OPPs in the tree: firmware (SCPI, SPC) provides them per cluster.
             format!(
@@ -696,6 +701,7 @@ pub fn import_blob(
                 let uv = t
                     .cells(o, "opp-microvolt")
                     .and_then(|v| v.first().copied())
+                    .filter(|&v| v > 0)
                     .map(u64::from);
                 let uw = t.u32(o, "opp-microwatt").map(u64::from);
                 if let Some(l) = t.u32(o, "clock-latency-ns") {
@@ -762,7 +768,10 @@ pub fn import_blob(
                     at(table, "max clock-latency-ns of its OPPs"),
                 );
             }
-        } else if let Some(v) = t.cells(first, "operating-points") {
+        } else if let Some((first, v)) = d.cpus.iter().find_map(|&c| {
+            t.cells(cpus[c].node, "operating-points")
+                .map(|v| (cpus[c].node, v))
+        }) {
             if v.len() < 2 || v.len() % 2 != 0 {
                 return Err(err(
                     origin,
@@ -778,10 +787,12 @@ pub fn import_blob(
             for (khz, uv) in rows {
                 let base = format!("perf_domains.{name}.opps[{khz}kHz]");
                 prov.insert(format!("{base}.khz"), at(first, "operating-points"));
-                prov.insert(format!("{base}.uv"), at(first, "operating-points"));
+                if uv > 0 {
+                    prov.insert(format!("{base}.uv"), at(first, "operating-points"));
+                }
                 opps.push(OppFile {
                     khz,
-                    uv: Some(uv),
+                    uv: (uv > 0).then_some(uv), // 0 µV: not given (ux500)
                     uw: None,
                 });
             }

@@ -162,6 +162,27 @@ fn performance_domains_sockets_and_psci_hierarchy() {
 }
 
 #[test]
+fn legacy_operating_points_and_mpidr_clusters() {
+    if !have_dtc() {
+        eprintln!("skipped: dtc/cpp missing");
+        return;
+    }
+    let p = import("legacy.dts").expect("legacy.dts imports");
+    assert_eq!(p.cpus.len(), 3, "the disabled CPU is left out");
+    let cl: Vec<&[usize]> = p.clusters.iter().map(|c| c.cpus.as_slice()).collect();
+    assert_eq!(cl, [&[0, 1][..], &[2][..]]);
+    assert_eq!(p.perf_domains.len(), 1);
+    assert_eq!(p.perf_domains[0].cpus, [0, 1, 2]);
+    let v: Vec<(u64, Option<u64>)> = p.perf_domains[0]
+        .opps
+        .iter()
+        .map(|o| (o.freq_khz, o.microvolt))
+        .collect();
+    assert_eq!(v, [(400_000, None), (800_000, Some(1_100_000))]);
+    assert_eq!(p.perf_domains[0].transition_latency_ns, 61_036);
+}
+
+#[test]
 fn malformed_trees_get_one_line_naming_the_node() {
     if !have_dtc() {
         eprintln!("skipped: dtc/cpp missing");
