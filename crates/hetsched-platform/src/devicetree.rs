@@ -73,6 +73,15 @@ fn err(origin: &str, node: &str, message: impl Into<String>) -> PlatformError {
 
 impl Tree {
     fn parse(blob: &[u8], origin: &str) -> Result<Tree, PlatformError> {
+        // The fdt crate indexes the blob without bounds checks in places (a corrupt blob
+        // panics it), so the structure is checked first.
+        check_blob(blob).map_err(|m| {
+            err(
+                origin,
+                "/",
+                format!("not a valid flattened device tree: {m}"),
+            )
+        })?;
         let fdt = fdt::Fdt::new(blob)
             .map_err(|e| err(origin, "/", format!("not a flattened device tree: {e:?}")))?;
         let root = fdt
@@ -191,6 +200,73 @@ impl Tree {
                 ),
             )
         })
+    }
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at.checked_add(4)?)
+        .map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+}
+
+/// Check a flattened device tree's header and walk its structure block (devicetree
+/// specification v0.4, chapter 5): every offset in bounds, names and property names
+/// NUL-terminated UTF-8, nodes balanced, ending in FDT_END.
+fn check_blob(b: &[u8]) -> Result<(), String> {
+    let h = |i: usize| be32(b, i * 4).map(|v| v as usize).ok_or("truncated header");
+    if h(0)? != 0xd00d_feed {
+        return Err("bad magic".into());
+    }
+    let total = h(1)?;
+    let (off_struct, off_strings, version) = (h(2)?, h(3)?, h(5)?);
+    let (size_strings, size_struct) = (h(8)?, h(9)?);
+    if total > b.len() || version < 17 {
+        return Err(format!(
+            "total size {total} > {} bytes, or version {version} < 17",
+            b.len()
+        ));
+    }
+    let end_struct = off_struct.checked_add(size_struct).filter(|&e| e <= total);
+    let end_strings = off_strings
+        .checked_add(size_strings)
+        .filter(|&e| e <= total);
+    let (Some(end_struct), Some(end_strings)) = (end_struct, end_strings) else {
+        return Err("a block lies outside the blob".into());
+    };
+    let strings = &b[off_strings..end_strings];
+    let cstr = |bytes: &[u8]| -> Option<usize> {
+        let n = bytes.iter().position(|&c| c == 0)?;
+        std::str::from_utf8(&bytes[..n]).ok().map(|_| n)
+    };
+    let (mut at, mut depth) = (off_struct, 0usize);
+    let pad = |x: usize| x.checked_add(3).map(|y| y & !3);
+    loop {
+        let tok = be32(&b[..end_struct], at).ok_or("structure block ends without FDT_END")?;
+        at += 4;
+        match tok {
+            1 => {
+                let n = cstr(&b[at..end_struct]).ok_or("bad node name")?;
+                at = pad(at + n + 1).ok_or("overflow")?;
+                depth += 1;
+            }
+            2 => depth = depth.checked_sub(1).ok_or("unbalanced FDT_END_NODE")?,
+            3 => {
+                let len = be32(&b[..end_struct], at).ok_or("truncated property")? as usize;
+                let nameoff = be32(&b[..end_struct], at + 4).ok_or("truncated property")? as usize;
+                strings
+                    .get(nameoff..)
+                    .and_then(cstr)
+                    .ok_or("bad property name offset")?;
+                let end = (at + 8).checked_add(len).filter(|&e| e <= end_struct);
+                at = pad(end.ok_or("property value outside the structure block")?)
+                    .ok_or("overflow")?;
+            }
+            4 => {}
+            9 if depth == 0 => return Ok(()),
+            _ => return Err(format!("bad token {tok:#x} at offset {}", at - 4)),
+        }
+        if at > end_struct {
+            return Err("structure block overrun".into());
+        }
     }
 }
 

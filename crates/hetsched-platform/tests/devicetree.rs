@@ -201,11 +201,44 @@ fn malformed_trees_get_one_line_naming_the_node() {
     let e = devicetree::import_blob(b"not a dtb", "x.dtb", "x", None).expect_err("garbage");
     assert!(
         e.to_string()
-            .starts_with("x.dtb: /: not a flattened device tree"),
+            .starts_with("x.dtb: /: not a valid flattened device tree: bad magic"),
         "{e}"
     );
     let e = hetsched_platform::load("no/such/board.dts").expect_err("missing");
     assert!(e.to_string().contains("no such file"), "{e}");
+}
+
+#[test]
+fn corrupt_blobs_are_errors_not_panics() {
+    if !have_dtc() {
+        eprintln!("skipped: dtc/cpp missing");
+        return;
+    }
+    let src = fixture("good.dts");
+    let blob =
+        devicetree::compile_dts(&src, &devicetree::default_includes(&src, &[])).expect("compiles");
+    // every truncation, and 2000 copies with 1–4 bytes overwritten (a fixed LCG)
+    let mut cases: Vec<Vec<u8>> = (0..blob.len()).map(|n| blob[..n].to_vec()).collect();
+    let mut x: u64 = 20_261_126;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (x >> 33) as usize
+    };
+    for _ in 0..2000 {
+        let mut b = blob.clone();
+        for _ in 0..=next() % 4 {
+            let i = next() % b.len();
+            b[i] = next() as u8;
+        }
+        cases.push(b);
+    }
+    for c in &cases {
+        if let Err(e) = devicetree::import_blob(c, "x.dtb", "x", None) {
+            assert!(!e.to_string().contains('\n'));
+        }
+    }
 }
 
 #[test]
