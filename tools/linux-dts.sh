@@ -37,6 +37,12 @@ need_tools || exit 0
 if [ -f "$OUT/ok" ]; then echo "$OUT"; exit 0; fi
 
 mkdir -p "$CACHE"
+# Tests may run this from several threads at once: one fetches, the others wait.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE/.lock"
+  flock 9
+  if [ -f "$OUT/ok" ]; then echo "$OUT"; exit 0; fi
+fi
 TMP="$(mktemp -d "$CACHE/tmp.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 PKG="linux-source-$VER"
