@@ -10,7 +10,7 @@ HETSCHED := target/release/hetsched
 # Perfetto's Python package: its perfetto_trace_pb2 decodes our .pftrace in the tests.
 PERFETTO_PY := perfetto==0.59.1
 
-.PHONY: demo build test lint rust-test py-test lisa-test bench python clean reproduce-check chromium
+.PHONY: demo build test lint dts rust-test py-test lisa-test bench python clean reproduce-check chromium
 
 ## demo: build the CLI and run the built-in two-cluster scenario on hikey960
 demo: build
@@ -34,7 +34,12 @@ lint:
 PROPTEST_RNG_SEED ?= 20261121
 export PROPTEST_RNG_SEED
 
-rust-test:
+# The kernel's own device trees for the real-board import tests (once per clone; installs
+# dtc and cpp with apt-get when missing).
+dts:
+	bash tools/linux-dts.sh >/dev/null
+
+rust-test: dts
 	$(CARGO) test --locked --workspace --exclude hetsched-py
 
 $(VPY):

@@ -80,6 +80,23 @@ enum PlatformsCmd {
         #[arg(long, conflicts_with = "domains")]
         json: bool,
     },
+    /// Import a board's device tree (.dts preprocessed and compiled as the kernel build
+    /// does, or .dtb) into the platform YAML, with each number's provenance.
+    Import {
+        /// The board's .dts or .dtb.
+        tree: PathBuf,
+        /// Include directories for cpp and dtc (in a kernel tree,
+        /// scripts/dtc/include-prefixes and include are found on their own).
+        #[arg(short = 'I', value_name = "DIR")]
+        include: Vec<PathBuf>,
+        /// YAML with what the tree lacks (firmware OPPs, transition latency, idle-state
+        /// power, cpufreq driver), by perf-domain and idle-state name.
+        #[arg(long)]
+        overlay: Option<PathBuf>,
+        /// Write the YAML here (default: standard output).
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -308,6 +325,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// `hetsched platforms import`: the YAML on stdout or in `-o`, and on stderr what the tree
+/// lacks; fails (one line) when a required number is missing and no overlay gives it.
+fn cmd_import(
+    tree: &std::path::Path,
+    include: &[PathBuf],
+    overlay: Option<&std::path::Path>,
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use hetsched::hetsched_platform::devicetree;
+    let ov = overlay.map(devicetree::read_overlay).transpose()?;
+    let ov_name = overlay.map(|p| p.display().to_string()).unwrap_or_default();
+    let imported =
+        devicetree::import_path(tree, include, ov.as_ref().map(|o| (o, ov_name.as_str())))?;
+    let origin = tree.display().to_string();
+    for m in &imported.missing {
+        eprintln!("missing: {m}");
+    }
+    imported.check(&origin)?;
+    // The result must load as a platform before it is written.
+    hetsched::hetsched_platform::load_imported(&imported, &origin)?;
+    let yaml = devicetree::to_yaml(&imported)?;
+    match output {
+        Some(p) => {
+            std::fs::write(p, yaml).with_context(|| format!("{}: cannot write", p.display()))
+        }
+        None => out(&yaml),
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
@@ -344,6 +390,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
+            PlatformsCmd::Import {
+                tree,
+                include,
+                overlay,
+                output,
+            } => cmd_import(&tree, &include, overlay.as_deref(), output.as_deref()),
         },
         Cmd::Validate {
             workload,

@@ -394,7 +394,16 @@ pub(crate) fn build(file: &PlatformFile) -> Res<Platform> {
         cpus,
         clusters,
         perf_domains,
-        sources: file.sources.clone(),
+        sources: file
+            .sources
+            .iter()
+            .cloned()
+            .chain(
+                file.provenance
+                    .iter()
+                    .map(|(k, v)| format!("provenance: {k} ← {v}")),
+            )
+            .collect(),
         notes,
         cpufreq_driver: file.cpufreq_driver.unwrap_or_default(),
     })

@@ -53,6 +53,11 @@ pub struct PlatformFile {
     /// `1..=1024`, equal within a perf domain. A note records the replacement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_override: Option<Vec<u64>>,
+    /// Where each number came from, by key (`perf_domains.cluster0.opps[408000kHz].uv`):
+    /// a device-tree node and property, or an overlay file. Written by
+    /// `hetsched platforms import`; `platforms show` prints it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provenance: BTreeMap<String, String>,
 }
 
 /// One performance domain (cpufreq policy) with its CPUs, core type and OPP table.

@@ -18,6 +18,7 @@
 
 mod convert;
 mod describe;
+pub mod devicetree;
 mod error;
 pub mod format;
 mod locate;
@@ -65,10 +66,33 @@ pub fn load_file(path: &Path) -> Result<Platform, PlatformError> {
     parse_str(&text, &origin)
 }
 
-/// Load a preset if `name_or_path` names one, else the YAML file at that path.
+/// Import a device tree (`.dts` compiled with cpp and dtc, or `.dtb`) and load the
+/// platform it describes, failing with one line when the tree lacks a required number (an
+/// overlay supplies those: `hetsched platforms import --overlay`).
+pub fn load_device_tree(path: &Path) -> Result<Platform, PlatformError> {
+    let origin = path.display().to_string();
+    let imported = devicetree::import_path(path, &[], None)?;
+    imported.check(&origin)?;
+    load_imported(&imported, &origin)
+}
+
+/// Validate an imported platform and derive its [`Platform`].
+pub fn load_imported(
+    imported: &devicetree::Imported,
+    origin: &str,
+) -> Result<Platform, PlatformError> {
+    let text = devicetree::to_yaml(imported)?;
+    parse_str(&text, origin)
+}
+
+/// Load a preset if `name_or_path` names one, a device tree if it ends in `.dts`/`.dtb`,
+/// else the YAML file at that path.
 pub fn load(name_or_path: &str) -> Result<Platform, PlatformError> {
     if presets::text(name_or_path).is_some() {
         return load_preset(name_or_path);
+    }
+    if devicetree::is_device_tree(name_or_path) {
+        return load_device_tree(Path::new(name_or_path));
     }
     let path = Path::new(name_or_path);
     let looks_like_path = name_or_path.contains(['/', '\\', '.']);
