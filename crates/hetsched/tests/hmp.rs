@@ -268,3 +268,32 @@ fn a_saturated_fast_domain_offloads_to_idle_little_cpus() {
     home.dedup();
     assert_eq!(home.len(), 4, "{home:?}");
 }
+
+/// More than two capacity classes: orion_o6 has five (279, 866, 905, 984, 1024) in one
+/// cluster, so HMP's domains are the classes, fastest first. A CPU-bound task released from
+/// an A520 climbs one domain at a time (`hmp_up_migration()` → `hmp_select_faster_cpu()`
+/// picks from `hmp_faster_domain()`, the next one up), each step a forced up-migration in
+/// its idle-pull form (`sched_hmp_migrate` reason 3), to a 1024 CPU. The only scheduling
+/// domain spans every class, so HMP turns its balancing off; it still paces the rebalance
+/// softirq that runs `hmp_force_up_migration()`.
+#[test]
+fn a_busy_task_climbs_the_domains_of_a_five_class_platform() {
+    let json = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": { "h": { "phases": {
+        "pin": { "cpus": [1], "loop": 1, "run": 200000 },
+        "free": { "cpus": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], "loop": -1,
+                  "run": 100000 } } } } }"#;
+    let sets = [
+        "hmp.enabled=true",
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+    ];
+    let (_, lines) = traced("orion_o6", json, 3000, &sets);
+    let moves = hmp_moves(&lines, "h-0");
+    let caps = [1024, 279, 279, 279, 279, 905, 905, 866, 866, 984, 984, 1024];
+    let climb: Vec<u32> = moves.iter().map(|m| caps[m.1 as usize]).collect();
+    assert_eq!(climb, [866, 905, 984, 1024], "{moves:?}");
+    assert!(moves.iter().all(|m| m.2 == 3), "{moves:?}");
+    // released at 733 ms (200 ms of work at 279/1024 speed), at the top within half a second
+    assert!(moves[3].0 < 1_300_000, "{moves:?}");
+}

@@ -382,7 +382,25 @@ impl Sim<'_> {
             }
             let sd = &self.doms.domains(cpu)[level];
             if !sd.load_balance {
-                continue; // no SD_LOAD_BALANCE (HMP's cross-domain level)
+                // no SD_LOAD_BALANCE (HMP's cross-domain level). LSK's HMP domains were
+                // clusters, so a CPU always kept a balancing cluster level whose interval
+                // paced the rebalance softirq (and `hmp_force_up_migration()` in it); where
+                // HMP's capacity classes share one cluster, that level is the disabled one:
+                // it keeps pacing the softirq, balancing nothing.
+                if !self.doms.domains(cpu).iter().any(|d| d.load_balance) {
+                    let interval = crate::policy::lb::get_sd_balance_interval(
+                        sd.balance_interval,
+                        sd.busy_factor,
+                        busy,
+                        &self.lbp,
+                    );
+                    let sd = &mut self.doms.cpus[cpu][level];
+                    if jiffies >= sd.last_balance + interval {
+                        sd.last_balance = jiffies;
+                    }
+                    next_balance = next_balance.min(sd.last_balance + interval);
+                }
+                continue;
             }
             let mut interval = crate::policy::lb::get_sd_balance_interval(
                 sd.balance_interval,
