@@ -295,8 +295,40 @@ fn out(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// A command-line parse failure: `--help` and `--version` print as clap writes them (exit
+/// 0); any other is one line, `hetsched: error: …` with clap's message and its tip, exit 2.
+fn argument_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more"))
+        .collect();
+    let msg = lines.join("; ");
+    let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
+    eprintln!("hetsched: error: {msg} (see `hetsched --help`)");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(&e),
+    };
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

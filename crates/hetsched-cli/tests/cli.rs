@@ -636,3 +636,49 @@ fn reproduce_platform_replaces_a_preset_and_bad_uses_are_one_line_errors() {
     ]));
     assert!(e.contains("juno-bad.yaml:"), "{e}");
 }
+
+/// Issue 20's unclear messages and the deep-YAML hang: each is one positioned line.
+#[test]
+fn hostile_inputs_of_issue_20_get_one_positioned_line() {
+    // 100,000 nested flow brackets (serde_yaml did not return): refused at the 65th
+    let deep = format!(
+        "name: x\ncpus: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let p = tmp("deep.yaml", &deep);
+    let e = err_line(&hetsched(&["platforms", "show", p.to_str().unwrap()]));
+    assert!(
+        e.ends_with(":2:71: flow collections nested deeper than 64 levels"),
+        "{e}"
+    );
+    // invalid UTF-8 in a task name: refused at the byte, not replaced
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-{}", std::process::id()));
+    let utf = dir.join("utf.json");
+    std::fs::write(
+        &utf,
+        b"{\"global\":{\"duration\":1},\"tasks\":{\"t\xff\":{\"loop\":1,\"run\":10}}}",
+    )
+    .unwrap();
+    let e = err_line(&hetsched(&["validate", utf.to_str().unwrap()]));
+    assert!(
+        e.contains("utf.json:1:37: expected UTF-8 text (byte 0xff"),
+        "{e}"
+    );
+    // 2^64 is an integer beyond range, not "a float"
+    let big = tmp(
+        "big.json",
+        r#"{"global":{"duration":1},"tasks":{"t":{"loop":1,"run":18446744073709551616}}}"#,
+    );
+    let e = err_line(&hetsched(&["validate", big.to_str().unwrap()]));
+    assert!(
+        e.ends_with("found an integer beyond the 64-bit range"),
+        "{e}"
+    );
+    // argument errors: one line starting as every other error does
+    let e = err_line(&hetsched(&["run", "--bogus"]));
+    assert!(
+        e.starts_with("hetsched: error: unexpected argument '--bogus'"),
+        "{e}"
+    );
+}

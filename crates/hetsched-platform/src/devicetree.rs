@@ -505,6 +505,7 @@ pub fn read_overlay(path: &Path) -> Result<Overlay, PlatformError> {
         path: origin.clone(),
         message: one_line(&e.to_string()),
     })?;
+    crate::error::check_yaml_depth(&text, &origin)?;
     serde_yaml::from_str(&text).map_err(|e| crate::error::from_yaml(&origin, &e))
 }
 

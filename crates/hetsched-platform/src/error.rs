@@ -95,3 +95,59 @@ pub(crate) fn from_yaml(origin: &str, err: &serde_yaml::Error) -> PlatformError 
         message: one_line(&message),
     }
 }
+
+/// The deepest flow nesting (`[` and `{`) a platform file may have. serde_yaml's parser
+/// does not return on 100,000 nested flow brackets; no platform needs more than a few.
+pub(crate) const MAX_YAML_FLOW_DEPTH: usize = 64;
+
+/// Refuses YAML whose flow collections nest deeper than [`MAX_YAML_FLOW_DEPTH`], at the
+/// opening bracket that goes past it, before any parser sees it: one linear pass that
+/// skips quoted scalars and comments.
+pub(crate) fn check_yaml_depth(text: &str, origin: &str) -> Result<(), PlatformError> {
+    let (mut depth, mut line, mut col) = (0usize, 1usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut prev = '\n';
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+            col = 0;
+            comment = false;
+            prev = c;
+            continue;
+        }
+        col += 1;
+        if comment {
+            continue;
+        }
+        match quote {
+            Some(q) => {
+                if c == q && !(q == '"' && prev == '\\') {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '#' if prev.is_whitespace() => comment = true,
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_YAML_FLOW_DEPTH {
+                        return Err(PlatformError::Syntax {
+                            at: SourcePos {
+                                origin: origin.to_string(),
+                                line_column: Some((line, col)),
+                            },
+                            message: format!(
+                                "flow collections nested deeper than {MAX_YAML_FLOW_DEPTH} levels"
+                            ),
+                        });
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    Ok(())
+}

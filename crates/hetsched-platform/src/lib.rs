@@ -105,6 +105,7 @@ pub fn load(name_or_path: &str) -> Result<Platform, PlatformError> {
 
 /// Parse and validate platform YAML. `origin` names the text in errors (a file path).
 pub fn parse_str(text: &str, origin: &str) -> Result<Platform, PlatformError> {
+    error::check_yaml_depth(text, origin)?;
     let file: PlatformFile =
         serde_yaml::from_str(text).map_err(|e| error::from_yaml(origin, &e))?;
     convert::build(&file).map_err(|inv| {

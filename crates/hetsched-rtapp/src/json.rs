@@ -49,6 +49,10 @@ impl Value {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
             Value::Int(_) => "an integer",
+            // 2⁶³ and beyond: an integer literal too large for i64 is read as a float
+            Value::Float(f) if f.fract() == 0.0 && f.abs() >= 9.223_372_036_854_776e18 => {
+                "an integer beyond the 64-bit range"
+            }
             Value::Float(_) => "a float",
             Value::Str(_) => "a string",
             Value::Array(_) => "an array",

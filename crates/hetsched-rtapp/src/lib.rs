@@ -129,15 +129,35 @@ pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workloa
     Ok(w)
 }
 
-/// Reads and parses an rt-app JSON file. Bytes that are not UTF-8 are replaced by
-/// U+FFFD (json-c does not validate them either).
+/// Reads and parses an rt-app JSON file. A file that is not UTF-8 is refused at its first
+/// invalid byte (JSON text is UTF-8, RFC 8259 §8.1; json-c passes such bytes through into
+/// names, which hetsched would otherwise have to replace silently).
 pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Workload, RtappError> {
     let origin = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| RtappError::Io {
         path: origin.clone(),
         reason: e.to_string(),
     })?;
-    parse_str(&String::from_utf8_lossy(&bytes), &origin, opts)
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        // valid UTF-8 up to here: count lines and characters
+        let before = std::str::from_utf8(good).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        RtappError::Syntax {
+            at: error::Location {
+                origin: origin.clone(),
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                col: u32::try_from(col).unwrap_or(u32::MAX),
+            },
+            expected: format!(
+                "UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
+                bytes[e.valid_up_to()]
+            ),
+            jsonc: "json-c passes invalid UTF-8 through; hetsched refuses it",
+        }
+    })?;
+    parse_str(text, &origin, opts)
 }
 
 #[cfg(test)]
