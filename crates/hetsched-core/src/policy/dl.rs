@@ -12,8 +12,8 @@
 //! in `find_lock_later_rq()` (one try decides, as its retry "is unlikely to yield a
 //! different result").
 
-use super::domains::{for_each_cpu_wrap, SdTopology, SD_WAKE_AFFINE};
-use super::rt::cpumask_any_and_distribute;
+use super::domains::{for_each_cpu_wrap, SdTopology};
+use super::rt::pick_near;
 use super::select_fair::WF_TTWU;
 use crate::sched::CpuSet;
 
@@ -158,28 +158,7 @@ pub fn find_later_rq(
         return None;
     }
     let later = cpudl_find(rqs, task, true, topo.asym_cpucap_active())?;
-    if later.contains(task.cpu) {
-        return Some(task.cpu);
-    }
-    let this_cpu = later.contains(this_cpu).then_some(this_cpu);
-    let n = rqs.len();
-    for sd in topo.domains(task.cpu) {
-        if sd.flags & SD_WAKE_AFFINE == 0 {
-            continue;
-        }
-        if let Some(t) = this_cpu {
-            if sd.span.contains(t) {
-                return Some(t);
-            }
-        }
-        if let Some(best) = cpumask_any_and_distribute(&later, &sd.span, n, distribute_prev) {
-            return Some(best);
-        }
-    }
-    if this_cpu.is_some() {
-        return this_cpu;
-    }
-    cpumask_any_and_distribute(&later, &CpuSet::first_n(n), n, distribute_prev)
+    pick_near(&later, topo, task.cpu, this_cpu, rqs.len(), distribute_prev)
 }
 
 /// `select_task_rq_dl(p, cpu, flags)` (v6.11): only at a wake-up (WF_TTWU); the task

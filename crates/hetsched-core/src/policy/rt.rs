@@ -250,29 +250,43 @@ pub fn find_lowest_rq(
     } else {
         cpupri.find(task.prio, &task.allowed)
     }?;
-    // The last CPU the task ran on is most likely cache-hot.
-    if lowest_mask.contains(task.cpu) {
-        return Some(task.cpu);
+    pick_near(&lowest_mask, topo, task.cpu, this_cpu, n, distribute_prev)
+}
+
+/// The choice `find_lowest_rq()` and `find_later_rq()` (deadline.c) share among their
+/// candidates `mask`: the task's CPU (most likely cache-hot); else `this_cpu` if it is a
+/// candidate inside the first `SD_WAKE_AFFINE` domain of the task's CPU ("cheaper to
+/// preempt than a remote processor"), else a candidate of that domain in distributed
+/// order; else `this_cpu`, else any candidate.
+pub fn pick_near(
+    mask: &CpuSet,
+    topo: &SdTopology,
+    task_cpu: usize,
+    this_cpu: usize,
+    n: usize,
+    distribute_prev: &mut usize,
+) -> Option<usize> {
+    if mask.contains(task_cpu) {
+        return Some(task_cpu);
     }
-    let this_cpu = lowest_mask.contains(this_cpu).then_some(this_cpu);
-    for sd in topo.domains(task.cpu) {
+    let this_cpu = mask.contains(this_cpu).then_some(this_cpu);
+    for sd in topo.domains(task_cpu) {
         if sd.flags & SD_WAKE_AFFINE == 0 {
             continue;
         }
-        // "this_cpu" is cheaper to preempt than a remote processor.
         if let Some(t) = this_cpu {
             if sd.span.contains(t) {
                 return Some(t);
             }
         }
-        if let Some(best) = cpumask_any_and_distribute(&lowest_mask, &sd.span, n, distribute_prev) {
+        if let Some(best) = cpumask_any_and_distribute(mask, &sd.span, n, distribute_prev) {
             return Some(best);
         }
     }
     if this_cpu.is_some() {
         return this_cpu;
     }
-    cpumask_any_and_distribute(&lowest_mask, &CpuSet::first_n(n), n, distribute_prev)
+    cpumask_any_and_distribute(mask, &CpuSet::first_n(n), n, distribute_prev)
 }
 
 /// Why [`select_task_rq_rt`] chose its CPU.

@@ -414,13 +414,7 @@ impl<'w> Sim<'w> {
         cpu: usize,
         now: Nanos,
     ) {
-        let has_pushable = {
-            let rq = &self.rqs[cpu];
-            rq.dl
-                .iter()
-                .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
-        };
-        if has_pushable {
+        if self.dl_overloaded_rq(cpu) {
             self.push_dl_tasks(out, cpu, now);
         }
     }
