@@ -12,7 +12,7 @@
 //! period has passed and decide in their work, which the engine runs in a kworker.
 
 use super::dbs::DbsGovernor;
-use super::schedutil::{SugovCpuInput, SugovPolicy};
+use super::schedutil::{SugovInputs, SugovPolicy};
 
 /// What the engine must do after a governor decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +85,12 @@ impl GovernorState {
 
     /// The `cpufreq_update_util()` hook for `cpu` of the policy at `now` (`inputs`: one
     /// per CPU of the policy, in `PerfDomain::cpus` order).
-    pub fn update_util(
+    pub fn update_util<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,
         cpu: usize,
         flags: u32,
-        inputs: &[SugovCpuInput],
+        inputs: &I,
     ) -> FreqRequest {
         match self {
             GovernorState::Fixed { .. } | GovernorState::Timed { .. } => FreqRequest::Unchanged,

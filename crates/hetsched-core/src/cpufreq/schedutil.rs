@@ -153,6 +153,30 @@ pub struct SugovCpuInput {
     pub idle_calls: u64,
 }
 
+/// Where the governor reads its policy's CPUs, by index `j` in `PerfDomain::cpus` order:
+/// read lazily, so that an update the rate limit turns away reads only the calling CPU's
+/// `bw_dl`, as `sugov_update_*()` does before `sugov_should_update_freq()`.
+pub trait SugovInputs {
+    /// What CPU `j` of the policy looks like now.
+    fn input(&self, j: usize) -> SugovCpuInput;
+    /// Its `cpu_bw_dl()`, all that is read before the rate limit.
+    fn bw_dl(&self, j: usize) -> u64 {
+        self.input(j).rq.bw_dl
+    }
+}
+
+impl SugovInputs for [SugovCpuInput] {
+    fn input(&self, j: usize) -> SugovCpuInput {
+        self[j]
+    }
+}
+
+impl<const N: usize> SugovInputs for [SugovCpuInput; N] {
+    fn input(&self, j: usize) -> SugovCpuInput {
+        self[j]
+    }
+}
+
 /// Per-CPU governor state (`struct sugov_cpu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SugovCpu {
@@ -460,31 +484,29 @@ impl SugovPolicy {
     /// `cpufreq_update_util(rq, flags)` for `cpu` at `now`: `sugov_update_single_freq()`
     /// for one-CPU policies, `sugov_update_shared()` otherwise. `inputs` has one entry per
     /// CPU of the policy, in `PerfDomain::cpus` order.
-    pub fn update(
+    pub fn update<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,
         cpu: usize,
         flags: u32,
-        inputs: &[SugovCpuInput],
+        inputs: &I,
     ) -> FreqRequest {
         let Some(i) = self.cpus.iter().position(|&c| c == cpu) else {
             return FreqRequest::Unchanged;
         };
-        if inputs.len() != self.cpus.len() {
-            return FreqRequest::Unchanged;
-        }
         self.iowait_boost(i, now, flags);
         self.sg_cpu[i].last_update = now;
-        self.ignore_dl_rate_limit(i, inputs[i].rq.bw_dl);
+        self.ignore_dl_rate_limit(i, inputs.bw_dl(i));
         if !self.should_update_freq(now) {
             return FreqRequest::Unchanged;
         }
         let next_f = if self.cpus.len() == 1 {
+            let input = inputs.input(i);
             let boost = self.iowait_apply(i, now);
-            self.get_util(i, &inputs[i], boost);
+            self.get_util(i, &input, boost);
             let cached = self.cached_raw_freq;
             let mut next_f = self.get_next_freq(self.sg_cpu[i].util);
-            if self.hold_freq(i, &inputs[i]) && next_f < self.next_freq && !self.need_freq_update {
+            if self.hold_freq(i, &input) && next_f < self.next_freq && !self.need_freq_update {
                 next_f = self.next_freq;
                 self.cached_raw_freq = cached;
             }
@@ -492,9 +514,10 @@ impl SugovPolicy {
         } else {
             // sugov_next_freq_shared(): max over the policy's CPUs.
             let mut util = 0;
-            for (j, input) in inputs.iter().enumerate() {
+            for j in 0..self.cpus.len() {
+                let input = inputs.input(j);
                 let boost = self.iowait_apply(j, now);
-                self.get_util(j, input, boost);
+                self.get_util(j, &input, boost);
                 util = util.max(self.sg_cpu[j].util);
             }
             self.get_next_freq(util)
@@ -793,14 +816,14 @@ mod tests {
             .collect();
         // CPU 3 (second of 0,3,4,5) has 300: perf 375; 850000 × 375 / 446 = 714686 → 775 MHz.
         assert_eq!(
-            sg.update(T0, 0, 0, &ins),
+            sg.update(T0, 0, 0, &ins[..]),
             FreqRequest::Target { freq_khz: 775_000 }
         );
         assert_eq!(sg.cur(), 850_000);
         // A new request during the transition is queued...
         let mut low = ins.clone();
         low[1].util_cfs_boost = 0;
-        assert_eq!(sg.update(T0 + 10, 3, 0, &low), FreqRequest::Queued);
+        assert_eq!(sg.update(T0 + 10, 3, 0, &low[..]), FreqRequest::Queued);
         // ...and started when the first transition completes.
         assert_eq!(
             sg.transition_done(),

@@ -14,14 +14,14 @@
 
 use super::energy::{cpu_util_cfs, cpu_util_cfs_boost, rq_signals};
 use super::program::Op;
-use super::{g_power, Ev, Out, Sim};
+use super::{g_power, Ev, Out, Rq, Sim};
 use crate::cpufreq::conservative::CsPolicy;
 use crate::cpufreq::dbs::{self, DbsCpuInput, DbsData, DbsGovernor, DbsKind, PolicyDbs};
 use crate::cpufreq::freq_table::FreqTable;
 use crate::cpufreq::governor::{FreqRequest, GovernorState};
 use crate::cpufreq::ondemand::OdPolicy;
 use crate::cpufreq::schedutil::{
-    cpufreq_policy_transition_delay_us, SugovCpuInput, SugovParams, SugovPolicy,
+    cpufreq_policy_transition_delay_us, SugovCpuInput, SugovInputs, SugovParams, SugovPolicy,
 };
 use crate::energy::em::EnergyModel;
 use crate::options::{Governor, Settings};
@@ -252,20 +252,35 @@ fn dbs_start(
     DbsGovernor::new(kind)
 }
 
-impl Sim<'_> {
-    /// What schedutil reads of `cpu` (`sugov_get_util()` inputs).
-    fn sugov_input(&self, cpu: usize) -> SugovCpuInput {
+/// What schedutil reads of the CPUs of one policy (`sugov_get_util()` inputs), computed
+/// when the governor asks for them.
+struct SimSugovInputs<'a> {
+    cpus: &'a [usize],
+    rqs: &'a [Rq],
+    en: &'a super::energy::EnergyState,
+    util_est: bool,
+}
+
+impl SugovInputs for SimSugovInputs<'_> {
+    fn input(&self, j: usize) -> SugovCpuInput {
+        let cpu = self.cpus[j];
         let rq = &self.rqs[cpu];
-        let ue = self.s.options.pelt.util_est;
         SugovCpuInput {
             rq: rq_signals(rq, &self.en.uclamp[cpu]),
-            util_cfs: cpu_util_cfs(rq, ue),
-            util_cfs_boost: cpu_util_cfs_boost(rq, ue),
+            util_cfs: cpu_util_cfs(rq, self.util_est),
+            util_cfs_boost: cpu_util_cfs_boost(rq, self.util_est),
             uclamp_used: self.en.uclamp_used,
             idle_calls: self.en.idle_calls[cpu],
         }
     }
 
+    fn bw_dl(&self, _j: usize) -> u64 {
+        // cpu_bw_dl() is not modelled (rq_signals() gives 0)
+        0
+    }
+}
+
+impl Sim<'_> {
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
     /// `cpu`'s policy (schedutil: `sugov_update_single_freq()` / `sugov_update_shared()`).
     /// Returns at once when the governor installs no hook.
@@ -283,17 +298,19 @@ impl Sim<'_> {
         let pd = p.cpus[cpu].perf_domain;
         if self.cpufreq.dbs {
             // dbs_update_util_handler() reads only the time
-            let r = self.cpufreq.policies[pd]
-                .gov
-                .update_util(now, cpu, flags, &[]);
+            let r =
+                self.cpufreq.policies[pd]
+                    .gov
+                    .update_util(now, cpu, flags, &[] as &[SugovCpuInput]);
             self.freq_request(out, pd, r, cpu, now);
             return;
         }
-        let inputs: Vec<SugovCpuInput> = p.perf_domains[pd]
-            .cpus
-            .iter()
-            .map(|&c| self.sugov_input(c))
-            .collect();
+        let inputs = SimSugovInputs {
+            cpus: &p.perf_domains[pd].cpus,
+            rqs: &self.rqs,
+            en: &self.en,
+            util_est: self.s.options.pelt.util_est,
+        };
         let r = self.cpufreq.policies[pd]
             .gov
             .update_util(now, cpu, flags, &inputs);
