@@ -202,15 +202,28 @@ def _sweep_ray(
     address: str | None,
     progress: bool,
 ) -> None:
+    plan = json.loads(_core.sweep_plan(arg, out, text))
+    points = plan["points"]
+    run_points_ray([points[i] for i in plan["missing"]], out, jobs, address, progress)
+    _core.sweep_finish(out)
+
+
+def run_points_ray(
+    points: list[dict[str, Any]],
+    out: str,
+    jobs: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+) -> None:
+    """Runs sweep points (``PointSpec`` mappings) as Ray tasks and writes each result
+    file under ``out`` on this driver: what ``hs.sweep(backend="ray")`` and the CLI's
+    ``--ray ADDRESS`` (``python -m hetsched._sweep``) do with the points a plan left."""
     try:
         import ray
     except ImportError as e:
-        raise ImportError("backend='ray' needs Ray: pip install 'hetsched[ray]'") from e
-    plan = json.loads(_core.sweep_plan(arg, out, text))
-    points = plan["points"]
-    missing = [points[i] for i in plan["missing"]]
+        raise ImportError("the Ray backend needs Ray: pip install 'hetsched[ray]'") from e
     started = False
-    if missing and not ray.is_initialized():
+    if points and not ray.is_initialized():
         if address is None:
             ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
         else:
@@ -218,8 +231,8 @@ def _sweep_ray(
         started = True
     try:
         task = ray.remote(num_cpus=1)(_ray_run_point)
-        pending = {task.remote(json.dumps(p)): p["hash"] for p in missing}
-        bar = _Progress(len(missing), progress)
+        pending = {task.remote(json.dumps(p)): p["hash"] for p in points}
+        bar = _Progress(len(points), progress)
         done = 0
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
@@ -230,4 +243,25 @@ def _sweep_ray(
     finally:
         if started:
             ray.shutdown()
-    _core.sweep_finish(out)
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m hetsched._sweep POINTS.json DIR ADDRESS``: the CLI's ``--ray``. Runs
+    the points listed in POINTS.json on the Ray cluster at ADDRESS (``local``: a new
+    local instance) into DIR; one line on stderr and status 2 on error."""
+    if len(argv) != 3:
+        print("usage: python -m hetsched._sweep POINTS.json DIR ADDRESS", file=sys.stderr)
+        return 2
+    points_file, out, address = argv
+    try:
+        with open(points_file, encoding="utf-8") as f:
+            points = json.load(f)
+        run_points_ray(points, out, None, address, sys.stderr.isatty())
+    except Exception as e:  # noqa: BLE001 - one line for the CLI, whatever failed
+        print(f"hetsched: error: --ray: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

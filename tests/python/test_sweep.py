@@ -148,3 +148,53 @@ def test_ray_backend_gives_the_same_files(local: Path, tmp_path: Path, ray_clust
     os.remove(out / "points" / sorted(files(out))[5])
     hs.sweep(EXPERIMENT, out, backend="ray")
     assert files(out) == files(local)
+
+
+CLI = Path(__file__).resolve().parents[2] / "target" / "release" / "hetsched"
+
+
+def test_cli_ray_backend_gives_the_same_files_and_reproduction(
+    local: Path, tmp_path: Path
+) -> None:
+    """``hetsched sweep --ray local`` and ``hetsched reproduce --dir D --ray local``: the
+    CLI hands the missing points to this package's Ray runner (a new local instance)."""
+    pytest.importorskip("ray")
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HETSCHED_PYTHON": sys.executable}
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TOML, encoding="utf-8")
+    out = tmp_path / "cli-ray"
+    run = subprocess.run(
+        [str(CLI), "sweep", str(exp), "-o", str(out), "--ray", "local", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert files(out) == files(local)
+    assert (out / "table.csv").read_bytes() == (local / "table.csv").read_bytes()
+
+    base = [str(CLI), "reproduce", "misfit", "--quick", "--runs", "2"]
+    plain = tmp_path / "plain.json"
+    subprocess.run([*base, "--json", str(plain)], capture_output=True, check=False)
+    ray_json = tmp_path / "ray.json"
+    run = subprocess.run(
+        [*base, "--dir", str(tmp_path / "rep"), "--ray", "local", "--json", str(ray_json)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ray_json.read_bytes() == plain.read_bytes(), run.stderr
+    assert len(list((tmp_path / "rep" / "points").iterdir())) == 8
+    # without the package: one line naming what to install
+    bad = {**os.environ, "HETSCHED_PYTHON": "/bin/false"}
+    run = subprocess.run(
+        [*base, "--dir", str(tmp_path / "rep2"), "--ray", "local"],
+        env=bad,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("hetsched: error: --ray: ")

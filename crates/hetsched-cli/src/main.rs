@@ -139,6 +139,11 @@ struct SweepArgs {
     /// Do not print the summary table.
     #[arg(long, short)]
     quiet: bool,
+    /// Run the missing points as Ray tasks on the cluster at ADDRESS (`local`: a new
+    /// local Ray instance) through the Python package (`pip install 'hetsched[ray]'`;
+    /// the interpreter is $HETSCHED_PYTHON, else python3). The results are the same.
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -232,6 +237,14 @@ struct ReproduceArgs {
     /// docs/experiments.md).
     #[arg(long, value_name = "NAME=FILE")]
     platform: Vec<String>,
+    /// Keep each run's result as a sweep's result file, DIR/points/<hash>.json, and run
+    /// only the runs without one: an interrupted reproduction resumes where it stopped.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Run the runs as Ray tasks on the cluster at ADDRESS (`local`: a new local Ray
+    /// instance), as `hetsched sweep --ray` does; needs --dir.
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -569,7 +582,8 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let outcome = sweep::run(&exp, &a.output, jobs, &progress)?;
+    let executor = a.ray.map(ray_executor);
+    let outcome = sweep::run_with(&exp, &a.output, jobs, executor.as_ref(), &progress)?;
     bar.finish_and_clear();
     let total = outcome.plan.points.len();
     let unique = outcome
@@ -593,6 +607,61 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The `--ray ADDRESS` backend: the points to run are written to `DIR/.ray-points.json`
+/// and `$HETSCHED_PYTHON -m hetsched._sweep` (python3 by default) runs them as Ray tasks,
+/// writing each result file; its last line on stderr is the error when it fails.
+fn ray_executor(address: String) -> hetsched::sweep::Executor {
+    hetsched::sweep::Executor(std::sync::Arc::new(
+        move |points: &[hetsched::sweep::PointSpec], dir: &std::path::Path| {
+            use hetsched::Error;
+            if points.is_empty() {
+                return Ok(());
+            }
+            let list = dir.join(".ray-points.json");
+            let text = serde_json::to_string(points).map_err(|e| Error::Backend(e.to_string()))?;
+            hetsched::sweep::write_atomic(&list, &text)?;
+            let python = std::env::var("HETSCHED_PYTHON").unwrap_or_else(|_| "python3".into());
+            let output = std::process::Command::new(&python)
+                .args(["-m", "hetsched._sweep"])
+                .arg(&list)
+                .arg(dir)
+                .arg(&address)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .output();
+            let _ = std::fs::remove_file(&list);
+            let output =
+                output.map_err(|e| Error::Backend(format!("--ray: cannot run {python}: {e}")))?;
+            if output.status.success() {
+                return Ok(());
+            }
+            let err = String::from_utf8_lossy(&output.stderr);
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            let last = last.strip_prefix("hetsched: error: ").unwrap_or(last);
+            let status = format!("exited with {}", output.status);
+            let last = if last.trim().is_empty() {
+                status.as_str()
+            } else {
+                last
+            };
+            let hint = if last.contains("No module named") {
+                " (install the Python package with Ray: pip install 'hetsched[ray]', or set HETSCHED_PYTHON)"
+            } else {
+                ""
+            };
+            Err(Error::Backend(if last.starts_with("--ray") {
+                format!("{last}{hint}")
+            } else {
+                format!("--ray: {python}: {last}{hint}")
+            }))
+        },
+    ))
 }
 
 /// Reads a `NoiseConfig` JSON file; an error names the file, line and column.
@@ -631,8 +700,13 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         seed: a.seed,
         jobs: a.jobs.max(1),
         quick: a.quick,
+        dir: a.dir.clone(),
+        executor: a.ray.clone().map(ray_executor),
         ..ReproduceOptions::default()
     };
+    if a.ray.is_some() && a.dir.is_none() {
+        anyhow::bail!("--ray: the Ray tasks' results go to a directory; give one with --dir DIR");
+    }
     if let Some(path) = &a.noise {
         opts.noise = read_noise_config(path)?;
     }

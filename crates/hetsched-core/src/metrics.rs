@@ -14,7 +14,7 @@
 use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// rt-app's main thread's pid; the workload's threads follow it, and lower pids are
@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 pub const FIRST_USER_PID: u32 = 1000;
 
 /// Wake-up latency summary in µs.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencyStats {
     /// Number of wake-ups measured.
     pub count: u64,
@@ -63,7 +63,7 @@ impl LatencyStats {
 }
 
 /// Metrics of one task (thread).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskMetrics {
     /// pid.
     pub pid: u32,
@@ -88,7 +88,7 @@ pub struct TaskMetrics {
 }
 
 /// Metrics of one CPU.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CpuMetrics {
     /// CPU number.
     pub cpu: u32,

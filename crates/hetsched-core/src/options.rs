@@ -548,7 +548,7 @@ impl Options {
 }
 
 /// Complete, validated settings: the options plus every derived number the engine uses.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     /// The options as resolved.
     pub options: Options,

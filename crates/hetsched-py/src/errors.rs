@@ -100,7 +100,7 @@ pub(crate) fn to_py(e: hetsched::Error) -> PyErr {
             E::Options(_) | E::Duration(..) | E::Run(CoreRun::Options(_)) | E::Experiment(_) => {
                 &c.options
             }
-            E::Run(_) | E::Io { .. } | E::Reproduce(_) | E::Report(_) => &c.run,
+            E::Run(_) | E::Io { .. } | E::Reproduce(_) | E::Report(_) | E::Backend(_) => &c.run,
         };
         PyErr::from_type(class.bind(py).clone(), msg)
     })

@@ -65,6 +65,9 @@ pub enum Error {
     /// the experiment measures.
     #[error("reproduce: {0}")]
     Reproduce(String),
+    /// Another backend running sweep points (`--ray`): what failed, in one line.
+    #[error("{0}")]
+    Backend(String),
     /// An experiment file (`hetsched sweep`), or a sweep's point or directory:
     /// `FILE:LINE:COL: …` or `point N (…): …`.
     #[error(transparent)]

@@ -373,3 +373,86 @@ fn hmp_quick_json_has_the_issue_keys_and_its_criteria() {
                     .fold(f64::MAX, f64::min)
     );
 }
+
+/// `--dir`: each run is a sweep point with a result file; a reproduction interrupted
+/// (files lost, a temporary file left) resumes to the report of an uninterrupted one and
+/// runs only what is missing; a run's result read back is the result written.
+#[test]
+fn a_reproduction_with_a_results_directory_resumes_to_the_same_report() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reproduce-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    let plain = quick("misfit", Some(2), 2).to_json();
+    let with_dir = |jobs: usize| {
+        let opts = ReproduceOptions {
+            runs: Some(2),
+            jobs,
+            quick: true,
+            seed: 7,
+            dir: Some(dir.clone()),
+            ..ReproduceOptions::default()
+        };
+        let ran = AtomicUsize::new(0);
+        let r = reproduce::run("misfit", &opts, &|_, _| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        (r.to_json(), ran.into_inner())
+    };
+    let (first, ran) = with_dir(2);
+    assert_eq!(first, plain, "the files change nothing");
+    let points = dir.join("points");
+    let mut files: Vec<_> = std::fs::read_dir(&points)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    // 2 variants × 2 platforms × 2 runs
+    assert_eq!((ran, files.len()), (8, 8));
+    // A run's result read back serialises to the bytes that were written.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let hash = v["hash"].as_str().unwrap();
+    let back = hetsched::sweep::read_result(&dir, hash).unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&v["result"]).unwrap()
+    );
+    // Interrupted: three results lost, a temporary file left behind.
+    for f in &files[..3] {
+        std::fs::remove_file(f).unwrap();
+    }
+    std::fs::write(points.join(".x.json.1.0.tmp"), "{\"trunc").unwrap();
+    let (resumed, ran) = with_dir(1);
+    assert_eq!((resumed.as_str(), ran), (plain.as_str(), 3));
+    assert!(!points.join(".x.json.1.0.tmp").exists());
+    // Complete: nothing runs.
+    let (again, ran) = with_dir(2);
+    assert_eq!((again.as_str(), ran), (plain.as_str(), 0));
+    // Another executor (the CLI's --ray) fills the same files.
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    let calls = std::sync::Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let opts = ReproduceOptions {
+        runs: Some(2),
+        jobs: 1,
+        quick: true,
+        seed: 7,
+        dir: Some(dir.clone()),
+        executor: Some(hetsched::sweep::Executor(std::sync::Arc::new(
+            move |pts: &[hetsched::sweep::PointSpec], d: &std::path::Path| {
+                c.fetch_add(pts.len(), Ordering::Relaxed);
+                for p in pts {
+                    hetsched::sweep::write_point(d, &p.hash, &hetsched::sweep::run_point(p)?)?;
+                }
+                Ok(())
+            },
+        ))),
+        ..ReproduceOptions::default()
+    };
+    let r = reproduce::run("misfit", &opts, &|_, _| {}).unwrap();
+    assert_eq!((r.to_json(), calls.load(Ordering::Relaxed)), (plain, 8));
+    let _ = std::fs::remove_dir_all(&dir);
+}

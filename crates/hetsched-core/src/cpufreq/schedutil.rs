@@ -124,7 +124,7 @@ pub fn sugov_effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
 }
 
 /// Governor parameters of one policy (resolved from options and the platform).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SugovParams {
     /// Estimation form.
     pub version: SchedutilVersion,
@@ -178,7 +178,7 @@ impl<const N: usize> SugovInputs for [SugovCpuInput; N] {
 }
 
 /// Per-CPU governor state (`struct sugov_cpu`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SugovCpu {
     /// `iowait_boost` (capacity scale of 1024, not yet scaled to the CPU).
     pub iowait_boost: u64,
@@ -203,7 +203,7 @@ pub use super::governor::FreqRequest;
 const NEED_UPDATE_LIMITS: bool = false;
 
 /// One schedutil policy (`struct sugov_policy` + its `sugov_cpu`s).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SugovPolicy {
     cpus: Vec<usize>,
     sg_cpu: Vec<SugovCpu>,

@@ -22,13 +22,13 @@
 
 use super::em::EnergyModel;
 use crate::platform::Platform;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// µW·ns per joule.
 const UW_NS_PER_J: f64 = 1e15;
 
 /// The unit of reported energies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyUnit {
     /// Joules: every power figure is published (µW).
@@ -38,7 +38,7 @@ pub enum EnergyUnit {
 }
 
 /// Time per state for every CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Residency {
     /// `busy_ns[cpu][s]`: time running at EM state `s` of the CPU's domain.
     pub busy_ns: Vec<Vec<u64>>,
@@ -47,7 +47,7 @@ pub struct Residency {
 }
 
 /// Energy figures of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnergyReport {
     /// Joules or abstract units.
     pub unit: EnergyUnit,
@@ -74,7 +74,7 @@ pub struct EnergyReport {
 }
 
 /// One bucket of the energy-over-time series.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnergySample {
     /// Bucket start (ns, absolute).
     pub start_ns: u64,
@@ -85,7 +85,7 @@ pub struct EnergySample {
 }
 
 /// Accumulates residencies and a time series while the run goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnergyMeter {
     /// Per CPU: performance domain.
     cpu_pd: Vec<usize>,

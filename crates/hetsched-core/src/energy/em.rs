@@ -37,7 +37,7 @@ pub enum EmVersion {
 }
 
 /// One performance state (`struct em_perf_state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmPerfState {
     /// `performance`: CPU capacity at this frequency, `scale_cpu × freq / fmax` (v6.9+;
     /// computed for both versions, used only by v6.9).
@@ -53,7 +53,7 @@ pub struct EmPerfState {
 }
 
 /// One performance domain of the EM (`struct em_perf_domain`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmPerfDomain {
     /// Index of the platform performance domain (cpufreq policy).
     pub pd: usize,
@@ -136,7 +136,7 @@ pub enum EmError {
 
 /// The EM of a platform: one entry per performance domain (`None` where the domain has no
 /// EM, with the reason in [`EnergyModel::missing`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnergyModel {
     /// Per platform performance domain.
     pub pds: Vec<Option<EmPerfDomain>>,

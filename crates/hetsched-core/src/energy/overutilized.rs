@@ -80,7 +80,7 @@ pub fn cpu_overutilized(c: &OuCpu, uclamp_used: bool, gate: OverutilizedGate) ->
 }
 
 /// `rd->overutilized` with the accounting the results need.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDomainOverutilized {
     /// `sched_energy_enabled()`: without EAS the flag is never written and reads as set.
     eas: bool,
@@ -92,7 +92,7 @@ pub struct RootDomainOverutilized {
 }
 
 /// Over-utilisation figures of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OuStats {
     /// Time with the flag set (ns).
     pub overutilized_ns: u64,

@@ -12,10 +12,10 @@ pub mod rt;
 pub mod select_fair;
 
 use crate::sched::CpuSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a task moved to another CPU (counted in the results).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MigrationReason {
     /// Wake-up or fork placement chose another CPU.

@@ -30,7 +30,7 @@ pub enum FairVariant {
 }
 
 /// Resolved fair-class parameters (already multiplied by the tunable scaling factor).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FairParams {
     /// Rules.
     pub variant: FairVariant,

@@ -40,7 +40,7 @@ use crate::sched::CpuSet;
 use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::TraceEvent;
 use crate::workload::Workload;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bucket of the energy-over-time series: 100 ms, widened so that a run has at most
 /// [`MAX_SERIES`] buckets.
@@ -194,7 +194,7 @@ pub(in crate::sim) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
 }
 
 /// Over-utilisation of a run (spec §4; experiments.md §4 metrics).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OverutilizedStats {
     /// Time the root domain was overutilised, s. 0 when EAS is off: the kernel never
     /// writes `rd->overutilized` then (it reads as overutilised, `is_rd_overutilized()`).
@@ -206,7 +206,7 @@ pub struct OverutilizedStats {
 }
 
 /// Energy of one CPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuEnergy {
     /// CPU.
     pub cpu: usize,
@@ -221,7 +221,7 @@ pub struct CpuEnergy {
 }
 
 /// Energy of one performance domain (the sum over its CPUs).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PdEnergy {
     /// Performance domain index.
     pub pd: usize,
@@ -236,7 +236,7 @@ pub struct PdEnergy {
 }
 
 /// One bucket of the energy-over-time series.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnergyPoint {
     /// Bucket start, s from the start of the run.
     pub t_s: f64,
@@ -248,10 +248,10 @@ pub struct EnergyPoint {
 
 /// Energy of a run, from the EM (active) and idle-state powers: reporting, as LISA's
 /// `estimate_from_trace()` does; the scheduler's EM ignores idle.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnergyResult {
     /// `"J"`, or `"abstract (assumed model)"` when some power is assumed.
-    pub units: &'static str,
+    pub units: String,
     /// Some performance domain's power is assumed (not published).
     pub assumed: bool,
     /// Every idle state the CPUs were in has a published power; when false, that idle time
@@ -313,7 +313,8 @@ impl EnergyResult {
             units: match r.unit {
                 EnergyUnit::Joules => "J",
                 EnergyUnit::AbstractUnits => "abstract (assumed model)",
-            },
+            }
+            .to_string(),
             assumed: r.assumed,
             idle_power_known: r.idle_power_known,
             pds_without_em: r.pds_without_em.clone(),

@@ -55,7 +55,7 @@ use crate::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 use crate::workload::{Calibration, Event, FtraceCategories, SchedPolicy, Span, Workload};
 use class::Class;
 use init::dl_entity_of;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tracepoints::*;
 use user::program::{self, Op, Pc, Step, TimerState};
@@ -101,7 +101,7 @@ pub enum RunError {
 }
 
 /// Results of a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// hetsched version that produced it.
     pub hetsched_version: String,
@@ -129,10 +129,10 @@ pub struct RunResult {
     /// Per CPU.
     pub cpus: Vec<CpuMetrics>,
     /// Migrations by reason.
-    pub migrations: BTreeMap<&'static str, u64>,
+    pub migrations: BTreeMap<String, u64>,
     /// Fair wake-up and fork placements by the reason `select_task_rq_fair()` chose the
     /// CPU (`target_idle`, `idle_capacity_fit`, `slow_path`, …).
-    pub placements: BTreeMap<&'static str, u64>,
+    pub placements: BTreeMap<String, u64>,
     /// Run-time diagnostics (a deadlock in a run with a duration).
     pub warnings: Vec<String>,
     /// Engine statistics.
@@ -144,7 +144,7 @@ pub struct RunResult {
 }
 
 /// Engine statistics (deterministic: no wall-clock numbers).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EngineStats {
     /// Events processed.
     pub events: u64,
@@ -584,13 +584,13 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         cpus,
         migrations: MigrationReason::ALL
             .iter()
-            .map(|&r| (r.as_str(), sim.migrations[r as usize]))
+            .map(|&r| (r.as_str().to_string(), sim.migrations[r as usize]))
             .collect(),
         // the reasons that occurred, by name
         placements: crate::policy::select_fair::WakeReason::ALL
             .iter()
             .filter(|&&r| sim.placements[r as usize] > 0)
-            .map(|&r| (r.as_str(), sim.placements[r as usize]))
+            .map(|&r| (r.as_str().to_string(), sim.placements[r as usize]))
             .collect(),
         engine: EngineStats {
             events: sim.q.processed(),

@@ -190,7 +190,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             }
         }
     }
-    let results = run_jobs(&jobs, opts.jobs, progress)?;
+    let results = run_jobs(&jobs, opts, progress)?;
     // values[v][c] = per-run metric (ratio % or time s)
     let mut values = vec![vec![Vec::new(); cases.len()]; VARIANTS.len()];
     for (job, res) in jobs.iter().zip(&results) {

@@ -105,7 +105,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             });
         }
     }
-    let results = run_jobs(&jobs, opts.jobs, progress)?;
+    let results = run_jobs(&jobs, opts, progress)?;
     // exec[v][thread] = per-run CPU time
     let mut exec = vec![vec![Vec::new(); names.len()]; VARIANTS.len()];
     for (job, res) in jobs.iter().zip(&results) {

@@ -313,7 +313,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             }
         }
     }
-    let results = run_jobs(&jobs, opts.jobs, progress)?;
+    let results = run_jobs(&jobs, opts, progress)?;
 
     // completion[v][c][r] = unpinned tasks' completion times, LITTLE order.
     let mut completion = vec![vec![vec![Vec::new(); runs]; PLATFORMS.len()]; VARIANTS.len()];

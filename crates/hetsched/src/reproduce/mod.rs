@@ -69,6 +69,14 @@ pub struct ReproduceOptions {
     /// Platforms read from files instead of the presets of the same name
     /// (`--platform NAME=FILE`), e.g. a `juno_r0` with `work_dmips_mhz`.
     pub platforms: BTreeMap<String, String>,
+    /// Keep each run's result as a sweep's result file, `DIR/points/<hash>.json`
+    /// ([`crate::sweep`]), and run only the runs without one: a reproduction that was
+    /// interrupted resumes, and one rerun with the same inputs runs nothing. `None`: the
+    /// runs' results stay in memory.
+    pub dir: Option<std::path::PathBuf>,
+    /// Runs the missing runs instead of this process's threads (the CLI's `--ray`);
+    /// needs `dir`.
+    pub executor: Option<crate::sweep::Executor>,
 }
 
 impl ReproduceOptions {
@@ -93,6 +101,8 @@ impl Default for ReproduceOptions {
             quick: false,
             noise: NoiseConfig::default(),
             platforms: BTreeMap::new(),
+            dir: None,
+            executor: None,
         }
     }
 }
@@ -188,6 +198,11 @@ pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Resul
         hmp::NAME => hmp::run(opts, progress),
         _ => overutilized::run(opts, progress),
     }?;
+    if name == schedfreq::NAME && opts.dir.is_some() {
+        let note = "schedfreq reads rt-app's per-loop log from each run's events, which result files do not keep: its runs ran here, without result files.".to_string();
+        report.table.push_str(&format!("  - {note}\n"));
+        report.notes.push(note);
+    }
     for (k, v) in replaced {
         let note = format!("Platform {k} read from {v}, not the preset.");
         report.table.push_str(&format!("  - {note}\n"));
@@ -265,9 +280,75 @@ pub(crate) fn request(
     }
 }
 
-/// Runs `jobs` on `threads` worker threads; results in job order. The first error (in
-/// job order) is returned.
+/// Runs `jobs` on `opts.jobs` worker threads; results in job order. The first error (in
+/// job order) is returned. With `opts.dir`, each job is a sweep point: those with a
+/// result file are read back, the others run (by `opts.executor` when given) and leave
+/// one.
 pub(crate) fn run_jobs(
+    jobs: &[Job],
+    opts: &ReproduceOptions,
+    progress: Progress<'_>,
+) -> Result<Vec<RunResult>, Error> {
+    match &opts.dir {
+        Some(dir) => run_jobs_in(jobs, dir, opts, progress),
+        None if opts.executor.is_some() => Err(Error::Reproduce(
+            "another executor (--ray) needs a results directory (--dir)".into(),
+        )),
+        None => run_jobs_here(jobs, opts.jobs, progress),
+    }
+}
+
+/// [`run_jobs`] through result files under `dir`.
+fn run_jobs_in(
+    jobs: &[Job],
+    dir: &std::path::Path,
+    opts: &ReproduceOptions,
+    progress: Progress<'_>,
+) -> Result<Vec<RunResult>, Error> {
+    use crate::sweep;
+    let points = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let mut params = Map::new();
+            params.insert("variant".into(), Value::from(j.variant));
+            params.insert("case".into(), Value::from(j.case));
+            params.insert("run".into(), Value::from(j.run));
+            sweep::point_of_request(i, params, &j.req)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    sweep::prepare_dir(dir)?;
+    let todo: Vec<&sweep::PointSpec> = sweep::missing(&points, dir)
+        .into_iter()
+        .map(|i| &points[i])
+        .collect();
+    match &opts.executor {
+        Some(x) => {
+            let owned: Vec<sweep::PointSpec> = todo.iter().map(|&p| p.clone()).collect();
+            (x.0)(&owned, dir)?;
+            let left = sweep::missing(&points, dir).len();
+            if left > 0 {
+                return Err(Error::Backend(format!(
+                    "{left} runs have no result file after the other backend ran"
+                )));
+            }
+            progress(owned.len(), owned.len());
+        }
+        None => {
+            sweep::run_points(&todo, dir, opts.jobs, progress)?;
+        }
+    }
+    points
+        .iter()
+        .map(|p| {
+            sweep::read_result(dir, &p.hash)?
+                .map_err(|e| Error::Reproduce(format!("run {} ({}): {e}", p.index, p.hash)))
+        })
+        .collect()
+}
+
+/// [`run_jobs`] in memory on `threads` threads.
+fn run_jobs_here(
     jobs: &[Job],
     threads: usize,
     progress: Progress<'_>,

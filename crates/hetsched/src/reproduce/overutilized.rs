@@ -198,7 +198,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             }
         }
     }
-    let results = run_jobs(&jobs, opts.jobs, progress)?;
+    let results = run_jobs(&jobs, opts, progress)?;
 
     // per[v][c] = the runs' results
     let mut per: Vec<Vec<Vec<&RunResult>>> = vec![vec![Vec::new(); cases.len()]; VARIANTS.len()];
@@ -213,7 +213,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
     // rtapp[v] = (ratio, triggers, energy, share of the small tasks' time on LITTLEs)
     let mut rtapp = vec![(0.0, 0.0, 0.0, 0.0); VARIANTS.len()];
     let m1_big = max_cap_cpus(opts, "m1pro")?;
-    let mut energy_units = "";
+    let mut energy_units = String::new();
     for (vi, (vname, _)) in VARIANTS.iter().enumerate() {
         let mut per_case = Map::new();
         let mut ref_case = Map::new();
@@ -274,7 +274,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
             let share = if total > 0.0 { little / total } else { 0.0 };
             let ratio = r.overutilized.pct / 100.0;
             let trig = r.overutilized.triggers as f64;
-            energy_units = r.energy.units;
+            energy_units = r.energy.units.clone();
             rtapp[vi] = (ratio, trig, r.energy.total, share);
             per_case.insert(
                 case.clone(),
@@ -284,7 +284,7 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
                     ("ou_ratio", Value::from(round(ratio, 4))),
                     ("ou_triggers", Value::from(trig)),
                     ("energy_j", Value::from(round(r.energy.total, 4))),
-                    ("energy_units", Value::from(r.energy.units)),
+                    ("energy_units", Value::from(r.energy.units.as_str())),
                     ("workload", Value::from(spec.clone())),
                 ]),
             );

@@ -206,6 +206,56 @@ fn run_spec(spec: &PointSpec, platform: Platform, workload: Workload) -> Result<
     })
 }
 
+/// The point of a run planned elsewhere (one run of a reproduction), named by `params`:
+/// hashed as a sweep's points are, so the same result files, resume and backends serve
+/// it. The request must be one a point can express: no trace, the noise drawn with the
+/// engine's seed, default reading options.
+pub fn point_of_request(
+    index: usize,
+    params: Map<String, Value>,
+    req: &RunRequest,
+) -> Result<PointSpec, Error> {
+    if req.trace.is_some()
+        || (req.noise.is_some() && req.noise_seed != req.seed)
+        || req.read != hetsched_rtapp::ReadOptions::default()
+    {
+        return Err(Error::Reproduce(
+            "a run with a trace, its own noise seed or reading options is not a sweep point".into(),
+        ));
+    }
+    let mut spec = PointSpec {
+        index,
+        hash: String::new(),
+        params,
+        platform: req.platform.clone(),
+        workload: req.workload.clone(),
+        sets: req.sets.clone(),
+        seed: req.seed,
+        duration_ns: req.duration,
+        noise: req.noise,
+    };
+    let platform = crate::load_platform(&spec.platform)?;
+    let workload = crate::load_workload(&spec.workload, &Default::default())?;
+    let run = run_spec(&spec, platform, workload)?;
+    spec.hash = point_hash(&run, spec.workload_name());
+    Ok(spec)
+}
+
+/// Runs points some other way than this process's threads (the CLI's `--ray`): called
+/// with the points to run and DIR, it must leave a result file per point under DIR
+/// ([`write_point`]) or fail.
+#[derive(Clone)]
+pub struct Executor(pub std::sync::Arc<RunPoints>);
+
+/// What an [`Executor`] calls: run these points, leaving their result files in DIR.
+pub type RunPoints = dyn Fn(&[PointSpec], &Path) -> Result<(), Error> + Send + Sync;
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Executor")
+    }
+}
+
 /// SHA-256 (hex) of the canonical JSON of what a run's result depends on: the format
 /// version, the hetsched version, the platform model, the workload (after the noise
 /// model; its file name replaced by `workload_name`, the name the experiment gives it, so
@@ -345,6 +395,19 @@ pub struct Plan {
 /// stray temporary files, and lists the points without a result file.
 pub fn plan(exp: &Experiment, dir: &Path) -> Result<Plan, Error> {
     let points = points(exp)?;
+    let removed_tmp = prepare_dir(dir)?;
+    write_atomic(&dir.join(MANIFEST), &manifest(exp, &points))?;
+    let missing = missing(&points, dir);
+    Ok(Plan {
+        points,
+        missing,
+        removed_tmp,
+    })
+}
+
+/// Creates `DIR/points` and removes the temporary files an interrupted run left there;
+/// returns how many.
+pub fn prepare_dir(dir: &Path) -> Result<usize, Error> {
     let pdir = dir.join(POINTS);
     std::fs::create_dir_all(&pdir).map_err(io(&pdir))?;
     let mut removed_tmp = 0;
@@ -360,19 +423,85 @@ pub fn plan(exp: &Experiment, dir: &Path) -> Result<Plan, Error> {
             removed_tmp += 1;
         }
     }
-    write_atomic(&dir.join(MANIFEST), &manifest(exp, &points))?;
+    Ok(removed_tmp)
+}
+
+/// The positions in `points` of those to run: the first of each hash without a result
+/// file under `dir`.
+pub fn missing(points: &[PointSpec], dir: &Path) -> Vec<usize> {
     let mut seen = BTreeSet::new();
-    let missing = points
+    points
         .iter()
-        .filter(|p| seen.insert(p.hash.as_str()))
-        .filter(|p| !has_point(dir, &p.hash))
-        .map(|p| p.index)
-        .collect();
-    Ok(Plan {
-        points,
-        missing,
-        removed_tmp,
-    })
+        .enumerate()
+        .filter(|(_, p)| seen.insert(p.hash.as_str()))
+        .filter(|(_, p)| !has_point(dir, &p.hash))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The run result in point `hash`'s result file under `dir`: `Ok(Err(message))` for a
+/// point whose run failed.
+pub fn read_result(
+    dir: &Path,
+    hash: &str,
+) -> Result<Result<hetsched_core::RunResult, String>, Error> {
+    let path = point_path(dir, hash);
+    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    let bad = |m: String| Error::Reproduce(format!("{}: {m}", path.display()));
+    let mut v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if let Some(e) = v.get("error").and_then(Value::as_str) {
+        return Ok(Err(e.to_string()));
+    }
+    let r = v
+        .get_mut("result")
+        .map(Value::take)
+        .ok_or_else(|| bad("no \"result\" in the result file".into()))?;
+    serde_json::from_value(r)
+        .map(Ok)
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// Runs `todo` on `jobs` threads, each result written to `dir` as it completes; stops at
+/// the first error (the earliest in `todo` order among those seen). Returns how many ran.
+pub fn run_points(
+    todo: &[&PointSpec],
+    dir: &Path,
+    jobs: usize,
+    progress: Progress<'_>,
+) -> Result<usize, Error> {
+    let n = todo.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let first_err: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+    let worker = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let spec = todo[i];
+        match run_point(spec).and_then(|text| write_point(dir, &spec.hash, &text)) {
+            Ok(()) => progress(done.fetch_add(1, Ordering::Relaxed) + 1, n),
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                if let Ok(mut g) = first_err.lock() {
+                    if g.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *g = Some((i, e));
+                    }
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..jobs.clamp(1, n.max(1)) {
+            s.spawn(worker);
+        }
+        worker();
+    });
+    if let Some((_, e)) = first_err.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    Ok(done.into_inner())
 }
 
 /// The manifest: `{"format", "name", "columns": [parameter names], "points": [{"index",
@@ -419,46 +548,35 @@ pub fn run(
     jobs: usize,
     progress: Progress<'_>,
 ) -> Result<Outcome, Error> {
+    run_with(exp, dir, jobs, None, progress)
+}
+
+/// [`run`], the missing points run by `executor` when given (else on `jobs` threads).
+pub fn run_with(
+    exp: &Experiment,
+    dir: &Path,
+    jobs: usize,
+    executor: Option<&Executor>,
+    progress: Progress<'_>,
+) -> Result<Outcome, Error> {
     let plan = plan(exp, dir)?;
     let todo: Vec<&PointSpec> = plan.missing.iter().map(|&i| &plan.points[i]).collect();
-    let n = todo.len();
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let first_err: Mutex<Option<(usize, Error)>> = Mutex::new(None);
-    let worker = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= n || stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let spec = todo[i];
-        match run_point(spec).and_then(|text| write_point(dir, &spec.hash, &text)) {
-            Ok(()) => progress(done.fetch_add(1, Ordering::Relaxed) + 1, n),
-            Err(e) => {
-                stop.store(true, Ordering::Relaxed);
-                if let Ok(mut g) = first_err.lock() {
-                    if g.as_ref().is_none_or(|(j, _)| i < *j) {
-                        *g = Some((i, e));
-                    }
-                }
+    let ran = match executor {
+        Some(x) => {
+            let owned: Vec<PointSpec> = todo.iter().map(|&p| p.clone()).collect();
+            (x.0)(&owned, dir)?;
+            let left = missing(&plan.points, dir).len();
+            if left > 0 {
+                return Err(Error::Backend(format!(
+                    "{left} points have no result file after the other backend ran"
+                )));
             }
+            owned.len()
         }
+        None => run_points(&todo, dir, jobs, progress)?,
     };
-    std::thread::scope(|s| {
-        for _ in 1..jobs.clamp(1, n.max(1)) {
-            s.spawn(worker);
-        }
-        worker();
-    });
-    if let Some((_, e)) = first_err.into_inner().ok().flatten() {
-        return Err(e);
-    }
     let table = finish(dir)?;
-    Ok(Outcome {
-        ran: done.into_inner(),
-        plan,
-        table,
-    })
+    Ok(Outcome { ran, plan, table })
 }
 
 /// The metric columns of the table, in order, with what each is.
