@@ -391,6 +391,107 @@ class Trace:
         length = np.append(t[1:], self.end) - t if len(t) else np.array([], dtype=float)
         return pd.DataFrame({"len": length, "overutilized": df["overutilized"]}, index=df.index)
 
+    # -- energy -----------------------------------------------------------------------
+
+    def df_energy(self, platform: str, set: Any = None, bucket: float = 0.1) -> pd.DataFrame:
+        """Energy over time from the trace and ``platform``'s Energy Model (the one a run
+        with the options ``set``, given as to ``hs.run``, registers), as the run's own
+        accounting does it (``Result.energy``): a CPU running a task is charged its
+        domain's power at the lowest OPP at or above its frequency, an idle CPU its idle
+        state's power (WFI and states without a published power: 0).
+
+        One row per ``bucket`` seconds from :attr:`start` (``Time``: the bucket's start):
+        ``pd0``, ``pd1``, ... the energy of each performance domain in the bucket, and
+        ``total`` (J, or abstract units when the platform's power figures are assumed).
+        The intervals are the trace's, at the µs: totals agree with the result's to 10⁻⁵
+        (10⁻⁴ with RT tasks switching every few hundred µs; tested).
+        """
+        import json
+
+        from . import _core, _set_args
+
+        em = json.loads(_core.energy_model(platform, _set_args(set)))
+        cpus = em["cpus"]
+        if len(cpus) != self.nr_cpus:
+            raise ValueError(f"{platform} has {len(cpus)} CPUs; the trace has {self.nr_cpus}")
+        if bucket <= 0:
+            raise ValueError(f"bucket={bucket}: must be positive")
+        b_ns = int(round(bucket * 1e9))
+        t0 = int(round(self.start * 1e6)) * 1000
+        end = int(round(self.end * 1e6)) * 1000
+        nr_b = max(1, -(-(end - t0) // b_ns))
+        acc = [[0] * em["nr_pd"] for _ in range(nr_b)]  # µW·ns, exact
+        busy = [False] * self.nr_cpus
+        freq = [0] * self.nr_cpus
+        idle: list[int | None] = [None] * self.nr_cpus
+        since = [t0] * self.nr_cpus
+
+        def flush(cpu: int, now: int) -> None:
+            c = cpus[cpu]
+            if busy[cpu]:
+                table = c["active"]
+                if not table:
+                    since[cpu] = now
+                    return
+                power = next((p for f, p in table if f >= freq[cpu]), table[-1][1])
+            else:
+                state = idle[cpu] or 0
+                power = c["idle"][state] if state < len(c["idle"]) else None
+                power = power or 0
+            t = since[cpu]
+            while t < now and power:
+                k = (t - t0) // b_ns
+                stop = min(t0 + (k + 1) * b_ns, now)
+                acc[k][c["pd"]] += power * (stop - t)
+                t = stop
+            since[cpu] = now
+
+        rows = []
+        for name in ("sched_switch", "cpu_frequency", "cpu_idle"):
+            df = self._event(name)
+            ts = (df.index.to_numpy() * 1e6).round().astype(np.int64) * 1000
+            if name == "sched_switch":
+                cpu, a = df["__cpu"].to_numpy(), df["prev_pid"].to_numpy()
+                b = df["next_pid"].to_numpy()
+            else:
+                cpu, a, b = df["cpu_id"].to_numpy(), df["state"].to_numpy(), _zeros(len(df))
+            kind = {"sched_switch": 0, "cpu_frequency": 1, "cpu_idle": 2}[name]
+            rows += zip(
+                df["__seq"].to_numpy().tolist(),
+                [kind] * len(df),
+                ts.tolist(),
+                cpu.tolist(),
+                a.tolist(),
+                b.tolist(),
+            )
+        rows.sort()
+        for _, kind, now, cpu, a, b in rows:
+            if kind == 0:
+                if (a == 0) != (b == 0):
+                    flush(cpu, now)
+                    busy[cpu] = b != 0
+            elif kind == 1:
+                flush(cpu, now)
+                freq[cpu] = a
+            else:
+                flush(cpu, now)
+                idle[cpu] = a if a >= 0 else None
+        for cpu in range(self.nr_cpus):
+            flush(cpu, end)
+        energy = np.array(acc, dtype=float) / 1e15
+        out = pd.DataFrame(
+            energy,
+            columns=[f"pd{i}" for i in range(em["nr_pd"])],
+            index=pd.Index((t0 + b_ns * np.arange(nr_b)) / 1e9, name="Time"),
+        )
+        out["total"] = energy.sum(axis=1)
+        return out
+
     def __repr__(self) -> str:
         n = sum(len(t[0][2]) // 8 for t in self._raw["tables"].values())
         return f"<hetsched.Trace cpus={self.nr_cpus} events={n} end={self.end:.6f}>"
+
+
+def _zeros(n: int) -> np.ndarray:
+    """``n`` zeros (the unused column of a frequency or idle event in the replay)."""
+    return np.zeros(n, dtype=np.int64)

@@ -213,6 +213,40 @@ fn read_trace<'py>(
     columns_to_py(py, &cols)
 }
 
+/// The power figures the energy accounting of a run uses (`EnergyMeter`): the Energy
+/// Model registered for `platform` with the options `set` (`eas.em_version`, `kernel`), as
+/// JSON: `{"assumed": bool, "cpus": [{"cpu", "pd", "active": [[kHz, µW]…], "idle": [µW or
+/// null…]}]}`, `idle[0]` being WFI (no power), `idle[i]` the platform's idle state `i − 1`.
+#[pyfunction]
+#[pyo3(signature = (platform, set = None))]
+fn energy_model(platform: &str, set: Option<Vec<String>>) -> PyResult<String> {
+    let p = hetsched::load_platform(platform).map_err(errors::to_py)?;
+    let options = hetsched::hetsched_core::options::Options::default()
+        .apply_sets(&set.unwrap_or_default())
+        .map_err(|e| errors::to_py(e.into()))?;
+    let em = hetsched::hetsched_core::energy::em::EnergyModel::build(&p, options.eas.em_version);
+    let cpus: Vec<serde_json::Value> = p
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(i, cpu)| {
+            let active: Vec<(u64, u64)> = em
+                .pds
+                .get(cpu.perf_domain)
+                .and_then(Option::as_ref)
+                .map(|pd| pd.table.iter().map(|s| (s.frequency, s.power)).collect())
+                .unwrap_or_default();
+            let mut idle = vec![None];
+            idle.extend(cpu.idle_states.iter().map(|s| s.power_uw));
+            serde_json::json!({"cpu": i, "pd": cpu.perf_domain, "active": active, "idle": idle})
+        })
+        .collect();
+    Ok(
+        serde_json::json!({"assumed": em.assumed, "nr_pd": p.perf_domains.len(), "cpus": cpus})
+            .to_string(),
+    )
+}
+
 /// The HTML report of `items`, in order: `(path, None)` reads a result JSON, a
 /// reproduction's JSON report or a sweep directory; `(name, Some(json))` is a result or
 /// report already in memory. The same bytes as `hetsched report`.
@@ -445,6 +479,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_columns, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summaries, m)?)?;
