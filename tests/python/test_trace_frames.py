@@ -248,3 +248,20 @@ def test_energy_over_time_matches_the_runs_own(case: Case) -> None:
     np.testing.assert_allclose(df.iloc[:n, :-1].to_numpy(), series[:n], rtol=1e-3, atol=1e-6)
     with pytest.raises(ValueError, match="CPUs"):
         case.trace.df_energy("hikey620" if case.trace.nr_cpus != 8 else "juno_r0")
+
+
+def test_keep_trace_with_a_timeline_and_a_perfetto_file(tmp_path: Path) -> None:
+    """The columns beside the timeline and a trace file: each as without the others."""
+    both = hs.run(
+        "hikey960",
+        "demo",
+        duration="300ms",
+        timeline=True,
+        keep_trace=True,
+        trace=tmp_path / "t.pftrace",
+    )
+    alone = hs.run("hikey960", "demo", duration="300ms", keep_trace=True)
+    assert both.trace is not None and alone.trace is not None
+    assert both.timeline == hs.run("hikey960", "demo", duration="300ms", timeline=True).timeline
+    pd.testing.assert_frame_equal(both.trace.df_tasks_states(), alone.trace.df_tasks_states())
+    assert (tmp_path / "t.pftrace").stat().st_size > 0

@@ -546,7 +546,16 @@ pub fn read_text(r: impl BufRead) -> Result<Columns, ReadError> {
             continue;
         }
         // `COMM-PID [CPU] SECS.USECS: NAME: FIELDS`; COMM may hold `-` and spaces.
-        let open = line.find(" [").ok_or_else(|| bad("no ` [CPU]`"))?;
+        // the first ` [` followed by digits and `]` (a comm may hold ` [` itself)
+        let open = line
+            .match_indices(" [")
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let rest = &line[i + 2..];
+                rest.find(']')
+                    .is_some_and(|j| j > 0 && rest[..j].bytes().all(|b| b.is_ascii_digit()))
+            })
+            .ok_or_else(|| bad("no ` [CPU]`"))?;
         let head = line[..open].trim_start();
         let dash = head.rfind('-').ok_or_else(|| bad("no `COMM-PID`"))?;
         let pid: u32 = head[dash + 1..]
@@ -629,7 +638,7 @@ mod tests {
 
     fn all_events(sink: &mut dyn TraceSink) {
         let a = TaskRef {
-            comm: "a b-1",
+            comm: "a [b]-1",
             pid: 1001,
             prio: 120,
         };
@@ -641,7 +650,7 @@ mod tests {
         let ctx = |ts, cpu| Ctx {
             ts,
             cpu,
-            comm: "a b-1",
+            comm: "a [b]-1",
             pid: 1001,
         };
         sink.begin(6, 0);
@@ -649,7 +658,7 @@ mod tests {
             TraceEvent::TaskRename {
                 pid: 1001,
                 oldcomm: "rt-app",
-                newcomm: "a b-1",
+                newcomm: "a [b]-1",
             },
             TraceEvent::SchedWakeupNew {
                 task: a,
