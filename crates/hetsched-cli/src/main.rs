@@ -139,6 +139,12 @@ struct SweepArgs {
     /// Do not print the summary table.
     #[arg(long, short)]
     quiet: bool,
+    /// Run the points as Ray tasks on the cluster at ADDRESS (`auto`, `HOST:6379`,
+    /// `ray://HOST:10001`), or on a local Ray of --jobs CPUs with `local`, through the
+    /// Python package (`pip install 'hetsched[ray]'`; the Python is `$HETSCHED_PYTHON`,
+    /// else `python3`). Same result files as without.
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -550,6 +556,71 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The sweep `hetsched sweep --ray` hands to the Python package: argv is the experiment,
+/// the output directory, the Ray address (`local`: a local Ray) and the jobs.
+const RAY_SWEEP: &str = "import sys, hetsched
+exp, out, address, jobs = sys.argv[1:5]
+hetsched.sweep(exp, out, backend='ray', jobs=int(jobs),
+               ray_address=None if address == 'local' else address)
+";
+
+/// `hetsched sweep --ray ADDRESS`: the points run as Ray tasks through the Python package
+/// (`hs.sweep(..., backend="ray")`); then the table is read and summarised as a local
+/// sweep's. Without a Python that imports hetsched and Ray: one line saying so.
+fn sweep_ray(
+    a: &SweepArgs,
+    exp: &hetsched::sweep::Experiment,
+    address: &str,
+    jobs: usize,
+) -> anyhow::Result<()> {
+    use std::process::{Command, Stdio};
+    let py = std::env::var_os("HETSCHED_PYTHON").unwrap_or_else(|| "python3".into());
+    let shown = std::path::Path::new(&py).display().to_string();
+    let probe = Command::new(&py)
+        .args(["-c", "import hetsched, ray"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "sweep --ray: cannot run {shown} ({e}): --ray needs the hetsched Python package \
+                 with Ray (pip install 'hetsched[ray]'); set HETSCHED_PYTHON to its Python"
+            )
+        })?;
+    if !probe.status.success() {
+        let why = String::from_utf8_lossy(&probe.stderr);
+        let why = why.lines().last().unwrap_or("").trim().to_string();
+        anyhow::bail!(
+            "sweep --ray: {shown} cannot import the hetsched Python package with Ray ({why}): \
+             pip install 'hetsched[ray]', or set HETSCHED_PYTHON to a Python that has it"
+        );
+    }
+    let status = Command::new(&py)
+        .args(["-c", RAY_SWEEP])
+        .arg(&a.experiment)
+        .arg(&a.output)
+        .arg(address)
+        .arg(jobs.to_string())
+        .stdin(Stdio::null())
+        .status()?;
+    if !status.success() {
+        anyhow::bail!("sweep --ray: the Ray sweep stopped ({status}); rerun to resume");
+    }
+    let table = hetsched::sweep::load(&a.output)?;
+    eprintln!(
+        "hetsched: sweep {}: {} points on Ray ({address}); {}",
+        exp.name,
+        table.rows.len(),
+        a.output.join(hetsched::sweep::TABLE).display()
+    );
+    if !a.quiet {
+        out(&table.summary())?;
+    }
+    if table.rows.iter().any(|r| r.error.is_some()) {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
     use hetsched::sweep;
     let exp = sweep::read_file(&a.experiment)?;
@@ -558,6 +629,9 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if jobs == 0 {
         anyhow::bail!("--jobs 0: expected at least 1");
+    }
+    if let Some(address) = &a.ray {
+        return sweep_ray(&a, &exp, address, jobs);
     }
     // A bar with an ETA on a terminal; indicatif draws nothing when stderr is not one.
     let bar =
