@@ -12,6 +12,7 @@ Run it with the venv made by ``tools/lisa-venv.sh`` (``make lisa-test``).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections import Counter
@@ -32,8 +33,8 @@ CLI = Path(os.environ.get("HETSCHED_CLI", REPO / "target" / "release" / "hetsche
 PYTHON = Path(os.environ.get("HETSCHED_PYTHON", REPO / ".venv" / "bin" / "python"))
 
 # (name, platform, workload, duration, sets): EAS with migrations and overutilized
-# phases, a generated periodic mix on another platform with schedutil, and the balancer
-# without EAS.
+# phases, a generated periodic mix on another platform with schedutil, the balancer
+# without EAS, HMP, RT and deadline tasks, hackbench's many short-lived tasks.
 CASES = [
     ("hikey960-workload", "hikey960", str(HERE / "workload.json"), "2s", []),
     (
@@ -44,7 +45,36 @@ CASES = [
         ["cpufreq.governor=schedutil"],
     ),
     ("rk3399-demo-noeas", "rk3399", "demo", "1s", ["eas.mode=off"]),
+    ("tc2-hmp", "tc2", "demo", "1s", ["hmp.enabled=true"]),
+    ("hikey960-rt-dl", "hikey960", "RT", "1s", []),
+    ("m1pro-hackbench", "m1pro", "gen:hackbench:groups=1,loops=20", "1s", []),
 ]
+
+
+def rt_workload(path: Path) -> str:
+    """FIFO, deadline and fair tasks: RT and DL pushes, priorities below 100."""
+    tasks: dict = {}
+    for i in range(6):
+        tasks[f"fifo{i}"] = {
+            "policy": "SCHED_FIFO",
+            "priority": 10 + i,
+            "loop": -1,
+            "run": 3000 + 500 * i,
+            "timer": {"ref": f"t{i}", "period": 8000},
+        }
+    for i in range(3):
+        tasks[f"dl{i}"] = {
+            "policy": "SCHED_DEADLINE",
+            "dl-runtime": 2000,
+            "dl-period": 10000,
+            "dl-deadline": 10000,
+            "loop": -1,
+            "run": 1500,
+            "timer": {"ref": f"d{i}", "period": 10000},
+        }
+    tasks["cfs"] = {"instance": 6, "loop": -1, "run": 5000, "timer": {"ref": "c", "period": 9000}}
+    path.write_text(json.dumps({"global": {"duration": 1}, "tasks": tasks}))
+    return str(path)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
@@ -55,6 +85,8 @@ def case(request, tmp_path_factory):
     if not PYTHON.is_file():
         pytest.skip(f"{PYTHON}: no Python environment with the hetsched package (make python)")
     d = tmp_path_factory.mktemp(name)
+    if workload == "RT":
+        workload = rt_workload(d / "rt.json")
     trace = d / "trace.txt"
     cmd = [str(CLI), "run", "--platform", platform, "--workload", workload, "--duration", duration]
     for s in sets:
