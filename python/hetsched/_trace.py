@@ -12,6 +12,7 @@ LISA 3.1.0's ``Trace`` gives them; where LISA has the frame, the columns are LIS
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Union
 
@@ -69,7 +70,7 @@ class Trace:
     ``trace.ana.status.df_overutilized``); :meth:`df_migrations` has no LISA counterpart.
     """
 
-    def __init__(self, tables: dict[str, Any]) -> None:
+    def __init__(self, tables: Mapping[str, Any]) -> None:
         self._raw = tables
         self.nr_cpus: int = int(tables["nr_cpus"])
         """The CPU count (the text trace's ``# cpus=N``)."""
@@ -446,7 +447,7 @@ class Trace:
                 t = stop
             since[cpu] = now
 
-        rows = []
+        rows: list[tuple[int, int, int, int, int, int]] = []
         for name in ("sched_switch", "cpu_frequency", "cpu_idle"):
             df = self._event(name)
             ts = (df.index.to_numpy() * 1e6).round().astype(np.int64) * 1000
