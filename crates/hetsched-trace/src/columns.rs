@@ -531,10 +531,20 @@ impl std::error::Error for ReadError {}
 /// Reads an ftrace text trace written by [`FtraceTextSink`](crate::FtraceTextSink) into
 /// [`Columns`]: the same tables as a [`ColumnSink`] on the same run. Events outside
 /// [`SCHEMA`] are skipped; a line of a kept event whose fields do not read is an error.
-pub fn read_text(r: impl BufRead) -> Result<Columns, ReadError> {
+pub fn read_text(mut r: impl BufRead) -> Result<Columns, ReadError> {
     let mut cols = Columns::default();
-    for (n, line) in r.lines().enumerate() {
-        let line = line.map_err(ReadError::Io)?;
+    // ` name=` of every field, made once
+    let keys: Vec<Vec<String>> = SCHEMA
+        .iter()
+        .map(|(_, f)| f.iter().map(|(name, _)| format!(" {name}=")).collect())
+        .collect();
+    let mut line = String::new();
+    for n in 0.. {
+        line.clear();
+        if r.read_line(&mut line).map_err(ReadError::Io)? == 0 {
+            break;
+        }
+        let line = line.trim_end_matches(['\n', '\r']);
         let bad = |why: &str| ReadError::Line(n + 1, why.to_string());
         if let Some(rest) = line.strip_prefix('#') {
             if let Some(c) = rest.trim().strip_prefix("cpus=") {
@@ -580,16 +590,16 @@ pub fn read_text(r: impl BufRead) -> Result<Columns, ReadError> {
         let mut at = 0;
         let mut raw: Vec<&str> = Vec::with_capacity(schema.len());
         for (k, (field, _)) in schema.iter().enumerate() {
-            let key = format!(" {field}=");
+            let key = &keys[t][k];
             let start = body[at..]
-                .find(&key)
+                .find(key.as_str())
                 .map(|p| at + p + key.len())
                 .ok_or_else(|| bad(&format!("{name}: no `{field}=`")))?;
-            let end = match schema.get(k + 1) {
-                Some((next, _)) => body[start..]
-                    .find(&format!(" {next}="))
+            let end = match keys[t].get(k + 1) {
+                Some(next) => body[start..]
+                    .find(next.as_str())
                     .map(|p| start + p)
-                    .ok_or_else(|| bad(&format!("{name}: no `{next}=`")))?,
+                    .ok_or_else(|| bad(&format!("{name}: no `{}`", next.trim_start())))?,
                 None => body.len(),
             };
             raw.push(&body[start..end]);
