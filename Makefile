@@ -82,7 +82,7 @@ py-test: python build chromium
 	$(VENV)/bin/pytest -q
 	$(VPY) -m mypy.stubtest hetsched._core
 
-lisa-test: build
+lisa-test: build python
 	bash tools/lisa-venv.sh
 	.venv-lisa/bin/python -m pytest -q -p no:cacheprovider tests/python/lisa
 

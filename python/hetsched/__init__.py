@@ -16,6 +16,10 @@ A thin, typed layer over the native module ``hetsched._core``::
     df = hs.sweep("exp.toml", "out/")   # every point of an experiment; resumes
     hs.load("out/")                     # the same table, one row per point
 
+    r = hs.run("hikey960", "demo", duration="1s", keep_trace=True)
+    r.trace.df_tasks_states()           # LISA-shaped frames of the run's events
+    hs.read_trace("trace.txt")          # the same frames from a text trace hetsched wrote
+
     r = hs.run("hikey960", "demo", duration="2s", timeline=True)
     hs.plot.timeline(r)                 # matplotlib figures (hs.plot.*)
     hs.report(r, "out/", out="report.html")   # the HTML report `hetsched report` writes
@@ -37,6 +41,7 @@ import pandas as pd
 from . import _core, plot
 from ._core import HetschedError, OptionsError, PlatformError, RunError, WorkloadError
 from ._sweep import load, sweep
+from ._trace import TaskState, Trace
 
 __version__: str = _core.version()
 
@@ -47,6 +52,8 @@ __all__ = [
     "PlatformError",
     "Result",
     "RunError",
+    "TaskState",
+    "Trace",
     "WorkloadError",
     "__version__",
     "describe_platform",
@@ -55,6 +62,7 @@ __all__ = [
     "load",
     "platforms",
     "plot",
+    "read_trace",
     "report",
     "run",
     "sweep",
@@ -103,9 +111,12 @@ class Result:
     ``raw`` is the parsed result JSON; the other attributes are views of it.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trace: Trace | None = None) -> None:
         self._text = text
         self.raw: dict[str, Any] = json.loads(text)
+        self.trace = trace
+        """The run's events as DataFrames (:class:`Trace`) when run with
+        ``keep_trace=True``, else ``None``."""
 
     @cached_property
     def tasks(self) -> pd.DataFrame:
@@ -243,6 +254,7 @@ def run(
     trace: StrPath | None = None,
     trace_format: Literal["text", "perfetto"] | None = None,
     timeline: bool = False,
+    keep_trace: bool = False,
 ) -> Result:
     """Runs ``workload`` on ``platform`` and returns its :class:`Result`.
 
@@ -262,22 +274,40 @@ def run(
         timeline: keep a downsampled timeline (per-CPU tasks, frequency, idle, PELT,
             overutilized; at most 1024 buckets, docs/report.md) for :mod:`hetsched.plot`
             and :func:`report`, as ``hetsched run --timeline`` does.
+        keep_trace: keep the run's events in memory, as columns (no text round trip),
+            for :attr:`Result.trace`: a :class:`Trace` with LISA-shaped DataFrames (task
+            states, frequency, idle, PELT and util_est, migrations, overutilized). Costs
+            memory in proportion to the events (about 80 bytes each).
 
     Raises:
         PlatformError, WorkloadError, OptionsError, RunError: bad input; the message names
             the file, line and column.
     """
-    text = _core.run(
+    args = (
         os.fspath(platform),
         _workload_arg(workload),
         _set_args(set),
         seed,
         duration,
         None if trace is None else os.fspath(trace),
-        trace_format=trace_format,
-        timeline=timeline,
     )
+    if keep_trace:
+        text, tables = _core.run_columns(*args, trace_format=trace_format, timeline=timeline)
+        return Result(text, Trace(tables))
+    text = _core.run(*args, trace_format=trace_format, timeline=timeline)
     return Result(text)
+
+
+def read_trace(path: StrPath) -> Trace:
+    """The :class:`Trace` of an ftrace text trace hetsched wrote (``hetsched run --trace``,
+    ``hs.run(..., trace=...)``): the same frames as ``hs.run(..., keep_trace=True)`` gives
+    for that run.
+
+    Raises:
+        RunError: the file cannot be read, or a line is not what hetsched writes (the
+            message names the file and the line).
+    """
+    return Trace(_core.read_trace(os.fspath(path)))
 
 
 def report(

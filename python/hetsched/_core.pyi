@@ -1,6 +1,6 @@
 """Stubs of the native module ``hetsched._core`` (crates/hetsched-py)."""
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 __all__ = [
     "HetschedError",
@@ -10,6 +10,9 @@ __all__ = [
     "RunError",
     "version",
     "run",
+    "run_columns",
+    "read_trace",
+    "energy_model",
     "report",
     "platforms",
     "platform_summaries",
@@ -57,6 +60,28 @@ def run(
     trace_format: Literal["text", "perfetto"] | None = None,
     timeline: bool = False,
 ) -> str: ...
+
+class _Columns(TypedDict):
+    """A run's event tables: per event, ``(column, is_string, int64 bytes)``."""
+
+    nr_cpus: int
+    end_ns: int
+    strings: list[str]
+    tables: dict[str, list[tuple[str, bool, bytes]]]
+
+def run_columns(
+    platform: str,
+    workload: str,
+    set: list[str] | None = None,
+    seed: int = 0,
+    duration: str | None = None,
+    trace: str | None = None,
+    duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
+    trace_format: Literal["text", "perfetto"] | None = None,
+    timeline: bool = False,
+) -> tuple[str, _Columns]: ...
+def read_trace(path: str) -> _Columns: ...
+def energy_model(platform: str, set: list[str] | None = None) -> str: ...
 def report(items: list[tuple[str, str | None]], title: str | None = None) -> str: ...
 def platforms() -> list[str]: ...
 def platform_summaries() -> list[str]: ...

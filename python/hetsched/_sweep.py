@@ -246,17 +246,21 @@ def run_points_ray(
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m hetsched._sweep POINTS.json DIR ADDRESS``: the CLI's ``--ray``. Runs
-    the points listed in POINTS.json on the Ray cluster at ADDRESS (``local``: a new
-    local instance) into DIR; one line on stderr and status 2 on error."""
-    if len(argv) != 3:
-        print("usage: python -m hetsched._sweep POINTS.json DIR ADDRESS", file=sys.stderr)
+    """``python -m hetsched._sweep POINTS.json DIR ADDRESS JOBS``: the CLI's ``--ray``.
+    Runs the points listed in POINTS.json on the Ray cluster at ADDRESS (``local``: a new
+    local instance of JOBS CPUs) into DIR; one line on stderr and status 2 on error."""
+    if len(argv) != 4:
+        print(
+            "hetsched: error: usage: python -m hetsched._sweep POINTS.json DIR ADDRESS JOBS",
+            file=sys.stderr,
+        )
         return 2
-    points_file, out, address = argv
+    points_file, out, address, jobs = argv
     try:
         with open(points_file, encoding="utf-8") as f:
             points = json.load(f)
-        run_points_ray(points, out, None, address, sys.stderr.isatty())
+        local = address == "local"
+        run_points_ray(points, out, int(jobs) if local else None, None if local else address, False)
     except Exception as e:  # noqa: BLE001 - one line for the CLI, whatever failed
         print(f"hetsched: error: --ray: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return 2

@@ -153,9 +153,7 @@ def test_ray_backend_gives_the_same_files(local: Path, tmp_path: Path, ray_clust
 CLI = Path(__file__).resolve().parents[2] / "target" / "release" / "hetsched"
 
 
-def test_cli_ray_backend_gives_the_same_files_and_reproduction(
-    local: Path, tmp_path: Path
-) -> None:
+def test_cli_ray_backend_gives_the_same_files_and_reproduction(local: Path, tmp_path: Path) -> None:
     """``hetsched sweep --ray local`` and ``hetsched reproduce --dir D --ray local``: the
     CLI hands the missing points to this package's Ray runner (a new local instance)."""
     pytest.importorskip("ray")
@@ -198,3 +196,32 @@ def test_cli_ray_backend_gives_the_same_files_and_reproduction(
     )
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("hetsched: error: --ray: ")
+    assert "pip install 'hetsched[ray]'" in run.stderr
+
+
+def test_cli_sweep_on_the_ray_cluster(local: Path, tmp_path: Path, ray_cluster: None) -> None:
+    """``hetsched sweep --ray ADDRESS`` runs the points on that cluster through this
+    Python (``HETSCHED_PYTHON``): the same files as the local sweep, and the summary."""
+    import subprocess
+    import sys
+
+    import ray
+
+    if not CLI.is_file():
+        pytest.skip(f"{CLI} not built (make build)")
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TOML)
+    out = tmp_path / "cli-ray"
+    address = ray.get_runtime_context().gcs_address
+    p = subprocess.run(
+        [str(CLI), "sweep", str(exp), "-o", str(out), "--ray", address],
+        env={**os.environ, "HETSCHED_PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    assert files(out) == files(local)
+    assert (out / "table.csv").read_bytes() == (local / "table.csv").read_bytes()
+    assert "12 points (12 distinct), 12 run now" in p.stderr
+    assert "balance.misfit" in p.stdout

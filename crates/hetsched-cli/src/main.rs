@@ -139,9 +139,10 @@ struct SweepArgs {
     /// Do not print the summary table.
     #[arg(long, short)]
     quiet: bool,
-    /// Run the missing points as Ray tasks on the cluster at ADDRESS (`local`: a new
-    /// local Ray instance) through the Python package (`pip install 'hetsched[ray]'`;
-    /// the interpreter is $HETSCHED_PYTHON, else python3). The results are the same.
+    /// Run the missing points as Ray tasks on the cluster at ADDRESS (`auto`,
+    /// `HOST:6379`, `ray://HOST:10001`), or on a local Ray of --jobs CPUs with `local`,
+    /// through the Python package (`pip install 'hetsched[ray]'`; the Python is
+    /// `$HETSCHED_PYTHON`, else `python3`). Same result files as without.
     #[arg(long, value_name = "ADDRESS")]
     ray: Option<String>,
 }
@@ -582,7 +583,7 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let executor = a.ray.map(ray_executor);
+    let executor = a.ray.map(|address| ray_executor(address, jobs));
     let outcome = sweep::run_with(&exp, &a.output, jobs, executor.as_ref(), &progress)?;
     bar.finish_and_clear();
     let total = outcome.plan.points.len();
@@ -610,30 +611,53 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
 }
 
 /// The `--ray ADDRESS` backend: the points to run are written to `DIR/.ray-points.json`
-/// and `$HETSCHED_PYTHON -m hetsched._sweep` (python3 by default) runs them as Ray tasks,
-/// writing each result file; its last line on stderr is the error when it fails.
-fn ray_executor(address: String) -> hetsched::sweep::Executor {
+/// and `$HETSCHED_PYTHON -m hetsched._sweep` (python3 by default) runs them as Ray tasks
+/// (`local`: on a local Ray of `jobs` CPUs), writing each result file. A Python that
+/// cannot import the package with Ray is one line saying what to install; a failure of
+/// the run is its last line on stderr.
+fn ray_executor(address: String, jobs: usize) -> hetsched::sweep::Executor {
     hetsched::sweep::Executor(std::sync::Arc::new(
         move |points: &[hetsched::sweep::PointSpec], dir: &std::path::Path| {
             use hetsched::Error;
+            use std::process::{Command, Stdio};
             if points.is_empty() {
                 return Ok(());
+            }
+            let python = std::env::var_os("HETSCHED_PYTHON").unwrap_or_else(|| "python3".into());
+            let shown = std::path::Path::new(&python).display().to_string();
+            let probe = Command::new(&python)
+                .args(["-c", "import hetsched, ray"])
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| {
+                    Error::Backend(format!(
+                        "--ray: cannot run {shown} ({e}): --ray needs the hetsched Python package \
+                         with Ray (pip install 'hetsched[ray]'); set HETSCHED_PYTHON to its Python"
+                    ))
+                })?;
+            if !probe.status.success() {
+                let why = String::from_utf8_lossy(&probe.stderr);
+                let why = why.lines().last().unwrap_or("").trim().to_string();
+                return Err(Error::Backend(format!(
+                    "--ray: {shown} cannot import the hetsched Python package with Ray ({why}): \
+                     pip install 'hetsched[ray]', or set HETSCHED_PYTHON to a Python that has it"
+                )));
             }
             let list = dir.join(".ray-points.json");
             let text = serde_json::to_string(points).map_err(|e| Error::Backend(e.to_string()))?;
             hetsched::sweep::write_atomic(&list, &text)?;
-            let python = std::env::var("HETSCHED_PYTHON").unwrap_or_else(|_| "python3".into());
-            let output = std::process::Command::new(&python)
+            let output = Command::new(&python)
                 .args(["-m", "hetsched._sweep"])
                 .arg(&list)
                 .arg(dir)
                 .arg(&address)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
+                .arg(jobs.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
                 .output();
             let _ = std::fs::remove_file(&list);
             let output =
-                output.map_err(|e| Error::Backend(format!("--ray: cannot run {python}: {e}")))?;
+                output.map_err(|e| Error::Backend(format!("--ray: cannot run {shown}: {e}")))?;
             if output.status.success() {
                 return Ok(());
             }
@@ -644,21 +668,15 @@ fn ray_executor(address: String) -> hetsched::sweep::Executor {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("");
             let last = last.strip_prefix("hetsched: error: ").unwrap_or(last);
-            let status = format!("exited with {}", output.status);
-            let last = if last.trim().is_empty() {
-                status.as_str()
+            Err(Error::Backend(if last.trim().is_empty() {
+                format!(
+                    "--ray: the Ray run stopped ({}); rerun to resume",
+                    output.status
+                )
+            } else if last.starts_with("--ray") {
+                format!("{last}; rerun to resume")
             } else {
-                last
-            };
-            let hint = if last.contains("No module named") {
-                " (install the Python package with Ray: pip install 'hetsched[ray]', or set HETSCHED_PYTHON)"
-            } else {
-                ""
-            };
-            Err(Error::Backend(if last.starts_with("--ray") {
-                format!("{last}{hint}")
-            } else {
-                format!("--ray: {python}: {last}{hint}")
+                format!("--ray: {last}; rerun to resume")
             }))
         },
     ))
@@ -701,7 +719,10 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         jobs: a.jobs.max(1),
         quick: a.quick,
         dir: a.dir.clone(),
-        executor: a.ray.clone().map(ray_executor),
+        executor: a
+            .ray
+            .clone()
+            .map(|address| ray_executor(address, a.jobs.max(1))),
         ..ReproduceOptions::default()
     };
     if a.ray.is_some() && a.dir.is_none() {

@@ -682,3 +682,49 @@ fn hostile_inputs_of_issue_20_get_one_positioned_line() {
         "{e}"
     );
 }
+
+/// `sweep --ray` without a Python that has the package (and Ray): one line saying what to
+/// install, exit status 2, nothing run.
+#[test]
+fn sweep_ray_without_the_python_package_is_one_line() {
+    let exp = tmp(
+        "ray-exp.toml",
+        "name = \"r\"\nplatforms = [\"hikey960\"]\nworkloads = [\"demo\"]\nduration = \"10ms\"\n",
+    );
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-ray-{}", std::process::id()));
+    let out = dir.join("out");
+    let run = |python: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_hetsched"))
+            .args(["sweep", exp.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .args(["--ray", "local"])
+            .env("HETSCHED_PYTHON", python)
+            .output()
+            .expect("run hetsched")
+    };
+    let e = err_line(&run(&dir.join("no-such-python")));
+    assert!(e.contains("--ray: cannot run"), "{e}");
+    assert!(e.contains("pip install 'hetsched[ray]'"), "{e}");
+    // a Python that cannot import it: python3 without its site-packages (-I -S)
+    std::fs::create_dir_all(&dir).unwrap();
+    let py = dir.join("python-bare");
+    std::fs::write(&py, "#!/bin/sh\nexec python3 -I -S \"$@\"\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if Command::new(&py)
+            .args(["-c", "1"])
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            let e = err_line(&run(&py));
+            assert!(
+                e.contains("cannot import the hetsched Python package"),
+                "{e}"
+            );
+            assert!(e.contains("No module named 'hetsched'"), "{e}");
+        }
+    }
+    let ran = std::fs::read_dir(out.join("points")).map_or(0, |d| d.count());
+    assert_eq!(ran, 0, "nothing ran");
+}

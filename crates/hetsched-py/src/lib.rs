@@ -63,6 +63,190 @@ fn run(
     .map_err(errors::to_py)
 }
 
+/// Forwards the stream to two sinks (the timeline and the columns of one run).
+struct Tee<'a> {
+    a: &'a mut dyn hetsched::hetsched_core::trace::TraceSink,
+    b: &'a mut dyn hetsched::hetsched_core::trace::TraceSink,
+}
+
+impl hetsched::hetsched_core::trace::TraceSink for Tee<'_> {
+    fn interest(&self) -> hetsched::hetsched_core::trace::Interest {
+        self.a.interest().union(self.b.interest())
+    }
+    fn begin(&mut self, nr_cpus: usize, start_ns: u64) {
+        self.a.begin(nr_cpus, start_ns);
+        self.b.begin(nr_cpus, start_ns);
+    }
+    fn record(
+        &mut self,
+        ctx: &hetsched::hetsched_core::trace::Ctx<'_>,
+        ev: &hetsched::hetsched_core::trace::TraceEvent<'_>,
+    ) {
+        self.a.record(ctx, ev);
+        self.b.record(ctx, ev);
+    }
+    fn end(&mut self, end_ns: u64) {
+        self.a.end(end_ns);
+        self.b.end(end_ns);
+    }
+}
+
+/// The event tables of [`hetsched::hetsched_trace::Columns`] for Python:
+/// `{"nr_cpus": int, "end_ns": int, "strings": [str], "tables": {event: [(column,
+/// is_string, bytes)]}}`, each column's bytes the native-endian `int64` values.
+fn columns_to_py<'py>(
+    py: Python<'py>,
+    cols: &hetsched::hetsched_trace::Columns,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use hetsched::hetsched_trace::columns::{Kind, SCHEMA};
+    use pyo3::types::{PyBytes, PyDict};
+    fn bytes<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
+        let raw: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        PyBytes::new(py, &raw)
+    }
+    let tables = PyDict::new(py);
+    for ((name, fields), t) in SCHEMA.iter().zip(&cols.tables) {
+        let mut list = vec![
+            ("__ts", false, bytes(py, &t.ts)),
+            ("__cpu", false, bytes(py, &t.cpu)),
+            ("__pid", false, bytes(py, &t.pid)),
+            ("__seq", false, bytes(py, &t.seq)),
+        ];
+        for ((field, kind), v) in fields.iter().zip(&t.fields) {
+            list.push((field, *kind == Kind::Str, bytes(py, v)));
+        }
+        tables.set_item(name, list)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("nr_cpus", cols.nr_cpus)?;
+    d.set_item("end_ns", cols.end_ns)?;
+    d.set_item("strings", &cols.strings)?;
+    d.set_item("tables", tables)?;
+    Ok(d)
+}
+
+/// [`run`] keeping the run's events in memory: returns `(result JSON, tables)`, the
+/// tables as `columns_to_py` gives them (what `read_trace` gives for the run's text
+/// trace). The GIL is released during the run.
+#[pyfunction]
+#[pyo3(signature = (platform, workload, set = None, seed = 0, duration = None, trace = None, duplicate_keys = "ordered", trace_format = None, timeline = false))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "mirrors the Python keyword arguments"
+)]
+fn run_columns<'py>(
+    py: Python<'py>,
+    platform: String,
+    workload: String,
+    set: Option<Vec<String>>,
+    seed: u64,
+    duration: Option<&str>,
+    trace: Option<std::path::PathBuf>,
+    duplicate_keys: &str,
+    trace_format: Option<&str>,
+    timeline: bool,
+) -> PyResult<(String, Bound<'py, pyo3::types::PyDict>)> {
+    let duration = duration
+        .map(hetsched::parse_duration)
+        .transpose()
+        .map_err(errors::to_py)?;
+    let req = hetsched::RunRequest {
+        platform,
+        workload,
+        sets: set.unwrap_or_default(),
+        seed,
+        duration,
+        trace,
+        trace_format: errors::trace_format(trace_format)?,
+        read: errors::read_options(duplicate_keys)?,
+        ..hetsched::RunRequest::default()
+    };
+    let (text, cols) = py
+        .detach(|| {
+            let mut cols = hetsched::hetsched_trace::ColumnSink::new();
+            if !timeline {
+                let out = hetsched::run_request_extra(&req, Some(&mut cols))?;
+                return Ok((hetsched::result_json(&out.result), cols.finish()));
+            }
+            let mut tl = hetsched::report::timeline::TimelineSink::new();
+            let out = hetsched::run_request_extra(
+                &req,
+                Some(&mut Tee {
+                    a: &mut tl,
+                    b: &mut cols,
+                }),
+            )?;
+            let tl = tl.finish();
+            Ok((
+                hetsched::result_json_with_timeline(&out.result, Some(&tl)),
+                cols.finish(),
+            ))
+        })
+        .map_err(errors::to_py)?;
+    Ok((text, columns_to_py(py, &cols)?))
+}
+
+/// Reads an ftrace text trace hetsched wrote into the tables `run_columns` gives.
+#[pyfunction]
+fn read_trace<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let cols = py
+        .detach(|| {
+            let f = std::fs::File::open(&path).map_err(|err| hetsched::Error::Io {
+                path: path.display().to_string(),
+                err,
+            })?;
+            hetsched::hetsched_trace::read_text(std::io::BufReader::new(f)).map_err(|e| match e {
+                hetsched::hetsched_trace::columns::ReadError::Io(err) => hetsched::Error::Io {
+                    path: path.display().to_string(),
+                    err,
+                },
+                e => hetsched::Error::Io {
+                    path: path.display().to_string(),
+                    err: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+                },
+            })
+        })
+        .map_err(errors::to_py)?;
+    columns_to_py(py, &cols)
+}
+
+/// The power figures the energy accounting of a run uses (`EnergyMeter`): the Energy
+/// Model registered for `platform` with the options `set` (`eas.em_version`, `kernel`), as
+/// JSON: `{"assumed": bool, "cpus": [{"cpu", "pd", "active": [[kHz, µW]…], "idle": [µW or
+/// null…]}]}`, `idle[0]` being WFI (no power), `idle[i]` the platform's idle state `i − 1`.
+#[pyfunction]
+#[pyo3(signature = (platform, set = None))]
+fn energy_model(platform: &str, set: Option<Vec<String>>) -> PyResult<String> {
+    let p = hetsched::load_platform(platform).map_err(errors::to_py)?;
+    let options = hetsched::hetsched_core::options::Options::default()
+        .apply_sets(&set.unwrap_or_default())
+        .map_err(|e| errors::to_py(e.into()))?;
+    let em = hetsched::hetsched_core::energy::em::EnergyModel::build(&p, options.eas.em_version);
+    let cpus: Vec<serde_json::Value> = p
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(i, cpu)| {
+            let active: Vec<(u64, u64)> = em
+                .pds
+                .get(cpu.perf_domain)
+                .and_then(Option::as_ref)
+                .map(|pd| pd.table.iter().map(|s| (s.frequency, s.power)).collect())
+                .unwrap_or_default();
+            let mut idle = vec![None];
+            idle.extend(cpu.idle_states.iter().map(|s| s.power_uw));
+            serde_json::json!({"cpu": i, "pd": cpu.perf_domain, "active": active, "idle": idle})
+        })
+        .collect();
+    Ok(
+        serde_json::json!({"assumed": em.assumed, "nr_pd": p.perf_domains.len(), "cpus": cpus})
+            .to_string(),
+    )
+}
+
 /// The HTML report of `items`, in order: `(path, None)` reads a result JSON, a
 /// reproduction's JSON report or a sweep directory; `(name, Some(json))` is a result or
 /// report already in memory. The same bytes as `hetsched report`.
@@ -293,6 +477,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
     m.add_function(wrap_pyfunction!(platform_summaries, m)?)?;

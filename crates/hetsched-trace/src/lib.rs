@@ -11,6 +11,9 @@
 //! * [`PerfettoSink`]: the same events as a Perfetto protobuf trace (`.pftrace`):
 //!   `FtraceEventBundle`s per CPU, a process tree naming the tasks, a clock snapshot
 //!   ([`perfetto`] module documentation).
+//! * [`ColumnSink`]: the events kept in memory as columns, one table per event
+//!   ([`columns`] module documentation), for DataFrames; [`read_text`] reads a text
+//!   trace back into the same tables.
 //! * [`format_event`]: the text formatting of one event into a caller's buffer.
 //! * [`TraceFormat`]: which of the two a path asks for.
 //!
@@ -20,6 +23,7 @@
 //! it event by event with the text trace of the same run, and `tests/python/lisa/` loads
 //! a text trace with LISA.
 
+pub mod columns;
 mod fmt;
 pub mod ftrace;
 pub mod perfetto;
@@ -28,6 +32,7 @@ mod proto;
 use std::path::Path;
 use std::str::FromStr;
 
+pub use columns::{read_text, ColumnSink, Columns};
 pub use ftrace::{event_name, format_event, FtraceTextSink};
 pub use perfetto::PerfettoSink;
 
