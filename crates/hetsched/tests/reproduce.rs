@@ -456,3 +456,36 @@ fn a_reproduction_with_a_results_directory_resumes_to_the_same_report() {
     assert_eq!((r.to_json(), calls.load(Ordering::Relaxed)), (plain, 8));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// schedfreq reads rt-app's per-loop statistics from its runs' events: with `--dir`
+/// its result files keep them (`loop_stats`), and the report is the same, fresh or
+/// resumed.
+#[test]
+fn schedfreq_with_a_results_directory_keeps_its_loop_statistics() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reproduce-schedfreq");
+    let _ = std::fs::remove_dir_all(&dir);
+    let plain = quick("schedfreq", None, 2).to_json();
+    let opts = ReproduceOptions {
+        jobs: 2,
+        quick: true,
+        seed: 7,
+        dir: Some(dir.clone()),
+        ..ReproduceOptions::default()
+    };
+    let fresh = reproduce::run("schedfreq", &opts, &|_, _| {})
+        .unwrap()
+        .to_json();
+    assert_eq!(fresh, plain);
+    let files: Vec<_> = std::fs::read_dir(dir.join("points"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert!(!v["loop_stats"].as_array().unwrap().is_empty());
+    std::fs::remove_file(&files[1]).unwrap();
+    let resumed = reproduce::run("schedfreq", &opts, &|_, _| {})
+        .unwrap()
+        .to_json();
+    assert_eq!(resumed, plain);
+    let _ = std::fs::remove_dir_all(&dir);
+}

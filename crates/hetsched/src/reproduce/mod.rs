@@ -198,11 +198,6 @@ pub fn run(name: &str, opts: &ReproduceOptions, progress: Progress<'_>) -> Resul
         hmp::NAME => hmp::run(opts, progress),
         _ => overutilized::run(opts, progress),
     }?;
-    if name == schedfreq::NAME && opts.dir.is_some() {
-        let note = "schedfreq reads rt-app's per-loop log from each run's events, which result files do not keep: its runs ran here, without result files.".to_string();
-        report.table.push_str(&format!("  - {note}\n"));
-        report.notes.push(note);
-    }
     for (k, v) in replaced {
         let note = format!("Platform {k} read from {v}, not the preset.");
         report.table.push_str(&format!("  - {note}\n"));
@@ -305,6 +300,50 @@ fn run_jobs_in(
     opts: &ReproduceOptions,
     progress: Progress<'_>,
 ) -> Result<Vec<RunResult>, Error> {
+    let points = points_in(jobs, dir, opts, None, progress)?;
+    points
+        .iter()
+        .map(|p| {
+            crate::sweep::read_result(dir, &p.hash)?
+                .map_err(|e| Error::Reproduce(format!("run {} ({}): {e}", p.index, p.hash)))
+        })
+        .collect()
+}
+
+/// rt-app's per-loop statistics (run µs, slack µs) of task `task`'s threads in each of
+/// `jobs` (whose options turn on `trace.rtapp_markers`), in job order: through result
+/// files under `opts.dir` as [`run_jobs`] does, else in memory.
+pub(crate) fn run_jobs_loop_stats(
+    jobs: &[Job],
+    opts: &ReproduceOptions,
+    task: &str,
+    progress: Progress<'_>,
+) -> Result<Vec<Vec<(i64, i64)>>, Error> {
+    match &opts.dir {
+        Some(dir) => points_in(jobs, dir, opts, Some(task), progress)?
+            .iter()
+            .map(|p| crate::sweep::read_loop_stats(dir, &p.hash))
+            .collect(),
+        None if opts.executor.is_some() => Err(Error::Reproduce(
+            "another executor (--ray) needs a results directory (--dir)".into(),
+        )),
+        None => run_each(jobs, opts.jobs, progress, |req| {
+            let mut sink = crate::sweep::LoopStatsSink::new(task);
+            crate::run_request_with(req, &mut [&mut sink])?;
+            Ok(sink.loops)
+        }),
+    }
+}
+
+/// `jobs` as sweep points with result files under `dir`: the missing ones run (by
+/// `opts.executor` when given, else on `opts.jobs` threads).
+fn points_in(
+    jobs: &[Job],
+    dir: &std::path::Path,
+    opts: &ReproduceOptions,
+    loop_stats_of: Option<&str>,
+    progress: Progress<'_>,
+) -> Result<Vec<crate::sweep::PointSpec>, Error> {
     use crate::sweep;
     let points = jobs
         .iter()
@@ -314,7 +353,7 @@ fn run_jobs_in(
             params.insert("variant".into(), Value::from(j.variant));
             params.insert("case".into(), Value::from(j.case));
             params.insert("run".into(), Value::from(j.run));
-            sweep::point_of_request(i, params, &j.req)
+            sweep::point_of_request(i, params, &j.req, loop_stats_of)
         })
         .collect::<Result<Vec<_>, Error>>()?;
     sweep::prepare_dir(dir)?;
@@ -338,13 +377,7 @@ fn run_jobs_in(
             sweep::run_points(&todo, dir, opts.jobs, progress)?;
         }
     }
-    points
-        .iter()
-        .map(|p| {
-            sweep::read_result(dir, &p.hash)?
-                .map_err(|e| Error::Reproduce(format!("run {} ({}): {e}", p.index, p.hash)))
-        })
-        .collect()
+    Ok(points)
 }
 
 /// [`run_jobs`] in memory on `threads` threads.
@@ -353,9 +386,21 @@ fn run_jobs_here(
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Vec<RunResult>, Error> {
+    run_each(jobs, threads, progress, |req| {
+        run_request(req).map(|o| o.result)
+    })
+}
+
+/// `f` of each job's request on `threads` threads; results in job order, the first
+/// error (in job order) returned.
+fn run_each<T: Send>(
+    jobs: &[Job],
+    threads: usize,
+    progress: Progress<'_>,
+    f: impl Fn(&RunRequest) -> Result<T, Error> + Sync,
+) -> Result<Vec<T>, Error> {
     let n = jobs.len();
-    let slots: Vec<Mutex<Option<Result<RunResult, Error>>>> =
-        (0..n).map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<Result<T, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let worker = || loop {
@@ -363,7 +408,7 @@ fn run_jobs_here(
         if i >= n {
             break;
         }
-        let r = run_request(&jobs[i].req).map(|o| o.result);
+        let r = f(&jobs[i].req);
         if let Ok(mut s) = slots[i].lock() {
             *s = Some(r);
         }

@@ -26,14 +26,14 @@
 //! From §5: SCHED_OTHER, sched's total OR ≤ ondemand's; SCHED_FIFO, sched's total OR <
 //! 10 % of ondemand's; SCHED_OTHER rows with run ≥ 100 ms, every governor's OH < 10 %.
 
-use super::{obj, render_footer, request, round, Progress, Report, ReproduceOptions, Verdict};
-use crate::{run_request_with, Error};
+use super::{
+    obj, render_footer, request, round, run_jobs_loop_stats, Job, Progress, Report,
+    ReproduceOptions, Verdict,
+};
+use crate::Error;
 use hetsched_core::time::Nanos;
-use hetsched_core::trace::{Ctx, Interest, RtappMarker, TraceEvent, TraceSink};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Experiment name.
 pub const NAME: &str = "schedfreq";
@@ -146,30 +146,6 @@ fn quick_loops(loops: u64) -> u64 {
     (loops / 10).max(5)
 }
 
-/// rt-app's per-loop statistics of a run: (run µs, slack µs) per loop.
-#[derive(Debug, Default)]
-struct StatsSink {
-    loops: Vec<(i64, i64)>,
-}
-
-impl TraceSink for StatsSink {
-    fn interest(&self) -> Interest {
-        Interest {
-            markers: true,
-            ..Interest::default()
-        }
-    }
-
-    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        // the workload's task only (the noise model adds background tasks)
-        if let TraceEvent::Print(RtappMarker::Stats { run, slack, .. }) = ev {
-            if super::task_of(ctx.comm) == "wload" {
-                self.loops.push((*run, *slack));
-            }
-        }
-    }
-}
-
 /// One cell's numbers: mean busy (µs) and overruns.
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
@@ -210,52 +186,26 @@ pub fn run(opts: &ReproduceOptions, progress: Progress<'_>) -> Result<Report, Er
                     &sets,
                     Some(duration),
                 );
-                jobs.push((ci, ri, gi, req));
+                jobs.push(Job {
+                    variant: gi,
+                    case: ci * ROWS.len() + ri,
+                    run: 0,
+                    req,
+                });
             }
         }
     }
-    let n = jobs.len();
-    let slots: Vec<Mutex<Option<Result<Cell, Error>>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let worker = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= n {
-            break;
-        }
-        let mut sink = StatsSink::default();
-        let r = {
-            let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-            run_request_with(&jobs[i].3, &mut sinks)
-        };
-        let cell = r.map(|_| {
-            let busy: Vec<f64> = sink.loops.iter().map(|l| l.0 as f64).collect();
-            Cell {
-                busy_us: super::mean(&busy),
-                overruns: sink.loops.iter().filter(|l| l.1 < 0).count() as u64,
-                loops: sink.loops.len(),
-            }
-        });
-        if let Ok(mut s) = slots[i].lock() {
-            *s = Some(cell);
-        }
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, n);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..opts.jobs.clamp(1, n.max(1)) {
-            s.spawn(worker);
-        }
-        worker();
-    });
+    // the workload's task only (the noise model adds background tasks)
+    let stats = run_jobs_loop_stats(&jobs, opts, "wload", progress)?;
     let mut cells = vec![vec![vec![Cell::default(); GOVERNORS.len()]; ROWS.len()]; CLASSES.len()];
-    for (i, m) in slots.into_iter().enumerate() {
-        let cell = m
-            .into_inner()
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| Err(Error::Reproduce(format!("run {i} did not complete"))))?;
-        let (ci, ri, gi, _) = &jobs[i];
-        cells[*ci][*ri][*gi] = cell;
+    for (job, loops) in jobs.iter().zip(stats) {
+        let busy: Vec<f64> = loops.iter().map(|l| l.0 as f64).collect();
+        let (ci, ri) = (job.case / ROWS.len(), job.case % ROWS.len());
+        cells[ci][ri][job.variant] = Cell {
+            busy_us: super::mean(&busy),
+            overruns: loops.iter().filter(|l| l.1 < 0).count() as u64,
+            loops: loops.len(),
+        };
     }
     Ok(report(opts, runs, &cells))
 }

@@ -71,6 +71,11 @@ pub struct PointSpec {
     pub duration_ns: Option<u64>,
     /// The noise model, if on.
     pub noise: Option<NoiseConfig>,
+    /// Keep rt-app's per-loop statistics of this task's threads in the result file
+    /// (`"loop_stats"`: `[run µs, slack µs]` per loop, from the `rtapp_stats` markers, so
+    /// the point's options turn on `trace.rtapp_markers`). Part of the hash when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_stats_of: Option<String>,
 }
 
 impl PointSpec {
@@ -147,6 +152,7 @@ pub fn points(exp: &Experiment) -> Result<Vec<PointSpec>, Error> {
             seed,
             duration_ns: exp.duration,
             noise: exp.noise,
+            loop_stats_of: None,
         };
         if !platforms.contains_key(spec.platform.as_str()) {
             platforms.insert(
@@ -166,7 +172,7 @@ pub fn points(exp: &Experiment) -> Result<Vec<PointSpec>, Error> {
         );
         let run = run_spec(&spec, platform.clone(), workload.clone())
             .map_err(|e| Error::Experiment(point_error(&spec, &e)))?;
-        spec.hash = point_hash(&run, spec.workload_name());
+        spec.hash = spec_hash(&spec, &run);
         out.push(spec);
     }
     Ok(out)
@@ -214,6 +220,7 @@ pub fn point_of_request(
     index: usize,
     params: Map<String, Value>,
     req: &RunRequest,
+    loop_stats_of: Option<&str>,
 ) -> Result<PointSpec, Error> {
     if req.trace.is_some()
         || (req.noise.is_some() && req.noise_seed != req.seed)
@@ -233,11 +240,12 @@ pub fn point_of_request(
         seed: req.seed,
         duration_ns: req.duration,
         noise: req.noise,
+        loop_stats_of: loop_stats_of.map(str::to_string),
     };
     let platform = crate::load_platform(&spec.platform)?;
     let workload = crate::load_workload(&spec.workload, &Default::default())?;
     let run = run_spec(&spec, platform, workload)?;
-    spec.hash = point_hash(&run, spec.workload_name());
+    spec.hash = spec_hash(&spec, &run);
     Ok(spec)
 }
 
@@ -254,6 +262,25 @@ impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Executor")
     }
+}
+
+/// A point's hash: [`point_hash`], and what else its result file keeps when asked
+/// (`loop_stats_of`), so that a file with more in it is another point.
+fn spec_hash(spec: &PointSpec, run: &RunSpec) -> String {
+    let h = point_hash(run, spec.workload_name());
+    match &spec.loop_stats_of {
+        None => h,
+        Some(task) => sha256_hex(&format!("{h} loop_stats_of={task}")),
+    }
+}
+
+/// SHA-256 of `text`, hex.
+fn sha256_hex(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// SHA-256 (hex) of the canonical JSON of what a run's result depends on: the format
@@ -275,12 +302,7 @@ pub fn point_hash(spec: &RunSpec, workload_name: &str) -> String {
         "seed": spec.seed,
         "duration_ns": spec.duration_ns,
     });
-    let text = serde_json::to_string(&v).unwrap_or_default();
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    sha256_hex(&serde_json::to_string(&v).unwrap_or_default())
 }
 
 /// Runs one point and returns its result file's text:
@@ -293,7 +315,7 @@ pub fn run_point(spec: &PointSpec) -> Result<String, Error> {
     let platform = crate::load_platform(&spec.platform)?;
     let workload = crate::load_workload(&spec.workload, &Default::default())?;
     let run = run_spec(spec, platform, workload)?;
-    let hash = point_hash(&run, spec.workload_name());
+    let hash = spec_hash(spec, &run);
     if hash != spec.hash {
         return Err(Error::Experiment(point_error(
             spec,
@@ -307,12 +329,20 @@ pub fn run_point(spec: &PointSpec) -> Result<String, Error> {
     m.insert("format".into(), Value::from(FORMAT));
     m.insert("hash".into(), Value::from(hash));
     m.insert("params".into(), Value::Object(spec.params.clone()));
-    match hetsched_core::run(&run, &mut []) {
+    let mut stats = spec.loop_stats_of.as_deref().map(LoopStatsSink::new);
+    let outcome = match &mut stats {
+        Some(sink) => hetsched_core::run(&run, &mut [sink]),
+        None => hetsched_core::run(&run, &mut []),
+    };
+    match outcome {
         Ok(r) => {
             m.insert(
                 "result".into(),
                 serde_json::to_value(&r).map_err(|e| Error::Reproduce(e.to_string()))?,
             );
+            if let Some(sink) = stats {
+                m.insert("loop_stats".into(), serde_json::json!(sink.loops));
+            }
         }
         Err(e) => {
             m.insert("error".into(), Value::from(e.to_string()));
@@ -459,6 +489,61 @@ pub fn read_result(
     serde_json::from_value(r)
         .map(Ok)
         .map_err(|e| bad(e.to_string()))
+}
+
+/// The per-loop statistics kept in point `hash`'s result file (`loop_stats_of`).
+pub fn read_loop_stats(dir: &Path, hash: &str) -> Result<Vec<(i64, i64)>, Error> {
+    let path = point_path(dir, hash);
+    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    let bad = |m: String| Error::Reproduce(format!("{}: {m}", path.display()));
+    let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if let Some(e) = v.get("error").and_then(Value::as_str) {
+        return Err(bad(e.to_string()));
+    }
+    serde_json::from_value(v.get("loop_stats").cloned().unwrap_or(Value::Null))
+        .map_err(|e| bad(format!("\"loop_stats\": {e}")))
+}
+
+/// rt-app's per-loop statistics (`rtapp_stats` markers: run µs, slack µs per loop) of
+/// the threads of one task of the workload (comm `<task>-<index>`).
+#[derive(Debug, Default)]
+pub struct LoopStatsSink {
+    task: String,
+    /// `(run µs, slack µs)` per loop, in trace order.
+    pub loops: Vec<(i64, i64)>,
+}
+
+impl LoopStatsSink {
+    /// A sink for the threads of task `task`.
+    pub fn new(task: &str) -> LoopStatsSink {
+        LoopStatsSink {
+            task: task.to_string(),
+            loops: Vec::new(),
+        }
+    }
+}
+
+impl hetsched_core::trace::TraceSink for LoopStatsSink {
+    fn interest(&self) -> hetsched_core::trace::Interest {
+        hetsched_core::trace::Interest {
+            markers: true,
+            ..Default::default()
+        }
+    }
+
+    fn record(
+        &mut self,
+        ctx: &hetsched_core::trace::Ctx<'_>,
+        ev: &hetsched_core::trace::TraceEvent<'_>,
+    ) {
+        use hetsched_core::trace::{RtappMarker, TraceEvent};
+        if let TraceEvent::Print(RtappMarker::Stats { run, slack, .. }) = ev {
+            let task = ctx.comm.rsplit_once('-').map_or(ctx.comm, |(t, _)| t);
+            if task == self.task {
+                self.loops.push((*run, *slack));
+            }
+        }
+    }
 }
 
 /// Runs `todo` on `jobs` threads, each result written to `dir` as it completes; stops at
