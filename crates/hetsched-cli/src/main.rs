@@ -324,12 +324,62 @@ fn argument_error(e: &clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// How long a stop request may take before the process leaves without the main thread
+/// (which polls it between simulation events; a second signal leaves at once).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Says once, on one line, that a signal stopped the command, and returns its exit status
+/// (128 + the signal's number: 130 for SIGINT, 143 for SIGTERM).
+fn interrupted(signal: i32) -> u8 {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        eprintln!(
+            "hetsched: error: interrupted by {}",
+            hetsched::hetsched_core::interrupt::signal_name(signal)
+        );
+    }
+    (128 + signal).clamp(0, 255) as u8
+}
+
+/// SIGINT and SIGTERM ask the command to stop ([`hetsched::hetsched_core::interrupt`]):
+/// the simulation ends at its next poll, output files are never renamed into place
+/// ([`hetsched::output`]), and `main` exits with 128 + the signal. If the main thread has
+/// not left within [`STOP_GRACE`], or on a second signal, this thread removes the pending
+/// temporary files and leaves itself.
+fn handle_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let Some(first) = signals.forever().next() else {
+            return;
+        };
+        hetsched::hetsched_core::interrupt::request(first);
+        let deadline = std::time::Instant::now() + STOP_GRACE;
+        while std::time::Instant::now() < deadline {
+            if signals.pending().next().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        hetsched::output::remove_pending();
+        std::process::exit(interrupted(first).into());
+    });
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return argument_error(&e),
     };
-    match dispatch(cli) {
+    handle_signals();
+    let r = dispatch(cli);
+    if let Some(signal) = hetsched::hetsched_core::interrupt::requested() {
+        hetsched::output::remove_pending();
+        return ExitCode::from(interrupted(signal));
+    }
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the innermost error names the file, line and column.
@@ -379,9 +429,7 @@ fn cmd_import(
     hetsched::hetsched_platform::load_imported(&imported, &origin)?;
     let yaml = devicetree::to_yaml(&imported)?;
     match output {
-        Some(p) => {
-            std::fs::write(p, yaml).with_context(|| format!("{}: cannot write", p.display()))
-        }
+        Some(p) => Ok(hetsched::output::write_atomic(p, yaml)?),
         None => out(&yaml),
     }
 }
@@ -478,7 +526,7 @@ fn cmd_gen(a: GenArgs) -> anyhow::Result<()> {
     let params = hetsched::split_params(&name, &a.params)?;
     let json = hetsched::generate_json(&name, &params)?;
     match &a.output {
-        Some(path) => std::fs::write(path, json).with_context(|| path.display().to_string()),
+        Some(path) => Ok(hetsched::output::write_atomic(path, json)?),
         None => out(&json),
     }
 }
@@ -537,7 +585,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         if path.as_os_str() == "-" {
             out(&text)?;
         } else {
-            std::fs::write(path, text).with_context(|| path.display().to_string())?;
+            hetsched::output::write_atomic(path, text)?;
         }
     }
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
@@ -686,7 +734,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
             } else {
                 path.clone()
             };
-            std::fs::write(&path, report.to_json()).with_context(|| path.display().to_string())?;
+            hetsched::output::write_atomic(&path, report.to_json())?;
         }
         if !report.all_pass() {
             failed.push(name);

@@ -682,3 +682,118 @@ fn hostile_inputs_of_issue_20_get_one_positioned_line() {
         "{e}"
     );
 }
+
+/// A calibration CPU the platform lacks: one line at the value of `calibration`.
+#[test]
+fn calibration_cpu_out_of_range_names_line_and_column() {
+    let p = tmp(
+        "calib.json",
+        "{\n  \"global\": {\n    \"duration\": 1,\n    \"calibration\": \"CPU9\"\n  },\n  \"tasks\": { \"t\": { \"loop\": 1, \"run\": 100 } }\n}\n",
+    );
+    let l = err_line(&hetsched(&[
+        "run",
+        "-p",
+        "hikey960",
+        "-w",
+        p.to_str().unwrap(),
+    ]));
+    assert!(
+        l.starts_with("hetsched: error: ")
+            && l.contains("calib.json:4:20: global.calibration \"CPU9\" names a CPU"),
+        "{l}"
+    );
+    assert!(l.contains("(CPUs 0-7)"), "{l}");
+}
+
+/// `validate` rejects the locking `run` rejects, with the same line at the event's key.
+#[test]
+fn validate_rejects_the_locking_run_rejects() {
+    let cases = [
+        (
+            "relock.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "lock": "m", "run": 10,
+  "lock1": "m", "unlock": "m", "unlock1": "m"}}}"#,
+            ":3:3: task `t` locks mutex `m` it already holds",
+        ),
+        (
+            "unheld.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "run": 10,
+    "unlock": "m"}}}"#,
+            ":3:5: task `t` unlocks mutex `m` it does not hold",
+        ),
+        (
+            "condwait.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "run": 10, "wait": {"ref": "c", "mutex": "m"}}}}"#,
+            ":2:14: task `t` waits with mutex `m` it does not hold",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = tmp(name, text);
+        let path = p.to_str().unwrap();
+        let v = err_line(&hetsched(&["validate", path]));
+        assert!(v.contains(&format!("{name}{want}")), "{v}");
+        let r = err_line(&hetsched(&["run", "-p", "hikey960", "-w", path]));
+        assert_eq!(v, r, "validate and run give the same line");
+    }
+    // the same events in a right order validate
+    let ok = tmp(
+        "lockok.json",
+        r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m"}}}"#,
+    );
+    let o = hetsched(&["validate", ok.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A run stopped by SIGINT or SIGTERM: exit status 128 + the signal, one line saying so,
+/// and neither the trace nor the JSON at their names (nor a temporary file left behind).
+#[test]
+fn interrupted_run_exits_nonzero_and_leaves_no_output() {
+    use std::time::{Duration, Instant};
+    for (signal, code, trace) in [("INT", 130, "t.txt"), ("TERM", 143, "t.pftrace")] {
+        let dir =
+            std::env::temp_dir().join(format!("hetsched-cli-sig{signal}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_hetsched"))
+            .current_dir(&dir)
+            .args(["run", "-p", "hikey960", "-w", "demo", "-d", "100000s"])
+            .args(["--trace", trace, "--json", "r.json", "--report", "r.html"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the run is under way once its temporary trace exists
+        let t0 = Instant::now();
+        let listing = || -> Vec<String> {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        while !listing().iter().any(|n| n.ends_with(".tmp")) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "no temporary trace");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let st = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let t1 = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            t1.elapsed() < Duration::from_secs(4),
+            "stopped at the next poll"
+        );
+        assert_eq!(o.status.code(), Some(code), "SIG{signal}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e, format!("hetsched: error: interrupted by SIG{signal}\n"));
+        assert_eq!(listing(), Vec::<String>::new(), "SIG{signal}: files left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

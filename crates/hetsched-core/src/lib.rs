@@ -15,11 +15,13 @@
 //! - [`options`]: user options and their resolution into [`options::Settings`].
 //! - [`trace`]: trace events (kernel tracepoint names and fields) and sinks.
 //! - [`metrics`]: the metrics sink and result types.
+//! - [`interrupt`]: the process-wide stop request (SIGINT/SIGTERM) the run loop polls.
 //! - [`sim`]: the simulator; [`sim::run`] is the one call everything else builds on.
 
 pub mod cpufreq;
 pub mod energy;
 pub mod engine;
+pub mod interrupt;
 pub mod metrics;
 pub mod noise;
 pub mod options;

@@ -14,6 +14,7 @@ use hetsched_core::workload::Workload;
 use hetsched_core::{RunError, RunResult, RunSpec};
 use std::path::{Path, PathBuf};
 
+pub mod output;
 pub mod report;
 pub mod reproduce;
 pub mod summary;
@@ -94,8 +95,18 @@ pub fn load_platform(name_or_path: &str) -> Result<Platform, Error> {
 
 /// Loads a workload: a built-in generator spec `gen:NAME[:k=v,…][+NAME…]` (see
 /// [`hetsched_rtapp::gen`]), a path to an rt-app JSON file, or the name of a shipped
-/// workload.
+/// workload. The checks that need no platform ([`hetsched_core::sim::check_program`]:
+/// events, locking) are applied here, so `validate` rejects what `run` rejects.
 pub fn load_workload(
+    name_or_path: &str,
+    opts: &hetsched_rtapp::ReadOptions,
+) -> Result<Workload, Error> {
+    let w = read_workload(name_or_path, opts)?;
+    hetsched_core::sim::check_program(&w)?;
+    Ok(w)
+}
+
+fn read_workload(
     name_or_path: &str,
     opts: &hetsched_rtapp::ReadOptions,
 ) -> Result<Workload, Error> {
@@ -249,9 +260,11 @@ pub fn run_request_extra(
     let format = req
         .trace_format
         .unwrap_or_else(|| hetsched_trace::TraceFormat::from_path(path));
-    match format {
+    // written under a temporary name, renamed when the run is complete (crate::output)
+    let (pending, file) = output::Pending::create(path)?;
+    let outcome = match format {
         hetsched_trace::TraceFormat::Text => {
-            let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
+            let mut sink = hetsched_trace::FtraceTextSink::new(file);
             let outcome = match extra {
                 Some(e) => run_request_with(req, &mut [&mut sink, e])?,
                 None => run_request_with(req, &mut [&mut sink])?,
@@ -260,10 +273,10 @@ pub fn run_request_extra(
                 return Err(io_err(e));
             }
             sink.flush().map_err(io_err)?;
-            Ok(outcome)
+            outcome
         }
         hetsched_trace::TraceFormat::Perfetto => {
-            let mut sink = hetsched_trace::PerfettoSink::create(path).map_err(io_err)?;
+            let mut sink = hetsched_trace::PerfettoSink::new(file);
             let outcome = match extra {
                 Some(e) => run_request_with(req, &mut [&mut sink, e])?,
                 None => run_request_with(req, &mut [&mut sink])?,
@@ -272,9 +285,11 @@ pub fn run_request_extra(
                 return Err(io_err(e));
             }
             sink.flush().map_err(io_err)?;
-            Ok(outcome)
+            outcome
         }
-    }
+    };
+    pending.commit()?;
+    Ok(outcome)
 }
 
 /// [`run_request`] with the trace going to `sinks` (the request's `trace` path is not
