@@ -5,7 +5,6 @@
 //! Bad input gets one line naming the file, line and column and what was expected, and
 //! exit status 2.
 
-use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -643,27 +642,6 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads a `NoiseConfig` JSON file; an error names the file, line and column.
-fn read_noise_config(
-    path: &std::path::Path,
-) -> anyhow::Result<hetsched::hetsched_core::noise::NoiseConfig> {
-    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let cfg: hetsched::hetsched_core::noise::NoiseConfig =
-        serde_json::from_str(&text).map_err(|e| {
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or_default();
-            let hint = if msg.contains("expected") {
-                ""
-            } else {
-                " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
-            };
-            anyhow::anyhow!("{}:{}:{}: {msg}{hint}", path.display(), e.line(), e.column())
-        })?;
-    cfg.validate()
-        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
-    Ok(cfg)
-}
-
 fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     use hetsched::reproduce::{self, ReproduceOptions, EXPERIMENTS};
     let names: Vec<&str> = if a.name == "all" {
@@ -682,7 +660,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         ..ReproduceOptions::default()
     };
     if let Some(path) = &a.noise {
-        opts.noise = read_noise_config(path)?;
+        opts.noise = hetsched::read_noise_config(path)?;
     }
     // (an unknown experiment is reported by the run itself)
     let known = names.iter().all(|n| reproduce::platforms_of(n).is_some());

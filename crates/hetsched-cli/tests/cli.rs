@@ -446,7 +446,7 @@ fn silent_clamps_are_refused() {
         f.to_str().unwrap(),
     ]);
     let e = err_line(&o);
-    assert!(e.ends_with("noise0.json: background.period_us: 0 is out of range; expected at least 1000 µs (or \"enabled\": false)"), "{e}");
+    assert!(e.ends_with("noise0.json:1:17: background.period_us: 0 is out of range; expected at least 1000 µs (or \"enabled\": false)"), "{e}");
     let f = tmp("noise1.json", r#"{"work_jitter_ppm": 2000000}"#);
     let o = hetsched(&[
         "reproduce",
@@ -455,7 +455,11 @@ fn silent_clamps_are_refused() {
         "--noise",
         f.to_str().unwrap(),
     ]);
-    assert!(err_line(&o).contains("work_jitter_ppm: 2000000 is out of range"));
+    let e = err_line(&o);
+    assert!(
+        e.contains("noise1.json:1:2: work_jitter_ppm: 2000000 is out of range"),
+        "{e}"
+    );
     for (key, v) in [
         ("fair.sched_latency_ns", "0"),
         ("fair.min_granularity_ns", "18446744073709551615"),

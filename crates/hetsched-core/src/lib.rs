@@ -2,6 +2,7 @@
 //!
 //! A tour:
 //! - [`time`]: integer-nanosecond time.
+//! - [`text`]: input bytes as UTF-8, with the position of the first invalid byte.
 //! - [`engine`]: the event queue and the run's seeded RNG.
 //! - [`platform`]: CPUs, clusters, performance domains, OPPs, capacity derivation.
 //! - [`workload`]: tasks, phases and events with rt-app's meaning.
@@ -30,6 +31,7 @@ pub mod platform;
 pub mod policy;
 pub mod sched;
 pub mod sim;
+pub mod text;
 pub mod time;
 pub mod trace;
 pub mod workload;
