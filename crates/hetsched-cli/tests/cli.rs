@@ -801,3 +801,27 @@ fn interrupted_run_exits_nonzero_and_leaves_no_output() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// An output that cannot be created is named as the user wrote it (not its temporary
+/// name), and nothing is left behind.
+#[test]
+fn unwritable_output_names_the_file_asked_for() {
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-nodir-{}", std::process::id()));
+    let missing = dir.join("no/such/dir/t.txt");
+    let e = err_line(&hetsched(&[
+        "run",
+        "-p",
+        "hikey960",
+        "-w",
+        "demo",
+        "-d",
+        "10ms",
+        "--trace",
+        missing.to_str().unwrap(),
+    ]));
+    assert!(
+        e.starts_with(&format!("hetsched: error: {}: ", missing.display())),
+        "{e}"
+    );
+    assert!(!e.contains(".tmp"), "{e}");
+}

@@ -58,7 +58,8 @@ impl Pending {
     /// Creates the temporary file for `dest` and returns it with the handle to write.
     pub fn create(dest: &Path) -> Result<(Pending, File), Error> {
         let tmp = temp_path(dest);
-        let f = File::create(&tmp).map_err(io(&tmp))?;
+        // errors name the file the user asked for, not the temporary one
+        let f = File::create(&tmp).map_err(io(dest))?;
         if let Ok(mut p) = PENDING.lock() {
             p.push(tmp.clone());
         }
@@ -111,8 +112,8 @@ pub fn remove_pending() {
 /// (see [`Pending::commit`]), fsync of the directory.
 pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
     let (pending, mut f) = Pending::create(path)?;
-    f.write_all(bytes.as_ref()).map_err(io(&pending.tmp))?;
-    f.sync_all().map_err(io(&pending.tmp))?;
+    f.write_all(bytes.as_ref()).map_err(io(path))?;
+    f.sync_all().map_err(io(path))?;
     drop(f);
     pending.commit()?;
     File::open(dir_of(path))
