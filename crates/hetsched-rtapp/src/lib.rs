@@ -125,7 +125,11 @@ pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workloa
         .collect();
     warnings.extend(repeated);
     warnings.append(&mut w.warnings);
-    w.warnings = warnings;
+    // keys and names from the input may hold control characters: one line each
+    w.warnings = warnings
+        .into_iter()
+        .map(|m| error::Esc(&m).to_string())
+        .collect();
     Ok(w)
 }
 
