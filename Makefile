@@ -10,7 +10,7 @@ HETSCHED := target/release/hetsched
 # Perfetto's Python package: its perfetto_trace_pb2 decodes our .pftrace in the tests.
 PERFETTO_PY := perfetto==0.59.1
 
-.PHONY: demo build test lint dts rust-test py-test lisa-test bench python clean reproduce-check chromium
+.PHONY: demo build test lint dts rust-test py-test lisa-test bench python clean reproduce-check chromium fuzz
 
 ## demo: build the CLI and run the built-in two-cluster scenario on hikey960
 demo: build
@@ -105,6 +105,25 @@ bench:
 	target/bench-lto/hetsched-bench periodic-trace
 	target/bench-lto/hetsched-bench large
 	target/bench-lto/hetsched-bench --check-target
+
+## fuzz: each cargo-fuzz target of fuzz/ for FUZZ_SECONDS (needs a nightly toolchain and
+## cargo-fuzz; says so in one line when either is missing). New inputs go to fuzz/work/;
+## a crash is written to fuzz/artifacts/TARGET/ and fails the target. `make test` replays
+## fuzz/corpus/ and fuzz/artifacts/ on stable (crates/hetsched/tests/fuzz_corpus.rs).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= rtapp platform options gen noise devicetree
+fuzz:
+	@if ! rustup run nightly rustc --version >/dev/null 2>&1; then \
+	  echo "make fuzz: no nightly toolchain (rustup toolchain install nightly); no fuzzing done"; exit 0; fi; \
+	if ! $(CARGO) +nightly fuzz --version >/dev/null 2>&1; then \
+	  echo "make fuzz: cargo-fuzz is not installed (cargo install cargo-fuzz); no fuzzing done"; exit 0; fi; \
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  mkdir -p work/$$t && \
+	  echo "make fuzz: $$t for $(FUZZ_SECONDS) s" && \
+	  $(CARGO) +nightly fuzz run $$t work/$$t corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+	    || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean

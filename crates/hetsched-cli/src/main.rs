@@ -5,7 +5,6 @@
 //! Bad input gets one line naming the file, line and column and what was expected, and
 //! exit status 2.
 
-use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -338,12 +337,62 @@ fn argument_error(e: &clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// How long a stop request may take before the process leaves without the main thread
+/// (which polls it between simulation events; a second signal leaves at once).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Says once, on one line, that a signal stopped the command, and returns its exit status
+/// (128 + the signal's number: 130 for SIGINT, 143 for SIGTERM).
+fn interrupted(signal: i32) -> u8 {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        eprintln!(
+            "hetsched: error: interrupted by {}",
+            hetsched::hetsched_core::interrupt::signal_name(signal)
+        );
+    }
+    (128 + signal).clamp(0, 255) as u8
+}
+
+/// SIGINT and SIGTERM ask the command to stop ([`hetsched::hetsched_core::interrupt`]):
+/// the simulation ends at its next poll, output files are never renamed into place
+/// ([`hetsched::output`]), and `main` exits with 128 + the signal. If the main thread has
+/// not left within [`STOP_GRACE`], or on a second signal, this thread removes the pending
+/// temporary files and leaves itself.
+fn handle_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let Some(first) = signals.forever().next() else {
+            return;
+        };
+        hetsched::hetsched_core::interrupt::request(first);
+        let deadline = std::time::Instant::now() + STOP_GRACE;
+        while std::time::Instant::now() < deadline {
+            if signals.pending().next().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        hetsched::output::remove_pending();
+        std::process::exit(interrupted(first).into());
+    });
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return argument_error(&e),
     };
-    match dispatch(cli) {
+    handle_signals();
+    let r = dispatch(cli);
+    if let Some(signal) = hetsched::hetsched_core::interrupt::requested() {
+        hetsched::output::remove_pending();
+        return ExitCode::from(interrupted(signal));
+    }
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the innermost error names the file, line and column.
@@ -393,9 +442,7 @@ fn cmd_import(
     hetsched::hetsched_platform::load_imported(&imported, &origin)?;
     let yaml = devicetree::to_yaml(&imported)?;
     match output {
-        Some(p) => {
-            std::fs::write(p, yaml).with_context(|| format!("{}: cannot write", p.display()))
-        }
+        Some(p) => Ok(hetsched::output::write_atomic(p, yaml)?),
         None => out(&yaml),
     }
 }
@@ -492,7 +539,7 @@ fn cmd_gen(a: GenArgs) -> anyhow::Result<()> {
     let params = hetsched::split_params(&name, &a.params)?;
     let json = hetsched::generate_json(&name, &params)?;
     match &a.output {
-        Some(path) => std::fs::write(path, json).with_context(|| path.display().to_string()),
+        Some(path) => Ok(hetsched::output::write_atomic(path, json)?),
         None => out(&json),
     }
 }
@@ -551,7 +598,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         if path.as_os_str() == "-" {
             out(&text)?;
         } else {
-            std::fs::write(path, text).with_context(|| path.display().to_string())?;
+            hetsched::output::write_atomic(path, text)?;
         }
     }
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
@@ -682,27 +729,6 @@ fn ray_executor(address: String, jobs: usize) -> hetsched::sweep::Executor {
     ))
 }
 
-/// Reads a `NoiseConfig` JSON file; an error names the file, line and column.
-fn read_noise_config(
-    path: &std::path::Path,
-) -> anyhow::Result<hetsched::hetsched_core::noise::NoiseConfig> {
-    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let cfg: hetsched::hetsched_core::noise::NoiseConfig =
-        serde_json::from_str(&text).map_err(|e| {
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or_default();
-            let hint = if msg.contains("expected") {
-                ""
-            } else {
-                " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
-            };
-            anyhow::anyhow!("{}:{}:{}: {msg}{hint}", path.display(), e.line(), e.column())
-        })?;
-    cfg.validate()
-        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
-    Ok(cfg)
-}
-
 fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     use hetsched::reproduce::{self, ReproduceOptions, EXPERIMENTS};
     let names: Vec<&str> = if a.name == "all" {
@@ -729,7 +755,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
         anyhow::bail!("--ray: the Ray tasks' results go to a directory; give one with --dir DIR");
     }
     if let Some(path) = &a.noise {
-        opts.noise = read_noise_config(path)?;
+        opts.noise = hetsched::read_noise_config(path)?;
     }
     // (an unknown experiment is reported by the run itself)
     let known = names.iter().all(|n| reproduce::platforms_of(n).is_some());
@@ -781,7 +807,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
             } else {
                 path.clone()
             };
-            std::fs::write(&path, report.to_json()).with_context(|| path.display().to_string())?;
+            hetsched::output::write_atomic(&path, report.to_json())?;
         }
         if !report.all_pass() {
             failed.push(name);

@@ -446,7 +446,7 @@ fn silent_clamps_are_refused() {
         f.to_str().unwrap(),
     ]);
     let e = err_line(&o);
-    assert!(e.ends_with("noise0.json: background.period_us: 0 is out of range; expected at least 1000 µs (or \"enabled\": false)"), "{e}");
+    assert!(e.ends_with("noise0.json:1:17: background.period_us: 0 is out of range; expected at least 1000 µs (or \"enabled\": false)"), "{e}");
     let f = tmp("noise1.json", r#"{"work_jitter_ppm": 2000000}"#);
     let o = hetsched(&[
         "reproduce",
@@ -455,7 +455,11 @@ fn silent_clamps_are_refused() {
         "--noise",
         f.to_str().unwrap(),
     ]);
-    assert!(err_line(&o).contains("work_jitter_ppm: 2000000 is out of range"));
+    let e = err_line(&o);
+    assert!(
+        e.contains("noise1.json:1:2: work_jitter_ppm: 2000000 is out of range"),
+        "{e}"
+    );
     for (key, v) in [
         ("fair.sched_latency_ns", "0"),
         ("fair.min_granularity_ns", "18446744073709551615"),
@@ -727,4 +731,143 @@ fn sweep_ray_without_the_python_package_is_one_line() {
     }
     let ran = std::fs::read_dir(out.join("points")).map_or(0, |d| d.count());
     assert_eq!(ran, 0, "nothing ran");
+}
+
+/// A calibration CPU the platform lacks: one line at the value of `calibration`.
+#[test]
+fn calibration_cpu_out_of_range_names_line_and_column() {
+    let p = tmp(
+        "calib.json",
+        "{\n  \"global\": {\n    \"duration\": 1,\n    \"calibration\": \"CPU9\"\n  },\n  \"tasks\": { \"t\": { \"loop\": 1, \"run\": 100 } }\n}\n",
+    );
+    let l = err_line(&hetsched(&[
+        "run",
+        "-p",
+        "hikey960",
+        "-w",
+        p.to_str().unwrap(),
+    ]));
+    assert!(
+        l.starts_with("hetsched: error: ")
+            && l.contains("calib.json:4:20: global.calibration \"CPU9\" names a CPU"),
+        "{l}"
+    );
+    assert!(l.contains("(CPUs 0-7)"), "{l}");
+}
+
+/// `validate` rejects the locking `run` rejects, with the same line at the event's key.
+#[test]
+fn validate_rejects_the_locking_run_rejects() {
+    let cases = [
+        (
+            "relock.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "lock": "m", "run": 10,
+  "lock1": "m", "unlock": "m", "unlock1": "m"}}}"#,
+            ":3:3: task `t` locks mutex `m` it already holds",
+        ),
+        (
+            "unheld.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "run": 10,
+    "unlock": "m"}}}"#,
+            ":3:5: task `t` unlocks mutex `m` it does not hold",
+        ),
+        (
+            "condwait.json",
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "run": 10, "wait": {"ref": "c", "mutex": "m"}}}}"#,
+            ":2:14: task `t` waits with mutex `m` it does not hold",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let p = tmp(name, text);
+        let path = p.to_str().unwrap();
+        let v = err_line(&hetsched(&["validate", path]));
+        assert!(v.contains(&format!("{name}{want}")), "{v}");
+        let r = err_line(&hetsched(&["run", "-p", "hikey960", "-w", path]));
+        assert_eq!(v, r, "validate and run give the same line");
+    }
+    // the same events in a right order validate
+    let ok = tmp(
+        "lockok.json",
+        r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1,
+  "lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m"}}}"#,
+    );
+    let o = hetsched(&["validate", ok.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A run stopped by SIGINT or SIGTERM: exit status 128 + the signal, one line saying so,
+/// and neither the trace nor the JSON at their names (nor a temporary file left behind).
+#[test]
+fn interrupted_run_exits_nonzero_and_leaves_no_output() {
+    use std::time::{Duration, Instant};
+    for (signal, code, trace) in [("INT", 130, "t.txt"), ("TERM", 143, "t.pftrace")] {
+        let dir =
+            std::env::temp_dir().join(format!("hetsched-cli-sig{signal}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_hetsched"))
+            .current_dir(&dir)
+            .args(["run", "-p", "hikey960", "-w", "demo", "-d", "100000s"])
+            .args(["--trace", trace, "--json", "r.json", "--report", "r.html"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the run is under way once its temporary trace exists
+        let t0 = Instant::now();
+        let listing = || -> Vec<String> {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        while !listing().iter().any(|n| n.ends_with(".tmp")) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "no temporary trace");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let st = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let t1 = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            t1.elapsed() < Duration::from_secs(4),
+            "stopped at the next poll"
+        );
+        assert_eq!(o.status.code(), Some(code), "SIG{signal}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e, format!("hetsched: error: interrupted by SIG{signal}\n"));
+        assert_eq!(listing(), Vec::<String>::new(), "SIG{signal}: files left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// An output that cannot be created is named as the user wrote it (not its temporary
+/// name), and nothing is left behind.
+#[test]
+fn unwritable_output_names_the_file_asked_for() {
+    let dir = std::env::temp_dir().join(format!("hetsched-cli-nodir-{}", std::process::id()));
+    let missing = dir.join("no/such/dir/t.txt");
+    let e = err_line(&hetsched(&[
+        "run",
+        "-p",
+        "hikey960",
+        "-w",
+        "demo",
+        "-d",
+        "10ms",
+        "--trace",
+        missing.to_str().unwrap(),
+    ]));
+    assert!(
+        e.starts_with(&format!("hetsched: error: {}: ", missing.display())),
+        "{e}"
+    );
+    assert!(!e.contains(".tmp"), "{e}");
 }

@@ -2,6 +2,7 @@
 //!
 //! A tour:
 //! - [`time`]: integer-nanosecond time.
+//! - [`text`]: input bytes as UTF-8, with the position of the first invalid byte.
 //! - [`engine`]: the event queue and the run's seeded RNG.
 //! - [`platform`]: CPUs, clusters, performance domains, OPPs, capacity derivation.
 //! - [`workload`]: tasks, phases and events with rt-app's meaning.
@@ -15,11 +16,13 @@
 //! - [`options`]: user options and their resolution into [`options::Settings`].
 //! - [`trace`]: trace events (kernel tracepoint names and fields) and sinks.
 //! - [`metrics`]: the metrics sink and result types.
+//! - [`interrupt`]: the process-wide stop request (SIGINT/SIGTERM) the run loop polls.
 //! - [`sim`]: the simulator; [`sim::run`] is the one call everything else builds on.
 
 pub mod cpufreq;
 pub mod energy;
 pub mod engine;
+pub mod interrupt;
 pub mod metrics;
 pub mod noise;
 pub mod options;
@@ -28,6 +31,7 @@ pub mod platform;
 pub mod policy;
 pub mod sched;
 pub mod sim;
+pub mod text;
 pub mod time;
 pub mod trace;
 pub mod workload;

@@ -174,6 +174,18 @@ pub enum Governor {
 }
 
 impl Governor {
+    /// Every governor (the property test and the fuzz target run each).
+    pub const ALL: [Governor; 8] = [
+        Governor::Performance,
+        Governor::Powersave,
+        Governor::Userspace,
+        Governor::Schedutil,
+        Governor::Ondemand,
+        Governor::Conservative,
+        Governor::Interactive,
+        Governor::Sched,
+    ];
+
     /// The governor's sysfs name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -404,6 +404,10 @@ pub struct Workload {
     pub duration_s: Option<u64>,
     /// `global.calibration`.
     pub calibration: Calibration,
+    /// Where `global.calibration`'s value was written, when read from a file (for the
+    /// error naming a CPU the platform lacks; not serialised).
+    #[serde(skip)]
+    pub calibration_span: Option<Span>,
     /// `global.default_policy`.
     pub default_policy: SchedPolicy,
     /// `global.pi_enabled`.

@@ -59,11 +59,26 @@ pub fn load_preset(name: &str) -> Result<Platform, PlatformError> {
 /// Load a platform from a YAML file.
 pub fn load_file(path: &Path) -> Result<Platform, PlatformError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| PlatformError::Io {
+    let bytes = std::fs::read(path).map_err(|e| PlatformError::Io {
         path: origin.clone(),
         message: error::one_line(&e.to_string()),
     })?;
-    parse_str(&text, &origin)
+    parse_bytes(&bytes, &origin)
+}
+
+/// [`parse_str`] of bytes: text that is not UTF-8 is refused at its first invalid byte.
+pub fn parse_bytes(bytes: &[u8], origin: &str) -> Result<Platform, PlatformError> {
+    let text = hetsched_core::text::utf8(bytes).map_err(|e| PlatformError::Syntax {
+        at: SourcePos {
+            origin: origin.to_string(),
+            line_column: Some((e.line as usize, e.col as usize)),
+        },
+        message: format!(
+            "expected UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
+            e.byte
+        ),
+    })?;
+    parse_str(text, origin)
 }
 
 /// Import a device tree (`.dts` compiled with cpp and dtc, or `.dtb`) and load the

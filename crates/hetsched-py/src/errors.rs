@@ -97,9 +97,11 @@ pub(crate) fn to_py(e: hetsched::Error) -> PyErr {
         let class = match &e {
             E::Platform(_) => &c.platform,
             E::Workload(_) | E::Generator(_) => &c.workload,
-            E::Options(_) | E::Duration(..) | E::Run(CoreRun::Options(_)) | E::Experiment(_) => {
-                &c.options
-            }
+            E::Options(_)
+            | E::Duration(..)
+            | E::Run(CoreRun::Options(_))
+            | E::Experiment(_)
+            | E::Input { .. } => &c.options,
             E::Run(_) | E::Io { .. } | E::Reproduce(_) | E::Report(_) | E::Backend(_) => &c.run,
         };
         PyErr::from_type(class.bind(py).clone(), msg)

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// Displays a string taken from the input with control characters escaped (`\n`, `\t`,
 /// `\u{1b}`), so an error stays on one line whatever the file contains.
-struct Esc<'a>(&'a str);
+pub(crate) struct Esc<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Esc<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

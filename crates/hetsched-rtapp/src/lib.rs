@@ -125,7 +125,11 @@ pub fn parse_str(text: &str, origin: &str, opts: &ReadOptions) -> Result<Workloa
         .collect();
     warnings.extend(repeated);
     warnings.append(&mut w.warnings);
-    w.warnings = warnings;
+    // keys and names from the input may hold control characters: one line each
+    w.warnings = warnings
+        .into_iter()
+        .map(|m| error::Esc(&m).to_string())
+        .collect();
     Ok(w)
 }
 
@@ -138,26 +142,21 @@ pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<Workload, RtappError
         path: origin.clone(),
         reason: e.to_string(),
     })?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let good = &bytes[..e.valid_up_to()];
-        // valid UTF-8 up to here: count lines and characters
-        let before = std::str::from_utf8(good).unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        RtappError::Syntax {
-            at: error::Location {
-                origin: origin.clone(),
-                line: u32::try_from(line).unwrap_or(u32::MAX),
-                col: u32::try_from(col).unwrap_or(u32::MAX),
-            },
-            expected: format!(
-                "UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
-                bytes[e.valid_up_to()]
-            ),
-            jsonc: "json-c passes invalid UTF-8 through; hetsched refuses it",
-        }
+    parse_bytes(&bytes, &origin, opts)
+}
+
+/// [`parse_str`] of bytes: text that is not UTF-8 is refused at its first invalid byte.
+pub fn parse_bytes(bytes: &[u8], origin: &str, opts: &ReadOptions) -> Result<Workload, RtappError> {
+    let text = hetsched_core::text::utf8(bytes).map_err(|e| RtappError::Syntax {
+        at: error::Location {
+            origin: origin.to_string(),
+            line: e.line,
+            col: e.col,
+        },
+        expected: format!("UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)", e.byte),
+        jsonc: "json-c passes invalid UTF-8 through; hetsched refuses it",
     })?;
-    parse_str(text, &origin, opts)
+    parse_str(text, origin, opts)
 }
 
 #[cfg(test)]

@@ -482,6 +482,7 @@ fn lost_suspend_names(w: &Workload) -> bool {
 fn normalised(w: &Workload) -> Workload {
     let mut w = w.clone();
     w.warnings.clear();
+    w.calibration_span = None;
     for t in &mut w.tasks {
         t.span = Span::default();
         t.attrs.cpus_span = None;

@@ -14,6 +14,8 @@ use hetsched_core::workload::Workload;
 use hetsched_core::{RunError, RunResult, RunSpec};
 use std::path::{Path, PathBuf};
 
+pub mod fuzz;
+pub mod output;
 pub mod report;
 pub mod reproduce;
 pub mod summary;
@@ -75,6 +77,14 @@ pub enum Error {
     /// A report's input: `FILE: what is wrong` (`hetsched report`).
     #[error("report: {0}")]
     Report(String),
+    /// An input file read here (a noise configuration): `FILE:LINE:COL: …`.
+    #[error("{at}: {msg}")]
+    Input {
+        /// `file:line:col`.
+        at: String,
+        /// What is wrong and what would be accepted.
+        msg: String,
+    },
     /// I/O on an output file.
     #[error("{path}: {err}")]
     Io {
@@ -97,8 +107,18 @@ pub fn load_platform(name_or_path: &str) -> Result<Platform, Error> {
 
 /// Loads a workload: a built-in generator spec `gen:NAME[:k=v,…][+NAME…]` (see
 /// [`hetsched_rtapp::gen`]), a path to an rt-app JSON file, or the name of a shipped
-/// workload.
+/// workload. The checks that need no platform ([`hetsched_core::sim::check_program`]:
+/// events, locking) are applied here, so `validate` rejects what `run` rejects.
 pub fn load_workload(
+    name_or_path: &str,
+    opts: &hetsched_rtapp::ReadOptions,
+) -> Result<Workload, Error> {
+    let w = read_workload(name_or_path, opts)?;
+    hetsched_core::sim::check_program(&w)?;
+    Ok(w)
+}
+
+fn read_workload(
     name_or_path: &str,
     opts: &hetsched_rtapp::ReadOptions,
 ) -> Result<Workload, Error> {
@@ -116,6 +136,127 @@ pub fn load_workload(
         }
     }
     Ok(hetsched_rtapp::read_file(path, opts)?)
+}
+
+/// Reads a noise configuration file (`reproduce --noise`; JSON, the fields of
+/// [`NoiseConfig`]); see [`parse_noise_config`].
+pub fn read_noise_config(path: &Path) -> Result<NoiseConfig, Error> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|err| Error::Input {
+        at: format!("{origin}:1:1"),
+        msg: format!("cannot read the file: {err}"),
+    })?;
+    parse_noise_config(&bytes, &origin)
+}
+
+/// Parses and checks a noise configuration; an error is one line at `origin:LINE:COL`
+/// (an out-of-range value at its key).
+pub fn parse_noise_config(bytes: &[u8], origin: &str) -> Result<NoiseConfig, Error> {
+    let text = hetsched_core::text::utf8(bytes).map_err(|e| Error::Input {
+        at: format!("{origin}:{}:{}", e.line, e.col),
+        msg: format!(
+            "expected UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
+            e.byte
+        ),
+    })?;
+    let cfg: NoiseConfig = serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or_default();
+        let hint = if msg.contains("expected") {
+            ""
+        } else {
+            " (expected a noise configuration: start_jitter_us, work_jitter_ppm, background, kthreads)"
+        };
+        Error::Input {
+            at: format!("{origin}:{}:{}", e.line(), e.column()),
+            msg: format!("{msg}{hint}"),
+        }
+    })?;
+    cfg.validate().map_err(|msg| {
+        // the message starts with the key path, `background.period_us: …`
+        let path = msg.split(':').next().unwrap_or_default();
+        let (line, col) = locate_json_key(text, path);
+        Error::Input {
+            at: format!("{origin}:{line}:{col}"),
+            msg,
+        }
+    })?;
+    Ok(cfg)
+}
+
+/// The position of the last key of `a.b.c` in JSON `text`, each key searched after the
+/// previous one; 1:1 when a key is absent (a default value).
+fn locate_json_key(text: &str, path: &str) -> (usize, usize) {
+    let mut from = 0;
+    let mut found = None;
+    for key in path.split('.') {
+        match text[from..].find(&format!("\"{key}\"")) {
+            Some(i) => {
+                from += i;
+                found = Some(from);
+                from += key.len() + 2;
+            }
+            None => break,
+        }
+    }
+    let Some(at) = found else { return (1, 1) };
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Every scheduling-policy variant hetsched models, as `--set` lists with a label:
+/// each cpufreq governor, each kernel profile, and the policy choices a profile's
+/// defaults do not show (CFS or EEVDF, each load-balancer version, `wake_cap()`, EAS off,
+/// the overutilized gate, interactive's android-4.4 form with boosts, HMP, a
+/// capacity-blind scheduler). The property test of `tests/integration.rs` runs random
+/// workloads under every one; the rt-app fuzz target runs under one its input picks.
+/// HMP needs two capacity classes (a platform with them).
+pub fn policy_variants() -> Vec<(String, Vec<String>)> {
+    use hetsched_core::options::{Governor, KernelProfile};
+    let mut v: Vec<(String, Vec<String>)> = Vec::new();
+    for g in Governor::ALL {
+        let mut sets = vec![format!("cpufreq.governor={}", g.as_str())];
+        if g == Governor::Userspace {
+            // one frequency for every domain, resolved to an OPP of each
+            sets.push("cpufreq.userspace_khz=[1000000]".into());
+        }
+        v.push((sets.join(" "), sets));
+    }
+    for k in KernelProfile::ALL {
+        let set = format!("kernel={}", k.name());
+        v.push((set.clone(), vec![set]));
+    }
+    let more: [&[&str]; 15] = [
+        &["fair.variant=cfs"],
+        &["fair.variant=eevdf", "kernel=v5.10"],
+        &["balance.misfit=false"],
+        &["balance.version=v4.20"],
+        &["balance.version=v5.9"],
+        &["balance.version=v5.10"],
+        &["balance.version=v6.6"],
+        &["fair.wakeup=wake_cap"],
+        &["eas.mode=off"],
+        &[
+            "cpufreq.governor=schedutil",
+            "eas.overutilized_gate=ignore_lone_task",
+        ],
+        &["kernel=v4.4", "cpufreq.governor=ondemand"],
+        &[
+            "cpufreq.governor=interactive",
+            "cpufreq.interactive.version=android_4_4",
+            "cpufreq.interactive.boostpulse_at_us=[50000,120000,125000]",
+            "cpufreq.interactive.boost_at_us=[[80000,1],[200000,0]]",
+        ],
+        &["kernel=v3.10", "hmp.enabled=true"],
+        &["hmp.enabled=true", "hmp.prio_filter=true"],
+        &["sched.capacity_aware=false"],
+    ];
+    for sets in more {
+        v.push((sets.join(" "), sets.iter().map(|s| s.to_string()).collect()));
+    }
+    v
 }
 
 /// Runs generator `name` with `key=value` parameters and returns the workload as strict
@@ -252,9 +393,11 @@ pub fn run_request_extra(
     let format = req
         .trace_format
         .unwrap_or_else(|| hetsched_trace::TraceFormat::from_path(path));
-    match format {
+    // written under a temporary name, renamed when the run is complete (crate::output)
+    let (pending, file) = output::Pending::create(path)?;
+    let outcome = match format {
         hetsched_trace::TraceFormat::Text => {
-            let mut sink = hetsched_trace::FtraceTextSink::create(path).map_err(io_err)?;
+            let mut sink = hetsched_trace::FtraceTextSink::new(file);
             let outcome = match extra {
                 Some(e) => run_request_with(req, &mut [&mut sink, e])?,
                 None => run_request_with(req, &mut [&mut sink])?,
@@ -263,10 +406,10 @@ pub fn run_request_extra(
                 return Err(io_err(e));
             }
             sink.flush().map_err(io_err)?;
-            Ok(outcome)
+            outcome
         }
         hetsched_trace::TraceFormat::Perfetto => {
-            let mut sink = hetsched_trace::PerfettoSink::create(path).map_err(io_err)?;
+            let mut sink = hetsched_trace::PerfettoSink::new(file);
             let outcome = match extra {
                 Some(e) => run_request_with(req, &mut [&mut sink, e])?,
                 None => run_request_with(req, &mut [&mut sink])?,
@@ -275,9 +418,11 @@ pub fn run_request_extra(
                 return Err(io_err(e));
             }
             sink.flush().map_err(io_err)?;
-            Ok(outcome)
+            outcome
         }
-    }
+    };
+    pending.commit()?;
+    Ok(outcome)
 }
 
 /// [`run_request`] with the trace going to `sinks` (the request's `trace` path is not
@@ -344,6 +489,20 @@ pub fn result_json_with_timeline(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_policy_variant_resolves_on_a_two_class_platform() {
+        let p = crate::load_platform("tc2").unwrap_or_else(|e| panic!("{e}"));
+        let v = crate::policy_variants();
+        assert_eq!(v.len(), 8 + 9 + 15);
+        for (label, sets) in &v {
+            let o = hetsched_core::options::Options::default()
+                .apply_sets(sets)
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            hetsched_core::options::Settings::resolve(&o, &p)
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -259,8 +259,12 @@ fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)], rt: bool) -> String
             s.push(',');
         }
         let cpus = cpu.map_or(String::new(), |c| format!(r#""cpus": [{}], "#, c % 8));
-        // kinds 3 and 4 (with `rt`): a SCHED_FIFO and a SCHED_DEADLINE periodic task
+        // kinds 6, 7 and 3 (with `rt`): SCHED_FIFO, a SCHED_DEADLINE periodic task and
+        // SCHED_RR; kinds 4 and 5: SCHED_BATCH and SCHED_IDLE
         let policy = match kind % 8 {
+            3 if rt => r#""policy": "SCHED_RR", "#.to_string(),
+            4 => r#""policy": "SCHED_BATCH", "#.to_string(),
+            5 => r#""policy": "SCHED_IDLE", "#.to_string(),
             6 if rt => r#""policy": "SCHED_FIFO", "#.to_string(),
             7 if rt => {
                 r#""policy": "SCHED_DEADLINE", "dl-runtime": 600, "dl-period": 10000, "#.to_string()
@@ -280,7 +284,7 @@ fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)], rt: bool) -> String
                 b as u32 / 4 + 50
             ),
         };
-        let prio = if policy.contains("FIFO") {
+        let prio = if policy.contains("FIFO") || policy.contains("RR") {
             (nice.unsigned_abs() % 98 + 1) as i8
         } else {
             nice % 20
@@ -303,100 +307,167 @@ fn random_workload(tasks: &[(u8, u16, u16, Option<u8>, i8)], rt: bool) -> String
     s
 }
 
+/// One random task: kind, two durations, an optional CPU, a nice or RT priority.
+type RandomTask = (u8, u16, u16, Option<u8>, i8);
+
+fn random_tasks() -> impl Strategy<Value = Vec<RandomTask>> {
+    proptest::collection::vec(
+        (
+            any::<u8>(),
+            any::<u16>(),
+            any::<u16>(),
+            proptest::option::of(any::<u8>()),
+            any::<i8>(),
+        ),
+        1..20,
+    )
+}
+
+fn random_platform() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["hikey960", "juno_r0", "hikey620", "rk3399"])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
 
+    /// Random workloads under a random policy variant of [`hetsched::policy_variants`].
     #[test]
     fn invariants_hold_on_random_workloads(
-        tasks in proptest::collection::vec(
-            (any::<u8>(), any::<u16>(), any::<u16>(), proptest::option::of(any::<u8>()), any::<i8>()),
-            1..20,
-        ),
+        tasks in random_tasks(),
         cfs in any::<bool>(),
-        platform in prop::sample::select(vec!["hikey960", "juno_r0", "hikey620", "rk3399"]),
-        variant in prop::sample::select(vec![
-            &["balance.misfit=true"][..], &["balance.misfit=false"], &["balance.version=v5.9"],
-            &["fair.wakeup=wake_cap"],
-            // schedutil: EAS where the platform allows it (eas.mode=auto)
-            &["cpufreq.governor=schedutil"],
-            &["cpufreq.governor=schedutil", "eas.overutilized_gate=ignore_lone_task"],
-            // the other governors, with their kthreads and timers
-            &["cpufreq.governor=ondemand"], &["cpufreq.governor=conservative"],
-            &["cpufreq.governor=interactive"], &["cpufreq.governor=sched"],
-            &["kernel=v4.4", "cpufreq.governor=ondemand"],
-            // interactive's android-4.4 form, with PowerHAL's boost writes
-            &["cpufreq.governor=interactive", "cpufreq.interactive.version=android_4_4",
-              "cpufreq.interactive.boostpulse_at_us=[50000,120000,125000]",
-              "cpufreq.interactive.boost_at_us=[[80000,1],[200000,0]]"],
-            // the capacity-blind 3.x baseline, and HMP on it and on v6.11 (seed 001)
-            &["kernel=v3.10"], &["kernel=v3.10", "hmp.enabled=true"],
-            &["hmp.enabled=true", "hmp.prio_filter=true"],
-        ]),
+        platform in random_platform(),
+        variant in prop::sample::select(hetsched::policy_variants()),
         rt in any::<bool>(),
     ) {
-        let json = random_workload(&tasks, rt);
-        let mut sets: Vec<&str> = if cfs { vec!["fair.variant=cfs"] } else { vec![] };
-        sets.extend_from_slice(variant);
-        // HMP needs two capacity classes: the symmetric hikey620 becomes tc2 for it
-        let platform = if platform == "hikey620" && sets.contains(&"hmp.enabled=true") {
-            "tc2"
-        } else {
-            platform
-        };
-        let mut s = spec(platform, &json, &sets, 1);
-        // the random cpus may exceed small platforms: map them in range
-        let n = s.platform.nr_cpus();
-        for t in &mut s.workload.tasks {
-            if let Some(c) = &mut t.attrs.cpus { for x in c.iter_mut() { *x %= n; } }
-            for p in &mut t.phases {
-                if let Some(c) = &mut p.attrs.cpus { for x in c.iter_mut() { *x %= n; } }
+        check_invariants(&tasks, cfs, platform, &variant.1, rt)?;
+    }
+}
+
+/// Every policy variant (each governor, each kernel profile, each policy choice), each
+/// on two random workloads: the invariants of [`check_invariants`] hold under all.
+#[test]
+fn every_policy_variant_keeps_the_invariants() {
+    use proptest::test_runner::{Config, TestRunner};
+    for (label, sets) in hetsched::policy_variants() {
+        let mut runner = TestRunner::new(Config {
+            cases: 2,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(
+                &(
+                    random_tasks(),
+                    any::<bool>(),
+                    random_platform(),
+                    any::<bool>(),
+                ),
+                |(tasks, cfs, platform, rt)| check_invariants(&tasks, cfs, platform, &sets, rt),
+            )
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+    }
+}
+
+/// Runs the random workload `tasks` for 1 s under `variant` (and CFS when `cfs`) and
+/// checks the engine's invariants on its events and results.
+fn check_invariants(
+    tasks: &[RandomTask],
+    cfs: bool,
+    platform: &str,
+    variant: &[String],
+    rt: bool,
+) -> Result<(), TestCaseError> {
+    let json = random_workload(tasks, rt);
+    let mut sets: Vec<&str> = if cfs {
+        vec!["fair.variant=cfs"]
+    } else {
+        vec![]
+    };
+    sets.extend(variant.iter().map(String::as_str));
+    // HMP needs two capacity classes: the symmetric hikey620 becomes tc2 for it
+    let platform = if platform == "hikey620" && sets.contains(&"hmp.enabled=true") {
+        "tc2"
+    } else {
+        platform
+    };
+    let mut s = spec(platform, &json, &sets, 1);
+    // the random cpus may exceed small platforms: map them in range
+    let n = s.platform.nr_cpus();
+    for t in &mut s.workload.tasks {
+        if let Some(c) = &mut t.attrs.cpus {
+            for x in c.iter_mut() {
+                *x %= n;
             }
         }
-        let mut inv = Invariants::default();
-        let r = {
-            let mut sinks: [&mut dyn TraceSink; 1] = [&mut inv];
-            run(&s, &mut sinks).unwrap()
-        };
-        prop_assert!(inv.switches > 0);
-        for t in &r.tasks {
-            prop_assert!(t.cpu_time_s <= 1.0 + 1e-9, "{} cpu {}", t.comm, t.cpu_time_s);
-            prop_assert!(t.cpu_time_s + t.wait_time_s <= 1.0 + 1e-9);
-            let sum: f64 = t.residency_s.iter().sum();
-            prop_assert!((sum - t.cpu_time_s).abs() < 1e-9);
-        }
-        let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
-        let cpu: f64 = r
-            .tasks
-            .iter()
-            .chain(&r.kernel_threads)
-            .chain(&r.main_thread)
-            .map(|t| t.cpu_time_s)
-            .sum();
-        // work conserved: what the CPUs were busy with is what the tasks, the kernel
-        // threads (sugov:N) and rt-app's main thread ran
-        prop_assert!((busy - cpu).abs() < 1e-6, "busy {busy} vs tasks {cpu}");
-        for c in &r.cpus {
-            prop_assert!(c.busy_s <= 1.0 + 1e-9);
-        }
-        // Frequencies are OPPs of the CPU's domain; overutilized only reported under EAS,
-        // its time within the run and one trigger per 0→1 transition at most.
-        for &(cpu, khz) in &inv.freqs {
-            let pd = s.platform.pd_of(cpu as usize);
-            prop_assert!(pd.opps.iter().any(|o| o.freq_khz == khz), "cpu {cpu} at {khz} kHz");
-        }
-        prop_assert!((0.0..=100.0 + 1e-9).contains(&r.overutilized.pct));
-        if !r.settings.eas_enabled {
-            prop_assert!(inv.ou.is_empty() && r.overutilized.triggers == 0);
-        }
-        let rises = inv.ou.windows(2).filter(|w| !w[0] && w[1]).count() as u64
-            + u64::from(inv.ou.first() == Some(&true));
-        prop_assert_eq!(r.overutilized.triggers, rises);
-        // Every wake-up and fork of fair tasks went through select_task_rq_fair() once.
-        if !json.contains("SCHED_") {
-            // the dbs governors' kworkers are fair threads too
-            let kworkers = r.kernel_threads.iter().filter(|t| t.comm.starts_with("kworker/"));
-            let wakeups: u64 = r.tasks.iter().chain(kworkers).map(|t| t.wakeups).sum();
-            prop_assert_eq!(r.placements.values().sum::<u64>(), wakeups, "{:?}", r.placements);
+        for p in &mut t.phases {
+            if let Some(c) = &mut p.attrs.cpus {
+                for x in c.iter_mut() {
+                    *x %= n;
+                }
+            }
         }
     }
+    let mut inv = Invariants::default();
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut inv];
+        run(&s, &mut sinks).map_err(|e| TestCaseError::fail(format!("{sets:?}: {e}")))?
+    };
+    prop_assert!(inv.switches > 0);
+    for t in &r.tasks {
+        prop_assert!(
+            t.cpu_time_s <= 1.0 + 1e-9,
+            "{} cpu {}",
+            t.comm,
+            t.cpu_time_s
+        );
+        prop_assert!(t.cpu_time_s + t.wait_time_s <= 1.0 + 1e-9);
+        let sum: f64 = t.residency_s.iter().sum();
+        prop_assert!((sum - t.cpu_time_s).abs() < 1e-9);
+    }
+    let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
+    let cpu: f64 = r
+        .tasks
+        .iter()
+        .chain(&r.kernel_threads)
+        .chain(&r.main_thread)
+        .map(|t| t.cpu_time_s)
+        .sum();
+    // work conserved: what the CPUs were busy with is what the tasks, the kernel
+    // threads (sugov:N) and rt-app's main thread ran
+    prop_assert!((busy - cpu).abs() < 1e-6, "busy {busy} vs tasks {cpu}");
+    for c in &r.cpus {
+        prop_assert!(c.busy_s <= 1.0 + 1e-9);
+    }
+    // Frequencies are OPPs of the CPU's domain; overutilized only reported under EAS,
+    // its time within the run and one trigger per 0→1 transition at most.
+    for &(cpu, khz) in &inv.freqs {
+        let pd = s.platform.pd_of(cpu as usize);
+        prop_assert!(
+            pd.opps.iter().any(|o| o.freq_khz == khz),
+            "cpu {cpu} at {khz} kHz"
+        );
+    }
+    prop_assert!((0.0..=100.0 + 1e-9).contains(&r.overutilized.pct));
+    if !r.settings.eas_enabled {
+        prop_assert!(inv.ou.is_empty() && r.overutilized.triggers == 0);
+    }
+    let rises = inv.ou.windows(2).filter(|w| !w[0] && w[1]).count() as u64
+        + u64::from(inv.ou.first() == Some(&true));
+    prop_assert_eq!(r.overutilized.triggers, rises);
+    // Every wake-up and fork of fair tasks went through select_task_rq_fair() once.
+    if !json.contains("SCHED_") {
+        // the dbs governors' kworkers are fair threads too
+        let kworkers = r
+            .kernel_threads
+            .iter()
+            .filter(|t| t.comm.starts_with("kworker/"));
+        let wakeups: u64 = r.tasks.iter().chain(kworkers).map(|t| t.wakeups).sum();
+        prop_assert_eq!(
+            r.placements.values().sum::<u64>(),
+            wakeups,
+            "{:?}",
+            r.placements
+        );
+    }
+    Ok(())
 }

@@ -179,6 +179,7 @@ impl<'w> Sim<'w> {
         self.q.push(self.t0, Ev::Start);
         self.q.push(self.end, Ev::End);
         self.interactive_schedule_writes(self.t0);
+        let mut polled = 0u64;
         loop {
             if !self.tick_pending.is_empty() && self.q.peek_time().is_none_or(|t| self.tick_at <= t)
             {
@@ -186,6 +187,13 @@ impl<'w> Sim<'w> {
                 continue;
             }
             let Some((now, ev)) = self.q.pop() else { break };
+            // a stop request (SIGINT/SIGTERM in the CLI): `run()` turns it into an error
+            polled = polled.wrapping_add(1);
+            if polled & (crate::interrupt::POLL_EVERY - 1) == 0
+                && crate::interrupt::requested().is_some()
+            {
+                return;
+            }
             match ev {
                 Ev::Start => self.rtapp_start(out, now),
                 Ev::Wake { tid, gen } => {

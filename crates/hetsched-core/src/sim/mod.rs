@@ -60,7 +60,7 @@ use std::collections::BTreeMap;
 use tracepoints::*;
 use user::program::{self, Op, Pc, Step, TimerState};
 use user::sync::{Kind, Resources, Retry, WaitOn, WaitQueue};
-pub use validate::{overlong_thread_names, thread_comm, validate, COMM_MAX};
+pub use validate::{check_program, overlong_thread_names, thread_comm, validate, COMM_MAX};
 
 /// Everything a run needs.
 #[derive(Debug, Clone)]
@@ -95,6 +95,9 @@ pub enum RunError {
     /// The run stopped: a deadlock or a program that cannot advance.
     #[error("{0}: {1}")]
     Runtime(String, String),
+    /// The run was asked to stop ([`crate::interrupt`]); the signal's number.
+    #[error("interrupted by {}", crate::interrupt::signal_name(*.0))]
+    Interrupted(i32),
     /// No duration was given and some task never ends.
     #[error("{0}: the workload has no global.duration and task `{1}` loops forever; give a duration (--duration 10s)")]
     NoDuration(String, String),
@@ -551,6 +554,9 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         any,
     };
     sim.run(&mut out);
+    if let Some(signal) = crate::interrupt::requested() {
+        return Err(RunError::Interrupted(signal));
+    }
     if let Some(msg) = sim.fatal.take() {
         return Err(RunError::Runtime(
             w.source.clone().unwrap_or_else(|| w.name.clone()),

@@ -43,8 +43,12 @@ pub fn validate(w: &Workload, p: &Platform) -> Result<(), RunError> {
     let n = p.nr_cpus();
     if let Calibration::Cpu(c) = w.calibration {
         if c >= n {
+            let at = match w.calibration_span {
+                Some(span) => span_at(w, span),
+                None => w.source.clone().unwrap_or_else(|| w.name.clone()),
+            };
             return Err(RunError::Workload {
-                at: w.source.clone().unwrap_or_else(|| w.name.clone()),
+                at,
                 msg: format!(
                     "global.calibration \"CPU{c}\" names a CPU that platform {} does not have (CPUs 0-{})",
                     p.name,
@@ -79,21 +83,33 @@ pub fn validate(w: &Workload, p: &Platform) -> Result<(), RunError> {
     };
     for t in &w.tasks {
         check_cpus(&t.attrs, t.span)?;
-        if t.phases.is_empty() {
-            return Err(RunError::Workload {
-                at: span_at(w, t.span),
-                msg: format!(
-                    "task `{}` has no events; expected at least one event",
-                    t.name
-                ),
-            });
-        }
+        check_task(w, t)?;
         for ph in &t.phases {
             check_cpus(&ph.attrs, t.span)?;
         }
-        check_locking(w, t)?;
     }
     Ok(())
+}
+
+/// The checks of [`validate`] that need no platform: every task has events, and its
+/// locking can run (see `check_locking`). `hetsched validate` (through
+/// `hetsched::load_workload`) applies them, so it rejects what `run` rejects, at the
+/// same `file:line:col` and with the same words.
+pub fn check_program(w: &Workload) -> Result<(), RunError> {
+    w.tasks.iter().try_for_each(|t| check_task(w, t))
+}
+
+fn check_task(w: &Workload, t: &crate::workload::TaskSpec) -> Result<(), RunError> {
+    if t.phases.is_empty() {
+        return Err(RunError::Workload {
+            at: span_at(w, t.span),
+            msg: format!(
+                "task `{}` has no events; expected at least one event",
+                t.name
+            ),
+        });
+    }
+    check_locking(w, t)
 }
 
 /// Checks, before the run, what rt-app would only find by hanging: per task, walking its

@@ -369,6 +369,7 @@ impl<'a> Reader<'a> {
         }
         if let Some(m) = obj.get("calibration") {
             w.calibration = self.calibration(m)?;
+            w.calibration_span = Some(m.value.span);
         }
         if let Some(m) = obj.get("log_size") {
             match &m.value.value {

@@ -34,7 +34,6 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -344,6 +343,8 @@ pub fn run_point(spec: &PointSpec) -> Result<String, Error> {
                 m.insert("loop_stats".into(), serde_json::json!(sink.loops));
             }
         }
+        // a stop request is not the point's outcome: nothing is recorded
+        Err(e @ hetsched_core::RunError::Interrupted(_)) => return Err(e.into()),
         Err(e) => {
             m.insert("error".into(), Value::from(e.to_string()));
         }
@@ -360,34 +361,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Writes `text` as `path` atomically: a temporary file beside it (`.NAME.PID.N.tmp`),
-/// fsync, rename over `path`, fsync of the directory.
+/// Writes `text` as `path` atomically ([`crate::output::write_atomic`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        drop(f);
-        std::fs::rename(&tmp, path).map_err(io(path))?;
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io(dir))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::output::write_atomic(path, text)
 }
 
 /// The result file of point `hash` under `dir`.

@@ -1,0 +1,5 @@
+//! Fuzz target `gen`: [`hetsched::fuzz::generator`] on every input (no panic; errors on one
+//! line, positioned where the input is a file).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hetsched::fuzz::generator(data));

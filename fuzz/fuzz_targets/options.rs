@@ -1,0 +1,5 @@
+//! Fuzz target `options`: [`hetsched::fuzz::options`] on every input (no panic; errors on one
+//! line, positioned where the input is a file).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hetsched::fuzz::options(data));
