@@ -9,15 +9,25 @@
 //!   trace off. Target: at least 1,000 xRT on one core.
 //! - `periodic-perf`: the same with `cpufreq.governor=performance` (fixed frequency, no
 //!   EAS, no schedutil kthread): the workload the benchmark ran before schedutil became
-//!   the default, to compare with its history.
+//!   the default, to compare with its history. Target: 1,500 xRT.
 //! - `periodic-ondemand`, `periodic-conservative`, `periodic-interactive`, `periodic-sched`:
 //!   the same under
 //!   each sampling governor (their kworker or `cfinteractive` threads included), for the
 //!   cost of each governor against `periodic` (schedutil) and `periodic-perf`.
-//! - `periodic-trace`: the same, writing the ftrace text to a file.
-//! - `--check-target`: best of three `periodic` runs against the target (exit 1 if missed).
+//! - `periodic-trace`: the same, writing the ftrace text to a file. Target: 250 xRT.
+//! - `periodic-pftrace`: the same, writing Perfetto protobuf (`--trace x.pftrace`) to a
+//!   file. Target: 400 xRT.
+//! - `hour`: `periodic` for 3,600 simulated seconds. Target: peak RSS within 2 MiB of
+//!   `periodic`'s (statistics in constant memory).
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
-//!   10 simulated seconds, trace off.
+//!   10 simulated seconds, trace off. Target: 20 xRT.
+//! - `sweep`: the 64 points of [`SWEEP_TOML`] through `hetsched sweep`'s machinery
+//!   (`hetsched::sweep::run`) with 1 job, then with 2 jobs, each into a new directory.
+//!   Target: 2 jobs at least 1.8× the throughput of 1.
+//! - `--check-target`: every target above, each benchmark in a child process (best of three
+//!   for the xRT targets); one line per target, exit status 1 if any is missed.
+//! - `workload NAME`: prints benchmark NAME's workload as rt-app JSON (for
+//!   `tools/bench-peers.py`, which runs the same task set in SimSo).
 //! - `dump NAME`: runs benchmark NAME once with the ftrace text on stdout and then the
 //!   result JSON on stderr, for byte-identity checks of optimisations
 //!   (`hetsched-bench dump periodic 2>r.json | sha256sum`).
@@ -30,6 +40,7 @@ use hetsched_core::workload::{
     Calibration, Event, EventSpec, Phase, SchedAttrs, Span, TaskSpec, TimerMode, Workload,
 };
 use hetsched_core::{run, RunSpec};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -148,8 +159,25 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-/// Target of this release for `periodic`.
+/// The targets of issue 19 (`--check-target`).
 const PERIODIC_TARGET_XRT: f64 = 1000.0;
+const PERIODIC_PERF_TARGET_XRT: f64 = 1500.0;
+const LARGE_TARGET_XRT: f64 = 20.0;
+const TRACE_TARGET_XRT: f64 = 250.0;
+const PFTRACE_TARGET_XRT: f64 = 400.0;
+/// `hour`'s peak RSS may exceed `periodic`'s by this much, MiB.
+const HOUR_RSS_MARGIN_MIB: f64 = 2.0;
+/// `sweep`: throughput with 2 jobs over 1 job.
+const SWEEP_TARGET_SPEEDUP: f64 = 1.8;
+
+/// The `sweep` benchmark's experiment: 64 short runs (16 periodic tasks of 20 % at 10 ms
+/// on hikey960, 4 simulated seconds, 64 seeds).
+pub const SWEEP_TOML: &str = r#"name = "bench-sweep"
+platforms = ["hikey960"]
+workloads = ["gen:periodic:duty=20,tasks=16,period=10ms,duration=4s"]
+seeds = { from = 1, to = 64 }
+duration = "4s"
+"#;
 
 /// The options of benchmark `name` beyond the defaults.
 fn sets_of(name: &str) -> &'static [&'static str] {
@@ -163,35 +191,33 @@ fn sets_of(name: &str) -> &'static [&'static str] {
     }
 }
 
-/// The pinned inputs of benchmark `name`: platform, workload, simulated seconds, trace on.
-fn inputs(name: &str) -> Result<(Platform, Workload, u64, bool), String> {
+/// Where a benchmark's trace goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Trace {
+    Off,
+    /// ftrace text.
+    Text,
+    /// Perfetto protobuf.
+    Perfetto,
+}
+
+/// The pinned inputs of benchmark `name`: platform, workload, simulated seconds, trace.
+fn inputs(name: &str) -> Result<(Platform, Workload, u64, Trace), String> {
+    let hikey = || hetsched::load_platform("hikey960").map_err(|e| e.to_string());
     Ok(match name {
-        "periodic" => (
-            hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
-            periodic_workload(32, 3.0),
-            100,
-            false,
-        ),
-        "periodic-perf"
+        "periodic"
+        | "periodic-perf"
         | "periodic-ondemand"
         | "periodic-conservative"
         | "periodic-interactive"
-        | "periodic-sched" => (
-            hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
-            periodic_workload(32, 3.0),
-            100,
-            false,
-        ),
-        "periodic-trace" => (
-            hetsched::load_platform("hikey960").map_err(|e| e.to_string())?,
-            periodic_workload(32, 3.0),
-            100,
-            true,
-        ),
-        "large" => (large_platform(), periodic_workload(2048, 96.0), 10, false),
+        | "periodic-sched" => (hikey()?, periodic_workload(32, 3.0), 100, Trace::Off),
+        "periodic-trace" => (hikey()?, periodic_workload(32, 3.0), 100, Trace::Text),
+        "periodic-pftrace" => (hikey()?, periodic_workload(32, 3.0), 100, Trace::Perfetto),
+        "hour" => (hikey()?, periodic_workload(32, 3.0), 3600, Trace::Off),
+        "large" => (large_platform(), periodic_workload(2048, 96.0), 10, Trace::Off),
         other => {
             return Err(format!(
-                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-ondemand, periodic-conservative, periodic-interactive, periodic-sched, periodic-trace or large"
+                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-ondemand, periodic-conservative, periodic-interactive, periodic-sched, periodic-trace, periodic-pftrace, hour, large or sweep"
             ))
         }
     })
@@ -224,26 +250,54 @@ fn dump(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn bench(name: &str) -> Result<f64, String> {
+/// What one benchmark run measured.
+struct Measured {
+    xrt: f64,
+    rss_mib: f64,
+}
+
+fn bench(name: &str) -> Result<Measured, String> {
+    if name == "sweep" {
+        return bench_sweep().map(|speedup| Measured {
+            xrt: speedup,
+            rss_mib: peak_rss_mib(),
+        });
+    }
     let (platform, workload, secs, trace) = inputs(name)?;
     let spec = spec_of(name, platform, workload, secs);
-    let trace_path =
-        std::env::temp_dir().join(format!("hetsched-bench-{}.txt", std::process::id()));
-    let start = Instant::now();
-    let result = if trace {
-        let mut sink =
-            hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?;
-        let r = {
-            let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-            run(&spec, &mut sinks).map_err(|e| e.to_string())?
-        };
-        sink.flush().map_err(|e| e.to_string())?;
-        r
+    let ext = if trace == Trace::Perfetto {
+        "pftrace"
     } else {
-        run(&spec, &mut []).map_err(|e| e.to_string())?
+        "txt"
+    };
+    let trace_path =
+        std::env::temp_dir().join(format!("hetsched-bench-{}.{ext}", std::process::id()));
+    let start = Instant::now();
+    let result = match trace {
+        Trace::Text => {
+            let mut sink =
+                hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?;
+            let r = {
+                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+                run(&spec, &mut sinks).map_err(|e| e.to_string())?
+            };
+            sink.flush().map_err(|e| e.to_string())?;
+            r
+        }
+        Trace::Perfetto => {
+            let mut sink =
+                hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?;
+            let r = {
+                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+                run(&spec, &mut sinks).map_err(|e| e.to_string())?
+            };
+            sink.flush().map_err(|e| e.to_string())?;
+            r
+        }
+        Trace::Off => run(&spec, &mut []).map_err(|e| e.to_string())?,
     };
     let wall = start.elapsed().as_secs_f64();
-    let trace_bytes = if trace {
+    let trace_bytes = if trace != Trace::Off {
         let n = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
         let _ = std::fs::remove_file(&trace_path);
         format!(", trace {:.1} MiB", n as f64 / 1048576.0)
@@ -251,28 +305,158 @@ fn bench(name: &str) -> Result<f64, String> {
         String::new()
     };
     let events = result.engine.events;
+    let rss = peak_rss_mib();
     println!(
-        "bench {name}: sim {secs} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {} context switches, peak RSS {:.1} MiB{trace_bytes}",
+        "bench {name}: sim {secs} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {} context switches, peak RSS {rss:.1} MiB{trace_bytes}",
         secs as f64 / wall,
         events as f64 / wall / 1e6,
         result.engine.context_switches,
-        peak_rss_mib(),
     );
-    Ok(secs as f64 / wall)
+    Ok(Measured {
+        xrt: secs as f64 / wall,
+        rss_mib: rss,
+    })
 }
 
-/// Best of three `periodic` runs against the target; exit status 1 when it is missed.
-fn check_target() -> Result<bool, String> {
-    let mut best: f64 = 0.0;
-    for _ in 0..3 {
-        best = best.max(bench("periodic")?);
+/// A new empty directory under the temporary directory.
+fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
+    let d = std::env::temp_dir().join(format!("hetsched-bench-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    Ok(d)
+}
+
+/// Events of every point of a finished sweep in `dir` (`result.engine.events`).
+fn sweep_events(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir.join(hetsched::sweep::POINTS)) else {
+        return 0;
+    };
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter_map(|v| v.pointer("/result/engine/events").and_then(|e| e.as_u64()))
+        .sum()
+}
+
+/// `sweep`: the 64 points of [`SWEEP_TOML`] with 1 job, then with 2 jobs (each into a new
+/// directory, so that nothing is resumed); returns the throughput ratio.
+fn bench_sweep() -> Result<f64, String> {
+    let exp = hetsched::sweep::parse_str(SWEEP_TOML, "bench-sweep", "bench-sweep", Path::new("."))
+        .map_err(|e| e.to_string())?;
+    let mut points_per_s = [0.0f64; 2];
+    for (k, jobs) in [1usize, 2].into_iter().enumerate() {
+        let dir = fresh_dir(&format!("sweep{jobs}"))?;
+        let start = Instant::now();
+        let out = hetsched::sweep::run(&exp, &dir, jobs, &|_, _| {}).map_err(|e| e.to_string())?;
+        let wall = start.elapsed().as_secs_f64();
+        let n = out.ran;
+        let sim: f64 = out
+            .table
+            .rows
+            .iter()
+            .filter_map(|r| r.metrics.first().copied().flatten())
+            .sum();
+        let events = sweep_events(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        points_per_s[k] = n as f64 / wall;
+        println!(
+            "bench sweep --jobs {jobs}: {n} points, sim {sim:.0} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {:.1} points/s, peak RSS {:.1} MiB",
+            sim / wall,
+            events as f64 / wall / 1e6,
+            points_per_s[k],
+            peak_rss_mib(),
+        );
     }
-    let ok = best >= PERIODIC_TARGET_XRT;
-    println!(
-        "target periodic >= {PERIODIC_TARGET_XRT:.0} xRT: {} (best of 3: {best:.0} xRT)",
-        if ok { "PASS" } else { "FAIL" }
+    let speedup = points_per_s[1] / points_per_s[0];
+    println!("bench sweep: --jobs 2 has {speedup:.2}x the throughput of --jobs 1");
+    Ok(speedup)
+}
+
+/// Runs `hetsched-bench NAME` in a child process (its peak RSS is its own), echoes its
+/// output, and reads back the last `bench` line's xRT and peak RSS (for `sweep`, the
+/// speed-up as `xrt`).
+fn child(name: &str) -> Result<Measured, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(exe)
+        .arg(name)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    if !out.status.success() {
+        return Err(format!("benchmark {name} failed ({})", out.status));
+    }
+    let between = |line: &str, a: &str, b: &str| -> Option<f64> {
+        let rest = &line[line.find(a)? + a.len()..];
+        rest[..rest.find(b)?].trim().parse().ok()
+    };
+    let line = text
+        .lines()
+        .rfind(|l| l.starts_with("bench "))
+        .ok_or_else(|| format!("benchmark {name}: no result line"))?;
+    if name == "sweep" {
+        let x = between(line, "has ", "x the").ok_or("sweep: no speed-up")?;
+        return Ok(Measured {
+            xrt: x,
+            rss_mib: f64::NAN,
+        });
+    }
+    Ok(Measured {
+        xrt: between(line, " = ", " xRT").ok_or_else(|| format!("{name}: no xRT"))?,
+        rss_mib: between(line, "peak RSS ", " MiB").ok_or_else(|| format!("{name}: no RSS"))?,
+    })
+}
+
+/// Every target of issue 19, one line each; `Ok(false)` when any is missed.
+fn check_target() -> Result<bool, String> {
+    let mut all = true;
+    let mut verdict = |ok: bool, what: String| {
+        all &= ok;
+        println!(
+            "target {what}",
+            what = what.replace("{}", if ok { "PASS" } else { "FAIL" })
+        );
+    };
+    let mut periodic_rss = f64::NAN;
+    for (name, target) in [
+        ("periodic", PERIODIC_TARGET_XRT),
+        ("periodic-perf", PERIODIC_PERF_TARGET_XRT),
+        ("large", LARGE_TARGET_XRT),
+        ("periodic-trace", TRACE_TARGET_XRT),
+        ("periodic-pftrace", PFTRACE_TARGET_XRT),
+    ] {
+        let runs = if name == "large" { 1 } else { 3 };
+        let mut best: f64 = 0.0;
+        for _ in 0..runs {
+            let m = child(name)?;
+            best = best.max(m.xrt);
+            if name == "periodic" {
+                periodic_rss = periodic_rss.min(m.rss_mib);
+            }
+        }
+        verdict(
+            best >= target,
+            format!("{name} >= {target:.0} xRT: {{}} (best of {runs}: {best:.0} xRT)"),
+        );
+    }
+    let hour = child("hour")?;
+    verdict(
+        hour.rss_mib <= periodic_rss + HOUR_RSS_MARGIN_MIB,
+        format!(
+            "hour peak RSS <= periodic's + {HOUR_RSS_MARGIN_MIB:.0} MiB: {{}} (hour {:.1} MiB, periodic {periodic_rss:.1} MiB)",
+            hour.rss_mib
+        ),
     );
-    Ok(ok)
+    let sweep = child("sweep")?;
+    verdict(
+        sweep.xrt >= SWEEP_TARGET_SPEEDUP,
+        format!(
+            "sweep --jobs 2 >= {SWEEP_TARGET_SPEEDUP}x --jobs 1: {{}} ({:.2}x)",
+            sweep.xrt
+        ),
+    );
+    Ok(all)
 }
 
 fn main() -> ExitCode {
@@ -282,6 +466,22 @@ fn main() -> ExitCode {
     } else {
         args.iter().map(String::as_str).collect()
     };
+    if names.first() == Some(&"workload") {
+        return match names.get(1).map(|n| inputs(n)) {
+            Some(Ok((_, w, _, _))) => {
+                print!("{}", hetsched::hetsched_rtapp::to_rtapp_json(&w));
+                ExitCode::SUCCESS
+            }
+            Some(Err(e)) => {
+                eprintln!("hetsched-bench: error: {e}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("hetsched-bench: usage: hetsched-bench workload NAME");
+                ExitCode::from(2)
+            }
+        };
+    }
     if names.first() == Some(&"dump") {
         return match names.get(1).map(|n| dump(n)) {
             Some(Ok(())) => ExitCode::SUCCESS,
