@@ -74,7 +74,8 @@ chromium:
 
 python: $(VPY) $(VENV)/.sweep-extras $(VENV)/.report-extras
 	@$(VPY) -m pip show --quiet perfetto >/dev/null 2>&1 || $(VPY) -m pip install --quiet "$(PERFETTO_PY)"
-	$(VENV)/bin/maturin develop --release --locked --quiet
+	# installed as users install it: `pip install .` (the maturin backend, release build)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-build-isolation .
 
 py-test: python build chromium
 	$(VENV)/bin/ruff check python tests/python
