@@ -166,7 +166,7 @@ pub fn parse_noise_config(bytes: &[u8], origin: &str) -> Result<NoiseConfig, Err
         };
         Error::Input {
             at: format!("{origin}:{}:{}", e.line(), e.column()),
-            msg: format!("{msg}{hint}"),
+            msg: hetsched_core::text::one_line(&format!("{msg}{hint}")),
         }
     })?;
     cfg.validate().map_err(|msg| {
