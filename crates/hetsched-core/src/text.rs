@@ -12,6 +12,16 @@ pub struct NotUtf8 {
     pub byte: u8,
 }
 
+impl NotUtf8 {
+    /// What was expected there: `UTF-8 text (byte 0xff is not valid UTF-8 here)`.
+    pub fn expected(&self) -> String {
+        format!(
+            "UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
+            self.byte
+        )
+    }
+}
+
 /// `bytes` as text, or the position of their first invalid byte.
 pub fn utf8(bytes: &[u8]) -> Result<&str, NotUtf8> {
     std::str::from_utf8(bytes).map_err(|e| {
