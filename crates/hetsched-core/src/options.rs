@@ -33,10 +33,10 @@ pub use schedfreq::SchedGovOptions;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OptionsError {
     /// A `--set` argument without `=`.
-    #[error("--set {0}: expected key=value (for example fair.variant=cfs)")]
+    #[error("--set {}: expected key=value (for example fair.variant=cfs)", crate::text::one_line(.0))]
     NotKeyValue(String),
     /// An unknown key or a value of the wrong type.
-    #[error("--set {arg}: {msg}")]
+    #[error("--set {}: {}", crate::text::one_line(.arg), crate::text::one_line(.msg))]
     Set {
         /// The argument as given.
         arg: String,
@@ -44,7 +44,7 @@ pub enum OptionsError {
         msg: String,
     },
     /// Options that are individually valid but impossible together or out of range.
-    #[error("option {key}: {msg}")]
+    #[error("option {key}: {}", crate::text::one_line(.msg))]
     Invalid {
         /// Dotted key.
         key: &'static str,

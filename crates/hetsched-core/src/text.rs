@@ -12,6 +12,16 @@ pub struct NotUtf8 {
     pub byte: u8,
 }
 
+impl NotUtf8 {
+    /// What was expected there: `UTF-8 text (byte 0xff is not valid UTF-8 here)`.
+    pub fn expected(&self) -> String {
+        format!(
+            "UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
+            self.byte
+        )
+    }
+}
+
 /// `bytes` as text, or the position of their first invalid byte.
 pub fn utf8(bytes: &[u8]) -> Result<&str, NotUtf8> {
     std::str::from_utf8(bytes).map_err(|e| {
@@ -27,8 +37,27 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, NotUtf8> {
     })
 }
 
+/// `s` with its control characters escaped (`\n`, `\0`, `\u{1b}`): text from the input
+/// quoted in a message keeps the message on one line.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::one_line("a\nb\0c\té"), "a\\nb\\0c\\té");
+    }
+
     #[test]
     fn first_invalid_byte_is_located() {
         assert_eq!(super::utf8(b"ab\ncd"), Ok("ab\ncd"));

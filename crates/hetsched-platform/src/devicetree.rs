@@ -237,7 +237,10 @@ fn check_blob(b: &[u8]) -> Result<(), String> {
         let n = bytes.iter().position(|&c| c == 0)?;
         std::str::from_utf8(&bytes[..n]).ok().map(|_| n)
     };
-    let (mut at, mut depth) = (off_struct, 0usize);
+    let mut at = off_struct;
+    // per open node: whether a child node has been seen (the fdt crate panics on a
+    // property after a child, which the format forbids, and on FDT_NOP between them)
+    let mut open: Vec<bool> = Vec::new();
     let pad = |x: usize| x.checked_add(3).map(|y| y & !3);
     loop {
         let tok = be32(&b[..end_struct], at).ok_or("structure block ends without FDT_END")?;
@@ -246,9 +249,20 @@ fn check_blob(b: &[u8]) -> Result<(), String> {
             1 => {
                 let n = cstr(&b[at..end_struct]).ok_or("bad node name")?;
                 at = pad(at + n + 1).ok_or("overflow")?;
-                depth += 1;
+                if let Some(seen_child) = open.last_mut() {
+                    *seen_child = true;
+                }
+                open.push(false);
             }
-            2 => depth = depth.checked_sub(1).ok_or("unbalanced FDT_END_NODE")?,
+            2 => {
+                open.pop().ok_or("unbalanced FDT_END_NODE")?;
+            }
+            3 if open.last() == Some(&true) => {
+                return Err(format!(
+                    "a property after a child node at offset {} (properties come first)",
+                    at - 4
+                ))
+            }
             3 => {
                 let len = be32(&b[..end_struct], at).ok_or("truncated property")? as usize;
                 let nameoff = be32(&b[..end_struct], at + 4).ok_or("truncated property")? as usize;
@@ -260,8 +274,13 @@ fn check_blob(b: &[u8]) -> Result<(), String> {
                 at = pad(end.ok_or("property value outside the structure block")?)
                     .ok_or("overflow")?;
             }
-            4 => {}
-            9 if depth == 0 => return Ok(()),
+            4 => {
+                return Err(format!(
+                    "FDT_NOP at offset {} (not supported; dtc does not write it)",
+                    at - 4
+                ))
+            }
+            9 if open.is_empty() => return Ok(()),
             _ => return Err(format!("bad token {tok:#x} at offset {}", at - 4)),
         }
         if at > end_struct {

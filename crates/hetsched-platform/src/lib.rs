@@ -73,10 +73,7 @@ pub fn parse_bytes(bytes: &[u8], origin: &str) -> Result<Platform, PlatformError
             origin: origin.to_string(),
             line_column: Some((e.line as usize, e.col as usize)),
         },
-        message: format!(
-            "expected UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
-            e.byte
-        ),
+        message: format!("expected {}", e.expected()),
     })?;
     parse_str(text, origin)
 }

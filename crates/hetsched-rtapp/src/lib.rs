@@ -153,7 +153,7 @@ pub fn parse_bytes(bytes: &[u8], origin: &str, opts: &ReadOptions) -> Result<Wor
             line: e.line,
             col: e.col,
         },
-        expected: format!("UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)", e.byte),
+        expected: e.expected(),
         jsonc: "json-c passes invalid UTF-8 through; hetsched refuses it",
     })?;
     parse_str(text, origin, opts)

@@ -154,10 +154,7 @@ pub fn read_noise_config(path: &Path) -> Result<NoiseConfig, Error> {
 pub fn parse_noise_config(bytes: &[u8], origin: &str) -> Result<NoiseConfig, Error> {
     let text = hetsched_core::text::utf8(bytes).map_err(|e| Error::Input {
         at: format!("{origin}:{}:{}", e.line, e.col),
-        msg: format!(
-            "expected UTF-8 text (byte 0x{:02x} is not valid UTF-8 here)",
-            e.byte
-        ),
+        msg: format!("expected {}", e.expected()),
     })?;
     let cfg: NoiseConfig = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
@@ -169,7 +166,7 @@ pub fn parse_noise_config(bytes: &[u8], origin: &str) -> Result<NoiseConfig, Err
         };
         Error::Input {
             at: format!("{origin}:{}:{}", e.line(), e.column()),
-            msg: format!("{msg}{hint}"),
+            msg: hetsched_core::text::one_line(&format!("{msg}{hint}")),
         }
     })?;
     cfg.validate().map_err(|msg| {

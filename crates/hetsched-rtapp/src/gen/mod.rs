@@ -33,6 +33,7 @@ pub mod periodic;
 pub mod stress_ng;
 pub mod sysbench;
 
+use hetsched_core::text::one_line;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -54,7 +55,7 @@ pub const TASK_COMM_MAX_LEN: usize = 15;
 /// A generator's parameters were not valid: one line naming the generator, the
 /// parameter and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("gen:{generator}: {message}")]
+#[error("gen:{}: {}", one_line(.generator), one_line(.message))]
 pub struct GenError {
     /// The generator (or the spec, when no generator could be named).
     pub generator: String,
