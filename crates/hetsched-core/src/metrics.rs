@@ -88,22 +88,24 @@ fn bucket_of(v: Nanos) -> usize {
     ((shift as usize) << (LATENCY_HIST_BITS - 1)) + (v >> shift) as usize
 }
 
-/// The values `[lo, hi)` of bucket `i` (its width `hi - lo` is 1 below 2^10 ns, at most
-/// `lo / 512` above).
+/// The values of bucket `i`: its lowest value `lo` and its width `w`, the bucket being
+/// `lo ..= lo + (w - 1)` (`w` is 1 below 2^10 ns and at most `lo / 512` above; the top
+/// bucket ends at `u64::MAX`, so its end is not representable as `lo + w`).
 pub fn latency_bucket_bounds(i: usize) -> (Nanos, Nanos) {
     if i < 2 * HALF {
-        return (i as Nanos, i as Nanos + 1);
+        return (i as Nanos, 1);
     }
     let shift = (i / HALF - 1) as u32;
     let sub = (i - ((shift as usize) << (LATENCY_HIST_BITS - 1))) as Nanos;
-    (sub << shift, (sub + 1) << shift)
+    (sub << shift, 1 << shift)
 }
 
 #[derive(Debug, Clone, Default)]
 struct HistPage {
     /// Samples in each bucket, modulo 2^32 (the wraps are in `LatencyHistogram::wraps`).
     count: [u32; PAGE],
-    /// Sum of the values that fell in each bucket, ns.
+    /// Sum of the offsets from the bucket's lowest value of the values that fell in it,
+    /// ns (saturating: it would take over 2^64 / width samples in one bucket).
     sum: [u64; PAGE],
 }
 
@@ -148,7 +150,7 @@ impl LatencyHistogram {
             self.pages.resize_with(p + 1, || None);
         }
         let page = self.pages[p].get_or_insert_with(Box::default);
-        page.sum[o] += v;
+        page.sum[o] = page.sum[o].saturating_add(v - latency_bucket_bounds(i).0);
         match page.count[o].checked_add(1) {
             Some(c) => page.count[o] = c,
             None => {
@@ -203,7 +205,9 @@ impl LatencyHistogram {
                 while k < ranks.len() && seen >= ranks[k] {
                     // The bucket's mean to the nearest ns: exact when its values are
                     // equal, and in the bucket (its values are whole ns).
-                    let ns = (u128::from(sum) + u128::from(c / 2)) / u128::from(c);
+                    let (lo, w) = latency_bucket_bounds((p << PAGE_BITS) + o);
+                    let off = (u128::from(sum) + u128::from(c / 2)) / u128::from(c);
+                    let ns = lo + (off.min(u128::from(w - 1)) as Nanos);
                     pct[k] = ns as f64 / NSEC_PER_USEC as f64;
                     k += 1;
                 }
@@ -612,14 +616,11 @@ mod tests {
         values.push(u64::MAX);
         for v in values {
             let i = bucket_of(v);
-            let (lo, hi) = latency_bucket_bounds(i);
-            assert!(
-                lo <= v && v - lo < hi - lo,
-                "{v} in bucket {i} [{lo}, {hi})"
-            );
-            assert!(hi - lo == 1 || (hi - lo) <= lo / 512, "{v}: [{lo}, {hi})");
+            let (lo, w) = latency_bucket_bounds(i);
+            assert!(lo <= v && v - lo < w, "{v} in bucket {i} [{lo}, +{w})");
+            assert!(w == 1 || w <= lo / 512, "{v}: [{lo}, +{w})");
             if v < 1024 {
-                assert_eq!(hi - lo, 1);
+                assert_eq!(w, 1);
             }
             assert!(i < 1792 * PAGE);
         }
@@ -684,7 +685,8 @@ mod tests {
         let (p, o) = (bucket_of(5_000) >> PAGE_BITS, bucket_of(5_000) & (PAGE - 1));
         // As if u32::MAX samples of 5 µs had been recorded.
         h.pages[p].as_mut().unwrap().count[o] = u32::MAX;
-        h.pages[p].as_mut().unwrap().sum[o] = 5_000 * u64::from(u32::MAX);
+        let off5 = 5_000 - latency_bucket_bounds(bucket_of(5_000)).0;
+        h.pages[p].as_mut().unwrap().sum[o] = off5 * u64::from(u32::MAX);
         h.count = u64::from(u32::MAX);
         h.sum = 5_000 * u128::from(u32::MAX);
         for _ in 0..10 {
@@ -700,7 +702,8 @@ mod tests {
         );
         let m = u32::MAX / 10;
         h.pages[p].as_mut().unwrap().count[o] = m;
-        h.pages[p].as_mut().unwrap().sum[o] = 2_000_000 * u64::from(m);
+        let off2 = 2_000_000 - latency_bucket_bounds(bucket_of(2_000_000)).0;
+        h.pages[p].as_mut().unwrap().sum[o] = off2 * u64::from(m);
         h.count = n5 + u64::from(m);
         h.sum = 5_000 * u128::from(n5) + 2_000_000 * u128::from(m);
         let s = h.stats();
