@@ -115,7 +115,8 @@ struct HistPage {
 ///
 /// Buckets: width 1 ns below 1,024 ns; above, 512 buckets per power of two, so a bucket
 /// `[lo, hi)` has `hi - lo <= lo / 512`. Each bucket keeps its count and the sum of its
-/// values. A percentile (nearest rank, as [`LatencyStats::from_ns`]) is the mean of the
+/// values' offsets from `lo` (which cannot overflow before 2^64 / width samples, and
+/// saturates then). A percentile (nearest rank, as [`LatencyStats::from_ns`]) is the mean of the
 /// values in the bucket that holds the rank, rounded to the ns: exact below 1,024 ns and
 /// whenever that bucket's values are all equal, and otherwise within 1/512 (0.2 %) of the
 /// exact percentile, as both lie in the same bucket. Memory: 192-byte pages of 16 buckets,
