@@ -357,26 +357,15 @@ fn points_in(
         })
         .collect::<Result<Vec<_>, Error>>()?;
     sweep::prepare_dir(dir)?;
-    let todo: Vec<&sweep::PointSpec> = sweep::missing(&points, dir)
-        .into_iter()
-        .map(|i| &points[i])
-        .collect();
-    match &opts.executor {
-        Some(x) => {
-            let owned: Vec<sweep::PointSpec> = todo.iter().map(|&p| p.clone()).collect();
-            (x.0)(&owned, dir)?;
-            let left = sweep::missing(&points, dir).len();
-            if left > 0 {
-                return Err(Error::Backend(format!(
-                    "{left} runs have no result file after the other backend ran"
-                )));
-            }
-            progress(owned.len(), owned.len());
-        }
-        None => {
-            sweep::run_points(&todo, dir, opts.jobs, progress)?;
-        }
-    }
+    let todo = sweep::missing(&points, dir);
+    sweep::run_missing(
+        &points,
+        &todo,
+        dir,
+        opts.jobs,
+        opts.executor.as_ref(),
+        progress,
+    )?;
     Ok(points)
 }
 

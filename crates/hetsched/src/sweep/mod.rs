@@ -20,8 +20,10 @@
 //! [`run`] does all three on a local thread pool.
 
 pub mod experiment;
+mod loop_stats;
 
 pub use experiment::{parse_str, read_file, schema, Experiment, ExperimentError};
+pub use loop_stats::{read_loop_stats, LoopStatsSink};
 
 use crate::{Error, RunRequest};
 use hetsched_core::noise::{apply_noise, is_background_comm, NoiseConfig};
@@ -467,59 +469,31 @@ pub fn read_result(
         .map_err(|e| bad(e.to_string()))
 }
 
-/// The per-loop statistics kept in point `hash`'s result file (`loop_stats_of`).
-pub fn read_loop_stats(dir: &Path, hash: &str) -> Result<Vec<(i64, i64)>, Error> {
-    let path = point_path(dir, hash);
-    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    let bad = |m: String| Error::Reproduce(format!("{}: {m}", path.display()));
-    let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    if let Some(e) = v.get("error").and_then(Value::as_str) {
-        return Err(bad(e.to_string()));
+/// Runs `points[i]` for each `i` of `missing` (from [`missing`]): by `executor` when
+/// given, which must leave every point's result file, else on `jobs` threads. Returns how
+/// many ran.
+pub fn run_missing(
+    points: &[PointSpec],
+    missing_points: &[usize],
+    dir: &Path,
+    jobs: usize,
+    executor: Option<&Executor>,
+    progress: Progress<'_>,
+) -> Result<usize, Error> {
+    let todo: Vec<&PointSpec> = missing_points.iter().map(|&i| &points[i]).collect();
+    let Some(x) = executor else {
+        return run_points(&todo, dir, jobs, progress);
+    };
+    let owned: Vec<PointSpec> = todo.iter().map(|&p| p.clone()).collect();
+    (x.0)(&owned, dir)?;
+    let left = missing(points, dir).len();
+    if left > 0 {
+        return Err(Error::Backend(format!(
+            "{left} points have no result file after the other backend ran"
+        )));
     }
-    serde_json::from_value(v.get("loop_stats").cloned().unwrap_or(Value::Null))
-        .map_err(|e| bad(format!("\"loop_stats\": {e}")))
-}
-
-/// rt-app's per-loop statistics (`rtapp_stats` markers: run µs, slack µs per loop) of
-/// the threads of one task of the workload (comm `<task>-<index>`).
-#[derive(Debug, Default)]
-pub struct LoopStatsSink {
-    task: String,
-    /// `(run µs, slack µs)` per loop, in trace order.
-    pub loops: Vec<(i64, i64)>,
-}
-
-impl LoopStatsSink {
-    /// A sink for the threads of task `task`.
-    pub fn new(task: &str) -> LoopStatsSink {
-        LoopStatsSink {
-            task: task.to_string(),
-            loops: Vec::new(),
-        }
-    }
-}
-
-impl hetsched_core::trace::TraceSink for LoopStatsSink {
-    fn interest(&self) -> hetsched_core::trace::Interest {
-        hetsched_core::trace::Interest {
-            markers: true,
-            ..Default::default()
-        }
-    }
-
-    fn record(
-        &mut self,
-        ctx: &hetsched_core::trace::Ctx<'_>,
-        ev: &hetsched_core::trace::TraceEvent<'_>,
-    ) {
-        use hetsched_core::trace::{RtappMarker, TraceEvent};
-        if let TraceEvent::Print(RtappMarker::Stats { run, slack, .. }) = ev {
-            let task = ctx.comm.rsplit_once('-').map_or(ctx.comm, |(t, _)| t);
-            if task == self.task {
-                self.loops.push((*run, *slack));
-            }
-        }
-    }
+    progress(owned.len(), owned.len());
+    Ok(owned.len())
 }
 
 /// Runs `todo` on `jobs` threads, each result written to `dir` as it completes; stops at
@@ -621,21 +595,7 @@ pub fn run_with(
     progress: Progress<'_>,
 ) -> Result<Outcome, Error> {
     let plan = plan(exp, dir)?;
-    let todo: Vec<&PointSpec> = plan.missing.iter().map(|&i| &plan.points[i]).collect();
-    let ran = match executor {
-        Some(x) => {
-            let owned: Vec<PointSpec> = todo.iter().map(|&p| p.clone()).collect();
-            (x.0)(&owned, dir)?;
-            let left = missing(&plan.points, dir).len();
-            if left > 0 {
-                return Err(Error::Backend(format!(
-                    "{left} points have no result file after the other backend ran"
-                )));
-            }
-            owned.len()
-        }
-        None => run_points(&todo, dir, jobs, progress)?,
-    };
+    let ran = run_missing(&plan.points, &plan.missing, dir, jobs, executor, progress)?;
     let table = finish(dir)?;
     Ok(Outcome { ran, plan, table })
 }
