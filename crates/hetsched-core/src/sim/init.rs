@@ -78,73 +78,10 @@ impl<'w> Sim<'w> {
             MarkerChoice::All => FtraceCategories::ALL,
             MarkerChoice::None => FtraceCategories::default(),
         };
-        // Timer slots: shared names get global slots, `unique*` names per-thread slots.
-        let mut shared: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut timer_slots = Vec::new();
-        let mut unique_counts = Vec::new();
-        for t in &w.tasks {
-            let mut uniq: BTreeMap<&str, usize> = BTreeMap::new();
-            let mut per_task = Vec::new();
-            for ph in &t.phases {
-                let mut per_phase = Vec::new();
-                for e in &ph.events {
-                    per_phase.push(match &e.event {
-                        Event::Timer { name, .. } if name.starts_with("unique") => {
-                            let l = uniq.len();
-                            Some(TimerSlot::Unique(*uniq.entry(name.as_str()).or_insert(l)))
-                        }
-                        Event::Timer { name, .. } => {
-                            let l = shared.len();
-                            Some(TimerSlot::Shared(*shared.entry(name.as_str()).or_insert(l)))
-                        }
-                        _ => None,
-                    });
-                }
-                per_task.push(per_phase);
-            }
-            timer_slots.push(per_task);
-            unique_counts.push(uniq.len());
-        }
-        // Synchronisation resources, resolved per event like rt-app's parser does.
+        // The programs, flat; their synchronisation resources resolved into `res`.
         let mut res = Resources::default();
-        let mut ev_slots = Vec::new();
-        for t in &w.tasks {
-            let mut per_task = Vec::new();
-            for ph in &t.phases {
-                let mut per_phase = Vec::new();
-                for e in &ph.events {
-                    per_phase.push(match &e.event {
-                        Event::Lock { mutex } | Event::Unlock { mutex } => {
-                            (res.get(Kind::Mutex, mutex), 0)
-                        }
-                        Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
-                            (res.get(Kind::Cond, cond), res.get(Kind::Mutex, mutex))
-                        }
-                        Event::Signal { cond } | Event::Broad { cond } => {
-                            (res.get(Kind::Cond, cond), 0)
-                        }
-                        Event::Barrier { name } => {
-                            let b = res.get(Kind::Barrier, name);
-                            // rt-app counts one user per reference of every thread
-                            res.barriers[b].participants += i64::from(t.instances);
-                            (b, 0)
-                        }
-                        Event::SemPost { sem } | Event::SemWait { sem } => {
-                            (res.get(Kind::Sem, sem), 0)
-                        }
-                        Event::Suspend { name } | Event::Resume { name } => {
-                            (res.get(Kind::Suspend, name), 0)
-                        }
-                        Event::Fork { task } => {
-                            (w.tasks.iter().position(|x| &x.name == task).unwrap_or(0), 0)
-                        }
-                        _ => (0, 0),
-                    });
-                }
-                per_task.push(per_phase);
-            }
-            ev_slots.push(per_task);
-        }
+        let prog = user::flat::FlatProgram::new(w, n, &mut res);
+        let shared_timers = vec![TimerState::default(); prog.nr_shared_timers];
         for b in &mut res.barriers {
             b.waiting = b.participants - 1;
         }
@@ -199,8 +136,7 @@ impl<'w> Sim<'w> {
             ents: Vec::new(),
             rqs,
             res,
-            ev_slots,
-            unique_counts,
+            prog,
             fork_counts: BTreeMap::new(),
             nr_res_blocked: 0,
             doms,
@@ -232,8 +168,7 @@ impl<'w> Sim<'w> {
             resched: Vec::new(),
             balance_callbacks: Vec::new(),
             hmp,
-            shared_timers: vec![TimerState::default(); shared.len()],
-            timer_slots,
+            shared_timers,
             cap_ref,
             markers,
             end,
@@ -249,22 +184,6 @@ impl<'w> Sim<'w> {
             alive: 0,
             nr_idle: n,
             nr_overloaded: 0,
-            phase_affinity: w
-                .tasks
-                .iter()
-                .map(|t| {
-                    t.phases
-                        .iter()
-                        .map(|ph| {
-                            ph.attrs
-                                .cpus
-                                .as_ref()
-                                .or(t.attrs.cpus.as_ref())
-                                .map_or(CpuSet::first_n(n), |c| CpuSet::from_cpus(c))
-                        })
-                        .collect()
-                })
-                .collect(),
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,
             rtapp_main: None,
@@ -312,7 +231,6 @@ impl<'w> Sim<'w> {
             pid: PID_BASE + 1 + self.user_tids.len() as u32,
             comm,
             comm0: "rt-app".into(),
-            task: ti,
             policy,
             nice,
             normal_prio,
@@ -345,8 +263,10 @@ impl<'w> Sim<'w> {
             ),
             uclamp_on: None,
         });
-        self.uthreads
-            .push(user::UserThread::new(ti, self.unique_counts[ti]));
+        self.uthreads.push(user::UserThread::new(
+            ti,
+            self.prog.task(ti).unique_timers as usize,
+        ));
         // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t
             .attrs

@@ -96,7 +96,6 @@ impl Sim<'_> {
             pid,
             comm: comm.clone(),
             comm0: comm,
-            task: 0,
             policy,
             nice: 0,
             normal_prio: prio,

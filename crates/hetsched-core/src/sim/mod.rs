@@ -234,7 +234,6 @@ struct Thread {
     /// The comm it has before renaming itself: the creating thread's (`rt-app` for the
     /// main thread).
     comm0: String,
-    task: usize,
     policy: SchedPolicy,
     nice: i32,
     /// `p->normal_prio`: 99 - rt_priority for RT, 120 + nice for fair, -1 for DL.
@@ -398,7 +397,6 @@ struct Sim<'w> {
     /// HMP placement (`hmp.enabled`, sim/hmp.rs).
     hmp: Option<hmp::HmpState>,
     shared_timers: Vec<TimerState>,
-    timer_slots: Vec<Vec<Vec<Option<TimerSlot>>>>,
     cap_ref: u64,
     markers: FtraceCategories,
     end: Nanos,
@@ -418,8 +416,6 @@ struct Sim<'w> {
     alive: usize,
     nr_idle: usize,
     nr_overloaded: usize,
-    /// Affinity each phase applies: its `cpus`, else the task's, else all CPUs.
-    phase_affinity: Vec<Vec<CpuSet>>,
     /// CPUs whose tick is armed. Ticks fire on a global grid (`sched_skew_tick=0`), so
     /// every armed tick is at the same time, `tick_at`; they run before other events at
     /// that time, in CPU order. Kept out of the event heap: it is most of the events.
@@ -427,9 +423,8 @@ struct Sim<'w> {
     tick_at: Nanos,
     /// rt-app's named resources.
     res: Resources,
-    /// Per task, phase and event: the resource indices the event uses.
-    ev_slots: Vec<Vec<Vec<(usize, usize)>>>,
-    unique_counts: Vec<usize>,
+    /// The workload's programs, laid out for the interpreter (user/flat.rs).
+    prog: user::flat::FlatProgram<'w>,
     /// Per task: threads forked from it so far (rt-app's `res.fork.nforks`).
     fork_counts: BTreeMap<(usize, usize), u32>,
     /// Threads blocked on a resource (not in a timed sleep): a deadlock when it equals

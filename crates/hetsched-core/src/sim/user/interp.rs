@@ -36,7 +36,6 @@ impl<'w> Sim<'w> {
             self.sys_futex_wait(out, cpu, tid, now);
             return;
         }
-        let w = self.w;
         loop {
             // Spin guard: a program that steps forever without time passing.
             let th = &mut self.uthreads[tid];
@@ -60,14 +59,13 @@ impl<'w> Sim<'w> {
                 self.sys_exit(out, cpu, tid, now);
                 return;
             }
-            let task = &w.tasks[th.task];
             let pc = th.pc;
-            let phase = &task.phases[pc.phase];
+            let phase = self.prog.phase(th.task, pc.phase);
             if !pc.loop_started {
                 self.begin_iteration(out, cpu, tid, now);
             }
-            if pc.event < phase.events.len() {
-                let ev = &phase.events[pc.event].event;
+            if let Some(fe) = self.prog.event(&phase, pc.event) {
+                let ev = fe.ev;
                 self.uthreads[tid].pc.event += 1;
                 if self.markers.event {
                     self.marker(
@@ -81,7 +79,7 @@ impl<'w> Sim<'w> {
                         },
                     );
                 }
-                match self.do_event(out, cpu, tid, pc, ev, now) {
+                match self.do_event(out, cpu, tid, fe, now) {
                     Some(Step::Compute) => {
                         self.uthreads[tid].op_start = now;
                         self.start_op(cpu, now);
@@ -136,15 +134,13 @@ impl<'w> Sim<'w> {
             th.slack_ns = 0;
         }
         let pc = th.pc;
-        let task = &w.tasks[th.task];
         if pc.phase_loop == 0 {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
-            let attrs = &task.phases[pc.phase].attrs;
-            let aff = self.phase_affinity[th.task][pc.phase];
-            self.sys_sched_setattr_uclamp(tid, attrs.util_min, attrs.util_max);
-            let dl = (attrs.policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(attrs));
-            self.sys_sched_setattr(out, tid, attrs.policy, attrs.priority, dl);
-            if self.sys_sched_setaffinity(out, cpu, tid, aff, now) {
+            let ph = self.prog.phase(th.task, pc.phase);
+            self.sys_sched_setattr_uclamp(tid, ph.util_min, ph.util_max);
+            let dl = (ph.policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(ph.attrs));
+            self.sys_sched_setattr(out, tid, ph.policy, ph.priority, dl);
+            if self.sys_sched_setaffinity(out, cpu, tid, ph.affinity, now) {
                 // the stopper moves it off this CPU; it goes on where it is placed
                 self.uthreads[tid].pc.loop_started = true;
             }
@@ -165,10 +161,9 @@ impl<'w> Sim<'w> {
     }
 
     pub(in crate::sim) fn end_iteration(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
-        let w = self.w;
         let th = &self.uthreads[tid];
         let pc = th.pc;
-        let task = &w.tasks[th.task];
+        let ti = th.task;
         if self.markers.loop_ {
             self.marker(
                 out,
@@ -183,7 +178,7 @@ impl<'w> Sim<'w> {
             );
         }
         if self.markers.stats {
-            let (c_run, c_period) = program::configured_run_period(task, pc.phase);
+            let (c_run, c_period) = program::configured_run_period(&self.w.tasks[ti], pc.phase);
             let th = &self.uthreads[tid];
             self.marker(
                 out,
@@ -199,15 +194,17 @@ impl<'w> Sim<'w> {
                 },
             );
         }
+        let task = self.prog.task(ti);
+        let loop_count = self.prog.phase(ti, pc.phase).loop_count;
         let th = &mut self.uthreads[tid];
         let mut pc = th.pc;
         pc.event = 0;
         pc.loop_started = false;
         pc.phase_loop += 1;
-        if pc.phase_loop >= task.phases[pc.phase].loop_count {
+        if pc.phase_loop >= loop_count {
             pc.phase_loop = 0;
             pc.phase += 1;
-            if pc.phase >= task.phases.len() {
+            if pc.phase >= task.nr_phases as usize {
                 pc.phase = 0;
                 pc.thread_loop += 1;
                 if task.loop_count >= 0 && pc.thread_loop >= task.loop_count as u64 {
@@ -223,12 +220,10 @@ impl<'w> Sim<'w> {
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
-        pc: Pc,
-        ev: &Event,
+        fe: user::flat::FlatEvent<'w>,
         now: Nanos,
     ) -> Option<Step> {
-        let task = self.threads[tid].task;
-        let (ra, rb) = self.ev_slots[task][pc.phase][pc.event];
+        let (ev, ra, rb) = (fe.ev, fe.ra, fe.rb);
         match *ev {
             Event::Run { us } => {
                 let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
@@ -248,9 +243,8 @@ impl<'w> Sim<'w> {
             Event::Timer {
                 period_us, mode, ..
             } => {
-                let slot = self.timer_slots[task][pc.phase][pc.event];
                 let t_first = self.uthreads[tid].t_first;
-                let st = match slot {
+                let st = match fe.timer {
                     Some(TimerSlot::Unique(i)) => &mut self.uthreads[tid].unique_timers[i],
                     Some(TimerSlot::Shared(i)) => &mut self.shared_timers[i],
                     None => return None,

@@ -155,7 +155,6 @@ impl<'w> Sim<'w> {
             pid: PID_BASE,
             comm: "rt-app".into(),
             comm0: "rt-app".into(),
-            task: 0,
             policy: SchedPolicy::Other,
             nice: 0,
             normal_prio: 120,

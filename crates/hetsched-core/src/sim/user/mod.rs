@@ -4,6 +4,7 @@
 //! or a futex wait), wake, `sched_setattr`/`set_user_nice`, `clone`, `exit`,
 //! `sched_yield`.
 
+pub(in crate::sim) mod flat;
 mod futex;
 mod interp;
 pub(in crate::sim) mod main;
