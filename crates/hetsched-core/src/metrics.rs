@@ -16,11 +16,14 @@
 //!
 //! [`RunResult`]: crate::sim::RunResult
 
+mod task;
+
 use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use task::{Residency, TaskClock, NEVER};
 
 /// rt-app's main thread's pid; the workload's threads follow it, and lower pids are
 /// kernel threads (`migration/N`, `sugov:N`).
@@ -268,21 +271,15 @@ pub struct CpuMetrics {
     pub idle_state_residency_s: BTreeMap<u32, f64>,
 }
 
+/// What the sink keeps of a task beside its [`TaskClock`].
 #[derive(Debug, Default)]
 struct TaskAcc {
     pid: u32,
     comm: String,
-    cpu_time: Nanos,
-    wait: Nanos,
-    wakeups: u64,
     latency: LatencyHistogram,
-    start: Option<Nanos>,
     exit: Option<Nanos>,
     migrations: u64,
-    residency: Vec<Nanos>,
-    running_since: Option<(Nanos, usize)>,
-    runnable_since: Option<Nanos>,
-    woken_at: Option<Nanos>,
+    residency: Residency,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -308,6 +305,8 @@ pub struct MetricsSink {
     end: Nanos,
     nr_cpus: usize,
     tasks: Vec<TaskAcc>,
+    /// The tasks' per-event fields, by the same index as `tasks`.
+    clocks: Vec<TaskClock>,
     /// pid → index + 1 in `tasks` (0 = unknown): pids are small and dense.
     by_pid: Vec<u32>,
     cpus: Vec<CpuAcc>,
@@ -348,7 +347,10 @@ impl MetricsSink {
         c.e_since = now;
     }
 
-    fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
+    /// The index of task `pid` in `tasks` and `clocks`, a new task named `comm` the
+    /// first time.
+    #[inline]
+    fn index(&mut self, pid: u32, comm: &str) -> usize {
         let p = pid as usize;
         if p >= self.by_pid.len() {
             self.by_pid.resize(p + 1, 0);
@@ -357,13 +359,18 @@ impl MetricsSink {
             self.tasks.push(TaskAcc {
                 pid,
                 comm: comm.to_string(),
-                residency: vec![0; self.nr_cpus],
+                residency: Residency::new(self.nr_cpus),
                 ..TaskAcc::default()
             });
+            self.clocks.push(TaskClock::default());
             self.by_pid[p] = self.tasks.len() as u32;
         }
-        let idx = self.by_pid[p] as usize - 1;
-        &mut self.tasks[idx]
+        self.by_pid[p] as usize - 1
+    }
+
+    fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
+        let i = self.index(pid, comm);
+        &mut self.tasks[i]
     }
 
     /// Per-task and per-CPU results, in pid and CPU order; the tasks are the workload's
@@ -399,20 +406,25 @@ impl MetricsSink {
         let mut tasks: Vec<TaskMetrics> = self
             .tasks
             .iter()
-            .map(|t| TaskMetrics {
-                pid: t.pid,
-                comm: t.comm.clone(),
-                cpu_time_s: s(t.cpu_time),
-                wait_time_s: s(t.wait),
-                wakeups: t.wakeups,
-                wakeup_latency_us: t.latency.stats(),
-                start_s: s(t.start.unwrap_or(self.start) - self.start),
-                completion_s: match (t.start, t.exit) {
-                    (Some(a), Some(b)) => Some(s(b - a)),
-                    _ => None,
-                },
-                migrations: t.migrations,
-                residency_s: t.residency.iter().map(|&x| s(x)).collect(),
+            .zip(&self.clocks)
+            .map(|(t, c)| {
+                let residency = c.residency(&t.residency);
+                let start = (c.start != NEVER).then_some(c.start);
+                TaskMetrics {
+                    pid: t.pid,
+                    comm: t.comm.clone(),
+                    cpu_time_s: s(residency.iter().sum()),
+                    wait_time_s: s(c.wait),
+                    wakeups: c.wakeups,
+                    wakeup_latency_us: t.latency.stats(),
+                    start_s: s(start.unwrap_or(self.start) - self.start),
+                    completion_s: match (start, t.exit) {
+                        (Some(a), Some(b)) => Some(s(b - a)),
+                        _ => None,
+                    },
+                    migrations: t.migrations,
+                    residency_s: residency.iter().map(|&x| s(x)).collect(),
+                }
             })
             .collect();
         tasks.sort_by_key(|t| t.pid);
@@ -467,14 +479,14 @@ impl TraceSink for MetricsSink {
         let now = ctx.ts;
         match *ev {
             TraceEvent::SchedWakeup { task, .. } | TraceEvent::SchedWakeupNew { task, .. } => {
-                let is_new = matches!(ev, TraceEvent::SchedWakeupNew { .. });
-                let t = self.task(task.pid, task.comm);
-                if is_new || t.start.is_none() {
-                    t.start.get_or_insert(now);
+                let i = self.index(task.pid, task.comm);
+                let c = &mut self.clocks[i];
+                if c.start == NEVER {
+                    c.start = now;
                 }
-                t.wakeups += 1;
-                t.woken_at = Some(now);
-                t.runnable_since = Some(now);
+                c.wakeups += 1;
+                c.woken_at = now;
+                c.runnable_since = now;
             }
             TraceEvent::SchedSwitch {
                 prev,
@@ -487,26 +499,28 @@ impl TraceSink for MetricsSink {
                     self.cpus[cpu].e_busy = next.pid != 0;
                 }
                 if prev.pid != 0 {
-                    let t = self.task(prev.pid, prev.comm);
-                    if let Some((since, c)) = t.running_since.take() {
-                        t.cpu_time += now - since;
-                        t.residency[c] += now - since;
-                    }
+                    let i = self.index(prev.pid, prev.comm);
+                    let c = &mut self.clocks[i];
+                    c.stop_running(now, &mut self.tasks[i].residency);
                     if prev_state == 0 {
-                        t.runnable_since = Some(now);
+                        c.runnable_since = now;
                     }
                     if let Some(b) = self.cpus[cpu].busy_since.take() {
                         self.cpus[cpu].busy += now - b;
                     }
                 }
                 if next.pid != 0 {
-                    let t = self.task(next.pid, next.comm);
-                    t.running_since = Some((now, cpu));
-                    if let Some(r) = t.runnable_since.take() {
-                        t.wait += now - r;
+                    let i = self.index(next.pid, next.comm);
+                    let c = &mut self.clocks[i];
+                    c.running_since = now;
+                    c.running_cpu = cpu as u32;
+                    let r = std::mem::replace(&mut c.runnable_since, NEVER);
+                    if r != NEVER {
+                        c.wait += now - r;
                     }
-                    if let Some(w) = t.woken_at.take() {
-                        t.latency.record(now - w);
+                    let w = std::mem::replace(&mut c.woken_at, NEVER);
+                    if w != NEVER {
+                        self.tasks[i].latency.record(now - w);
                     }
                     self.cpus[cpu].busy_since = Some(now);
                 }
@@ -550,13 +564,11 @@ impl TraceSink for MetricsSink {
 
     fn end(&mut self, end_ns: Nanos) {
         self.end = end_ns;
-        for t in &mut self.tasks {
-            if let Some((since, c)) = t.running_since.take() {
-                t.cpu_time += end_ns - since;
-                t.residency[c] += end_ns - since;
-            }
-            if let Some(r) = t.runnable_since.take() {
-                t.wait += end_ns - r;
+        for (t, c) in self.tasks.iter_mut().zip(&mut self.clocks) {
+            c.stop_running(end_ns, &mut t.residency);
+            let r = std::mem::replace(&mut c.runnable_since, NEVER);
+            if r != NEVER {
+                c.wait += end_ns - r;
             }
         }
         for cpu in 0..self.cpus.len() {
