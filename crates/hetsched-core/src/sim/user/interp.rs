@@ -245,7 +245,7 @@ impl<'w> Sim<'w> {
             } => {
                 let t_first = self.uthreads[tid].t_first;
                 let st = match fe.timer {
-                    Some(TimerSlot::Unique(i)) => &mut self.uthreads[tid].unique_timers[i],
+                    Some(TimerSlot::Unique(i)) => self.uthreads[tid].unique_timers.get_mut(i),
                     Some(TimerSlot::Shared(i)) => &mut self.shared_timers[i],
                     None => return None,
                 };

@@ -37,7 +37,7 @@ pub(in crate::sim) struct UserThread {
     /// Timer deadline the thread is sleeping for (wake-up latency is measured from it).
     pub(in crate::sim) timer_wait: Option<Nanos>,
     /// Unique timers, by slot.
-    pub(in crate::sim) unique_timers: Vec<TimerState>,
+    pub(in crate::sim) unique_timers: program::UniqueTimers,
     // rt-app per-iteration statistics
     pub(in crate::sim) loop_start: Nanos,
     pub(in crate::sim) run_ns: Nanos,
@@ -73,7 +73,7 @@ impl UserThread {
             t_first: 0,
             started: false,
             timer_wait: None,
-            unique_timers: vec![TimerState::default(); unique_timers],
+            unique_timers: program::UniqueTimers::new(unique_timers),
             loop_start: 0,
             run_ns: 0,
             op_start: 0,

@@ -96,6 +96,33 @@ pub struct TimerState {
     pub started: bool,
 }
 
+/// A thread's `unique*` timers, by slot: the first inline (a thread usually has one),
+/// so stepping a periodic thread does not follow a pointer to its timer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UniqueTimers {
+    first: TimerState,
+    rest: Vec<TimerState>,
+}
+
+impl UniqueTimers {
+    /// `n` unused timers.
+    pub fn new(n: usize) -> UniqueTimers {
+        UniqueTimers {
+            first: TimerState::default(),
+            rest: vec![TimerState::default(); n.saturating_sub(1)],
+        }
+    }
+
+    /// The timer of slot `i`.
+    #[inline]
+    pub fn get_mut(&mut self, i: usize) -> &mut TimerState {
+        match i.checked_sub(1) {
+            None => &mut self.first,
+            Some(j) => &mut self.rest[j],
+        }
+    }
+}
+
 /// Computes a timer's next expiry per rt-app: first use starts at `t_first`; each use adds
 /// the period; a missed expiry resets to now in relative mode. Returns `(t_next, slack_ns)`.
 pub fn timer_next(
@@ -140,6 +167,16 @@ pub fn us(v: u64) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_timers_by_slot() {
+        let mut t = UniqueTimers::new(3);
+        for i in 0..3 {
+            t.get_mut(i).t_next = 10 * i as Nanos + 1;
+        }
+        let got: Vec<Nanos> = (0..3).map(|i| t.get_mut(i).t_next).collect();
+        assert_eq!(got, [1, 11, 21]);
+    }
 
     #[test]
     fn relative_timer_resets_on_miss() {
