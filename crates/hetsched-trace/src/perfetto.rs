@@ -44,7 +44,7 @@ use std::path::Path;
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, TaskRef, TraceEvent, TraceSink};
 
-use crate::fmt::push_cpumask;
+use crate::fmt;
 use crate::ftrace::{event_name, format_marker, wanted};
 use crate::proto::{
     push_bytes, push_int, push_key, push_str, push_uint, push_varint, varint_len, WT_LEN,
@@ -280,8 +280,10 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
         TraceEvent::Print(marker) => {
             // PrintFtraceEvent.buf = 2; the kernel's tracing_mark_write() ends it in '\n'.
             text.clear();
-            format_marker(text, &marker);
-            text.push(b'\n');
+            fmt::append(text, |c| {
+                format_marker(c, &marker);
+                c.byte(b'\n');
+            });
             push_bytes(body, 2, text);
             return ev::PRINT;
         }
@@ -442,13 +444,15 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
             g.u("overutilized", u64::from(overutilized));
             // The text's `span=0x…` value, `%*pb` of the root domain's span.
             text.clear();
-            text.extend_from_slice(b"0x");
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
             } else {
                 nr_cpus
             };
-            push_cpumask(text, span, nr_bits);
+            fmt::append(text, |c| {
+                c.str(b"0x");
+                c.cpumask(span, nr_bits);
+            });
             g.s("span", text);
         }
         // Typed above.
