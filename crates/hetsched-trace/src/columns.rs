@@ -26,7 +26,7 @@ use std::io::{self, BufRead};
 use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
-use crate::fmt::push_cpumask;
+use crate::fmt;
 
 /// The type of a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,7 +343,7 @@ impl TraceSink for ColumnSink {
             } else {
                 self.cols.nr_cpus
             };
-            push_cpumask(&mut self.buf, words, nr_bits);
+            fmt::append(&mut self.buf, |c| c.cpumask(words, nr_bits));
             span = String::from_utf8_lossy(&self.buf).into_owned();
         }
         let (name, vals): (&str, Vec<Val<'_>>) = match *ev {

@@ -1,108 +1,281 @@
-//! Allocation-free text formatting helpers for the ftrace writer: integers, padding and
-//! the `%*pb` cpumask form, appended to a reusable byte buffer.
+//! Allocation-free text formatting for the ftrace writer: integers, padding and the
+//! `%*pb` cpumask form, appended to a reusable byte buffer by a [`Cursor`] (hand-written,
+//! no `core::fmt`: a trace line costs a few hundred instructions).
 
-/// Spaces used for padding (longer than any field width we pad to).
-const SPACES: &[u8; 32] = b"                                ";
+/// Bytes [`append`] and a grown buffer leave for a [`Cursor`] past the text: more than
+/// any line of the ftrace writer but for long strings.
+const ROOM: usize = 1024;
+/// Widest field written by a copy of constant length: 20 digits, a padded comm.
+const SCRATCH: usize = 32;
 
-/// Appends `n` spaces.
-pub(crate) fn push_spaces(buf: &mut Vec<u8>, mut n: usize) {
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        buf.extend_from_slice(&SPACES[..k]);
-        n -= k;
+/// `"00".."99"`: two digits per table entry, so formatting takes one division by 100 per
+/// two digits.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// `10^i` for every `i` a `u64` holds.
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// The number of decimal digits of `v` (1 for 0): the bit length times log10(2)
+/// (1233/4096), corrected by one comparison. `v | 1` has the digit count of `v` (a power
+/// of ten is even) and makes 0 count as 1.
+#[inline(always)]
+fn digit_count(v: u64) -> usize {
+    let v = v | 1;
+    let bits = 64 - v.leading_zeros() as usize;
+    let t = (bits * 1233) >> 12;
+    t + usize::from(v >= POW10[t.min(19)])
+}
+
+/// Writes the decimal digits of `v` into the whole of `dst`, which is exactly
+/// `digit_count(v)` bytes long.
+#[inline(always)]
+fn write_digits(dst: &mut [u8], mut v: u64) {
+    let mut i = dst.len();
+    while v >= 100 {
+        // Below 100: the cast cannot truncate.
+        let pair = 2 * (v % 100) as usize;
+        v /= 100;
+        i -= 2;
+        dst[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    // Below 100 here.
+    let pair = 2 * v as usize;
+    if v >= 10 {
+        dst[i - 2..i].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        dst[i - 1] = DIGIT_PAIRS[pair + 1];
     }
 }
 
-/// Writes the decimal digits of `v` at the end of `tmp` and returns the first used index.
-fn digits(mut v: u64, tmp: &mut [u8; 20]) -> usize {
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        // `v % 10` is below 10, so the cast cannot truncate.
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            return i;
+/// Copies `src`, at most [`SCRATCH`] bytes, to the start of `dst` in at most two
+/// overlapping moves of a constant length each (no call to `memcpy` for a few bytes).
+#[inline(always)]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        }
+        8..=15 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        }
+        _ => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..]);
         }
     }
 }
 
-/// Appends `v` in decimal (`%llu`).
-pub(crate) fn push_u64(buf: &mut Vec<u8>, v: u64) {
-    let mut tmp = [0u8; 20];
-    let i = digits(v, &mut tmp);
-    buf.extend_from_slice(&tmp[i..]);
-}
-
-/// Appends `v` in decimal (`%lld`).
-pub(crate) fn push_i64(buf: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        buf.push(b'-');
-    }
-    push_u64(buf, v.unsigned_abs());
-}
-
-/// Appends `v` zero-padded to at least `width` digits (`%0*llu`).
-pub(crate) fn push_u64_zero_padded(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut tmp = [0u8; 20];
-    let i = digits(v, &mut tmp);
-    for _ in (20 - i)..width {
-        buf.push(b'0');
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
-
-/// Appends `v` right-aligned in `width` columns (`%*llu`).
-pub(crate) fn push_u64_right(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut tmp = [0u8; 20];
-    let i = digits(v, &mut tmp);
-    push_spaces(buf, width.saturating_sub(20 - i));
-    buf.extend_from_slice(&tmp[i..]);
-}
-
-/// Appends `s` right-aligned in `width` columns (`%*s`).
-pub(crate) fn push_str_right(buf: &mut Vec<u8>, s: &str, width: usize) {
-    push_spaces(buf, width.saturating_sub(s.len()));
-    buf.extend_from_slice(s.as_bytes());
-}
-
-/// Appends a cpumask the way the kernel's `%*pb` (`bitmap_string()`, lib/vsprintf.c) prints
-/// it: hexadecimal, in 32-bit chunks separated by commas, most significant first, each
-/// chunk zero-padded, the first one to the digits that `nr_bits` needs.
+/// Text written into a byte slice from its start, each field with copies of constant
+/// length and one bound check. A field that does not fit is not written, but the position
+/// still moves past it and the cursor is marked as overflowed: [`write_at`] then grows the
+/// buffer to the length that position gives and writes the text again.
 ///
-/// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
-/// ignored. `nr_bits == 0` prints `0`.
-pub(crate) fn push_cpumask(buf: &mut Vec<u8>, words: &[u64], nr_bits: usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    const CHUNK: usize = 32;
-    if nr_bits == 0 {
-        buf.push(b'0');
-        return;
-    }
-    let mut chunk_bits = match nr_bits % CHUNK {
-        0 => CHUNK,
-        r => r,
-    };
-    let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
-    let mut first = true;
+/// The slice's bytes past the position are scratch: a field may write up to [`SCRATCH`]
+/// bytes there and keep only its own.
+pub(crate) struct Cursor<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+    overflow: bool,
+}
+
+/// Writes the text `f` gives at `buf[at..]`, growing `buf` as needed, and returns where
+/// the text ends. The bytes of `buf` past the text are left as they are (scratch):
+/// truncate to the returned length to drop them.
+#[inline(always)]
+pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Cursor<'_>)) -> usize {
     loop {
-        let word = words.get(lo / 64).copied().unwrap_or(0);
-        let mask = (1u64 << chunk_bits) - 1;
-        let val = (word >> (lo % 64)) & mask;
-        if !first {
-            buf.push(b',');
+        let mut c = Cursor {
+            buf: buf.get_mut(at..).unwrap_or_default(),
+            pos: 0,
+            overflow: false,
+        };
+        f(&mut c);
+        if !c.overflow {
+            return at + c.pos;
         }
-        first = false;
-        let width = chunk_bits.div_ceil(4);
-        for d in (0..width).rev() {
-            // A nibble is below 16, so the cast cannot truncate.
-            buf.push(HEX[((val >> (4 * d)) & 0xf) as usize]);
+        let len = at + c.pos + ROOM;
+        grow(buf, len);
+    }
+}
+
+/// Grows `buf` to at least `len` bytes.
+#[cold]
+#[inline(never)]
+fn grow(buf: &mut Vec<u8>, len: usize) {
+    buf.resize(len.max(buf.len()), 0);
+}
+
+/// Appends the text `f` gives to `buf`.
+pub(crate) fn append(buf: &mut Vec<u8>, f: impl FnMut(&mut Cursor<'_>)) {
+    let at = buf.len();
+    buf.resize(at + ROOM, 0);
+    let end = write_at(buf, at, f);
+    buf.truncate(end);
+}
+
+impl Cursor<'_> {
+    /// The `n` bytes at the position, if they fit.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<&mut [u8]> {
+        let end = self.pos + n;
+        if end <= self.buf.len() {
+            Some(&mut self.buf[self.pos..end])
+        } else {
+            self.overflow = true;
+            None
         }
-        if lo == 0 {
+    }
+
+    /// Appends one byte.
+    #[inline(always)]
+    pub(crate) fn byte(&mut self, b: u8) {
+        if let Some(dst) = self.room(1) {
+            dst[0] = b;
+        }
+        self.pos += 1;
+    }
+
+    /// Appends `s`.
+    #[inline(always)]
+    pub(crate) fn str(&mut self, s: &[u8]) {
+        if s.len() <= SCRATCH {
+            if let Some(dst) = self.room(SCRATCH) {
+                copy_small(dst, s);
+            }
+        } else if let Some(dst) = self.room(s.len()) {
+            dst.copy_from_slice(s);
+        }
+        self.pos += s.len();
+    }
+
+    /// Appends `n` spaces.
+    #[inline(always)]
+    pub(crate) fn spaces(&mut self, n: usize) {
+        if let Some(dst) = self.room(n.max(SCRATCH)) {
+            dst.fill(b' ');
+        }
+        self.pos += n;
+    }
+
+    /// Appends `s` right-aligned in `width` columns (`%*s`).
+    #[inline(always)]
+    pub(crate) fn str_right(&mut self, s: &[u8], width: usize) {
+        self.spaces(width.saturating_sub(s.len()));
+        self.str(s);
+    }
+
+    /// Appends `v` in decimal in at least `width` columns (at most [`SCRATCH`]),
+    /// right-aligned and filled with `fill` on the left, or left-aligned and filled with
+    /// spaces on the right.
+    #[inline(always)]
+    fn u64_aligned(&mut self, v: u64, width: usize, fill: u8, left: bool) {
+        let n = digit_count(v);
+        let len = n.max(width.min(SCRATCH));
+        if let Some(dst) = self.room(SCRATCH) {
+            dst.fill(fill);
+            let from = if left { 0 } else { len - n };
+            write_digits(&mut dst[from..from + n], v);
+        }
+        self.pos += len;
+    }
+
+    /// Appends `v` in decimal (`%llu`).
+    #[inline(always)]
+    pub(crate) fn u64(&mut self, v: u64) {
+        let n = digit_count(v);
+        if let Some(dst) = self.room(SCRATCH) {
+            write_digits(&mut dst[..n], v);
+        }
+        self.pos += n;
+    }
+
+    /// Appends `v` in decimal (`%lld`).
+    #[inline(always)]
+    pub(crate) fn i64(&mut self, v: i64) {
+        if v < 0 {
+            self.byte(b'-');
+        }
+        self.u64(v.unsigned_abs());
+    }
+
+    /// Appends `v` zero-padded to at least `width` digits (`%0*llu`; `width` ≤ 32).
+    #[inline(always)]
+    pub(crate) fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        self.u64_aligned(v, width, b'0', false);
+    }
+
+    /// Appends `v` right-aligned in `width` columns (`%*llu`; `width` ≤ 32).
+    #[inline(always)]
+    pub(crate) fn u64_right(&mut self, v: u64, width: usize) {
+        self.u64_aligned(v, width, b' ', false);
+    }
+
+    /// Appends `v` left-aligned in `width` columns (`%-*llu`; `width` ≤ 32).
+    #[inline(always)]
+    pub(crate) fn u64_left(&mut self, v: u64, width: usize) {
+        self.u64_aligned(v, width, b' ', true);
+    }
+
+    /// Appends a cpumask the way the kernel's `%*pb` (`bitmap_string()`, lib/vsprintf.c)
+    /// prints it: hexadecimal, in 32-bit chunks separated by commas, most significant
+    /// first, each chunk zero-padded, the first one to the digits that `nr_bits` needs.
+    ///
+    /// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
+    /// ignored. `nr_bits == 0` prints `0`.
+    pub(crate) fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        const CHUNK: usize = 32;
+        if nr_bits == 0 {
+            self.byte(b'0');
             return;
         }
-        lo -= CHUNK;
-        chunk_bits = CHUNK;
+        let mut chunk_bits = match nr_bits % CHUNK {
+            0 => CHUNK,
+            r => r,
+        };
+        let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
+        let mut first = true;
+        loop {
+            let word = words.get(lo / 64).copied().unwrap_or(0);
+            let mask = (1u64 << chunk_bits) - 1;
+            let val = (word >> (lo % 64)) & mask;
+            if !first {
+                self.byte(b',');
+            }
+            first = false;
+            let width = chunk_bits.div_ceil(4);
+            for d in (0..width).rev() {
+                // A nibble is below 16, so the cast cannot truncate.
+                self.byte(HEX[((val >> (4 * d)) & 0xf) as usize]);
+            }
+            if lo == 0 {
+                return;
+            }
+            lo -= CHUNK;
+            chunk_bits = CHUNK;
+        }
     }
 }
 
@@ -110,43 +283,99 @@ pub(crate) fn push_cpumask(buf: &mut Vec<u8>, words: &[u64], nr_bits: usize) {
 mod tests {
     use super::*;
 
-    fn s(f: impl FnOnce(&mut Vec<u8>)) -> String {
+    fn s(f: impl FnMut(&mut Cursor<'_>)) -> String {
         let mut b = Vec::new();
-        f(&mut b);
+        append(&mut b, f);
         String::from_utf8(b).expect("ASCII output")
     }
 
     #[test]
     fn integers() {
-        assert_eq!(s(|b| push_u64(b, 0)), "0");
-        assert_eq!(s(|b| push_u64(b, u64::MAX)), u64::MAX.to_string());
-        assert_eq!(s(|b| push_i64(b, -5000)), "-5000");
-        assert_eq!(s(|b| push_i64(b, i64::MIN)), i64::MIN.to_string());
-        assert_eq!(s(|b| push_u64_zero_padded(b, 7, 3)), "007");
-        assert_eq!(s(|b| push_u64_zero_padded(b, 1234, 3)), "1234");
-        assert_eq!(s(|b| push_u64_zero_padded(b, 5, 6)), "000005");
-        assert_eq!(s(|b| push_u64_right(b, 52, 5)), "   52");
-        assert_eq!(s(|b| push_u64_right(b, 123456, 5)), "123456");
-        assert_eq!(s(|b| push_str_right(b, "<idle>", 16)), "          <idle>");
-        assert_eq!(s(|b| push_spaces(b, 40)).len(), 40);
+        assert_eq!(s(|c| c.u64(0)), "0");
+        assert_eq!(s(|c| c.u64(u64::MAX)), u64::MAX.to_string());
+        assert_eq!(s(|c| c.i64(-5000)), "-5000");
+        assert_eq!(s(|c| c.i64(i64::MIN)), i64::MIN.to_string());
+        assert_eq!(s(|c| c.u64_zero_padded(7, 3)), "007");
+        assert_eq!(s(|c| c.u64_zero_padded(1234, 3)), "1234");
+        assert_eq!(s(|c| c.u64_zero_padded(5, 6)), "000005");
+        assert_eq!(s(|c| c.u64_right(52, 5)), "   52");
+        assert_eq!(s(|c| c.u64_right(123456, 5)), "123456");
+        assert_eq!(s(|c| c.u64_left(52, 5)), "52   ");
+        assert_eq!(s(|c| c.u64_left(123456, 5)), "123456");
+        assert_eq!(s(|c| c.str_right(b"<idle>", 16)), "          <idle>");
+        assert_eq!(s(|c| c.spaces(40)), " ".repeat(40));
+        assert_eq!(s(|c| c.spaces(3)), "   ");
+        let long = "x".repeat(40);
+        assert_eq!(s(|c| c.str_right(long.as_bytes(), 16)), long);
+        assert_eq!(s(|c| c.str_right(b"ab", 40)), format!("{:>40}", "ab"));
+    }
+
+    #[test]
+    fn every_digit_count_and_string_length() {
+        let mut v = 1u64;
+        for _ in 0..20 {
+            for x in [
+                v - 1,
+                v,
+                v + 1,
+                v.saturating_mul(9),
+                v.saturating_mul(10) - 1,
+            ] {
+                assert_eq!(digit_count(x), x.to_string().len(), "{x}");
+                assert_eq!(s(|c| c.u64(x)), x.to_string());
+                assert_eq!(s(|c| c.u64_zero_padded(x, 6)), format!("{x:06}"));
+                assert_eq!(s(|c| c.u64_right(x, 5)), format!("{x:>5}"));
+                assert_eq!(s(|c| c.u64_left(x, 5)), format!("{x:<5}"));
+            }
+            v = v.saturating_mul(10);
+        }
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789".repeat(2);
+        for n in 0..=text.len() {
+            let t = &text[..n];
+            assert_eq!(s(|c| c.str(t.as_bytes())), t);
+            assert_eq!(s(|c| c.str_right(t.as_bytes(), 16)), format!("{t:>16}"));
+        }
+    }
+
+    #[test]
+    fn text_past_the_buffer_is_written_again_into_a_grown_one() {
+        let mut b = b"keep|scratch".to_vec();
+        let long = "y".repeat(3000);
+        let mut calls = 0;
+        let end = write_at(&mut b, 5, |c| {
+            calls += 1;
+            c.u64(42);
+            c.byte(b' ');
+            c.cpumask(&[0xf], 8);
+            c.str(long.as_bytes());
+            c.str(b" end");
+        });
+        assert_eq!(calls, 2);
+        b.truncate(end);
+        assert_eq!(b, format!("keep|42 0f{long} end").as_bytes());
+        // Room enough: written once, the scratch past the end left as it was.
+        let mut b = format!("keep|{}", "s".repeat(40)).into_bytes();
+        let end = write_at(&mut b, 5, |c| c.str(b"ab"));
+        assert_eq!((end, b.len(), &b[..9]), (7, 45, &b"keep|abss"[..]));
+    }
+
+    fn m(words: &[u64], nr_bits: usize) -> String {
+        s(|c| c.cpumask(words, nr_bits))
     }
 
     #[test]
     fn cpumask_like_kernel_pb() {
-        assert_eq!(s(|b| push_cpumask(b, &[0xff], 8)), "ff");
-        assert_eq!(s(|b| push_cpumask(b, &[0x0f], 8)), "0f");
-        assert_eq!(s(|b| push_cpumask(b, &[0x3f], 6)), "3f");
-        assert_eq!(s(|b| push_cpumask(b, &[0x1], 4)), "1");
-        assert_eq!(s(|b| push_cpumask(b, &[0x1], 5)), "01");
+        assert_eq!(m(&[0xff], 8), "ff");
+        assert_eq!(m(&[0x0f], 8), "0f");
+        assert_eq!(m(&[0x3f], 6), "3f");
+        assert_eq!(m(&[0x1], 4), "1");
+        assert_eq!(m(&[0x1], 5), "01");
         // Bits past nr_bits are dropped.
-        assert_eq!(s(|b| push_cpumask(b, &[0x1ff], 8)), "ff");
-        assert_eq!(s(|b| push_cpumask(b, &[0xffff_ffff], 32)), "ffffffff");
-        assert_eq!(s(|b| push_cpumask(b, &[0x1_0000_0001], 33)), "1,00000001");
-        assert_eq!(
-            s(|b| push_cpumask(b, &[u64::MAX, 0x3], 66)),
-            "3,ffffffff,ffffffff"
-        );
-        assert_eq!(s(|b| push_cpumask(b, &[], 8)), "00");
-        assert_eq!(s(|b| push_cpumask(b, &[1], 0)), "0");
+        assert_eq!(m(&[0x1ff], 8), "ff");
+        assert_eq!(m(&[0xffff_ffff], 32), "ffffffff");
+        assert_eq!(m(&[0x1_0000_0001], 33), "1,00000001");
+        assert_eq!(m(&[u64::MAX, 0x3], 66), "3,ffffffff,ffffffff");
+        assert_eq!(m(&[], 8), "00");
+        assert_eq!(m(&[1], 0), "0");
     }
 }

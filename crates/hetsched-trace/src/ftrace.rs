@@ -26,14 +26,11 @@ use std::path::Path;
 use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 
-use crate::fmt::{
-    push_cpumask, push_i64, push_spaces, push_str_right, push_u64, push_u64_right,
-    push_u64_zero_padded,
-};
+use crate::fmt::{self, Cursor};
 
 /// Bytes buffered before they are handed to the writer.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
-/// Capacity of the buffer: the threshold plus room for one long line.
+/// Size of the buffer: the threshold plus room for one long line (it grows for longer).
 const BUF_CAPACITY: usize = FLUSH_THRESHOLD + 4 * 1024;
 /// Width of the comm column (`%16s`).
 const COMM_WIDTH: usize = 16;
@@ -111,36 +108,32 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
     }
 }
 
-/// Appends ` name=` (with the separating space) to `buf`.
-fn key(buf: &mut Vec<u8>, name: &str) {
-    buf.push(b' ');
-    buf.extend_from_slice(name.as_bytes());
-    buf.push(b'=');
+/// Appends ` name=value` for a string value; `key` is ` name=`.
+#[inline(always)]
+fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
+    c.str(key);
+    c.str(v.as_bytes());
 }
 
-/// Appends ` name=value` for a string value.
-fn kv_str(buf: &mut Vec<u8>, name: &str, v: &str) {
-    key(buf, name);
-    buf.extend_from_slice(v.as_bytes());
+/// Appends ` name=value` for an unsigned value; `key` is ` name=`.
+#[inline(always)]
+fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
+    c.str(key);
+    c.u64(v);
 }
 
-/// Appends ` name=value` for an unsigned value.
-fn kv_u64(buf: &mut Vec<u8>, name: &str, v: u64) {
-    key(buf, name);
-    push_u64(buf, v);
-}
-
-/// Appends ` name=value` for a signed value.
-fn kv_i64(buf: &mut Vec<u8>, name: &str, v: i64) {
-    key(buf, name);
-    push_i64(buf, v);
+/// Appends ` name=value` for a signed value; `key` is ` name=`.
+#[inline(always)]
+fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
+    c.str(key);
+    c.i64(v);
 }
 
 /// Appends `comm= pid= prio=` of a task.
-fn kv_task(buf: &mut Vec<u8>, t: &TaskRef<'_>) {
-    kv_str(buf, "comm", t.comm);
-    kv_u64(buf, "pid", u64::from(t.pid));
-    kv_i64(buf, "prio", i64::from(t.prio));
+fn kv_task(c: &mut Cursor<'_>, t: &TaskRef<'_>) {
+    kv_str(c, b" comm=", t.comm);
+    kv_u64(c, b" pid=", u64::from(t.pid));
+    kv_i64(c, b" prio=", i64::from(t.prio));
 }
 
 /// Appends one complete line (with its `\n`) for `ev` to `buf`, in the format described in
@@ -149,28 +142,31 @@ fn kv_task(buf: &mut Vec<u8>, t: &TaskRef<'_>) {
 /// `nr_cpus` sets the width of `sched_overutilized`'s span (`%*pb` pads to the CPU
 /// count); 0 means "the whole of the span's words".
 pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+    fmt::append(buf, |c| format_line(c, nr_cpus, ctx, ev));
+}
+
+/// [`format_event`] at a cursor.
+fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
     // Header: `%16s-%-5d [%03d] %5lu.%06lu: `.
     let comm = if ctx.comm.is_empty() {
         "<...>"
     } else {
         ctx.comm
     };
-    push_str_right(buf, comm, COMM_WIDTH);
-    buf.push(b'-');
-    let pid_at = buf.len();
-    push_u64(buf, u64::from(ctx.pid));
-    push_spaces(buf, PID_WIDTH.saturating_sub(buf.len() - pid_at));
-    buf.extend_from_slice(b" [");
-    push_u64_zero_padded(buf, u64::from(ctx.cpu), 3);
-    buf.extend_from_slice(b"] ");
-    push_ts(buf, ctx.ts);
-    buf.extend_from_slice(b": ");
+    c.str_right(comm.as_bytes(), COMM_WIDTH);
+    c.byte(b'-');
+    c.u64_left(u64::from(ctx.pid), PID_WIDTH);
+    c.str(b" [");
+    c.u64_zero_padded(u64::from(ctx.cpu), 3);
+    c.str(b"] ");
+    push_ts(c, ctx.ts);
+    c.str(b": ");
 
     // Event name, `name: ` padded to NAME_WIDTH.
     let name = event_name(ev);
-    buf.extend_from_slice(name.as_bytes());
-    buf.push(b':');
-    push_spaces(buf, NAME_WIDTH.saturating_sub(name.len()));
+    c.str(name.as_bytes());
+    c.byte(b':');
+    c.spaces(NAME_WIDTH.saturating_sub(name.len()));
     // The fields below each start with their separating space; the first one's is the
     // space after the padded name.
 
@@ -180,69 +176,69 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             oldcomm,
             newcomm,
         } => {
-            kv_u64(buf, "pid", u64::from(pid));
-            kv_str(buf, "oldcomm", oldcomm);
-            kv_str(buf, "newcomm", newcomm);
-            kv_i64(buf, "oom_score_adj", 0);
+            kv_u64(c, b" pid=", u64::from(pid));
+            kv_str(c, b" oldcomm=", oldcomm);
+            kv_str(c, b" newcomm=", newcomm);
+            kv_i64(c, b" oom_score_adj=", 0);
         }
         TraceEvent::SchedWakeup { task, target_cpu }
         | TraceEvent::SchedWakeupNew { task, target_cpu } => {
-            kv_task(buf, &task);
-            key(buf, "target_cpu");
-            push_u64_zero_padded(buf, u64::from(target_cpu), 3);
+            kv_task(c, &task);
+            c.str(b" target_cpu=");
+            c.u64_zero_padded(u64::from(target_cpu), 3);
         }
         TraceEvent::SchedSwitch {
             prev,
             prev_state,
             next,
         } => {
-            kv_str(buf, "prev_comm", prev.comm);
-            kv_u64(buf, "prev_pid", u64::from(prev.pid));
-            kv_i64(buf, "prev_prio", i64::from(prev.prio));
-            kv_u64(buf, "prev_state", u64::from(prev_state));
-            kv_str(buf, "next_comm", next.comm);
-            kv_u64(buf, "next_pid", u64::from(next.pid));
-            kv_i64(buf, "next_prio", i64::from(next.prio));
+            kv_str(c, b" prev_comm=", prev.comm);
+            kv_u64(c, b" prev_pid=", u64::from(prev.pid));
+            kv_i64(c, b" prev_prio=", i64::from(prev.prio));
+            kv_u64(c, b" prev_state=", u64::from(prev_state));
+            kv_str(c, b" next_comm=", next.comm);
+            kv_u64(c, b" next_pid=", u64::from(next.pid));
+            kv_i64(c, b" next_prio=", i64::from(next.prio));
         }
         TraceEvent::SchedMigrateTask {
             task,
             orig_cpu,
             dest_cpu,
         } => {
-            kv_task(buf, &task);
-            kv_u64(buf, "orig_cpu", u64::from(orig_cpu));
-            kv_u64(buf, "dest_cpu", u64::from(dest_cpu));
+            kv_task(c, &task);
+            kv_u64(c, b" orig_cpu=", u64::from(orig_cpu));
+            kv_u64(c, b" dest_cpu=", u64::from(dest_cpu));
         }
-        TraceEvent::SchedProcessExit { task } => kv_task(buf, &task),
+        TraceEvent::SchedProcessExit { task } => kv_task(c, &task),
         TraceEvent::SchedPiSetprio {
             task,
             oldprio,
             newprio,
         } => {
-            kv_str(buf, "comm", task.comm);
-            kv_u64(buf, "pid", u64::from(task.pid));
-            kv_i64(buf, "oldprio", i64::from(oldprio));
-            kv_i64(buf, "newprio", i64::from(newprio));
+            kv_str(c, b" comm=", task.comm);
+            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_i64(c, b" oldprio=", i64::from(oldprio));
+            kv_i64(c, b" newprio=", i64::from(newprio));
         }
         TraceEvent::SchedHmpMigrate { task, dest, force } => {
-            kv_str(buf, "comm", task.comm);
-            kv_u64(buf, "pid", u64::from(task.pid));
-            kv_u64(buf, "dest", u64::from(dest));
-            kv_u64(buf, "force", u64::from(force));
+            kv_str(c, b" comm=", task.comm);
+            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_u64(c, b" dest=", u64::from(dest));
+            kv_u64(c, b" force=", u64::from(force));
         }
         TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-            kv_str(buf, "comm", task.comm);
-            kv_u64(buf, "pid", u64::from(task.pid));
-            kv_u64(buf, "ratio", ratio);
+            kv_str(c, b" comm=", task.comm);
+            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_u64(c, b" ratio=", ratio);
         }
         TraceEvent::CpuFrequency { cpu_id, state } => {
-            kv_u64(buf, "state", state);
-            kv_u64(buf, "cpu_id", u64::from(cpu_id));
+            kv_u64(c, b" state=", state);
+            kv_u64(c, b" cpu_id=", u64::from(cpu_id));
         }
         TraceEvent::CpuIdle { cpu_id, state } => {
             // The tracepoint stores the state in a u32: −1 reads 4294967295.
-            kv_u64(buf, "state", u64::from(state as u32));
-            kv_u64(buf, "cpu_id", u64::from(cpu_id));
+            kv_u64(c, b" state=", u64::from(state as u32));
+            kv_u64(c, b" cpu_id=", u64::from(cpu_id));
         }
         TraceEvent::CpufreqInteractiveLoadeval {
             cpu_id,
@@ -252,25 +248,25 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             newtarg,
             ..
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu_id));
-            kv_u64(buf, "load", load);
-            kv_u64(buf, "cur", curtarg);
-            kv_u64(buf, "actual", curactual);
-            kv_u64(buf, "targ", newtarg);
+            kv_u64(c, b" cpu=", u64::from(cpu_id));
+            kv_u64(c, b" load=", load);
+            kv_u64(c, b" cur=", curtarg);
+            kv_u64(c, b" actual=", curactual);
+            kv_u64(c, b" targ=", newtarg);
         }
         TraceEvent::CpufreqInteractiveSetspeed {
             cpu_id,
             targfreq,
             actualfreq,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu_id));
-            kv_u64(buf, "targ", targfreq);
-            kv_u64(buf, "actual", actualfreq);
+            kv_u64(c, b" cpu=", u64::from(cpu_id));
+            kv_u64(c, b" targ=", targfreq);
+            kv_u64(c, b" actual=", actualfreq);
         }
         TraceEvent::CpufreqInteractiveBoost { s } | TraceEvent::CpufreqInteractiveUnboost { s } => {
             // TP_printk("%s", __get_str(s))
-            buf.push(b' ');
-            buf.extend_from_slice(s.as_bytes());
+            c.byte(b' ');
+            c.str(s.as_bytes());
         }
         TraceEvent::CpufreqSchedRequestOpp {
             cpu,
@@ -278,15 +274,15 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             freq_new,
             requested_freq,
         } => {
-            buf.extend_from_slice(b" cpu ");
-            push_u64(buf, u64::from(cpu));
-            buf.extend_from_slice(b" cap change, cluster cap request ");
-            push_u64(buf, capacity);
-            buf.extend_from_slice(b" => OPP ");
-            push_u64(buf, freq_new);
-            buf.extend_from_slice(b" (cur ");
-            push_u64(buf, requested_freq);
-            buf.push(b')');
+            c.str(b" cpu ");
+            c.u64(u64::from(cpu));
+            c.str(b" cap change, cluster cap request ");
+            c.u64(capacity);
+            c.str(b" => OPP ");
+            c.u64(freq_new);
+            c.str(b" (cur ");
+            c.u64(requested_freq);
+            c.byte(b')');
         }
         TraceEvent::CpufreqSchedUpdateCapacity {
             cpu,
@@ -297,18 +293,18 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             total,
             new_total,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_u64(buf, "set_cap", u64::from(request));
-            kv_u64(buf, "cfs", cfs);
-            kv_u64(buf, "rt", rt);
-            kv_u64(buf, "dl", dl);
-            kv_u64(buf, "old_tot", total);
-            kv_u64(buf, "new_tot", new_total);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_u64(c, b" set_cap=", u64::from(request));
+            kv_u64(c, b" cfs=", cfs);
+            kv_u64(c, b" rt=", rt);
+            kv_u64(c, b" dl=", dl);
+            kv_u64(c, b" old_tot=", total);
+            kv_u64(c, b" new_tot=", new_total);
         }
         TraceEvent::CpufreqSchedThrottled { rem } => {
-            buf.extend_from_slice(b" throttled - ");
-            push_i64(buf, rem);
-            buf.extend_from_slice(b" usec remaining");
+            c.str(b" throttled - ");
+            c.i64(rem);
+            c.str(b" usec remaining");
         }
         TraceEvent::SchedPeltSe {
             cpu,
@@ -318,14 +314,14 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             util,
             update_time,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_str(buf, "path", "(null)");
-            kv_str(buf, "comm", task.comm);
-            kv_u64(buf, "pid", u64::from(task.pid));
-            kv_u64(buf, "load", load);
-            kv_u64(buf, "rbl_load", rbl_load);
-            kv_u64(buf, "util", util);
-            kv_u64(buf, "update_time", update_time);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_str(c, b" path=", "(null)");
+            kv_str(c, b" comm=", task.comm);
+            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_u64(c, b" load=", load);
+            kv_u64(c, b" rbl_load=", rbl_load);
+            kv_u64(c, b" util=", util);
+            kv_u64(c, b" update_time=", update_time);
         }
         TraceEvent::SchedPeltCfs {
             cpu,
@@ -334,12 +330,12 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             util,
             update_time,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_str(buf, "path", "/");
-            kv_u64(buf, "load", load);
-            kv_u64(buf, "rbl_load", rbl_load);
-            kv_u64(buf, "util", util);
-            kv_u64(buf, "update_time", update_time);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_str(c, b" path=", "/");
+            kv_u64(c, b" load=", load);
+            kv_u64(c, b" rbl_load=", rbl_load);
+            kv_u64(c, b" util=", util);
+            kv_u64(c, b" update_time=", update_time);
         }
         TraceEvent::SchedPeltRt {
             cpu,
@@ -353,10 +349,10 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             rbl_load,
             util,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_u64(buf, "load", load);
-            kv_u64(buf, "rbl_load", rbl_load);
-            kv_u64(buf, "util", util);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_u64(c, b" load=", load);
+            kv_u64(c, b" rbl_load=", rbl_load);
+            kv_u64(c, b" util=", util);
         }
         TraceEvent::SchedUtilEstSe {
             cpu,
@@ -365,13 +361,13 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             ewma,
             util,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_str(buf, "path", "(null)");
-            kv_str(buf, "comm", task.comm);
-            kv_u64(buf, "pid", u64::from(task.pid));
-            kv_u64(buf, "enqueued", enqueued);
-            kv_u64(buf, "ewma", ewma);
-            kv_u64(buf, "util", util);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_str(c, b" path=", "(null)");
+            kv_str(c, b" comm=", task.comm);
+            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_u64(c, b" enqueued=", enqueued);
+            kv_u64(c, b" ewma=", ewma);
+            kv_u64(c, b" util=", util);
         }
         TraceEvent::SchedUtilEstCfs {
             cpu,
@@ -379,11 +375,11 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             ewma,
             util,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_str(buf, "path", "/");
-            kv_u64(buf, "enqueued", enqueued);
-            kv_u64(buf, "ewma", ewma);
-            kv_u64(buf, "util", util);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_str(c, b" path=", "/");
+            kv_u64(c, b" enqueued=", enqueued);
+            kv_u64(c, b" ewma=", ewma);
+            kv_u64(c, b" util=", util);
         }
         TraceEvent::SchedCpuCapacity {
             cpu,
@@ -391,41 +387,41 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
             capacity_orig,
             capacity_curr,
         } => {
-            kv_u64(buf, "cpu", u64::from(cpu));
-            kv_u64(buf, "capacity", capacity);
-            kv_u64(buf, "capacity_orig", capacity_orig);
-            kv_u64(buf, "capacity_curr", capacity_curr);
+            kv_u64(c, b" cpu=", u64::from(cpu));
+            kv_u64(c, b" capacity=", capacity);
+            kv_u64(c, b" capacity_orig=", capacity_orig);
+            kv_u64(c, b" capacity_curr=", capacity_curr);
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
-            kv_u64(buf, "overutilized", u64::from(overutilized));
-            key(buf, "span");
-            buf.extend_from_slice(b"0x");
+            kv_u64(c, b" overutilized=", u64::from(overutilized));
+            c.str(b" span=");
+            c.str(b"0x");
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
             } else {
                 nr_cpus
             };
-            push_cpumask(buf, span, nr_bits);
+            c.cpumask(span, nr_bits);
         }
         TraceEvent::Print(marker) => {
-            buf.extend_from_slice(b" tracing_mark_write: ");
-            format_marker(buf, &marker);
+            c.str(b" tracing_mark_write: ");
+            format_marker(c, &marker);
         }
     }
-    buf.push(b'\n');
+    c.byte(b'\n');
 }
 
 /// Appends the rt-app payload of a `print` line (rt-app's `log_ftrace()` strings).
-pub(crate) fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
+pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
     match *m {
         RtappMarker::Main { event, data } => {
-            buf.extend_from_slice(b"rtapp_main:");
-            kv_str(buf, "event", event);
-            kv_i64(buf, "data", data);
+            c.str(b"rtapp_main:");
+            kv_str(c, b" event=", event);
+            kv_i64(c, b" data=", data);
         }
         RtappMarker::Task { event } => {
-            buf.extend_from_slice(b"rtapp_task:");
-            kv_str(buf, "event", event);
+            c.str(b"rtapp_task:");
+            kv_str(c, b" event=", event);
         }
         RtappMarker::Loop {
             event,
@@ -433,17 +429,17 @@ pub(crate) fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
             phase,
             phase_loop,
         } => {
-            buf.extend_from_slice(b"rtapp_loop:");
-            kv_str(buf, "event", event);
-            kv_u64(buf, "thread_loop", thread_loop);
-            kv_u64(buf, "phase", phase);
-            kv_u64(buf, "phase_loop", phase_loop);
+            c.str(b"rtapp_loop:");
+            kv_str(c, b" event=", event);
+            kv_u64(c, b" thread_loop=", thread_loop);
+            kv_u64(c, b" phase=", phase);
+            kv_u64(c, b" phase_loop=", phase_loop);
         }
         RtappMarker::Event { id, type_id, desc } => {
-            buf.extend_from_slice(b"rtapp_event:");
-            kv_u64(buf, "id", id);
-            kv_u64(buf, "type", u64::from(type_id));
-            kv_str(buf, "desc", desc);
+            c.str(b"rtapp_event:");
+            kv_u64(c, b" id=", id);
+            kv_u64(c, b" type=", u64::from(type_id));
+            kv_str(c, b" desc=", desc);
         }
         RtappMarker::Stats {
             period,
@@ -453,22 +449,22 @@ pub(crate) fn format_marker(buf: &mut Vec<u8>, m: &RtappMarker<'_>) {
             c_period,
             c_run,
         } => {
-            buf.extend_from_slice(b"rtapp_stats:");
-            kv_i64(buf, "period", period);
-            kv_i64(buf, "run", run);
-            kv_i64(buf, "wu_lat", wu_lat);
-            kv_i64(buf, "slack", slack);
-            kv_i64(buf, "c_period", c_period);
-            kv_i64(buf, "c_run", c_run);
+            c.str(b"rtapp_stats:");
+            kv_i64(c, b" period=", period);
+            kv_i64(c, b" run=", run);
+            kv_i64(c, b" wu_lat=", wu_lat);
+            kv_i64(c, b" slack=", slack);
+            kv_i64(c, b" c_period=", c_period);
+            kv_i64(c, b" c_run=", c_run);
         }
     }
 }
 
 /// Appends a timestamp as `%5lu.%06lu` (seconds, then µs truncated).
-fn push_ts(buf: &mut Vec<u8>, ts: Nanos) {
-    push_u64_right(buf, ts / NSEC_PER_SEC, SECS_WIDTH);
-    buf.push(b'.');
-    push_u64_zero_padded(buf, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
+    c.u64_right(ts / NSEC_PER_SEC, SECS_WIDTH);
+    c.byte(b'.');
+    c.u64_zero_padded((ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
 }
 
 /// The first line of the text trace, the kernel's own (`s_show()`, kernel/trace/trace.c,
@@ -488,11 +484,11 @@ pub const HEADER: &str = "# tracer: nop\n";
 /// the CPU count that trace-cmd report gives as `cpus=N` in a comment line of its own
 /// (ftrace gives it as `#P:N` on its `entries-in-buffer` line, whose counts a stream
 /// cannot know when it starts).
-fn push_header(buf: &mut Vec<u8>, nr_cpus: usize) {
-    buf.extend_from_slice(HEADER.as_bytes());
-    buf.extend_from_slice(b"#\n# cpus=");
-    push_u64(buf, nr_cpus as u64);
-    buf.extend_from_slice(
+fn push_header(c: &mut Cursor<'_>, nr_cpus: usize) {
+    c.str(HEADER.as_bytes());
+    c.str(b"#\n# cpus=");
+    c.u64(nr_cpus as u64);
+    c.str(
         b"\n#\n#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
           #              | |         |         |         |\n",
     );
@@ -527,8 +523,11 @@ fn push_header(buf: &mut Vec<u8>, nr_cpus: usize) {
 pub struct FtraceTextSink<W: Write> {
     /// The destination; `None` only after `into_inner` took it.
     out: Option<W>,
-    /// Pending output.
+    /// Pending output, `buf[..filled]`; the bytes past it are the lines' scratch
+    /// ([`Cursor`]).
     buf: Vec<u8>,
+    /// Bytes of pending output.
+    filled: usize,
     /// Event groups written.
     interest: Interest,
     /// CPU count given to `begin` (0 before).
@@ -549,7 +548,8 @@ impl<W: Write> FtraceTextSink<W> {
     pub fn new(writer: W) -> Self {
         FtraceTextSink {
             out: Some(writer),
-            buf: Vec::with_capacity(BUF_CAPACITY),
+            buf: vec![0; BUF_CAPACITY],
+            filled: 0,
             interest: Interest::ALL,
             nr_cpus: 0,
             error: None,
@@ -600,22 +600,22 @@ impl<W: Write> FtraceTextSink<W> {
 
     /// Hands the buffer to the writer; records an error instead of returning it.
     fn write_buf(&mut self) {
-        if self.buf.is_empty() {
+        if self.filled == 0 {
             return;
         }
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.write_all(&self.buf) {
+                if let Err(e) = out.write_all(&self.buf[..self.filled]) {
                     self.error = Some(e);
                 }
             }
         }
-        self.buf.clear();
+        self.filled = 0;
     }
 
     /// Writes the buffer out once it passes the threshold.
     fn maybe_write(&mut self) {
-        if self.buf.len() >= FLUSH_THRESHOLD {
+        if self.filled >= FLUSH_THRESHOLD {
             self.write_buf();
         }
     }
@@ -629,14 +629,17 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
     /// Writes the header: see [`HEADER`].
     fn begin(&mut self, nr_cpus: usize, _start_ns: Nanos) {
         self.nr_cpus = nr_cpus;
-        push_header(&mut self.buf, nr_cpus);
+        self.filled = fmt::write_at(&mut self.buf, self.filled, |c| push_header(c, nr_cpus));
     }
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         if self.error.is_some() || !wanted(&self.interest, ev) {
             return;
         }
-        format_event(&mut self.buf, self.nr_cpus, ctx, ev);
+        let nr_cpus = self.nr_cpus;
+        self.filled = fmt::write_at(&mut self.buf, self.filled, |c| {
+            format_line(c, nr_cpus, ctx, ev)
+        });
         self.maybe_write();
     }
 

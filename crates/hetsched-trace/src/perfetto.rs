@@ -44,7 +44,7 @@ use std::path::Path;
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, TaskRef, TraceEvent, TraceSink};
 
-use crate::fmt::push_cpumask;
+use crate::fmt;
 use crate::ftrace::{event_name, format_marker, wanted};
 use crate::proto::{
     push_bytes, push_int, push_key, push_str, push_uint, push_varint, varint_len, WT_LEN,
@@ -166,26 +166,31 @@ impl Generic<'_> {
     }
     /// Opens a `Field` whose value, key included, takes `value_len` bytes, and writes its
     /// name. Every `Field` number is below 16: one-byte keys.
+    #[inline(always)]
     fn field(&mut self, name: &str, value_len: usize) {
         let len = 1 + varint_len(name.len() as u64) + name.len() + value_len;
         push_key(self.body, generic::FIELD, WT_LEN);
         push_varint(self.body, len as u64);
         push_str(self.body, generic::NAME, name);
     }
+    #[inline(always)]
     fn u(&mut self, name: &str, v: u64) {
         self.field(name, 1 + varint_len(v));
         push_uint(self.body, generic::UINT_VALUE, v);
     }
+    #[inline(always)]
     fn i(&mut self, name: &str, v: i64) {
         // The bits of a negative value, sign-extended, are its encoding.
         self.field(name, 1 + varint_len(v as u64));
         push_int(self.body, generic::INT_VALUE, v);
     }
+    #[inline(always)]
     fn s(&mut self, name: &str, v: &[u8]) {
         self.field(name, 1 + varint_len(v.len() as u64) + v.len());
         push_bytes(self.body, generic::STR_VALUE, v);
     }
     /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
+    #[inline(always)]
     fn task(&mut self, t: &TaskRef<'_>) {
         self.s("comm", t.comm.as_bytes());
         self.u("pid", u64::from(t.pid));
@@ -280,8 +285,10 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
         TraceEvent::Print(marker) => {
             // PrintFtraceEvent.buf = 2; the kernel's tracing_mark_write() ends it in '\n'.
             text.clear();
-            format_marker(text, &marker);
-            text.push(b'\n');
+            fmt::append(text, |c| {
+                format_marker(c, &marker);
+                c.byte(b'\n');
+            });
             push_bytes(body, 2, text);
             return ev::PRINT;
         }
@@ -442,13 +449,15 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
             g.u("overutilized", u64::from(overutilized));
             // The text's `span=0x…` value, `%*pb` of the root domain's span.
             text.clear();
-            text.extend_from_slice(b"0x");
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
             } else {
                 nr_cpus
             };
-            push_cpumask(text, span, nr_bits);
+            fmt::append(text, |c| {
+                c.str(b"0x");
+                c.cpumask(span, nr_bits);
+            });
             g.s("span", text);
         }
         // Typed above.
@@ -507,6 +516,9 @@ pub struct PerfettoSink<W: Write> {
     nested: Vec<u8>,
     /// Thread group of every task announced, by pid.
     tgid: BTreeMap<u32, u32>,
+    /// Per CPU, the pid last seen current there, announced already: most events need no
+    /// look-up in `tgid`.
+    current: Vec<u32>,
     /// Event groups written.
     interest: Interest,
     /// CPU count given to `begin` (0 before).
@@ -534,6 +546,7 @@ impl<W: Write> PerfettoSink<W> {
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: BTreeMap::new(),
+            current: Vec::new(),
             interest: Interest::ALL,
             nr_cpus: 0,
             error: None,
@@ -664,7 +677,13 @@ impl<W: Write> PerfettoSink<W> {
 
     /// Keeps the process tree up to date with `ev` (see the module documentation).
     fn track_tasks(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        self.note_running(ctx.ts, ctx.pid, ctx.comm);
+        let current = self.current.get_mut(ctx.cpu as usize);
+        if current.as_deref() != Some(&ctx.pid) {
+            if let Some(c) = current {
+                *c = ctx.pid;
+            }
+            self.note_running(ctx.ts, ctx.pid, ctx.comm);
+        }
         match *ev {
             TraceEvent::SchedWakeupNew { task, .. }
                 if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
@@ -715,6 +734,7 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
     fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
         self.nr_cpus = nr_cpus;
         self.cpus.resize_with(nr_cpus, Vec::new);
+        self.current.resize(nr_cpus, 0);
         self.nested.clear();
         for id in [clock::BOOTTIME, clock::MONOTONIC] {
             self.body.clear();

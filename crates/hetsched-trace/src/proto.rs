@@ -12,6 +12,7 @@ const WT_VARINT: u64 = 0;
 pub(crate) const WT_LEN: u64 = 2;
 
 /// Appends `v` as a base-128 varint.
+#[inline(always)]
 pub(crate) fn push_varint(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         // The low seven bits, with the continuation bit: below 256, so the cast is exact.
@@ -23,23 +24,27 @@ pub(crate) fn push_varint(buf: &mut Vec<u8>, mut v: u64) {
 }
 
 /// The length of `v` as a varint.
+#[inline(always)]
 pub(crate) fn varint_len(v: u64) -> usize {
     // 1 byte per started group of 7 bits; 0 takes one byte.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends the key of field `field` with wire type `wt`.
+#[inline(always)]
 pub(crate) fn push_key(buf: &mut Vec<u8>, field: u32, wt: u64) {
     push_varint(buf, (u64::from(field) << 3) | wt);
 }
 
 /// Appends an unsigned varint field (`uint32`, `uint64`, `bool`, `enum`).
+#[inline(always)]
 pub(crate) fn push_uint(buf: &mut Vec<u8>, field: u32, v: u64) {
     push_key(buf, field, WT_VARINT);
     push_varint(buf, v);
 }
 
 /// Appends a signed varint field (`int32`, `int64`): two's complement over 64 bits.
+#[inline(always)]
 pub(crate) fn push_int(buf: &mut Vec<u8>, field: u32, v: i64) {
     push_key(buf, field, WT_VARINT);
     // Reinterpreting the bits is the encoding: -1 is ten bytes of 0xff..0x01.
@@ -47,6 +52,7 @@ pub(crate) fn push_int(buf: &mut Vec<u8>, field: u32, v: i64) {
 }
 
 /// Appends a length-delimited field holding `bytes` (a string or an encoded message).
+#[inline(always)]
 pub(crate) fn push_bytes(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
     push_key(buf, field, WT_LEN);
     push_varint(buf, bytes.len() as u64);
@@ -54,6 +60,7 @@ pub(crate) fn push_bytes(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 }
 
 /// Appends a `string` field.
+#[inline(always)]
 pub(crate) fn push_str(buf: &mut Vec<u8>, field: u32, s: &str) {
     push_bytes(buf, field, s.as_bytes());
 }
