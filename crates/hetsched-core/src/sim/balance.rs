@@ -368,12 +368,13 @@ impl Sim<'_> {
         let mut busy = idle == CpuIdleType::NotIdle;
         let mut next_balance = jiffies + 60 * self.lbp.hz;
         let mut cont = true;
+        let (mut need_decay, mut max_cost) = (false, 0);
         for level in 0..self.doms.domains(cpu).len() {
             // "Decay the newidle max times here because this is a regular visit to all
-            // the domains" (update_newidle_cost(sd, 0)); rq->max_idle_balance_cost stays
-            // sysctl_sched_migration_cost, above every modelled newidle cost
+            // the domains" (update_newidle_cost(sd, 0))
             let hz = self.lbp.hz;
-            let need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
+            need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
+            max_cost += self.doms.cpus[cpu][level].max_newidle_lb_cost;
             if !cont {
                 if need_decay {
                     continue;
@@ -451,6 +452,11 @@ impl Sim<'_> {
             let sd = &self.doms.domains(cpu)[level];
             next_balance = next_balance.min(sd.last_balance + interval);
         }
+        if need_decay {
+            // "Ensure the rq-wide value also decays but keep it at a reasonable floor"
+            self.rqs[cpu].max_idle_balance_cost =
+                max_cost.max(crate::sched::SYSCTL_SCHED_MIGRATION_COST);
+        }
         self.rqs[cpu].next_balance = next_balance;
     }
 
@@ -499,6 +505,8 @@ impl Sim<'_> {
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
         }
+        let rq = &mut self.rqs[cpu];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(res.cost);
         !moves.is_empty()
     }
 

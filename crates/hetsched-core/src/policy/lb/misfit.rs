@@ -160,6 +160,9 @@ pub struct NewidleOutcome {
     pub domains_tried: usize,
     /// The earliest `next_balance` seen (jiffies), for `rq->next_balance`.
     pub next_balance: u64,
+    /// `curr_cost`: the cost of the domains balanced (ns), which raises
+    /// `rq->max_idle_balance_cost`.
+    pub cost: u64,
 }
 
 impl LoadBalancer {
@@ -189,6 +192,7 @@ impl LoadBalancer {
             last: None,
             domains_tried: 0,
             next_balance: jiffies + p.hz,
+            cost: 0,
         };
         if env.ttwu_pending(this_cpu) {
             return out;
@@ -238,6 +242,7 @@ impl LoadBalancer {
                 break;
             }
         }
+        out.cost = curr_cost;
         out
     }
 }
