@@ -325,6 +325,16 @@ pub struct BalanceOptions {
     /// `group_no_capacity`, `fix_small_imbalance()`, load-only migration, the v4.20 misfit
     /// rules), with the v5.9 values above.
     pub version: crate::sched::topology::LbVersion,
+    /// The fixed part of what one newidle pass over a domain costs (ns): the time
+    /// `sched_balance_newidle()` measures around `sched_balance_rq()` with
+    /// `sched_clock_cpu()` and keeps as `sd->max_newidle_lb_cost`. Default 2,000 (an
+    /// assumption: a few µs on the boards of the seeds).
+    pub newidle_cost_ns: u64,
+    /// The part of that cost per CPU of the domain's span (ns): `update_sd_lb_stats()`
+    /// reads every CPU's runqueue, so big domains cost more and newidle balancing stops
+    /// below them when the CPU expects a short idle. Default 400 (an assumption: a
+    /// domain of 4 CPUs 3.6 µs, of 8 CPUs 5.2 µs, of 256 CPUs 104 µs).
+    pub newidle_cost_per_cpu_ns: u64,
 }
 
 impl Default for BalanceOptions {
@@ -333,6 +343,8 @@ impl Default for BalanceOptions {
             enabled: true,
             misfit: true,
             version: crate::sched::topology::LbVersion::V6_11,
+            newidle_cost_ns: 2_000,
+            newidle_cost_per_cpu_ns: 400,
         }
     }
 }

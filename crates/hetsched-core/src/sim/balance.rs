@@ -12,15 +12,18 @@
 //!   misfit task or after repeated failures;
 //! - `update_misfit_status()` at the tick and at pick.
 //!
-//! Simplifications: the
-//! cost of a newidle pass is a constant ([`NEWIDLE_COST_NS`] per domain) rather than
-//! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
+//! Simplifications: the cost of a newidle pass over a domain is modelled from its span
+//! (`balance.newidle_cost_ns` + `balance.newidle_cost_per_cpu_ns` per CPU,
+//! [`NewidleCost`]) rather than measured; `capacity_of()` subtracts RT and DL pressure
+//! (no IRQ time).
 
 use super::rq_capacity;
 use super::{Class, Out, Rq, Sim, Thread};
 use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
-use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
+use crate::policy::lb::misfit::{
+    self, NewidleCost, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
+};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
 use crate::sched::capacity::{CpuCapacity, UclampRq};
@@ -28,10 +31,6 @@ use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::time::Nanos;
 use std::cell::{Cell, RefCell};
-
-/// Modelled cost of one newidle balance pass over one domain (the kernel measures it with
-/// `sched_clock_cpu()`; a few µs on the boards of the seeds).
-pub(in crate::sim) const NEWIDLE_COST_NS: u64 = 5_000;
 
 /// The balancer's view of the engine.
 pub(in crate::sim) struct Env<'a> {
@@ -491,7 +490,10 @@ impl Sim<'_> {
                 &self.lbp,
                 cpu,
                 avg_idle,
-                NEWIDLE_COST_NS,
+                NewidleCost {
+                    base_ns: self.s.options.balance.newidle_cost_ns,
+                    per_cpu_ns: self.s.options.balance.newidle_cost_per_cpu_ns,
+                },
                 jiffies,
             )
         };
