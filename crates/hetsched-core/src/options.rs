@@ -79,6 +79,26 @@ pub struct SchedOptions {
     /// speed — no asymmetric domains, no misfit, no EAS, capacity-blind wake-up and
     /// balancing (the 3.x `smp` baseline of seed 001: `kernel=v3.10`). Default on.
     pub capacity_aware: bool,
+    /// How a wake-up onto a CPU that went idle updates `rq->avg_idle`, the newidle
+    /// balance's estimate of the idle time to come (`avg_idle`): `v3_13` (default; v3.13+
+    /// `ttwu_do_activate()`) or `v3_10`.
+    pub avg_idle: AvgIdleVersion,
+}
+
+/// The `rq->avg_idle` update at a wake-up (`sched.avg_idle`; kernel/sched/core.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum AvgIdleVersion {
+    /// v3.13+ (`ttwu_do_activate()`, v6.11): `update_avg(&rq->avg_idle, delta)` with the
+    /// idle period just ended, then capped at `2 * rq->max_idle_balance_cost` (at least
+    /// `sysctl_sched_migration_cost`, raised by the longest newidle pass).
+    #[default]
+    #[serde(rename = "v3_13", alias = "v3.13")]
+    V3_13,
+    /// v3.10 (`ttwu_do_wakeup()`): an idle period longer than
+    /// `2 * sysctl_sched_migration_cost` sets `avg_idle` to that cap, a shorter one is
+    /// averaged in.
+    #[serde(rename = "v3_10", alias = "v3.10")]
+    V3_10,
 }
 
 impl Default for SchedOptions {
@@ -90,6 +110,7 @@ impl Default for SchedOptions {
             rt_period_us: 1_000_000,
             rt_runtime_share: false,
             capacity_aware: true,
+            avg_idle: AvgIdleVersion::V3_13,
         }
     }
 }
@@ -304,6 +325,16 @@ pub struct BalanceOptions {
     /// `group_no_capacity`, `fix_small_imbalance()`, load-only migration, the v4.20 misfit
     /// rules), with the v5.9 values above.
     pub version: crate::sched::topology::LbVersion,
+    /// The fixed part of what one newidle pass over a domain costs (ns): the time
+    /// `sched_balance_newidle()` measures around `sched_balance_rq()` with
+    /// `sched_clock_cpu()` and keeps as `sd->max_newidle_lb_cost`. Default 2,000 (an
+    /// assumption: a few µs on the boards of the seeds).
+    pub newidle_cost_ns: u64,
+    /// The part of that cost per CPU of the domain's span (ns): `update_sd_lb_stats()`
+    /// reads every CPU's runqueue, so big domains cost more and newidle balancing stops
+    /// below them when the CPU expects a short idle. Default 400 (an assumption: a
+    /// domain of 4 CPUs 3.6 µs, of 8 CPUs 5.2 µs, of 256 CPUs 104 µs).
+    pub newidle_cost_per_cpu_ns: u64,
 }
 
 impl Default for BalanceOptions {
@@ -312,6 +343,8 @@ impl Default for BalanceOptions {
             enabled: true,
             misfit: true,
             version: crate::sched::topology::LbVersion::V6_11,
+            newidle_cost_ns: 2_000,
+            newidle_cost_per_cpu_ns: 400,
         }
     }
 }

@@ -168,6 +168,11 @@ impl KernelProfile {
                 "RT_RUNTIME_SHARE off by default: v5.10",
             ),
             (
+                "sched.avg_idle",
+                json!(if at_least(V4_4) { "v3_13" } else { "v3_10" }),
+                "avg_idle capped after the update, at 2 x max_idle_balance_cost: v3.13",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",

@@ -116,6 +116,39 @@ pub fn sysctl_factor(ncpus: usize) -> u64 {
     1 + u64::from(63 - n.leading_zeros())
 }
 
+/// `update_avg()` (kernel/sched/sched.h, v6.11): `*avg += (sample - *avg) / 8`, in the
+/// kernel's unsigned-then-signed arithmetic.
+pub fn update_avg(avg: u64, sample: u64) -> u64 {
+    let diff = sample.wrapping_sub(avg) as i64;
+    avg.wrapping_add((diff / 8) as u64)
+}
+
+/// `rq->avg_idle` after a wake-up ends an idle period of `delta` ns (the end of
+/// `ttwu_do_activate()`, kernel/sched/core.c, v6.11): averaged in, then capped at
+/// `2 * max_idle_balance_cost`. With [`crate::options::AvgIdleVersion::V3_10`], v3.10's
+/// `ttwu_do_wakeup()`: a period above `2 * sysctl_sched_migration_cost` sets the cap, a
+/// shorter one is averaged in.
+pub fn update_rq_avg_idle(
+    avg_idle: u64,
+    delta: u64,
+    max_idle_balance_cost: u64,
+    version: crate::options::AvgIdleVersion,
+) -> u64 {
+    match version {
+        crate::options::AvgIdleVersion::V3_13 => {
+            update_avg(avg_idle, delta).min(2 * max_idle_balance_cost)
+        }
+        crate::options::AvgIdleVersion::V3_10 => {
+            let max = 2 * SYSCTL_SCHED_MIGRATION_COST;
+            if delta > max {
+                max
+            } else {
+                update_avg(avg_idle, delta)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +198,30 @@ mod tests {
         assert!(!fits_capacity(820, 1024));
         assert!(capacity_greater(1024, 446));
         assert!(!capacity_greater(1024, 1000));
+    }
+
+    /// v3.13+: the sample is averaged in first and the result capped, so one long idle
+    /// period gives the cap (never more) and the next short one is averaged with it; v3.10
+    /// sets the cap for a long period and averages only short ones.
+    #[test]
+    fn avg_idle_is_capped_after_the_update() {
+        use crate::options::AvgIdleVersion::{V3_10, V3_13};
+        let cap = 2 * SYSCTL_SCHED_MIGRATION_COST;
+        // 100 ms idle from the boot value (1 ms): capped at 1 ms, not 1 + 99/8 ms
+        let a = update_rq_avg_idle(cap, 100_000_000, SYSCTL_SCHED_MIGRATION_COST, V3_13);
+        assert_eq!(a, cap);
+        // then 10 µs: 1 ms + (10 µs − 1 ms) / 8
+        let b = update_rq_avg_idle(a, 10_000, SYSCTL_SCHED_MIGRATION_COST, V3_13);
+        assert_eq!(b, 1_000_000 - 990_000 / 8);
+        // a longer newidle pass raises the cap
+        assert_eq!(
+            update_rq_avg_idle(cap, 100_000_000, 800_000, V3_13),
+            1_600_000
+        );
+        assert_eq!(update_rq_avg_idle(cap, 100_000_000, 800_000, V3_10), cap);
+        assert_eq!(update_rq_avg_idle(400_000, 800_000, 0, V3_10), 450_000);
+        // update_avg()'s signed step toward a smaller sample truncates toward zero
+        assert_eq!(update_avg(100, 93), 100);
+        assert_eq!(update_avg(100, 91), 99);
     }
 }

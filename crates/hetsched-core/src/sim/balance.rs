@@ -12,15 +12,18 @@
 //!   misfit task or after repeated failures;
 //! - `update_misfit_status()` at the tick and at pick.
 //!
-//! Simplifications: the
-//! cost of a newidle pass is a constant ([`NEWIDLE_COST_NS`] per domain) rather than
-//! measured; `capacity_of()` subtracts RT and DL pressure (no IRQ time).
+//! Simplifications: the cost of a newidle pass over a domain is modelled from its span
+//! (`balance.newidle_cost_ns` + `balance.newidle_cost_per_cpu_ns` per CPU,
+//! [`NewidleCost`]) rather than measured; `capacity_of()` subtracts RT and DL pressure
+//! (no IRQ time).
 
 use super::rq_capacity;
 use super::{Class, Out, Rq, Sim, Thread};
 use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
-use crate::policy::lb::misfit::{self, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
+use crate::policy::lb::misfit::{
+    self, NewidleCost, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
+};
 use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
 use crate::sched::capacity::{CpuCapacity, UclampRq};
@@ -28,10 +31,6 @@ use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::time::Nanos;
 use std::cell::{Cell, RefCell};
-
-/// Modelled cost of one newidle balance pass over one domain (the kernel measures it with
-/// `sched_clock_cpu()`; a few µs on the boards of the seeds).
-pub(in crate::sim) const NEWIDLE_COST_NS: u64 = 5_000;
 
 /// The balancer's view of the engine.
 pub(in crate::sim) struct Env<'a> {
@@ -368,12 +367,13 @@ impl Sim<'_> {
         let mut busy = idle == CpuIdleType::NotIdle;
         let mut next_balance = jiffies + 60 * self.lbp.hz;
         let mut cont = true;
+        let (mut need_decay, mut max_cost) = (false, 0);
         for level in 0..self.doms.domains(cpu).len() {
             // "Decay the newidle max times here because this is a regular visit to all
-            // the domains" (update_newidle_cost(sd, 0)); rq->max_idle_balance_cost stays
-            // sysctl_sched_migration_cost, above every modelled newidle cost
+            // the domains" (update_newidle_cost(sd, 0))
             let hz = self.lbp.hz;
-            let need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
+            need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
+            max_cost += self.doms.cpus[cpu][level].max_newidle_lb_cost;
             if !cont {
                 if need_decay {
                     continue;
@@ -451,6 +451,11 @@ impl Sim<'_> {
             let sd = &self.doms.domains(cpu)[level];
             next_balance = next_balance.min(sd.last_balance + interval);
         }
+        if need_decay {
+            // "Ensure the rq-wide value also decays but keep it at a reasonable floor"
+            self.rqs[cpu].max_idle_balance_cost =
+                max_cost.max(crate::sched::SYSCTL_SCHED_MIGRATION_COST);
+        }
         self.rqs[cpu].next_balance = next_balance;
     }
 
@@ -485,7 +490,10 @@ impl Sim<'_> {
                 &self.lbp,
                 cpu,
                 avg_idle,
-                NEWIDLE_COST_NS,
+                NewidleCost {
+                    base_ns: self.s.options.balance.newidle_cost_ns,
+                    per_cpu_ns: self.s.options.balance.newidle_cost_per_cpu_ns,
+                },
                 jiffies,
             )
         };
@@ -499,6 +507,8 @@ impl Sim<'_> {
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
         }
+        let rq = &mut self.rqs[cpu];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(res.cost);
         !moves.is_empty()
     }
 

@@ -47,6 +47,8 @@ impl<'w> Sim<'w> {
                     // starts, as on a booted board: `sched_balance_find_dst_group_cpu()`
                     // only picks idle CPUs with a non-zero `idle_stamp`.
                     idle_stamp: BOOT_OFFSET - IDLE_BEFORE_START_NS,
+                    // sched_init()
+                    max_idle_balance_cost: crate::sched::SYSCTL_SCHED_MIGRATION_COST,
                     stop: None,
                     rt_time: 0,
                     // init_rt_rq(): the bandwidth's runtime, RUNTIME_INF without a limit

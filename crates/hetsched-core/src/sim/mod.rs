@@ -315,6 +315,8 @@ struct Rq {
     /// `rq->avg_idle` and `rq->idle_stamp` (newidle balance gating).
     avg_idle: u64,
     idle_stamp: Nanos,
+    /// `rq->max_idle_balance_cost`: the cap of `avg_idle` is twice it (ns).
+    max_idle_balance_cost: u64,
     /// The stopper queued on this rq (`rq->stop` when runnable).
     stop: Option<usize>,
     /// `rt_rq->rt_time`: RT run time in the current bandwidth period (ns).

@@ -149,6 +149,29 @@ pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
     flags
 }
 
+/// What a newidle pass over one domain costs, the time `sched_balance_newidle()` measures
+/// around `sched_balance_rq()` (`balance.newidle_cost_ns`, `balance.newidle_cost_per_cpu_ns`):
+/// a fixed part (locking, the blocked averages, finding the busiest group's queue, the
+/// clock reads) and a part per CPU of the domain, whose statistics
+/// `update_sd_lb_stats()` reads one by one, so that the cost grows with the span as the
+/// kernel's measured `sd->max_newidle_lb_cost` does (newidle stops at big domains when the
+/// CPU expects a short idle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewidleCost {
+    /// The fixed part (ns).
+    pub base_ns: u64,
+    /// The part per CPU of the domain's span (ns).
+    pub per_cpu_ns: u64,
+}
+
+impl NewidleCost {
+    /// The cost of a pass over a domain of `span_weight` CPUs (ns).
+    pub fn of(self, span_weight: usize) -> u64 {
+        self.base_ns
+            .saturating_add(self.per_cpu_ns.saturating_mul(span_weight as u64))
+    }
+}
+
 /// The result of [`LoadBalancer::sched_balance_newidle`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewidleOutcome {
@@ -160,6 +183,9 @@ pub struct NewidleOutcome {
     pub domains_tried: usize,
     /// The earliest `next_balance` seen (jiffies), for `rq->next_balance`.
     pub next_balance: u64,
+    /// `curr_cost`: the cost of the domains balanced (ns), which raises
+    /// `rq->max_idle_balance_cost`.
+    pub cost: u64,
 }
 
 impl LoadBalancer {
@@ -169,8 +195,10 @@ impl LoadBalancer {
     /// the base domain's `max_newidle_lb_cost`; otherwise balances the domains bottom-up
     /// while `avg_idle` covers the accumulated cost, stopping at the first pull.
     ///
-    /// Simplified: the cost of a pass is not measured; `cost_ns` is charged per domain
-    /// attempted (0 = free), and fed to `update_newidle_cost()`.
+    /// The kernel measures each domain's pass with `sched_clock_cpu()` (the first one
+    /// including `sched_balance_update_blocked_averages()`); here a pass over a domain of
+    /// `n` CPUs costs `cost.of(n)` ([`NewidleCost`]), charged to `curr_cost` and fed to
+    /// `update_newidle_cost()`.
     #[allow(clippy::too_many_arguments)]
     pub fn sched_balance_newidle(
         &mut self,
@@ -180,7 +208,7 @@ impl LoadBalancer {
         p: &LbParams,
         this_cpu: usize,
         avg_idle: u64,
-        cost_ns: u64,
+        cost: NewidleCost,
         jiffies: u64,
     ) -> NewidleOutcome {
         self.moves.clear();
@@ -189,6 +217,7 @@ impl LoadBalancer {
             last: None,
             domains_tried: 0,
             next_balance: jiffies + p.hz,
+            cost: 0,
         };
         if env.ttwu_pending(this_cpu) {
             return out;
@@ -231,13 +260,15 @@ impl LoadBalancer {
                 out.pulled = dec.moved;
                 cont = dec.continue_balancing;
                 out.last = Some(dec);
-                doms.cpus[this_cpu][level].update_newidle_cost(cost_ns, jiffies, p.hz);
-                curr_cost += cost_ns;
+                let domain_cost = cost.of(doms.domains(this_cpu)[level].span.weight());
+                doms.cpus[this_cpu][level].update_newidle_cost(domain_cost, jiffies, p.hz);
+                curr_cost += domain_cost;
             }
             if out.pulled > 0 || !cont {
                 break;
             }
         }
+        out.cost = curr_cost;
         out
     }
 }

@@ -4,7 +4,7 @@
 use super::detach::{detach_tasks, shr_bound};
 use super::misfit::{
     max_allowed_capacity, nohz_balancer_kick, overloaded_on_add_nr_running, update_misfit_status,
-    NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
+    NewidleCost, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
 };
 use super::stats::{group_classify, SgLbStats};
 use super::*;
@@ -733,6 +733,10 @@ fn nohz_kick_decisions() {
 
 #[test]
 fn newidle_gating() {
+    let free = NewidleCost {
+        base_ns: 0,
+        per_cpu_ns: 0,
+    };
     let p = params(8);
     let mut doms = sym8();
     let mut lb = LoadBalancer::new();
@@ -742,16 +746,27 @@ fn newidle_gating() {
         overloaded: false,
         ..RD
     };
-    let o = lb.sched_balance_newidle(&env, &mut doms, &not_over, &p, 4, 1_000_000, 0, 0);
+    let o = lb.sched_balance_newidle(&env, &mut doms, &not_over, &p, 4, 1_000_000, free, 0);
     assert_eq!((o.domains_tried, o.pulled), (0, 0));
-    // Overloaded: MC (4-7) has nothing to pull, PKG pulls task 1 (stop after it).
-    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 1_000_000, 50_000, 0);
+    // Overloaded: MC (4-7) has nothing to pull, PKG pulls task 1 (stop after it). Each
+    // domain's cost grows with its span: 10 + 10 × 4 µs for MC, 10 + 10 × 8 µs for PKG.
+    let cost = NewidleCost {
+        base_ns: 10_000,
+        per_cpu_ns: 10_000,
+    };
+    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 1_000_000, cost, 0);
     assert_eq!((o.domains_tried, o.pulled), (2, 1));
     assert_eq!(lb.moves()[0].reason, MigrationReason::Newidle);
     assert_eq!(doms.cpus[4][0].max_newidle_lb_cost, 50_000);
+    assert_eq!(doms.cpus[4][1].max_newidle_lb_cost, 90_000);
+    assert_eq!(o.cost, 140_000);
     // avg_idle below the base domain's cost: skipped.
-    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 40_000, 50_000, 0);
+    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 40_000, cost, 0);
     assert_eq!(o.domains_tried, 0);
+    // avg_idle covers MC (50 µs) but not MC's cost plus PKG's (50 + 90 µs): PKG, where
+    // the task to pull is, is not balanced.
+    let o = lb.sched_balance_newidle(&env, &mut doms, &RD, &p, 4, 100_000, cost, 0);
+    assert_eq!((o.domains_tried, o.pulled, o.cost), (1, 0, 50_000));
 }
 
 #[test]

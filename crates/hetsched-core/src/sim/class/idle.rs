@@ -20,21 +20,20 @@ impl<'w> Sim<'w> {
         self.nohz_next_balance_j = self.nohz_next_balance_j.min(nb);
     }
 
-    /// A task runs on a CPU that was idle: `update_rq_avg_idle()`, which the kernel does
-    /// in `ttwu_do_activate()` when `rq->idle_stamp` is set.
-    pub(in crate::sim) fn leave_idle(&mut self, cpu: usize, now: Nanos) {
+    /// The end of `ttwu_do_activate()` (kernel/sched/core.c, v6.11) after a wake-up onto
+    /// `cpu`: if the CPU went idle since the last such update (`rq->idle_stamp` set by the
+    /// newidle pass and left set by a task that arrived by fork or migration, as in the
+    /// kernel), the idle period up to now goes into `rq->avg_idle`
+    /// ([`crate::sched::update_rq_avg_idle`], `sched.avg_idle`).
+    pub(in crate::sim) fn ttwu_update_avg_idle(&mut self, cpu: usize, now: Nanos) {
+        let version = self.s.options.sched.avg_idle;
         let rq = &mut self.rqs[cpu];
         if rq.idle_stamp == 0 {
             return;
         }
-        let delta = now - rq.idle_stamp;
-        let max = 2 * crate::sched::SYSCTL_SCHED_MIGRATION_COST;
-        if rq.avg_idle > max {
-            rq.avg_idle = max;
-        } else {
-            let diff = delta as i64 - rq.avg_idle as i64;
-            rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
-        }
+        let delta = now.saturating_sub(rq.idle_stamp);
+        rq.avg_idle =
+            crate::sched::update_rq_avg_idle(rq.avg_idle, delta, rq.max_idle_balance_cost, version);
         rq.idle_stamp = 0;
     }
 

@@ -53,10 +53,8 @@ impl<'w> Sim<'w> {
         {
             next = self.pick_next(cpu);
         }
-        match next {
-            None => self.enter_idle(cpu, now),
-            Some(_) if prev.is_none() => self.leave_idle(cpu, now),
-            Some(_) => {}
+        if next.is_none() {
+            self.enter_idle(cpu, now);
         }
         self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         match next {

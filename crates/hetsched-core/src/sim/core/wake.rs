@@ -92,6 +92,7 @@ impl<'w> Sim<'w> {
             Class::Dl => self.task_woken_dl(out, cpu, tid, now),
             _ => {}
         }
+        self.ttwu_update_avg_idle(cpu, now);
     }
 
     /// `migrate_task_rq_fair()` for a task that is not on a runqueue.
