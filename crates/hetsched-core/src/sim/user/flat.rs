@@ -4,10 +4,11 @@
 //! with the affinity and attributes it applies. Stepping a thread reads a few entries of
 //! these dense arrays instead of following the workload's nested vectors and the
 //! per-task tables beside them: on a workload of thousands of tasks each level was a
-//! cache miss.
+//! cache miss. Tasks whose programs are equal share one ([`FlatProgram::share`]).
 
 use crate::sim::*;
 use crate::workload::{SchedAttrs, TaskSpec};
+use std::collections::HashMap;
 
 /// One event of a phase, resolved.
 #[derive(Debug, Clone, Copy)]
@@ -75,9 +76,11 @@ impl<'w> FlatProgram<'w> {
     pub(in crate::sim) fn new(w: &'w Workload, nr_cpus: usize, res: &mut Resources) -> Self {
         let mut prog = FlatProgram::default();
         let mut shared: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut programs: HashMap<String, u32> = HashMap::new();
         for t in &w.tasks {
             let mut uniq: BTreeMap<&str, usize> = BTreeMap::new();
             let first = idx(prog.phases.len());
+            let first_event_of_task = prog.events.len();
             for ph in &t.phases {
                 let first_event = idx(prog.events.len());
                 for e in &ph.events {
@@ -118,6 +121,7 @@ impl<'w> FlatProgram<'w> {
                     attrs: &ph.attrs,
                 });
             }
+            let first = prog.share(first, first_event_of_task, &mut programs);
             prog.tasks.push(FlatTask {
                 first,
                 nr_phases: idx(t.phases.len()),
@@ -127,6 +131,50 @@ impl<'w> FlatProgram<'w> {
         }
         prog.nr_shared_timers = shared.len();
         prog
+    }
+
+    /// Shares a task's program with an earlier task whose phases and events are the same
+    /// (generated workloads repeat a few programs over thousands of tasks, and a shared
+    /// one stays in cache): the task's entries, from `first` (phases) and `first_event`
+    /// (events) to the ends of the arrays, are dropped when an equal program is already
+    /// laid out, whose first phase is returned; otherwise `first`.
+    fn share(
+        &mut self,
+        first: u32,
+        first_event: usize,
+        programs: &mut HashMap<String, u32>,
+    ) -> u32 {
+        use std::fmt::Write;
+        let mut key = String::new();
+        for ph in &self.phases[first as usize..] {
+            let _ = write!(
+                key,
+                "{}+{} {} {:?} {:?} {:?} {:?} {:?} {:?};",
+                ph.first as usize - first_event,
+                ph.len,
+                ph.loop_count,
+                ph.affinity,
+                ph.policy,
+                ph.priority,
+                ph.util_min,
+                ph.util_max,
+                ph.attrs
+            );
+        }
+        for e in &self.events[first_event..] {
+            let _ = write!(key, "{:?} {} {} {:?};", e.ev, e.ra, e.rb, e.timer);
+        }
+        match programs.get(&key) {
+            Some(&shared) => {
+                self.phases.truncate(first as usize);
+                self.events.truncate(first_event);
+                shared
+            }
+            None => {
+                programs.insert(key, first);
+                first
+            }
+        }
     }
 
     /// Task `task`.
