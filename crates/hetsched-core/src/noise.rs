@@ -50,8 +50,13 @@
 //! 0.01–9 %: nobody balances soon after). The defaults give 1–6 % with the patch and keep
 //! every other experiment's criteria.
 //!
-//! The background tasks are named `bgnoise<cpu>` and `kthread<cpu>` (threads
-//! `bgnoise<cpu>-0`, …); the experiments leave them out of their metrics.
+//! The background tasks are named `bgnoise<cpu>` and `kthread<cpu>`; the experiments
+//! leave them out of their metrics. They are the system's, not rt-app's
+//! ([`Workload::system_tasks`] counts them): the simulator has them from before rt-app
+//! starts, each asleep until its first activation at its phase from the run's start,
+//! woken on the CPU it is named after; rt-app's main thread neither creates nor joins
+//! them (sim/user/main.rs). With `rtapp.main_thread = false` every task is created at
+//! once, theirs too (threads `bgnoise<cpu>-<index>`).
 //!
 //! # Simplifications
 //!
@@ -319,6 +324,7 @@ pub fn apply_noise(w: &Workload, cfg: &NoiseConfig, nr_cpus: usize, seed: u64) -
         }
     }
     let names: BTreeSet<String> = w.tasks.iter().map(|t| t.name.clone()).collect();
+    let before = out.tasks.len();
     for (bg, prefix) in [(&cfg.background, "bgnoise"), (&cfg.kthreads, "kthread")] {
         add_background(
             &mut out,
@@ -331,6 +337,7 @@ pub fn apply_noise(w: &Workload, cfg: &NoiseConfig, nr_cpus: usize, seed: u64) -
             &mut rng,
         );
     }
+    out.system_tasks += out.tasks.len() - before;
     out
 }
 
@@ -509,9 +516,12 @@ mod tests {
         ]);
         let n = apply_noise(&w, &NoiseConfig::default(), 6, 1);
         assert_eq!(n.tasks.len(), 2 + 6 + 6);
+        // the system's, not rt-app's (the simulator starts them apart: sim/user/main.rs)
+        assert_eq!(n.system_tasks, 12);
+        assert_eq!(w.system_tasks, 0);
         for (cpu, t) in n.tasks[2..8].iter().enumerate() {
             assert_eq!(t.name, format!("bgnoise{cpu}"));
-            assert!(is_background_comm(&format!("{}-0", t.name)));
+            assert!(is_background_comm(&t.name));
             // unbound, like an unbound kworker
             assert_eq!(t.attrs.cpus, None);
             assert_eq!(t.loop_count, 241);
@@ -520,7 +530,7 @@ mod tests {
         }
         for (cpu, t) in n.tasks[8..].iter().enumerate() {
             assert_eq!(t.name, format!("kthread{cpu}"));
-            assert!(is_background_comm(&format!("{}-0", t.name)));
+            assert!(is_background_comm(&t.name));
             // pinned, like a bound kworker/N
             assert_eq!(t.attrs.cpus, Some(vec![cpu]));
             assert_eq!(t.phases[0].attrs.cpus, Some(vec![cpu]));

@@ -393,6 +393,10 @@ impl FtraceCategories {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// A whole workload: the `global` section and the tasks.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Workload {
@@ -418,6 +422,11 @@ pub struct Workload {
     pub ftrace: FtraceCategories,
     /// Tasks, in JSON order.
     pub tasks: Vec<TaskSpec>,
+    /// How many of the last [`Workload::tasks`] are the system's background activity
+    /// rather than rt-app's threads (the noise model's, crate::noise): they exist before
+    /// rt-app starts and are not created, counted or joined by its main thread.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub system_tasks: usize,
     /// Warnings from reading (ignored keys, legacy sections).
     pub warnings: Vec<String>,
 }

@@ -429,3 +429,73 @@ fn the_start_up_is_deterministic() {
     };
     assert_eq!(bytes(), bytes());
 }
+
+/// The noise model's background tasks are the system's (issue 22): they exist before
+/// rt-app starts, asleep, and first wake on their own CPUs at their random phase
+/// (`sched_wakeup` from the CPU they are named after — a pinned `kthread<N>` on CPU N),
+/// never forked by rt-app's main thread, never at its start barrier, writing no rt-app
+/// markers; the main thread creates and joins only its own four threads and exits while
+/// the background runs on. Their pids are the ones they had as rt-app's threads (after
+/// the threads created at the start), and a `fork` event's thread comes after them.
+#[test]
+fn the_background_exists_before_rt_app_and_is_not_its_threads() {
+    use hetsched::hetsched_core::noise::{apply_noise, NoiseConfig};
+    let mut s = spec(QEMU, FOUR, &["trace.signals=false"]);
+    s.workload = apply_noise(&s.workload, &NoiseConfig::default(), 4, 5);
+    assert_eq!(s.workload.system_tasks, 8);
+    let (r, lines) = traced(&s);
+    let forked: Vec<u32> = lines
+        .iter()
+        .filter(|l| is(l, "sched_wakeup_new"))
+        .map(|l| field(l, "pid").parse().unwrap())
+        .collect();
+    assert_eq!(forked, [1000, 1001, 1002, 1003, 1004]);
+    let delays: Vec<u64> = s.workload.tasks[3..].iter().map(|t| t.delay_us).collect();
+    for (k, delay) in delays.iter().enumerate() {
+        let pid = 1005 + k as u32;
+        let first = lines
+            .iter()
+            .find(|l| field_opt(l, "pid") == Some(pid.to_string()) || ctx(l).1 == pid)
+            .unwrap();
+        assert!(is(first, "sched_wakeup"), "{first}");
+        assert_eq!(t_us(first), *delay as i64, "{first}");
+        let name = if k < 4 { "bgnoise" } else { "kthread" };
+        assert_eq!(field(first, "comm"), format!("{name}{}", k % 4));
+        if k >= 4 {
+            assert_eq!(field(first, "target_cpu"), format!("{:03}", k % 4));
+        }
+        assert!(
+            !lines.iter().any(|l| is(l, "print") && ctx(l).1 == pid),
+            "no rt-app marker from {pid}"
+        );
+    }
+    let comms: Vec<(u32, &str)> = r.tasks.iter().map(|t| (t.pid, t.comm.as_str())).collect();
+    assert_eq!(
+        comms[4..],
+        [
+            (1005, "bgnoise0"),
+            (1006, "bgnoise1"),
+            (1007, "bgnoise2"),
+            (1008, "bgnoise3"),
+            (1009, "kthread0"),
+            (1010, "kthread1"),
+            (1011, "kthread2"),
+            (1012, "kthread3")
+        ]
+    );
+    // the main thread joins its own threads only: it exits before the background ends
+    let main_exit = lines
+        .iter()
+        .position(|l| is(l, "sched_process_exit") && field(l, "pid") == "1000")
+        .unwrap();
+    let bg_after = lines[main_exit..]
+        .iter()
+        .filter(|l| is(l, "sched_switch") && field(l, "next_comm").starts_with("bgnoise"))
+        .count();
+    assert!(bg_after > 0, "the background runs on after rt-app exits");
+}
+
+fn field_opt(line: &str, key: &str) -> Option<String> {
+    let at = line.find(&format!(" {key}="))? + key.len() + 2;
+    line[at..].split(' ').next().map(str::to_string)
+}

@@ -192,6 +192,14 @@ impl<'w> Sim<'w> {
             start_barrier: Default::default(),
             t_zero: None,
             user_tids: Vec::new(),
+            nr_system: w.tasks[w.tasks.len() - w.system_tasks.min(w.tasks.len())..]
+                .iter()
+                .map(|t| t.instances as usize)
+                .sum(),
+            nr_start_threads: w.tasks[..w.tasks.len() - w.system_tasks.min(w.tasks.len())]
+                .iter()
+                .map(|t| t.instances as usize)
+                .sum(),
         };
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
@@ -202,7 +210,7 @@ impl<'w> Sim<'w> {
     }
 
     /// `create_thread()` of rt-app: a thread of task `ti` named `comm`, not started.
-    pub(in crate::sim) fn spawn_thread(&mut self, ti: usize, comm: String) -> usize {
+    pub(in crate::sim) fn spawn_thread(&mut self, ti: usize, comm: String, pid: u32) -> usize {
         let (w, s) = (self.w, &self.s);
         let t = &w.tasks[ti];
         let n = self.p.nr_cpus();
@@ -228,9 +236,7 @@ impl<'w> Sim<'w> {
             (comm, false)
         };
         self.threads.push(Thread {
-            // rt-app's thread index: the main thread (pid PID_BASE) and kernel threads
-            // are not counted
-            pid: PID_BASE + 1 + self.user_tids.len() as u32,
+            pid,
             comm,
             comm0: "rt-app".into(),
             policy,

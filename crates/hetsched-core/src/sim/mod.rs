@@ -495,6 +495,10 @@ struct Sim<'w> {
     t_zero: Option<Nanos>,
     /// The workload's threads in creation order (rt-app's thread index).
     user_tids: Vec<usize>,
+    /// Threads of the system's background tasks (`Workload::system_tasks`).
+    nr_system: usize,
+    /// rt-app's threads created at the start (the other tasks' instances).
+    nr_start_threads: usize,
 }
 
 /// Runs one simulation: `run(settings, seed) -> RunResult`, streaming events to `sinks`.

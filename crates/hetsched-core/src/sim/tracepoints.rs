@@ -81,7 +81,7 @@ impl<'w> Sim<'w> {
         now: Nanos,
         m: RtappMarker<'_>,
     ) {
-        if !out.any.markers {
+        if !out.any.markers || self.uthreads[tid].system {
             return;
         }
         let t = &self.threads[tid];

@@ -168,7 +168,7 @@ impl<'w> Sim<'w> {
         comm: String,
         now: Nanos,
     ) -> usize {
-        let tid = self.spawn_thread(ti, comm);
+        let tid = self.spawn_thread(ti, comm, self.next_user_pid());
         self.user_tids.push(tid);
         if let Some((parent, _)) = parent {
             if self.s.options.rtapp.main_thread {

@@ -142,9 +142,9 @@ impl<'w> Sim<'w> {
             self.start_threads(out, now);
             return;
         }
-        let start: Vec<usize> = self
-            .w
-            .tasks
+        self.start_system_tasks();
+        let own = self.w.tasks.len() - self.w.system_tasks.min(self.w.tasks.len());
+        let start: Vec<usize> = self.w.tasks[..own]
             .iter()
             .enumerate()
             .flat_map(|(ti, t)| std::iter::repeat_n(ti, t.instances as usize))
@@ -195,6 +195,73 @@ impl<'w> Sim<'w> {
             start,
         });
         self.activate_new_task(out, tid, cpu, now, cpu);
+    }
+
+    /// The pid of rt-app's next thread: rt-app's threads in creation order from
+    /// `PID_BASE + 1`, the system's background tasks numbered after the threads created
+    /// at the start (the pids they had when rt-app created them), and threads a `fork`
+    /// event creates after those.
+    pub(in crate::sim) fn next_user_pid(&self) -> u32 {
+        let n = self.user_tids.len();
+        let skip = if self.system_apart() && n >= self.nr_start_threads {
+            self.nr_system
+        } else {
+            0
+        };
+        PID_BASE + 1 + (n + skip) as u32
+    }
+
+    /// Whether the system's background tasks exist apart from rt-app (with its main
+    /// thread; `rtapp.main_thread = false` creates every task at once, as before).
+    fn system_apart(&self) -> bool {
+        self.s.options.rtapp.main_thread && self.nr_system > 0
+    }
+
+    /// The system's background tasks (`Workload::system_tasks`: the noise model's
+    /// daemons and per-CPU kthreads) exist before rt-app starts: each is asleep at the
+    /// start, last run on its CPU (a pinned one's own; the `k`-th unbound one on CPU
+    /// `k mod nr_cpus`, the CPU it is named after), and its first activation is a timed
+    /// wake-up at its `delay` (`try_to_wake_up()` from that CPU, like any sleeper's). They
+    /// are not rt-app's: not created, counted, synchronised or joined by its main thread,
+    /// named as their task (no rt-app thread index) and writing no rt-app markers.
+    fn start_system_tasks(&mut self) {
+        if !self.system_apart() {
+            return;
+        }
+        let n = self.p.nr_cpus();
+        let first = self.w.tasks.len() - self.w.system_tasks.min(self.w.tasks.len());
+        let mut k = 0usize;
+        for ti in first..self.w.tasks.len() {
+            let t = &self.w.tasks[ti];
+            let (name, delay_us) = (t.name.clone(), t.delay_us);
+            for _ in 0..t.instances {
+                let pid = PID_BASE + 1 + (self.nr_start_threads + k) as u32;
+                let tid = self.spawn_thread(ti, name.clone(), pid);
+                let th = &mut self.threads[tid];
+                let cpu = if th.affinity.contains(k % n) {
+                    k % n
+                } else {
+                    th.affinity.first().unwrap_or(0)
+                };
+                th.cpu = cpu;
+                th.recent_used_cpu = cpu;
+                th.renamed = true;
+                th.comm0 = th.comm.clone();
+                let at = self.t0 + program::us(delay_us);
+                let u = &mut self.uthreads[tid];
+                u.system = true;
+                u.t_first = at;
+                self.alive += 1;
+                self.q.push(
+                    at,
+                    Ev::Wake {
+                        tid: tid as u32,
+                        gen: 0,
+                    },
+                );
+                k += 1;
+            }
+        }
     }
 
     fn set_main_stage(&mut self, stage: MainStage) {

@@ -56,6 +56,8 @@ pub(in crate::sim) struct UserThread {
     pub(in crate::sim) attrs_pending: bool,
     /// The task a `fork` event creates once the event's `create_thread()` work is done.
     pub(in crate::sim) pending_fork: Option<usize>,
+    /// One of the system's background tasks, not rt-app's (user/main.rs): no markers.
+    pub(in crate::sim) system: bool,
 }
 
 impl UserThread {
@@ -85,6 +87,7 @@ impl UserThread {
             forked: false,
             attrs_pending: false,
             pending_fork: None,
+            system: false,
         }
     }
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Where rt-app's threads start, over noise seeds (issue 22).
+
+Runs one workload on one platform for seeds 0..N-1 with the noise model on and prints,
+for the workload's first W threads (pids 1001..1000+W), the distribution of the CPUs
+their forks chose (`sched_wakeup_new` target_cpu) and of the CPUs where each first
+started a loop (the first `rtapp_loop` marker: the workload must write `"ftrace":
+"loop"`), and how often the first thread landed on a CPU of the lowest capacity.
+
+    python3 tools/start-placements.py PLATFORM WORKLOAD W [N] [--set k=v ...]
+
+Example (issue 22's board): crates/hetsched/tests/data/qemu_2b2l.yaml, 25 seeds.
+"""
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HS = os.environ.get("HETSCHED", os.path.join(HERE, "..", "target", "release", "hetsched"))
+
+
+def placements(platform, workload, nthreads, seed, sets):
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "t.txt")
+        cmd = [
+            HS,
+            "run",
+            "-q",
+            "--platform",
+            platform,
+            "--workload",
+            workload,
+            "--seed",
+            str(seed),
+            "--noise",
+            "--trace",
+            trace,
+        ]
+        for s in sets:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True)
+        fork, loop = {}, {}
+        with open(trace) as f:
+            for line in f:
+                if "sched_wakeup_new" in line:
+                    m = re.search(r" pid=(\d+) .*target_cpu=(\d+)", line)
+                    pid = int(m.group(1))
+                    if 1000 < pid <= 1000 + nthreads:
+                        fork.setdefault(pid, int(m.group(2)))
+                elif "rtapp_loop" in line:
+                    m = re.match(r"\s*.+-(\d+)\s+\[(\d+)\]", line)
+                    loop.setdefault(int(m.group(1)), int(m.group(2)))
+    pids = range(1001, 1001 + nthreads)
+    return tuple(fork.get(p, -1) for p in pids), tuple(loop.get(p, -1) for p in pids)
+
+
+def lowest_capacity_cpus(platform):
+    out = subprocess.run(
+        [HS, "platforms", "show", platform], check=True, capture_output=True, text=True
+    ).stdout
+    caps = {}
+    table = False
+    for line in out.splitlines():
+        cols = line.split()
+        if cols[:1] == ["CPU"] and "capacity" in cols:
+            table = True
+            continue
+        if table:
+            if not cols or not cols[0].isdigit():
+                break
+            caps[int(cols[0])] = int(cols[-2])
+    low = min(caps.values()) if caps else None
+    return {c for c, v in caps.items() if v == low}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--set")]
+    sets = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--set"]
+    args = [a for a in args if a not in sets]
+    if len(args) < 3:
+        sys.exit(__doc__)
+    platform, workload, nthreads = args[0], args[1], int(args[2])
+    n = int(args[3]) if len(args) > 3 else 25
+    runs = [placements(platform, workload, nthreads, s, sets) for s in range(n)]
+    low = lowest_capacity_cpus(platform)
+    print(f"{workload} on {platform}, seeds 0-{n - 1}, noise on")
+    print("fork CPUs (thread 1, 2, ...):")
+    for k, v in collections.Counter(r[0] for r in runs).most_common():
+        print(f"  {k}: {v}")
+    print("first-loop CPUs:")
+    for k, v in collections.Counter(r[1] for r in runs).most_common():
+        print(f"  {k}: {v}")
+    if low:
+        on_low = sum(1 for r in runs if r[0][0] in low)
+        print(f"first thread on a CPU of the lowest capacity {sorted(low)}: {on_low} of {n}")
+
+
+if __name__ == "__main__":
+    main()
