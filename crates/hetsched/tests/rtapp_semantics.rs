@@ -64,7 +64,10 @@ fn find(lines: &[String], from: usize, parts: &[&str]) -> Option<usize> {
     (from..lines.len()).find(|&i| parts.iter().all(|p| lines[i].contains(p)))
 }
 
-/// Who (the context comm) woke `comm`, and when, in order (after the start barrier).
+/// The context comm of each `sched_wakeup` of `comm`, and when, in order (after the
+/// start barrier). A futex wake-up onto an idle CPU is activated there by the wakelist's
+/// IPI (v6.11 `ttwu_queue_cond()`), so it carries `<idle>`: the waker is told by the
+/// time.
 fn wakeups_of(lines: &[String], comm: &str) -> Vec<(String, i64)> {
     let pat = format!("sched_wakeup:         comm={comm} ");
     lines
@@ -100,7 +103,8 @@ fn mutex_contention_unlock_wakes_the_waiter() {
     // b sleeps for its delay at 0, then blocks on the mutex at 1 ms
     assert!(b_blocks.contains(&1000), "{b_blocks:?}");
     let w = wakeups_of(&lines, "b-1");
-    assert_eq!(w.last().unwrap(), &("a-0".to_string(), 10_000), "{w:?}");
+    // a's unlock on CPU 4 wakes b on idle CPU 5: activated there, from the wakelist
+    assert_eq!(w.last().unwrap(), &("<idle>".to_string(), 10_000), "{w:?}");
 }
 
 #[test]
@@ -158,7 +162,7 @@ fn condition_signal_wakes_the_waiter_and_it_reacquires_the_mutex() {
     // mutex the signaller still held)
     assert_eq!(
         w,
-        vec![("sig-1".to_string(), 5000), ("sig-1".to_string(), 7000)]
+        vec![("<idle>".to_string(), 5000), ("<idle>".to_string(), 7000)]
     );
     assert!(blocks_of(&lines, "waiter-0").contains(&5000));
 }
@@ -233,11 +237,11 @@ fn barrier_releases_when_the_last_participant_arrives() {
     assert_eq!(blocks_of(&lines, "task1-1")[0], 2000);
     assert_eq!(
         wakeups_of(&lines, "task1-1")[0],
-        ("task0-0".to_string(), 3000)
+        ("<idle>".to_string(), 3000)
     );
     // task0 reaches SECOND at 5 ms and waits; task1 arrives at 6 ms and wakes it
     assert!(blocks_of(&lines, "task0-0").contains(&5000));
-    assert!(wakeups_of(&lines, "task0-0").contains(&("task1-1".to_string(), 6000)));
+    assert!(wakeups_of(&lines, "task0-0").contains(&("<idle>".to_string(), 6000)));
 }
 
 #[test]
@@ -250,7 +254,7 @@ fn suspend_resume_pair_by_name_and_semaphores_count() {
     let (r, lines) = traced("hikey960", json, 30);
     let w: Vec<i64> = wakeups_of(&lines, "wk-1").iter().map(|x| x.1).collect();
     assert_eq!(w, vec![1000, 6000, 11000]);
-    assert!(wakeups_of(&lines, "wk-1").iter().all(|x| x.0 == "ctl-0"));
+    assert!(wakeups_of(&lines, "wk-1").iter().all(|x| x.0 == "<idle>"));
     let c: Vec<i64> = wakeups_of(&lines, "cons-2").iter().map(|x| x.1).collect();
     assert_eq!(c, vec![1000, 6000, 11000]);
     let cons = r.tasks.iter().find(|t| t.comm == "cons-2").unwrap();
@@ -360,4 +364,50 @@ fn fifo_preempts_fair_and_yield_hands_over() {
         &["prev_comm=y1-2", "prev_state=0", "next_pid=1004"],
     );
     assert!(y.is_some());
+}
+
+/// The contexts of a wake-up's events (v6.11 `try_to_wake_up()`): `sched_migrate_task`
+/// comes from the waking CPU (`set_task_cpu()` runs there); `sched_wakeup` from the CPU
+/// that activates the task — the target, from its wakelist, when it is idle or in
+/// another cluster (`ttwu_queue_cond()`: no shared cache), else the waker itself. On
+/// hikey960 (CPUs 0–3 and 4–7 share their cluster's cache), `ctl` on CPU 4 resumes
+/// `near` (CPU 5, busy with `hog5`: activated by `ctl`), `far` (CPU 0, busy with `hog0`:
+/// activated there, in `hog0`'s context) and `idle` (CPU 6, idle: activated there by
+/// `<idle>`); `mover` slept on CPU 7, which `hog7` took meanwhile, so its wake-up moves it
+/// to an idle CPU of the cluster, traced from `ctl` on CPU 4.
+#[test]
+fn wake_up_events_carry_the_waker_or_the_activating_cpu() {
+    let json = r#"{"tasks": {
+        "ctl": {"cpus": [4], "loop": 1, "sleep": 2000, "resume": "near", "resume": "far",
+                "resume": "idle", "resume": "mover", "run": 100},
+        "near": {"cpus": [5], "loop": 1, "suspend": "near", "run": 100},
+        "far": {"cpus": [0], "loop": 1, "suspend": "far", "run": 100},
+        "idle": {"cpus": [6], "loop": 1, "suspend": "idle", "run": 100},
+        "mover": {"cpus": [7], "loop": 1, "suspend": "mover", "run": 100},
+        "hog5": {"cpus": [5], "loop": 1, "delay": 500, "runtime": 5000},
+        "hog0": {"cpus": [0], "loop": 1, "delay": 500, "runtime": 5000},
+        "hog7": {"cpus": [7], "loop": 1, "delay": 500, "runtime": 5000}
+    }}"#;
+    // mover may run anywhere after its start: widen its affinity once it has slept
+    let json = json.replace(
+        r#""mover": {"cpus": [7], "loop": 1, "suspend": "mover""#,
+        r#""mover": {"loop": 1, "phases": {"p0": {"cpus": [7], "run": 10}, "p1": {"cpus": [4, 5, 6, 7], "suspend": "mover", "run": 100}}"#,
+    );
+    let (_, lines) = traced("hikey960", &json, 10);
+    let ctx_of = |comm: &str, event: &str| -> (String, String) {
+        let pat = format!("{event}:");
+        let l = lines
+            .iter()
+            .find(|l| l.contains(&pat) && l.contains(&format!("comm={comm} ")) && t_us(l) >= 2000)
+            .unwrap_or_else(|| panic!("no {event} of {comm}"));
+        let head = l.trim_start();
+        let who = head.split(' ').next().unwrap().rsplit_once('-').unwrap().0;
+        let cpu = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+        (who.to_string(), cpu.to_string())
+    };
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(ctx_of("near-1", "sched_wakeup"), s("ctl-0", "004"));
+    assert_eq!(ctx_of("far-2", "sched_wakeup"), s("hog0-6", "000"));
+    assert_eq!(ctx_of("idle-3", "sched_wakeup"), s("<idle>", "006"));
+    assert_eq!(ctx_of("mover-4", "sched_migrate_task"), s("ctl-0", "004"));
 }

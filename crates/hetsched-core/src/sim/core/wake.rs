@@ -56,8 +56,13 @@ impl<'w> Sim<'w> {
     }
 
     /// `try_to_wake_up()` for a sleeping thread. `waker` is the CPU whose current task
-    /// wakes it (a futex wake-up), whose context the `sched_wakeup` event carries; a timer
-    /// wake-up is traced on the target CPU.
+    /// wakes it (a futex wake-up); a timer wake-up runs on the sleeper's CPU, where its
+    /// hrtimer was armed. The events carry the contexts v6.11 gives them:
+    /// `sched_migrate_task` the waking CPU's (`set_task_cpu()` in `try_to_wake_up()`),
+    /// `sched_wakeup` the CPU that activates the task (`ttwu_do_activate()`): the target
+    /// when `ttwu_queue_cond()` sends it to the target's wakelist (the target does not
+    /// share the waking CPU's cache, or is another CPU with nothing running: its IPI
+    /// handler activates it), else the waking CPU.
     pub(in crate::sim) fn try_to_wake_up(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -71,9 +76,10 @@ impl<'w> Sim<'w> {
         let wf = crate::policy::select_fair::WF_TTWU;
         let cpu = self.select_task_rq(out, tid, prev, this_cpu, wf, now);
         if cpu != prev {
-            self.migrate_sleeping(out, tid, prev, cpu, now);
+            self.migrate_sleeping(out, tid, prev, cpu, this_cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
         }
+        let activator = self.ttwu_activating_cpu(this_cpu, cpu);
         if std::mem::take(&mut self.threads[tid].res_blocked) {
             self.nr_res_blocked -= 1;
         }
@@ -84,7 +90,7 @@ impl<'w> Sim<'w> {
                 task: self.tref(tid),
                 target_cpu: cpu as u32,
             };
-            out.emit(&self.ctx(waker.unwrap_or(cpu), now), &ev, g_sched);
+            out.emit(&self.ctx(activator, now), &ev, g_sched);
         }
         self.wakeup_preempt(cpu, tid);
         match self.threads[tid].class {
@@ -95,15 +101,37 @@ impl<'w> Sim<'w> {
         self.ttwu_update_avg_idle(cpu, now);
     }
 
-    /// `migrate_task_rq_fair()` for a task that is not on a runqueue.
-    /// `set_task_cpu()` of a task that is not queued (a wake-up's migration):
-    /// `migrate_task_rq()`, `sched_migrate_task`, the new CPU.
+    /// Where `try_to_wake_up()` activates a task woken from `this_cpu` onto `cpu`
+    /// (kernel/sched/core.c v6.11, `ttwu_queue()` → `ttwu_queue_cond()`, TTWU_QUEUE
+    /// on): the target's wakelist (its IPI handler activates the task there) when the
+    /// two CPUs do not share a cache, or when the target is another CPU with nothing
+    /// running; otherwise the waking CPU itself. Called before the task is enqueued.
+    fn ttwu_activating_cpu(&self, this_cpu: usize, cpu: usize) -> usize {
+        if cpu == this_cpu {
+            return cpu;
+        }
+        let rq = &self.rqs[cpu];
+        let nr_running = rq.cfs.nr_running as usize
+            + rq.rt.nr_running()
+            + rq.dl.nr_running()
+            + usize::from(rq.curr.is_some() || rq.stop.is_some());
+        if !self.sdt.cpus_share_cache(this_cpu, cpu) || nr_running == 0 {
+            cpu
+        } else {
+            this_cpu
+        }
+    }
+
+    /// `set_task_cpu()` of a task that is not queued (a wake-up's migration), run on
+    /// `on`, the waking CPU: `migrate_task_rq()` (`migrate_task_rq_fair()`),
+    /// `sched_migrate_task` in `on`'s context, the new CPU.
     pub(in crate::sim) fn migrate_sleeping(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
         from: usize,
         to: usize,
+        on: usize,
         now: Nanos,
     ) {
         // p->sched_class->migrate_task_rq(): the fair class's PELT and vruntime work,
@@ -112,7 +140,7 @@ impl<'w> Sim<'w> {
             self.migrate_task_rq_fair(tid, from, now);
         }
         self.threads[tid].enqueue_migrated = true;
-        self.trace_migrate(out, tid, from, to, to, now);
+        self.trace_migrate(out, tid, from, to, on, now);
         self.threads[tid].cpu = to;
     }
 
