@@ -163,6 +163,13 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
+    /// A number that stays the same while CPU `j`'s [`SugovCpuInput`] (but for
+    /// `idle_calls`, which the shared policy does not read) does not change, or `None`
+    /// when the caller does not track it. [`SugovPolicy::update`] then keeps that CPU's
+    /// `sugov_get_util()` result from an earlier aggregation instead of reading it again.
+    fn generation(&self, _j: usize) -> Option<u64> {
+        None
+    }
 }
 
 impl SugovInputs for [SugovCpuInput] {
@@ -214,6 +221,9 @@ pub struct SugovPolicy {
     /// `arch_scale_cpu_capacity()` of the policy's CPUs.
     max_cap: u64,
     params: SugovParams,
+    /// Per CPU: the [`SugovInputs::generation`] its `sg_cpu` `util` and `bw_min` were
+    /// computed at without iowait boost (`None`: recompute at the next aggregation).
+    util_gen: Vec<Option<u64>>,
     freq_update_delay_ns: u64,
     last_freq_update_time: u64,
     next_freq: u64,
@@ -254,6 +264,7 @@ impl SugovPolicy {
             max_freq_khz: pd.max_freq_khz,
             max_cap: max_cap.max(1),
             params,
+            util_gen: vec![None; pd.cpus.len()],
             freq_update_delay_ns: params.rate_limit_us.saturating_mul(1000),
             last_freq_update_time: 0,
             next_freq: 0,
@@ -365,15 +376,14 @@ impl SugovPolicy {
         (c.iowait_boost * self.max_cap) >> SCHED_CAPACITY_SHIFT
     }
 
-    /// `sugov_get_util()` (with the iowait boost folded in as each version does).
-    fn get_util(&mut self, i: usize, input: &SugovCpuInput, boost: u64) {
-        let c = &mut self.sg_cpu[i];
+    /// `sugov_get_util()` (with the iowait boost folded in as each version does): the
+    /// CPU's `util` and `bw_min`, a function of `input` and `boost` alone.
+    fn sugov_get_util(&self, input: &SugovCpuInput, boost: u64) -> (u64, u64) {
         match self.params.version {
             SchedutilVersion::V6_8 => {
                 let e = effective_cpu_util(&input.rq, input.util_cfs_boost, input.uclamp_used);
                 let util = e.util.max(boost);
-                c.bw_min = e.min;
-                c.util = sugov_effective_cpu_perf(util, e.min, e.max);
+                (sugov_effective_cpu_perf(util, e.min, e.max), e.min)
             }
             SchedutilVersion::V5 => {
                 let util = schedutil_cpu_util(
@@ -384,10 +394,38 @@ impl SugovPolicy {
                     input.uclamp_used,
                 );
                 let boost = uclamp_rq_util_with(&input.rq, boost, None, input.uclamp_used);
-                c.bw_min = input.rq.bw_dl;
-                c.util = util.max(boost);
+                (util.max(boost), input.rq.bw_dl)
             }
         }
+    }
+
+    /// [`Self::sugov_get_util`] into the `i`-th CPU's `sg_cpu`.
+    fn get_util(&mut self, i: usize, input: &SugovCpuInput, boost: u64) {
+        let (util, bw_min) = self.sugov_get_util(input, boost);
+        let c = &mut self.sg_cpu[i];
+        c.util = util;
+        c.bw_min = bw_min;
+    }
+
+    /// `sugov_iowait_apply()` + `sugov_get_util()` of the `j`-th CPU of a shared policy at
+    /// `now`, as `sugov_next_freq_shared()` calls them for each. Without boost, a CPU
+    /// whose inputs did not change since its last such computation (the same
+    /// [`SugovInputs::generation`]) keeps its `util` and `bw_min`: they would come out the
+    /// same, so its inputs are not read again.
+    fn shared_cpu_util<I: SugovInputs + ?Sized>(&mut self, j: usize, now: u64, inputs: &I) {
+        let boost = self.iowait_apply(j, now);
+        let gen = inputs.generation(j);
+        if boost == 0 && gen.is_some() && gen == self.util_gen[j] {
+            debug_assert_eq!(
+                self.sugov_get_util(&inputs.input(j), 0),
+                (self.sg_cpu[j].util, self.sg_cpu[j].bw_min),
+                "CPU {} of the policy changed without a new generation",
+                self.cpus[j]
+            );
+            return;
+        }
+        self.get_util(j, &inputs.input(j), boost);
+        self.util_gen[j] = if boost == 0 { gen } else { None };
     }
 
     /// `get_next_freq(sg_policy, util, max)`.
@@ -515,9 +553,7 @@ impl SugovPolicy {
             // sugov_next_freq_shared(): max over the policy's CPUs.
             let mut util = 0;
             for j in 0..self.cpus.len() {
-                let input = inputs.input(j);
-                let boost = self.iowait_apply(j, now);
-                self.get_util(j, &input, boost);
+                self.shared_cpu_util(j, now, inputs);
                 util = util.max(self.sg_cpu[j].util);
             }
             self.get_next_freq(util)
@@ -800,6 +836,81 @@ mod tests {
             sg.update(T0 + 1, 1, 0, &[dl(100, 50)]),
             FreqRequest::FastSwitch { freq_khz: 450_000 }
         );
+    }
+
+    /// Inputs with generations.
+    struct Tracked {
+        ins: Vec<SugovCpuInput>,
+        gens: Vec<u64>,
+    }
+
+    impl SugovInputs for Tracked {
+        fn input(&self, j: usize) -> SugovCpuInput {
+            self.ins[j]
+        }
+        fn generation(&self, j: usize) -> Option<u64> {
+            Some(self.gens[j])
+        }
+    }
+
+    /// A shared policy that keeps the `sugov_get_util()` of CPUs whose generation did not
+    /// move decides exactly as one that reads every CPU at every aggregation, through
+    /// changing utilisations, RT and DL signals, clamps and iowait boosts that grow and
+    /// decay (debug builds also check each kept result against a fresh one).
+    #[test]
+    fn shared_policy_reads_only_changed_cpus_with_the_same_result() {
+        let p = juno();
+        let pd = &p.perf_domains[0];
+        for version in [SchedutilVersion::V6_8, SchedutilVersion::V5] {
+            let prm = SugovParams {
+                version,
+                ..params(0, true)
+            };
+            let mut cached = SugovPolicy::new(pd, 446, None, prm, 850_000);
+            let mut plain = cached.clone();
+            let mut t = Tracked {
+                ins: vec![input(0, 0); pd.cpus.len()],
+                gens: vec![0; pd.cpus.len()],
+            };
+            let (mut now, mut x) = (T0, 0x9e37_79b9_7f4a_7c15_u64);
+            let mut rnd = |n: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n
+            };
+            let mut kept = 0;
+            for _ in 0..5_000 {
+                let j = rnd(pd.cpus.len() as u64) as usize;
+                if rnd(3) != 0 {
+                    let i = &mut t.ins[j];
+                    i.util_cfs = rnd(500);
+                    i.util_cfs_boost = i.util_cfs + rnd(100);
+                    i.rq.util_rt = if rnd(8) == 0 { rnd(300) } else { 0 };
+                    i.rq.rt_runnable = i.rq.util_rt > 100;
+                    i.rq.util_dl = if rnd(8) == 0 { rnd(200) } else { 0 };
+                    i.uclamp_used = true;
+                    i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
+                    i.rq.uclamp_max = if rnd(6) == 0 { rnd(1024) } else { 1024 };
+                    i.rq.arch_capacity = 446;
+                    t.gens[j] += 1;
+                }
+                now += if rnd(10) == 0 { 2 * TICK } else { rnd(TICK) };
+                let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
+                kept += (0..pd.cpus.len())
+                    .filter(|&k| {
+                        k != j
+                            && cached.sg_cpu[k].iowait_boost == 0
+                            && cached.util_gen[k] == Some(t.gens[k])
+                    })
+                    .count();
+                let a = cached.update(now, pd.cpus[j], flags, &t);
+                let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
+                assert_eq!(a, b);
+                assert_eq!(cached.sg_cpu, plain.sg_cpu);
+            }
+            assert!(kept > 5_000, "{kept} results kept");
+        }
     }
 
     #[test]

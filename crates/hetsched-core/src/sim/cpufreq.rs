@@ -63,6 +63,9 @@ pub(in crate::sim) struct CpufreqState {
     pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
+    /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
+    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`].
+    pub util_gen: Vec<u64>,
 }
 
 impl CpufreqState {
@@ -189,6 +192,7 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
+            util_gen: vec![0; p.cpus.len()],
         }
     }
 }
@@ -258,6 +262,7 @@ struct SimSugovInputs<'a> {
     cpus: &'a [usize],
     rqs: &'a [Rq],
     en: &'a super::energy::EnergyState,
+    util_gen: &'a [u64],
     util_est: bool,
 }
 
@@ -278,9 +283,20 @@ impl SugovInputs for SimSugovInputs<'_> {
         // cpu_bw_dl() is not modelled (rq_signals() gives 0)
         0
     }
+
+    fn generation(&self, j: usize) -> Option<u64> {
+        Some(self.util_gen[self.cpus[j]])
+    }
 }
 
 impl Sim<'_> {
+    /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
+    /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
+    /// its policy's next aggregation. Every writer of those calls it.
+    pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
+        self.cpufreq.util_gen[cpu] += 1;
+    }
+
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
     /// `cpu`'s policy (schedutil: `sugov_update_single_freq()` / `sugov_update_shared()`).
     /// Returns at once when the governor installs no hook.
@@ -309,6 +325,7 @@ impl Sim<'_> {
             cpus: &p.perf_domains[pd].cpus,
             rqs: &self.rqs,
             en: &self.en,
+            util_gen: &self.cpufreq.util_gen,
             util_est: self.s.options.pelt.util_est,
         };
         let r = self.cpufreq.policies[pd]

@@ -555,6 +555,7 @@ impl Sim<'_> {
         }
         let v = self.threads[tid].uclamp;
         self.en.uclamp[cpu].inc(v);
+        self.rq_util_changed(cpu);
         self.threads[tid].uclamp_on = Some(v);
     }
 
@@ -562,6 +563,7 @@ impl Sim<'_> {
     pub(in crate::sim) fn uclamp_dec(&mut self, cpu: usize, tid: usize) {
         if let Some(v) = self.threads[tid].uclamp_on.take() {
             self.en.uclamp[cpu].dec(v);
+            self.rq_util_changed(cpu);
         }
     }
 

@@ -24,6 +24,9 @@ impl<'w> Sim<'w> {
         } else {
             pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running)
         };
+        if updated {
+            self.rq_util_changed(cpu);
+        }
         if updated && out.any.signals && self.s.options.trace.signals {
             let rq = &self.rqs[cpu];
             let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
@@ -134,6 +137,8 @@ impl<'w> Sim<'w> {
             self.trace_pelt_cfs(out, cpu, now);
         }
         if util_change {
+            // the averages change only when they decayed, or at attach or detach
+            self.rq_util_changed(cpu);
             // cfs_rq_util_change() -> cpufreq_update_util(rq, 0), after the PELT
             // tracepoints fired in ___update_load_avg()
             self.cpufreq_update_util(out, cpu, 0, now);
@@ -155,7 +160,7 @@ impl<'w> Sim<'w> {
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
         let before = rq.cfs.avg.last_update_time;
-        decayed |= pelt::update_cfs_rq_load_avg(
+        let cfs_decayed = pelt::update_cfs_rq_load_avg(
             &mut rq.cfs.avg,
             &mut rq.cfs.removed,
             pnow,
@@ -163,6 +168,10 @@ impl<'w> Sim<'w> {
             st.h_nr_runnable,
             st.curr_running,
         );
+        if cfs_decayed {
+            self.rq_util_changed(cpu);
+        }
+        decayed |= cfs_decayed;
         if self.rqs[cpu].cfs.avg.last_update_time != before {
             self.trace_pelt_cfs(out, cpu, now);
         }

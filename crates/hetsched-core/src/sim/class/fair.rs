@@ -32,6 +32,7 @@ impl<'w> Sim<'w> {
         if self.s.options.pelt.util_est {
             let a = self.ents[tid].avg;
             pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
         // update_curr() of the queue's current entity before placement.
@@ -98,6 +99,7 @@ impl<'w> Sim<'w> {
         if self.s.options.pelt.util_est {
             let a = self.ents[tid].avg;
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
         self.update_curr_fair_resched(cpu, now);
@@ -142,6 +144,7 @@ impl<'w> Sim<'w> {
         e.vlag = (i128::from(e.vlag) * i128::from(old_w) / i128::from(lw.weight)) as i64;
         pelt::reweight_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, old_w, lw.weight);
         e.load = lw;
+        self.rq_util_changed(cpu);
     }
 
     /// `prio_changed_fair()` (v6.11): a queued task beside others reschedules its CPU
@@ -191,6 +194,7 @@ impl<'w> Sim<'w> {
             let w = self.ents[tid].load.weight;
             let (rq, e) = (&mut self.rqs[cpu], &mut self.ents[tid]);
             pelt::attach_entity_load_avg(&mut rq.cfs.avg, &mut e.avg, w);
+            self.rq_util_changed(cpu);
             self.trace_pelt_cfs(out, cpu, now);
             self.cpufreq_update_util(out, cpu, 0, now); // cfs_rq_util_change()
         }

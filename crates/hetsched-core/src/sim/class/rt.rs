@@ -61,6 +61,7 @@ impl<'w> Sim<'w> {
         let prio = self.threads[tid].eff_prio;
         let prev_prio = self.rt_highest_prio(cpu);
         self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, head);
+        self.rq_util_changed(cpu);
         if prio < prev_prio {
             self.rqs[cpu].cpupri = prio; // inc_rt_prio_smp() → cpupri_set()
         }
@@ -84,6 +85,7 @@ impl<'w> Sim<'w> {
         let key = self.threads[tid].rt_key;
         let prev_prio = self.rt_highest_prio(cpu);
         self.rqs[cpu].rt.dequeue(tid, key);
+        self.rq_util_changed(cpu);
         let highest = self.rt_highest_prio(cpu);
         if highest != prev_prio {
             self.rqs[cpu].cpupri = highest; // dec_rt_prio_smp() → cpupri_set()
