@@ -152,7 +152,7 @@ impl Env<'_> {
             cap,
             misfit_task_load: self.misfit[cpu],
             overutilized: self.ou.is_some_and(|o| {
-                let c = super::energy::ou_cpu(rq, &o.uclamp[cpu], self.util_est);
+                let c = super::energy::ou_cpu_of(rq, &o.uclamp[cpu], util_cfs, &cap);
                 cpu_overutilized(&c, o.uclamp_used, o.gate)
             }),
             ttwu_pending: false,
@@ -213,6 +213,24 @@ impl LbEnv for Env<'_> {
         let mut c = LbCpu::default();
         self.fill_cpu(cpu, &mut c);
         f(&c)
+    }
+
+    /// The walk of [`LbEnv::with_cpu`] under one borrow of the memo.
+    fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
+        let Ok(mut memo) = self.scratch.cpus.try_borrow_mut() else {
+            for cpu in cpus.iter() {
+                self.with_cpu(cpu, &mut f);
+            }
+            return;
+        };
+        for cpu in cpus.iter() {
+            let slot = &mut memo[cpu];
+            if slot.0 != self.pass {
+                slot.0 = self.pass;
+                self.fill_cpu(cpu, &mut slot.1);
+            }
+            f(&slot.1);
+        }
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
