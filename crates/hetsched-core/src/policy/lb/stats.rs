@@ -190,7 +190,8 @@ pub fn group_classify(imbalance_pct: u64, sg_imbalanced: bool, sgs: &SgLbStats) 
     GroupType::HasSpare
 }
 
-/// `update_sg_lb_stats()`: statistics of `group` for the balance `e`. Sets
+/// `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11): statistics of `group` for the
+/// balance `e`, written into `sgs` (cleared first, as the kernel's `memset()`). Sets
 /// `sg_overloaded` (root level: a CPU with more than one task, or any misfit) and
 /// `sg_overutilized`. With `p.misfit` off, no misfit load is gathered (pre-misfit kernel).
 ///
