@@ -152,7 +152,7 @@ impl Env<'_> {
             cap,
             misfit_task_load: self.misfit[cpu],
             overutilized: self.ou.is_some_and(|o| {
-                let c = super::energy::ou_cpu(rq, &o.uclamp[cpu], self.util_est);
+                let c = super::energy::ou_cpu_of(rq, &o.uclamp[cpu], util_cfs, &cap);
                 cpu_overutilized(&c, o.uclamp_used, o.gate)
             }),
             ttwu_pending: false,
@@ -213,6 +213,24 @@ impl LbEnv for Env<'_> {
         let mut c = LbCpu::default();
         self.fill_cpu(cpu, &mut c);
         f(&c)
+    }
+
+    /// The walk of [`LbEnv::with_cpu`] under one borrow of the memo.
+    fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
+        let Ok(mut memo) = self.scratch.cpus.try_borrow_mut() else {
+            for cpu in cpus.iter() {
+                self.with_cpu(cpu, &mut f);
+            }
+            return;
+        };
+        for cpu in cpus.iter() {
+            let slot = &mut memo[cpu];
+            if slot.0 != self.pass {
+                slot.0 = self.pass;
+                self.fill_cpu(cpu, &mut slot.1);
+            }
+            f(&slot.1);
+        }
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {
@@ -462,7 +480,6 @@ impl Sim<'_> {
     /// Mirrors the list order `detach_tasks()` left on the busiest CPU.
     fn restamp_src(&mut self) {
         if let Some((_, order)) = self.lb.src_cfs_order() {
-            let order: Vec<usize> = order.collect();
             for t in order {
                 self.stamp_ctr += 1;
                 self.cfs_stamp[t] = self.stamp_ctr;
@@ -479,10 +496,15 @@ impl Sim<'_> {
     ) -> bool {
         self.misfit[cpu] = 0;
         let jiffies = self.jiffies(now);
-        let res = {
+        let rd = rd_state(self.rd_overload, &self.en);
+        let avg_idle = self.rqs[cpu].avg_idle;
+        // No wake-up is ever pending (Env::ttwu_pending): a pass that stops at the gate
+        // needs no view of the runqueues.
+        let gate = self
+            .lb
+            .sched_balance_newidle_gate(&self.doms, &rd, &self.lbp, cpu, avg_idle, jiffies);
+        let res = gate.unwrap_or_else(|| {
             let env = lb_env!(self, now);
-            let rd = rd_state(self.rd_overload, &self.en);
-            let avg_idle = self.rqs[cpu].avg_idle;
             self.lb.sched_balance_newidle(
                 &env,
                 &mut self.doms,
@@ -496,14 +518,15 @@ impl Sim<'_> {
                 },
                 jiffies,
             )
-        };
+        });
         self.trace_cpu_capacity_update(out, cpu, now);
         let moves = self.lb.moves().to_vec();
         self.restamp_src();
-        let (active, rdo, rdu) = res.last.map_or((None, None, None), |d| {
-            (d.active, d.rd_overloaded, d.rd_overutilized)
-        });
-        self.apply_lb(out, &moves, active, (rdo, rdu), cpu, now);
+        // Without a balanced domain nothing moved and no root-domain flag changed.
+        if let Some(d) = res.last {
+            let rd = (d.rd_overloaded, d.rd_overutilized);
+            self.apply_lb(out, &moves, d.active, rd, cpu, now);
+        }
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
         }

@@ -35,7 +35,9 @@ use crate::energy::overutilized::{
 use crate::options::Settings;
 use crate::pelt;
 use crate::platform::Platform;
-use crate::sched::capacity::{uclamp_eff, UclampId, UclampReq, UclampRq, UclampSysctl};
+use crate::sched::capacity::{
+    uclamp_eff, CpuCapacity, UclampId, UclampReq, UclampRq, UclampSysctl,
+};
 use crate::sched::CpuSet;
 use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::TraceEvent;
@@ -181,9 +183,13 @@ pub(in crate::sim) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
 
 /// What `cpu_overutilized()` reads of an rq.
 pub(in crate::sim) fn ou_cpu(rq: &Rq, uc: &UclampRq, util_est: bool) -> OuCpu {
-    let cap = super::rq_capacity(rq);
+    ou_cpu_of(rq, uc, cpu_util_cfs(rq, util_est), &super::rq_capacity(rq))
+}
+
+/// [`ou_cpu`] for a reader that has `cpu_util_cfs()` and the capacities of `rq` already.
+pub(in crate::sim) fn ou_cpu_of(rq: &Rq, uc: &UclampRq, util_cfs: u64, cap: &CpuCapacity) -> OuCpu {
     OuCpu {
-        util_cfs: cpu_util_cfs(rq, util_est),
+        util_cfs,
         capacity_of: cap.capacity,
         arch_capacity: cap.orig,
         actual_capacity: cap.actual(),

@@ -286,7 +286,8 @@ pub(crate) fn sched_balance_find_src_group(
     jiffies: u64,
     dec: &mut LbDecision,
 ) -> Option<usize> {
-    let mut sds = update_sd_lb_stats(env, doms, p, e, jiffies, dec);
+    let mut sds = SdLbStats::default();
+    update_sd_lb_stats(env, doms, p, e, jiffies, dec, &mut sds);
     // update_sd_lb_stats() has already called set_rd_overutilized() (v6.11): the EAS
     // bail-out below reads the value this pass wrote.
     let rd = &RootDomainState {

@@ -211,34 +211,19 @@ impl LoadBalancer {
         cost: NewidleCost,
         jiffies: u64,
     ) -> NewidleOutcome {
-        self.moves.clear();
-        let mut out = NewidleOutcome {
-            pulled: 0,
-            last: None,
-            domains_tried: 0,
-            next_balance: jiffies + p.hz,
-            cost: 0,
-        };
         if env.ttwu_pending(this_cpu) {
+            self.moves.clear();
+            return NewidleOutcome::nothing(jiffies, p);
+        }
+        if let Some(out) = self.sched_balance_newidle_gate(doms, rd, p, this_cpu, avg_idle, jiffies)
+        {
             return out;
         }
+        let mut out = NewidleOutcome::nothing(jiffies, p);
         let nlevels = doms.domains(this_cpu).len();
-        if nlevels == 0 {
-            return out;
-        }
-        let update_next = |doms: &SchedDomains, level: usize, next: &mut u64| {
-            let sd = &doms.cpus[this_cpu][level];
-            let interval =
-                super::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, false, p);
-            *next = (*next).min(sd.last_balance + interval);
-        };
-        if !rd.overloaded || avg_idle < doms.cpus[this_cpu][0].max_newidle_lb_cost {
-            update_next(doms, 0, &mut out.next_balance);
-            return out;
-        }
         let mut curr_cost = 0u64;
         for level in 0..nlevels {
-            update_next(doms, level, &mut out.next_balance);
+            update_next_balance(doms, p, this_cpu, level, &mut out.next_balance);
             if avg_idle < curr_cost + doms.cpus[this_cpu][level].max_newidle_lb_cost {
                 break;
             }
@@ -271,4 +256,58 @@ impl LoadBalancer {
         out.cost = curr_cost;
         out
     }
+
+    /// The part of [`LoadBalancer::sched_balance_newidle`] after its `rq->ttwu_pending`
+    /// test that reads no runqueue: the outcome when the pass stops there (no domain, the
+    /// root domain not overloaded, or `avg_idle` below the base domain's
+    /// `max_newidle_lb_cost`: `update_next_balance()` of the base domain only), `None`
+    /// when the domains are to be balanced. Clears [`LoadBalancer::moves`]. An engine
+    /// without pending wake-ups calls it before building its [`LbEnv`].
+    pub fn sched_balance_newidle_gate(
+        &mut self,
+        doms: &SchedDomains,
+        rd: &RootDomainState,
+        p: &LbParams,
+        this_cpu: usize,
+        avg_idle: u64,
+        jiffies: u64,
+    ) -> Option<NewidleOutcome> {
+        self.moves.clear();
+        let mut out = NewidleOutcome::nothing(jiffies, p);
+        let Some(sd) = doms.domains(this_cpu).first() else {
+            return Some(out);
+        };
+        if !rd.overloaded || avg_idle < sd.max_newidle_lb_cost {
+            update_next_balance(doms, p, this_cpu, 0, &mut out.next_balance);
+            return Some(out);
+        }
+        None
+    }
+}
+
+impl NewidleOutcome {
+    /// Nothing pulled, no domain balanced, `next_balance` = `jiffies + HZ`.
+    fn nothing(jiffies: u64, p: &LbParams) -> NewidleOutcome {
+        NewidleOutcome {
+            pulled: 0,
+            last: None,
+            domains_tried: 0,
+            next_balance: jiffies + p.hz,
+            cost: 0,
+        }
+    }
+}
+
+/// `update_next_balance(sd, &next_balance)` (kernel/sched/fair.c, v6.11) for `this_cpu`'s
+/// domain at `level`, as newidle balance (an idle CPU) computes it.
+fn update_next_balance(
+    doms: &SchedDomains,
+    p: &LbParams,
+    this_cpu: usize,
+    level: usize,
+    next: &mut u64,
+) {
+    let sd = &doms.cpus[this_cpu][level];
+    let interval = super::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, false, p);
+    *next = (*next).min(sd.last_balance + interval);
 }

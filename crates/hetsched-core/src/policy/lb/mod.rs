@@ -181,6 +181,15 @@ pub trait LbEnv {
     fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
         f(&self.cpu(cpu))
     }
+    /// Calls `f` with the state of each CPU of `cpus` in ascending order, as
+    /// [`LbEnv::with_cpu`] would one by one (the `for_each_cpu_and()` walk of
+    /// `update_sg_lb_stats()`); an engine that memoises the states holds its memo once for
+    /// the whole walk.
+    fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
+        for cpu in cpus.iter() {
+            self.with_cpu(cpu, &mut f);
+        }
+    }
     /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
     /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
     /// becomes `rq->cpu_capacity`, what [`LbEnv::cpu`]'s `cap.capacity` (`capacity_of()`)

@@ -190,7 +190,8 @@ pub fn group_classify(imbalance_pct: u64, sg_imbalanced: bool, sgs: &SgLbStats) 
     GroupType::HasSpare
 }
 
-/// `update_sg_lb_stats()`: statistics of `group` for the balance `e`. Sets
+/// `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11): statistics of `group` for the
+/// balance `e`, written into `sgs` (cleared first, as the kernel's `memset()`). Sets
 /// `sg_overloaded` (root level: a CPU with more than one task, or any misfit) and
 /// `sg_overutilized`. With `p.misfit` off, no misfit load is gathered (pre-misfit kernel).
 ///
@@ -207,79 +208,78 @@ pub(crate) fn update_sg_lb_stats(
     e: &Env,
     group: &SchedGroup,
     local_group: bool,
+    sgs: &mut SgLbStats,
     sg_overloaded: &mut bool,
     sg_overutilized: &mut bool,
-) -> SgLbStats {
+) {
     let chain = &doms.cpus[e.this_cpu];
     let sd = &chain[e.level];
     let balancing_at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
-    let mut sgs = SgLbStats::default();
-    for i in group.span.and(&e.cpus).iter() {
-        env.with_cpu(i, |rq| {
-            if legacy {
-                sgs.group_load += rq.load;
-                sgs.group_util += rq.util_cfs;
-                sgs.sum_nr_running += rq.h_nr_running;
-                sgs.sum_h_nr_running += rq.h_nr_running;
-                if rq.overutilized {
-                    *sg_overutilized = true;
-                }
-                // Only read at the root domain (rd->overload).
-                if balancing_at_rd && rq.nr_running > 1 {
-                    *sg_overloaded = true;
-                }
-                sgs.sum_weighted_load += rq.load;
-                if rq.nr_running == 0 && rq.idle {
-                    sgs.idle_cpus += 1;
-                }
-                if sd.flags & SD_ASYM_CPUCAPACITY != 0
-                    && p.misfit
-                    && sgs.group_misfit_task_load < rq.misfit_task_load
-                {
-                    sgs.group_misfit_task_load = rq.misfit_task_load;
-                    *sg_overloaded = true;
-                }
-                return;
-            }
+    *sgs = SgLbStats::default();
+    env.for_each_cpu(&group.span.and(&e.cpus), |rq| {
+        if legacy {
             sgs.group_load += rq.load;
             sgs.group_util += rq.util_cfs;
-            sgs.group_runnable += rq.runnable;
+            sgs.sum_nr_running += rq.h_nr_running;
             sgs.sum_h_nr_running += rq.h_nr_running;
-            let nr_running = rq.nr_running;
-            sgs.sum_nr_running += nr_running;
             if rq.overutilized {
                 *sg_overutilized = true;
             }
-            // No need to call idle_cpu() if nr_running is not 0
-            if nr_running == 0 && rq.idle {
-                sgs.idle_cpus += 1;
-                // Idle cpu can't have misfit task
-                return;
-            }
-            // Overload indicator is only updated at root domain
-            if balancing_at_rd && nr_running > 1 {
+            // Only read at the root domain (rd->overload).
+            if balancing_at_rd && rq.nr_running > 1 {
                 *sg_overloaded = true;
             }
-            if local_group {
-                return;
+            sgs.sum_weighted_load += rq.load;
+            if rq.nr_running == 0 && rq.idle {
+                sgs.idle_cpus += 1;
             }
-            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
-                if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
-                    sgs.group_misfit_task_load = rq.misfit_task_load;
-                    *sg_overloaded = true;
-                }
-            } else if e.idle.is_idle()
-                && rq.h_nr_running == 1
-                && check_cpu_capacity(rq, sd.imbalance_pct)
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0
+                && p.misfit
+                && sgs.group_misfit_task_load < rq.misfit_task_load
             {
-                // sched_reduced_capacity(): a task on a CPU with reduced capacity.
-                if sgs.group_misfit_task_load < rq.load {
-                    sgs.group_misfit_task_load = rq.load;
-                }
+                sgs.group_misfit_task_load = rq.misfit_task_load;
+                *sg_overloaded = true;
             }
-        });
-    }
+            return;
+        }
+        sgs.group_load += rq.load;
+        sgs.group_util += rq.util_cfs;
+        sgs.group_runnable += rq.runnable;
+        sgs.sum_h_nr_running += rq.h_nr_running;
+        let nr_running = rq.nr_running;
+        sgs.sum_nr_running += nr_running;
+        if rq.overutilized {
+            *sg_overutilized = true;
+        }
+        // No need to call idle_cpu() if nr_running is not 0
+        if nr_running == 0 && rq.idle {
+            sgs.idle_cpus += 1;
+            // Idle cpu can't have misfit task
+            return;
+        }
+        // Overload indicator is only updated at root domain
+        if balancing_at_rd && nr_running > 1 {
+            *sg_overloaded = true;
+        }
+        if local_group {
+            return;
+        }
+        if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+            if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
+                sgs.group_misfit_task_load = rq.misfit_task_load;
+                *sg_overloaded = true;
+            }
+        } else if e.idle.is_idle()
+            && rq.h_nr_running == 1
+            && check_cpu_capacity(rq, sd.imbalance_pct)
+        {
+            // sched_reduced_capacity(): a task on a CPU with reduced capacity.
+            if sgs.group_misfit_task_load < rq.load {
+                sgs.group_misfit_task_load = rq.load;
+            }
+        }
+    });
     let sgc = &doms.sgc[group.sgc];
     if legacy {
         // Adjust by relative CPU capacity of the group
@@ -289,18 +289,17 @@ pub(crate) fn update_sg_lb_stats(
             sgs.load_per_task = sgs.sum_weighted_load / u64::from(sgs.sum_nr_running);
         }
         sgs.group_weight = group.group_weight;
-        sgs.group_no_capacity = group_load(&sgs).is_overloaded_v4_20(sd.imbalance_pct);
-        sgs.group_type = group_classify_v4_20(sgc.imbalance, &sgs);
-        return sgs;
+        sgs.group_no_capacity = group_load(sgs).is_overloaded_v4_20(sd.imbalance_pct);
+        sgs.group_type = group_classify_v4_20(sgc.imbalance, sgs);
+        return;
     }
     sgs.group_capacity = sgc.capacity;
     sgs.group_weight = group.group_weight;
-    sgs.group_type = group_classify(sd.imbalance_pct, sgc.imbalance, &sgs);
+    sgs.group_type = group_classify(sd.imbalance_pct, sgc.imbalance, sgs);
     // Computing avg_load makes sense only when group is overloaded
     if sgs.group_type == GroupType::Overloaded {
         sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity.max(1);
     }
-    sgs
 }
 
 /// `update_sd_pick_busiest()`: whether `sg` (with `sgs`) is busier than the current
@@ -311,15 +310,16 @@ pub(crate) fn update_sg_lb_stats(
 /// then group type, then `avg_load`; with asymmetric capacity a group with no more tasks
 /// than CPUs and a bigger minimum capacity than the local one is not pulled from
 /// (`group_smaller_min_cpu_capacity()`), and of two misfit groups the bigger misfit
-/// load wins. No asym packing.
+/// load wins. No asym packing. `dst_cap` is `capacity_of(env->dst_cpu)`, which no group's
+/// statistics change: the caller reads it once per pass.
 pub(crate) fn update_sd_pick_busiest(
-    env: &impl LbEnv,
     doms: &SchedDomains,
     p: &LbParams,
     e: &Env,
     sds: &SdLbStats,
     sg: &SchedGroup,
     sgs: &SgLbStats,
+    dst_cap: u64,
 ) -> bool {
     let sd = &doms.cpus[e.this_cpu][e.level];
     let busiest = &sds.busiest_stat;
@@ -363,7 +363,6 @@ pub(crate) fn update_sd_pick_busiest(
     if sgs.sum_h_nr_running == 0 {
         return false;
     }
-    let dst_cap = env.cpu(e.dst_cpu).cap.capacity;
     // Don't try to pull misfit tasks we can't help.
     if sd.flags & SD_ASYM_CPUCAPACITY != 0
         && sgs.group_type == GroupType::MisfitTask
@@ -416,8 +415,10 @@ pub(crate) fn update_sd_pick_busiest(
     true
 }
 
-/// `update_sd_lb_stats()`: statistics of every group of the domain, the busiest group,
-/// and the root-domain flag updates (written into `dec`).
+/// `update_sd_lb_stats()`: statistics of every group of the domain into `sds`, the busiest
+/// group, and the root-domain flag updates (written into `dec`). As the kernel, each
+/// group's statistics are written in place: the local group's into `sds.local_stat`, the
+/// others' into one scratch copied to `sds.busiest_stat` when picked.
 pub(crate) fn update_sd_lb_stats(
     env: &impl LbEnv,
     doms: &mut SchedDomains,
@@ -425,8 +426,9 @@ pub(crate) fn update_sd_lb_stats(
     e: &Env,
     jiffies: u64,
     dec: &mut super::LbDecision,
-) -> SdLbStats {
-    let mut sds = SdLbStats {
+    sds: &mut SdLbStats,
+) {
+    *sds = SdLbStats {
         busiest_stat: SgLbStats {
             idle_cpus: u32::MAX,
             group_type: GroupType::HasSpare,
@@ -455,23 +457,37 @@ pub(crate) fn update_sd_lb_stats(
     let legacy_prefer_sibling = p.version == LbVersion::V4_20
         && e.level > 0
         && doms_ro.cpus[e.this_cpu][e.level - 1].flags & SD_PREFER_SIBLING != 0;
+    let dst_cap = env.with_cpu(e.dst_cpu, |d| d.cap.capacity);
+    let mut tmp_sgs = SgLbStats::default();
     for (gi, sg) in sd.groups.iter().enumerate() {
         let local_group = sg.span.contains(e.dst_cpu);
-        let sgs = update_sg_lb_stats(
-            env,
-            doms_ro,
-            p,
-            e,
-            sg,
-            local_group,
-            &mut sg_overloaded,
-            &mut sg_overutilized,
-        );
-        let mut sgs = sgs;
-        if local_group {
+        let sgs = if local_group {
             sds.local = gi;
-            sds.local_stat = sgs;
+            update_sg_lb_stats(
+                env,
+                doms_ro,
+                p,
+                e,
+                sg,
+                true,
+                &mut sds.local_stat,
+                &mut sg_overloaded,
+                &mut sg_overutilized,
+            );
+            &sds.local_stat
         } else {
+            let sgs = &mut tmp_sgs;
+            update_sg_lb_stats(
+                env,
+                doms_ro,
+                p,
+                e,
+                sg,
+                false,
+                sgs,
+                &mut sg_overloaded,
+                &mut sg_overutilized,
+            );
             // v4.20: when the child domain prefers siblings, lower the capacity of a
             // group with at least two tasks more than a local group that has capacity.
             if legacy_prefer_sibling
@@ -479,13 +495,14 @@ pub(crate) fn update_sd_lb_stats(
                 && sgs.sum_nr_running > sds.local_stat.sum_nr_running + 1
             {
                 sgs.group_no_capacity = true;
-                sgs.group_type = group_classify_v4_20(doms_ro.sgc[sg.sgc].imbalance, &sgs);
+                sgs.group_type = group_classify_v4_20(doms_ro.sgc[sg.sgc].imbalance, sgs);
             }
-            if update_sd_pick_busiest(env, doms_ro, p, e, &sds, sg, &sgs) {
+            if update_sd_pick_busiest(doms_ro, p, e, sds, sg, sgs, dst_cap) {
                 sds.busiest = Some(gi);
-                sds.busiest_stat = sgs;
+                sds.busiest_stat = *sgs;
             }
-        }
+            &tmp_sgs
+        };
         sds.total_load += sgs.group_load;
         sds.total_capacity += sgs.group_capacity;
         sum_util += sgs.group_util;
@@ -509,5 +526,4 @@ pub(crate) fn update_sd_lb_stats(
             sum_util,
         );
     }
-    sds
 }
