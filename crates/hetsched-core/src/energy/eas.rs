@@ -122,15 +122,34 @@ pub fn eenv_task_busy_time(view: &impl EasView, p: &EasTask, prev_cpu: usize) ->
 
 /// `eenv_pd_busy_time(eenv, pd_cpus, p)`: `Σ effective_cpu_util(cpu_util(cpu, p, −1))` over
 /// the domain, without the task, at most `pd_cap`.
-pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &[usize], p: &EasTask, pd_cap: u64) -> u64 {
+pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &CpuSet, p: &EasTask, pd_cap: u64) -> u64 {
     let used = view.uclamp_is_used();
     let busy: u64 = cpus
         .iter()
-        .map(|&c| {
+        .map(|c| {
             effective_cpu_util(&view.rq(c), view.cpu_util(c, Some(p.id), None, false), used).util
         })
         .sum();
     busy.min(pd_cap)
+}
+
+/// One CPU's term of [`eenv_pd_max_util`]: the performance schedutil would request for
+/// `cpu` if `p` ran on `dst`.
+fn eenv_cpu_perf(view: &impl EasView, cpu: usize, p: &EasTask, dst: Option<usize>) -> u64 {
+    let used = view.uclamp_is_used();
+    let rq = view.rq(cpu);
+    let util = view.cpu_util(cpu, Some(p.id), dst, true);
+    let e = effective_cpu_util(&rq, util, used);
+    let (mut min, mut max) = (e.min, e.max);
+    if dst == Some(cpu) && used {
+        min = min.max(p.uclamp_min);
+        max = if rq.uclamp_idle {
+            p.uclamp_max
+        } else {
+            max.max(p.uclamp_max)
+        };
+    }
+    sugov_effective_cpu_perf(e.util, min, max)
 }
 
 /// `eenv_pd_max_util(eenv, pd_cpus, p, dst_cpu)` (v6.8+): the performance schedutil would
@@ -140,41 +159,88 @@ pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &[usize], p: &EasTask, pd_ca
 pub fn eenv_pd_max_util(
     view: &impl EasView,
     eenv: &EnergyEnv,
-    cpus: &[usize],
+    cpus: &CpuSet,
     p: &EasTask,
     dst: Option<usize>,
 ) -> u64 {
-    let used = view.uclamp_is_used();
-    let mut max_util = 0;
-    for &cpu in cpus {
-        let rq = view.rq(cpu);
-        let util = view.cpu_util(cpu, Some(p.id), dst, true);
-        let e = effective_cpu_util(&rq, util, used);
-        let (mut min, mut max) = (e.min, e.max);
-        if dst == Some(cpu) && used {
-            min = min.max(p.uclamp_min);
-            max = if rq.uclamp_idle {
-                p.uclamp_max
-            } else {
-                max.max(p.uclamp_max)
-            };
-        }
-        max_util = max_util.max(sugov_effective_cpu_perf(e.util, min, max));
-    }
+    let max_util = cpus
+        .iter()
+        .map(|cpu| eenv_cpu_perf(view, cpu, p, dst))
+        .max()
+        .unwrap_or(0);
     max_util.min(eenv.cpu_cap)
 }
 
+/// [`eenv_pd_max_util`] of one domain for any `dst_cpu`, from one pass over its CPUs:
+/// a CPU other than `dst_cpu` brings the same term whatever `dst_cpu` is (`cpu_util()`
+/// moves `p` only to or from `dst_cpu`), so the two largest terms without `p` and the
+/// CPU of the largest, plus `dst_cpu`'s own term, give the maximum. What
+/// `find_energy_efficient_cpu()`'s base, `prev_cpu` and candidate evaluations of a
+/// domain read, each CPU once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PdMaxUtil {
+    top: u64,
+    top_cpu: Option<usize>,
+    second: u64,
+}
+
+impl PdMaxUtil {
+    /// The terms of `cpus` without `p` (`dst_cpu = −1`).
+    pub fn new(view: &impl EasView, cpus: &CpuSet, p: &EasTask) -> PdMaxUtil {
+        let mut m = PdMaxUtil {
+            top: 0,
+            top_cpu: None,
+            second: 0,
+        };
+        for cpu in cpus.iter() {
+            let perf = eenv_cpu_perf(view, cpu, p, None);
+            if m.top_cpu.is_none() || perf > m.top {
+                m.second = m.top;
+                m.top = perf;
+                m.top_cpu = Some(cpu);
+            } else {
+                m.second = m.second.max(perf);
+            }
+        }
+        m
+    }
+
+    /// `eenv_pd_max_util(eenv, pd_cpus, p, dst)` for a `dst` among the CPUs given to
+    /// [`PdMaxUtil::new`] (or `None`).
+    pub fn get(
+        &self,
+        view: &impl EasView,
+        eenv: &EnergyEnv,
+        p: &EasTask,
+        dst: Option<usize>,
+    ) -> u64 {
+        let max_util = match dst {
+            None => self.top,
+            Some(d) => {
+                let others = if self.top_cpu == Some(d) {
+                    self.second
+                } else {
+                    self.top
+                };
+                others.max(eenv_cpu_perf(view, d, p, dst))
+            }
+        };
+        max_util.min(eenv.cpu_cap)
+    }
+}
+
 /// `compute_energy(eenv, pd, pd_cpus, p, dst_cpu)`: energy of the domain with `p` on `dst`
-/// (`None`: without `p`, the "base" energy).
+/// (`None`: without `p`, the "base" energy); `max_util` is the domain's
+/// [`PdMaxUtil`].
 pub fn compute_energy(
     view: &impl EasView,
     eenv: &EnergyEnv,
     pd: &EmPerfDomain,
-    cpus: &[usize],
+    max_util: &PdMaxUtil,
     p: &EasTask,
     dst: Option<usize>,
 ) -> u64 {
-    let max_util = eenv_pd_max_util(view, eenv, cpus, p, dst);
+    let max_util = max_util.get(view, eenv, p, dst);
     let mut busy = eenv.pd_busy_time;
     if dst.is_some() {
         busy = eenv.pd_cap.min(busy + eenv.task_busy_time);
@@ -243,24 +309,21 @@ pub fn find_energy_efficient_cpu(
 
     for pd in rd_pd_order(em) {
         // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending
-        let mut cpus: Vec<usize> = pd
-            .cpus
-            .iter()
-            .copied()
-            .filter(|&c| view.cpu_online(c))
-            .collect();
-        cpus.sort_unstable();
-        let Some(&first) = cpus.first() else {
+        let mut cpus = CpuSet::EMPTY;
+        for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
+            cpus.set(c);
+        }
+        let Some(first) = cpus.first() else {
             continue;
         };
         let cpu_actual_cap = view.actual_cpu_capacity(first);
         eenv.cpu_cap = cpu_actual_cap;
-        eenv.pd_cap = cpu_actual_cap * cpus.len() as u64;
+        eenv.pd_cap = cpu_actual_cap * cpus.weight() as u64;
         let mut prev_spare: i64 = -1;
         let mut max_spare: i64 = -1;
         let mut max_spare_cpu: Option<usize> = None;
         let mut max_fits: i32 = -1;
-        for &cpu in &cpus {
+        for cpu in cpus.iter() {
             if !sd.contains(cpu) || !p.allowed.contains(cpu) {
                 continue;
             }
@@ -298,10 +361,11 @@ pub fn find_energy_efficient_cpu(
             continue;
         }
         eenv.pd_busy_time = eenv_pd_busy_time(view, &cpus, p, eenv.pd_cap);
-        let base = compute_energy(view, &eenv, pd, &cpus, p, None);
+        let max_util = PdMaxUtil::new(view, &cpus, p);
+        let base = compute_energy(view, &eenv, pd, &max_util, p, None);
         base_sum = base_sum.saturating_add(base);
         if prev_spare > -1 {
-            let e = compute_energy(view, &eenv, pd, &cpus, p, Some(prev_cpu));
+            let e = compute_energy(view, &eenv, pd, &max_util, p, Some(prev_cpu));
             if e < base {
                 return Some(target);
             }
@@ -317,7 +381,7 @@ pub fn find_energy_efficient_cpu(
                 if max_fits < 0 && cpu_actual_cap <= best_actual_cap {
                     continue;
                 }
-                let e = compute_energy(view, &eenv, pd, &cpus, p, Some(cand));
+                let e = compute_energy(view, &eenv, pd, &max_util, p, Some(cand));
                 if e < base {
                     return Some(target);
                 }
@@ -593,6 +657,33 @@ mod tests {
             find_energy_efficient_cpu(&v, &em, &task(0), 0, Some(&all()), FeecParams::default()),
             Some(0)
         );
+    }
+
+    #[test]
+    fn pd_max_util_is_eenv_pd_max_util_for_every_dst() {
+        // prev on CPU 3 (its util left out without dst), busy and idle CPUs, ties.
+        let mut v = view(3, 120);
+        v.util = vec![300, 700, 700, 420, 0, 300];
+        let p = task(120);
+        for cpus in [
+            CpuSet::from_cpus(&[0, 3, 4, 5]),
+            CpuSet::from_cpus(&[1, 2]),
+            CpuSet::from_cpus(&[4]),
+        ] {
+            let eenv = EnergyEnv {
+                cpu_cap: 1024,
+                ..EnergyEnv::default()
+            };
+            let m = PdMaxUtil::new(&v, &cpus, &p);
+            let dsts = std::iter::once(None).chain(cpus.iter().map(Some));
+            for dst in dsts {
+                assert_eq!(
+                    m.get(&v, &eenv, &p, dst),
+                    eenv_pd_max_util(&v, &eenv, &cpus, &p, dst),
+                    "{cpus:?} {dst:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -233,9 +233,34 @@ pub fn for_each_cpu_wrap(
         .chain(mask.and(&below).into_cpus())
 }
 
+/// The position (from 1) of `cpu`, a member of `mask`, in
+/// [`for_each_cpu_wrap`]`(mask, start, nr_cpus)`: how many CPUs that walk visits up to it.
+pub fn wrap_position(mask: &CpuSet, start: usize, cpu: usize, nr_cpus: usize) -> usize {
+    let start = if start >= nr_cpus { 0 } else { start };
+    let below = CpuSet::first_n(start);
+    let upto = mask.and(&CpuSet::first_n(cpu + 1));
+    if cpu >= start {
+        upto.andnot(&below).weight()
+    } else {
+        mask.andnot(&below).weight() + upto.weight()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_position_counts_the_walk() {
+        let mut mask = CpuSet::first_n(10);
+        mask.clear(3);
+        mask.clear(7);
+        for start in 0..11 {
+            for (i, cpu) in wrap_order(&mask, start, 10).into_iter().enumerate() {
+                assert_eq!(wrap_position(&mask, start, cpu, 10), i + 1);
+            }
+        }
+    }
 
     #[test]
     fn hikey960_like() {

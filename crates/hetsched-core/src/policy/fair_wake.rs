@@ -56,6 +56,12 @@ pub trait FairWakeView {
     fn idle_exit_latency(&self, cpu: usize) -> Option<u32>;
     /// `rq->idle_stamp`: when the CPU went idle (ns; 0 when busy).
     fn idle_stamp(&self, cpu: usize) -> u64;
+    /// A superset of the CPUs where [`Self::available_idle_cpu`] or
+    /// [`Self::sched_idle_cpu`] may hold: the wake-up scans test only these, in the
+    /// kernel's order, so they choose the same CPU. Every CPU by default.
+    fn idle_candidates(&self) -> CpuSet {
+        CpuSet::first_n(crate::sched::cpuset::MAX_CPUS)
+    }
 }
 
 /// The task being placed.

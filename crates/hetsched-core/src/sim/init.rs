@@ -185,6 +185,7 @@ impl<'w> Sim<'w> {
             nohz_next_blocked_j: 0,
             alive: 0,
             nr_idle: n,
+            idle_curr: CpuSet::first_n(n),
             nr_overloaded: 0,
             tick_pending: CpuSet::EMPTY,
             tick_at: 0,

@@ -417,6 +417,10 @@ struct Sim<'w> {
     nohz_next_blocked_j: u64,
     alive: usize,
     nr_idle: usize,
+    /// The CPUs whose `rq->curr` is the idle task, kept at each context switch: a
+    /// superset of the idle CPUs the wake-up scans look for (`available_idle_cpu()`
+    /// also needs an empty runqueue).
+    idle_curr: CpuSet,
     nr_overloaded: usize,
     /// CPUs whose tick is armed. Ticks fire on a global grid (`sched_skew_tick=0`), so
     /// every armed tick is at the same time, `tick_at`; they run before other events at

@@ -10,7 +10,7 @@
 //! Slow path (fork/exec, and wakeups that `wake_cap()` diverts) lives in
 //! [`super::find_dst`]; this module holds the fast path.
 
-use super::domains::{for_each_cpu_wrap, DomainInfo, SdTopology, SD_WAKE_AFFINE};
+use super::domains::{for_each_cpu_wrap, wrap_position, DomainInfo, SdTopology, SD_WAKE_AFFINE};
 pub use super::fair_wake::{
     effective_flags, FairWakeTask, FairWakeView, WakeCtx, WF_CURRENT_CPU, WF_EXEC, WF_FORK,
     WF_MIGRATED, WF_SYNC, WF_TTWU,
@@ -321,6 +321,9 @@ pub fn wake_cap(
 /// (wrapping) for an idle (or SCHED_IDLE) CPU; the first whose `util_fits_cpu()` is 1 wins;
 /// otherwise the best by fitness (−1 beats 0), then capacity (`capacity_of()`, or
 /// `get_actual_cpu_capacity()` for −1). Returns `(cpu, fits)`; `None` if nothing is idle.
+///
+/// Only the view's [`FairWakeView::idle_candidates`] are tested: the others would be
+/// skipped anyway, and the survivors keep their `for_each_cpu_wrap` order.
 pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     view: &V,
     sd_span: &CpuSet,
@@ -329,7 +332,7 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     nr_cpus: usize,
     uclamp_used: bool,
 ) -> Option<(usize, i32)> {
-    let cpus = sd_span.and(&task.allowed);
+    let cpus = sd_span.and(&task.allowed).and(&view.idle_candidates());
     let (mut best_cap, mut best_fits, mut best_cpu) = (0u64, 0i32, None);
     for cpu in for_each_cpu_wrap(&cpus, target, nr_cpus) {
         if !view.available_idle_cpu(cpu) && !view.sched_idle_cpu(cpu) {
@@ -372,20 +375,18 @@ pub fn select_idle_cpu<V: FairWakeView + ?Sized>(
     nr_cpus: usize,
 ) -> Option<usize> {
     let cpus = llc_span.and(allowed);
-    // `!--nr` is the condition to stop the scan: nr = nr_idle_scan + 1.
-    let mut nr: i64 = match view.nr_idle_scan(target) {
-        Some(s) => {
-            let nr = i64::from(s) + 1;
-            if nr == 1 {
-                return None; // an overloaded LLC is unlikely to have an idle CPU
-            }
-            nr
-        }
-        None => i64::MAX,
+    // `!--nr` is the condition to stop the scan: nr = nr_idle_scan + 1, so the scan
+    // tests the first nr_idle_scan CPUs of its walk.
+    let limit = match view.nr_idle_scan(target) {
+        Some(0) => return None, // an overloaded LLC is unlikely to have an idle CPU
+        Some(s) => Some(s as usize),
+        None => None,
     };
-    for cpu in for_each_cpu_wrap(&cpus, target + 1, nr_cpus) {
-        nr -= 1;
-        if nr <= 0 {
+    // Only the idle candidates can end the walk; a candidate counts where it stands
+    // in the walk over all of `cpus`.
+    let start = target + 1;
+    for cpu in for_each_cpu_wrap(&cpus.and(&view.idle_candidates()), start, nr_cpus) {
+        if limit.is_some_and(|l| wrap_position(&cpus, start, cpu, nr_cpus) > l) {
             return None;
         }
         if view.available_idle_cpu(cpu) || view.sched_idle_cpu(cpu) {
@@ -763,6 +764,15 @@ impl FairWakeView for [WakeCpu] {
     }
     fn idle_stamp(&self, cpu: usize) -> u64 {
         self[cpu].idle_stamp
+    }
+    fn idle_candidates(&self) -> CpuSet {
+        let mut s = CpuSet::EMPTY;
+        for (i, c) in self.iter().enumerate() {
+            if c.idle || c.sched_idle {
+                s.set(i);
+            }
+        }
+        s
     }
 }
 

@@ -519,3 +519,88 @@ fn feec_hook_current_cpu_and_fallback() {
     let pl = select(&v, &topo, &p, &ctx(2), &pinned);
     assert_eq!((pl.cpu, pl.reason), (6, WakeReason::Fallback));
 }
+
+/// A view that tests every CPU (the default [`FairWakeView::idle_candidates`]): the scans
+/// as the kernel writes them, to compare with the masked ones.
+struct EveryCpu<'a>(&'a [WakeCpu]);
+
+impl FairWakeView for EveryCpu<'_> {
+    fn available_idle_cpu(&self, cpu: usize) -> bool {
+        self.0.available_idle_cpu(cpu)
+    }
+    fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        self.0.sched_idle_cpu(cpu)
+    }
+    fn nr_running(&self, cpu: usize) -> u32 {
+        self.0.nr_running(cpu)
+    }
+    fn h_nr_running(&self, cpu: usize) -> u32 {
+        self.0.h_nr_running(cpu)
+    }
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.0.cpu_load(cpu)
+    }
+    fn capacity(&self, cpu: usize) -> CpuCapacity {
+        self.0.capacity(cpu)
+    }
+    fn nr_idle_scan(&self, cpu: usize) -> Option<u32> {
+        self.0.nr_idle_scan(cpu)
+    }
+    fn cpu_load_without(&self, cpu: usize) -> u64 {
+        self.0.cpu_load_without(cpu)
+    }
+    fn cpu_util_without(&self, cpu: usize) -> u64 {
+        self.0.cpu_util_without(cpu)
+    }
+    fn cpu_runnable_without(&self, cpu: usize) -> u64 {
+        self.0.cpu_runnable_without(cpu)
+    }
+    fn task_running_on_cpu(&self, cpu: usize) -> bool {
+        self.0.task_running_on_cpu(cpu)
+    }
+    fn idle_cpu_without(&self, cpu: usize) -> bool {
+        self.0.idle_cpu_without(cpu)
+    }
+    fn idle_exit_latency(&self, cpu: usize) -> Option<u32> {
+        self.0.idle_exit_latency(cpu)
+    }
+    fn idle_stamp(&self, cpu: usize) -> u64 {
+        self.0.idle_stamp(cpu)
+    }
+}
+
+#[test]
+fn idle_scans_over_the_idle_candidates_choose_as_the_full_scans() {
+    // Every idle subset of 8 CPUs (hikey960 capacities, one CPU's capacity_of cut so
+    // that capacities tie and differ), every start, a big and a small task, an allowed
+    // mask with a hole, and every SIS_UTIL bound: the same CPU as the full walk.
+    let mut caps = HIKEY_CAPS;
+    caps[6] = 700;
+    let mut allowed = CpuSet::first_n(8);
+    allowed.clear(5);
+    let span = CpuSet::first_n(8);
+    for idle in 0u32..256 {
+        let on: Vec<usize> = (0..8).filter(|&c| idle & (1 << c) != 0).collect();
+        let mut v = cpus(&caps, &on);
+        v[2].sched_idle = !on.contains(&2) && idle & 0x80 != 0;
+        for target in 0..8 {
+            for util in [100, 600] {
+                let mut t = task(target, util, WF_TTWU);
+                t.allowed = allowed;
+                assert_eq!(
+                    select_idle_capacity(&v[..], &span, &t, target, 8, false),
+                    select_idle_capacity(&EveryCpu(&v), &span, &t, target, 8, false),
+                    "idle {idle:#x} target {target} util {util}"
+                );
+            }
+            for bound in [None, Some(0), Some(1), Some(3), Some(7), Some(9)] {
+                v[target].nr_idle_scan = bound;
+                assert_eq!(
+                    select_idle_cpu(&v[..], &span, &allowed, target, 8),
+                    select_idle_cpu(&EveryCpu(&v), &span, &allowed, target, 8),
+                    "idle {idle:#x} target {target} bound {bound:?}"
+                );
+            }
+        }
+    }
+}

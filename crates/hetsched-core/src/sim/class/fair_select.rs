@@ -28,6 +28,7 @@ use crate::policy::select_fair::{
 };
 use crate::sched::capacity::CpuCapacity;
 use crate::sched::fair::SchedEntity;
+use crate::sched::CpuSet;
 use crate::sim::rq_capacity;
 use crate::sim::{Class, Rq, Sim, Thread};
 use crate::time::Nanos;
@@ -52,6 +53,8 @@ pub(super) struct WakeEnv<'a> {
     /// Some thread may have `SCHED_IDLE` (see [`workload_may_use_idle_policy`]); when
     /// not, `cfs.idle_h_nr_running` is 0 on every CPU.
     pub idle_policy_possible: bool,
+    /// The CPUs running their idle task (`Sim::idle_curr`).
+    pub idle_curr: &'a CpuSet,
     /// The domains whose `sd_llc_shared->nr_idle_scan` bounds the idle scan, when
     /// `sched_feat(SIS_UTIL)`.
     pub sis_util: Option<&'a crate::sched::topology::SchedDomains>,
@@ -183,6 +186,16 @@ impl FairWakeView for WakeEnv<'_> {
     fn idle_stamp(&self, cpu: usize) -> u64 {
         self.rqs[cpu].idle_stamp
     }
+
+    /// The CPUs running their idle task: `available_idle_cpu()` needs it, and
+    /// `sched_idle_cpu()` (a SCHED_IDLE task running) is possible only when the
+    /// workload has such tasks, then every CPU is a candidate.
+    fn idle_candidates(&self) -> CpuSet {
+        if self.idle_policy_possible {
+            return CpuSet::first_n(crate::sched::cpuset::MAX_CPUS);
+        }
+        *self.idle_curr
+    }
 }
 
 impl Sim<'_> {
@@ -264,6 +277,7 @@ impl Sim<'_> {
             p_attached: attached && ttwu,
             p_queued: false,
             idle_policy_possible: self.idle_policy_possible,
+            idle_curr: &self.idle_curr,
             sis_util: self.s.options.fair.sis_util.then_some(&self.doms),
         };
         let placed = select_fair::select_task_rq_fair(

@@ -130,6 +130,10 @@ impl<'w> Sim<'w> {
         }
         self.cpustat_switch(cpu, next, now);
         self.rqs[cpu].curr = next;
+        match next {
+            Some(_) => self.idle_curr.clear(cpu),
+            None => self.idle_curr.set(cpu),
+        }
         self.rqs[cpu].seg_start = now;
         self.refresh_view(cpu);
         match next {
