@@ -430,3 +430,11 @@ pub struct Workload {
     /// Warnings from reading (ignored keys, legacy sections).
     pub warnings: Vec<String>,
 }
+
+impl Workload {
+    /// Index of the first of the system's background tasks in [`Workload::tasks`]
+    /// (`tasks.len()` when there are none): the tasks before it are rt-app's.
+    pub fn first_system_task(&self) -> usize {
+        self.tasks.len() - self.system_tasks.min(self.tasks.len())
+    }
+}

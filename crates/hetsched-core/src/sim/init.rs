@@ -193,14 +193,8 @@ impl<'w> Sim<'w> {
             start_barrier: Default::default(),
             t_zero: None,
             user_tids: Vec::new(),
-            nr_system: w.tasks[w.tasks.len() - w.system_tasks.min(w.tasks.len())..]
-                .iter()
-                .map(|t| t.instances as usize)
-                .sum(),
-            nr_start_threads: w.tasks[..w.tasks.len() - w.system_tasks.min(w.tasks.len())]
-                .iter()
-                .map(|t| t.instances as usize)
-                .sum(),
+            nr_system: threads_of(&w.tasks[w.first_system_task()..]),
+            nr_start_threads: threads_of(&w.tasks[..w.first_system_task()]),
         };
         sim.spawn_stoppers();
         sim.spawn_sugov_kthreads();
@@ -290,4 +284,9 @@ impl<'w> Sim<'w> {
         ));
         tid
     }
+}
+
+/// The threads of `tasks`: their instances.
+fn threads_of(tasks: &[crate::workload::TaskSpec]) -> usize {
+    tasks.iter().map(|t| t.instances as usize).sum()
 }

@@ -143,7 +143,7 @@ impl<'w> Sim<'w> {
             return;
         }
         self.start_system_tasks();
-        let own = self.w.tasks.len() - self.w.system_tasks.min(self.w.tasks.len());
+        let own = self.w.first_system_task();
         let start: Vec<usize> = self.w.tasks[..own]
             .iter()
             .enumerate()
@@ -229,7 +229,7 @@ impl<'w> Sim<'w> {
             return;
         }
         let n = self.p.nr_cpus();
-        let first = self.w.tasks.len() - self.w.system_tasks.min(self.w.tasks.len());
+        let first = self.w.first_system_task();
         let mut k = 0usize;
         for ti in first..self.w.tasks.len() {
             let t = &self.w.tasks[ti];
