@@ -115,6 +115,17 @@ fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
     c.str(v.as_bytes());
 }
 
+/// The fields that open a task entity's PELT and util_est events: ` cpu=N path=(null)
+/// comm=… pid=…` (a task has no cgroup path, as LISA's `sched_pelt_se` and
+/// `sched_util_est_se` print it).
+#[inline(always)]
+fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
+    kv_u64(c, b" cpu=", u64::from(cpu));
+    kv_str(c, b" path=", "(null)");
+    kv_str(c, b" comm=", task.comm);
+    kv_u64(c, b" pid=", u64::from(task.pid));
+}
+
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
 fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
@@ -314,10 +325,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEven
             util,
             update_time,
         } => {
-            kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_str(c, b" path=", "(null)");
-            kv_str(c, b" comm=", task.comm);
-            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_se_prefix(c, cpu, &task);
             kv_u64(c, b" load=", load);
             kv_u64(c, b" rbl_load=", rbl_load);
             kv_u64(c, b" util=", util);
@@ -361,10 +369,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEven
             ewma,
             util,
         } => {
-            kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_str(c, b" path=", "(null)");
-            kv_str(c, b" comm=", task.comm);
-            kv_u64(c, b" pid=", u64::from(task.pid));
+            kv_se_prefix(c, cpu, &task);
             kv_u64(c, b" enqueued=", enqueued);
             kv_u64(c, b" ewma=", ewma);
             kv_u64(c, b" util=", util);
