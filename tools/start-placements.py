@@ -85,7 +85,13 @@ def main():
         sys.exit(__doc__)
     platform, workload, nthreads = args[0], args[1], int(args[2])
     n = int(args[3]) if len(args) > 3 else 25
-    runs = [placements(platform, workload, nthreads, s, sets) for s in range(n)]
+    if not os.access(HS, os.X_OK):
+        sys.exit(f"start-placements: {HS} not found (cargo build --release -p hetsched-cli)")
+    try:
+        runs = [placements(platform, workload, nthreads, s, sets) for s in range(n)]
+    except subprocess.CalledProcessError as e:
+        # hetsched has printed its one-line error
+        sys.exit(e.returncode)
     low = lowest_capacity_cpus(platform)
     print(f"{workload} on {platform}, seeds 0-{n - 1}, noise on")
     print("fork CPUs (thread 1, 2, ...):")
