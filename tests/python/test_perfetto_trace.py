@@ -143,7 +143,13 @@ def test_same_table_in_both_formats(run_pair):
         for i, (a, b) in enumerate(zip(text[cpu], proto[cpu])):
             assert a == b, f"CPU {cpu}, event {i}: text {a} != perfetto {b}"
     names = Counter(row[2] for rows in text.values() for row in rows)
-    for needed in ("sched_switch", "sched_wakeup", "sched_wakeup_new", "task_rename"):
+    for needed in (
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "task_rename",
+    ):
         assert names[needed] > 0, names
     assert sum(names.values()) > 1000, names
 
@@ -158,8 +164,14 @@ def test_typed_and_generic_events(run_pair):
             kinds[kind] += 1
             if kind == "generic":
                 generic[e.generic.event_name] += 1
-    assert kinds["sched_switch"] and kinds["sched_wakeup"], kinds
-    assert not set(generic) & {"sched_switch", "sched_wakeup", "cpu_frequency", "print"}
+    assert kinds["sched_switch"] and kinds["sched_waking"] and kinds["sched_wakeup"], kinds
+    assert not set(generic) & {
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "cpu_frequency",
+        "print",
+    }
     assert generic["sched_pelt_se"] and generic["sched_pelt_cfs"], generic
 
 

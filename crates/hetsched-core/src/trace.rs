@@ -119,6 +119,15 @@ pub enum TraceEvent<'a> {
         /// New name.
         newcomm: &'a str,
     },
+    /// `sched_waking: comm= pid= prio= target_cpu=`: traced by the waking CPU when
+    /// `try_to_wake_up()` starts, `target_cpu` the task's CPU before the wake-up's
+    /// placement (`task_cpu(p)`; kernel/sched/core.c v6.11).
+    SchedWaking {
+        /// The task being woken.
+        task: TaskRef<'a>,
+        /// The CPU it last ran on.
+        target_cpu: u32,
+    },
     /// `sched_wakeup: comm= pid= prio= target_cpu=`.
     SchedWakeup {
         /// The woken task.

@@ -55,6 +55,10 @@ pub const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
         ],
     ),
     (
+        "sched_waking",
+        &[("comm", S), ("pid", I), ("prio", I), ("target_cpu", I)],
+    ),
+    (
         "sched_wakeup",
         &[("comm", S), ("pid", I), ("prio", I), ("target_cpu", I)],
     ),
@@ -362,6 +366,10 @@ impl TraceSink for ColumnSink {
                     p(next.pid),
                     i(next.prio),
                 ],
+            ),
+            E::SchedWaking { task, target_cpu } => (
+                "sched_waking",
+                vec![s(task.comm), p(task.pid), i(task.prio), p(target_cpu)],
             ),
             E::SchedWakeup { task, target_cpu } => (
                 "sched_wakeup",

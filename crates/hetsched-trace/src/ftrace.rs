@@ -46,6 +46,7 @@ const NAME_WIDTH: usize = 20;
 pub(crate) fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
     match ev {
         TraceEvent::TaskRename { .. }
+        | TraceEvent::SchedWaking { .. }
         | TraceEvent::SchedWakeup { .. }
         | TraceEvent::SchedWakeupNew { .. }
         | TraceEvent::SchedSwitch { .. }
@@ -79,6 +80,7 @@ pub(crate) fn wanted(interest: &Interest, ev: &TraceEvent<'_>) -> bool {
 pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
     match ev {
         TraceEvent::TaskRename { .. } => "task_rename",
+        TraceEvent::SchedWaking { .. } => "sched_waking",
         TraceEvent::SchedWakeup { .. } => "sched_wakeup",
         TraceEvent::SchedWakeupNew { .. } => "sched_wakeup_new",
         TraceEvent::SchedSwitch { .. } => "sched_switch",
@@ -192,7 +194,8 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEven
             kv_str(c, b" newcomm=", newcomm);
             kv_i64(c, b" oom_score_adj=", 0);
         }
-        TraceEvent::SchedWakeup { task, target_cpu }
+        TraceEvent::SchedWaking { task, target_cpu }
+        | TraceEvent::SchedWakeup { task, target_cpu }
         | TraceEvent::SchedWakeupNew { task, target_cpu } => {
             kv_task(c, &task);
             c.str(b" target_cpu=");

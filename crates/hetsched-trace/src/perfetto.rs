@@ -8,8 +8,8 @@
 //!   engine emitted them. Each CPU's events collect in a buffer of at most
 //!   [`BUNDLE_BYTES`] that becomes a packet when full, and at the end of the run (CPUs in
 //!   order), so memory stays bounded whatever the trace length;
-//! * typed ftrace messages where Perfetto has one (`sched_switch`, `sched_wakeup`,
-//!   `sched_wakeup_new`, `sched_migrate_task`, `task_rename`, `sched_process_exit`,
+//! * typed ftrace messages where Perfetto has one (`sched_switch`, `sched_waking`,
+//!   `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`, `task_rename`, `sched_process_exit`,
 //!   `sched_pi_setprio`, `cpu_frequency`, `cpu_idle`, and `print` for rt-app's
 //!   `trace_marker` lines, whose `buf` ends in `\n` as the kernel stores it and whose `ip`
 //!   is left unset); every other event (PELT, util_est, capacity, overutilized, the
@@ -130,6 +130,7 @@ mod ev {
     pub(super) const CPU_FREQUENCY: u32 = 11;
     pub(super) const CPU_IDLE: u32 = 13;
     pub(super) const SCHED_WAKEUP: u32 = 17;
+    pub(super) const SCHED_WAKING: u32 = 20;
     pub(super) const SCHED_WAKEUP_NEW: u32 = 114;
     pub(super) const TASK_RENAME: u32 = 236;
     pub(super) const SCHED_PROCESS_EXIT: u32 = 238;
@@ -222,6 +223,11 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
             push_int(body, 6, i64::from(next.pid));
             push_int(body, 7, i64::from(next.prio));
             return ev::SCHED_SWITCH;
+        }
+        TraceEvent::SchedWaking { task, target_cpu } => {
+            typed_task(body, &task);
+            push_int(body, 5, i64::from(target_cpu));
+            return ev::SCHED_WAKING;
         }
         TraceEvent::SchedWakeup { task, target_cpu } => {
             typed_task(body, &task);
@@ -462,6 +468,7 @@ fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &Trac
         }
         // Typed above.
         TraceEvent::SchedSwitch { .. }
+        | TraceEvent::SchedWaking { .. }
         | TraceEvent::SchedWakeup { .. }
         | TraceEvent::SchedWakeupNew { .. }
         | TraceEvent::SchedMigrateTask { .. }

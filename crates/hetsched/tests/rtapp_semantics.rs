@@ -366,17 +366,8 @@ fn fifo_preempts_fair_and_yield_hands_over() {
     assert!(y.is_some());
 }
 
-/// The contexts of a wake-up's events (v6.11 `try_to_wake_up()`): `sched_migrate_task`
-/// comes from the waking CPU (`set_task_cpu()` runs there); `sched_wakeup` from the CPU
-/// that activates the task — the target, from its wakelist, when it is idle or in
-/// another cluster (`ttwu_queue_cond()`: no shared cache), else the waker itself. On
-/// hikey960 (CPUs 0–3 and 4–7 share their cluster's cache), `ctl` on CPU 4 resumes
-/// `near` (CPU 5, busy with `hog5`: activated by `ctl`), `far` (CPU 0, busy with `hog0`:
-/// activated there, in `hog0`'s context) and `idle` (CPU 6, idle: activated there by
-/// `<idle>`); `mover` slept on CPU 7, which `hog7` took meanwhile, so its wake-up moves it
-/// to an idle CPU of the cluster, traced from `ctl` on CPU 4.
-#[test]
-fn wake_up_events_carry_the_waker_or_the_activating_cpu() {
+/// The wake-ups of the two tests below (their documentation says what happens).
+fn wake_up_scenario() -> Vec<String> {
     let json = r#"{"tasks": {
         "ctl": {"cpus": [4], "loop": 1, "sleep": 2000, "resume": "near", "resume": "far",
                 "resume": "idle", "resume": "mover", "run": 100},
@@ -393,7 +384,21 @@ fn wake_up_events_carry_the_waker_or_the_activating_cpu() {
         r#""mover": {"cpus": [7], "loop": 1, "suspend": "mover""#,
         r#""mover": {"loop": 1, "phases": {"p0": {"cpus": [7], "run": 10}, "p1": {"cpus": [4, 5, 6, 7], "suspend": "mover", "run": 100}}"#,
     );
-    let (_, lines) = traced("hikey960", &json, 10);
+    traced("hikey960", &json, 10).1
+}
+
+/// The contexts of a wake-up's events (v6.11 `try_to_wake_up()`): `sched_migrate_task`
+/// comes from the waking CPU (`set_task_cpu()` runs there); `sched_wakeup` from the CPU
+/// that activates the task — the target, from its wakelist, when it is idle or in
+/// another cluster (`ttwu_queue_cond()`: no shared cache), else the waker itself. On
+/// hikey960 (CPUs 0–3 and 4–7 share their cluster's cache), `ctl` on CPU 4 resumes
+/// `near` (CPU 5, busy with `hog5`: activated by `ctl`), `far` (CPU 0, busy with `hog0`:
+/// activated there, in `hog0`'s context) and `idle` (CPU 6, idle: activated there by
+/// `<idle>`); `mover` slept on CPU 7, which `hog7` took meanwhile, so its wake-up moves it
+/// to an idle CPU of the cluster, traced from `ctl` on CPU 4.
+#[test]
+fn wake_up_events_carry_the_waker_or_the_activating_cpu() {
+    let lines = wake_up_scenario();
     let ctx_of = |comm: &str, event: &str| -> (String, String) {
         let pat = format!("{event}:");
         let l = lines
@@ -410,4 +415,66 @@ fn wake_up_events_carry_the_waker_or_the_activating_cpu() {
     assert_eq!(ctx_of("far-2", "sched_wakeup"), s("hog0-6", "000"));
     assert_eq!(ctx_of("idle-3", "sched_wakeup"), s("<idle>", "006"));
     assert_eq!(ctx_of("mover-4", "sched_migrate_task"), s("ctl-0", "004"));
+}
+
+/// `sched_waking` (v6.11 `try_to_wake_up()` → `trace_sched_waking()`): traced by the
+/// waking CPU before the placement, `target_cpu` the CPU the task last ran on. In
+/// [`wake_up_scenario`] the wake-up of each of `ctl`'s four resumes is traced by `ctl` on
+/// CPU 4 with the CPU its task last switched out on, and `mover`'s comes before its
+/// migration. Every
+/// `sched_wakeup` of the run has its `sched_waking`, at the same time, for the same pid.
+#[test]
+fn sched_waking_is_the_wakers_before_the_placement() {
+    let lines = wake_up_scenario();
+    let after = |l: &String| t_us(l) >= 2000;
+    let waking = |comm: &str| {
+        (0..lines.len())
+            .find(|&i| {
+                lines[i].contains("sched_waking:")
+                    && lines[i].contains(&format!("comm={comm} "))
+                    && after(&lines[i])
+            })
+            .unwrap_or_else(|| panic!("no sched_waking of {comm}"))
+    };
+    for comm in ["near-1", "far-2", "idle-3", "mover-4"] {
+        let i = waking(comm);
+        let l = &lines[i];
+        assert!(l.trim_start().starts_with("ctl-0-"), "{l}");
+        assert!(l.contains("[004]"), "{l}");
+        // the CPU it last ran on: where it last switched out
+        let out = (0..i)
+            .rev()
+            .find(|&j| {
+                lines[j].contains("sched_switch:")
+                    && lines[j].contains(&format!("prev_comm={comm} "))
+            })
+            .unwrap();
+        let cpu = &lines[out][lines[out].find('[').unwrap() + 1..lines[out].find(']').unwrap()];
+        assert!(l.ends_with(&format!("target_cpu={cpu}")), "{l}");
+    }
+    let migrate = (0..lines.len())
+        .find(|&i| {
+            lines[i].contains("sched_migrate_task:")
+                && lines[i].contains("comm=mover-4 ")
+                && after(&lines[i])
+        })
+        .unwrap();
+    assert!(waking("mover-4") < migrate);
+    let key = |l: &String| {
+        let pid = l.split(" pid=").nth(1).unwrap().split(' ').next().unwrap();
+        (t_us(l), pid.to_string())
+    };
+    let wakings: std::collections::HashSet<_> = lines
+        .iter()
+        .filter(|l| l.contains("sched_waking:"))
+        .map(key)
+        .collect();
+    let wakeups: Vec<_> = lines
+        .iter()
+        .filter(|l| l.contains("sched_wakeup:"))
+        .collect();
+    assert!(wakeups.len() >= 4);
+    for l in wakeups {
+        assert!(wakings.contains(&key(l)), "no sched_waking for {l}");
+    }
 }

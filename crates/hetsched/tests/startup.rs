@@ -442,7 +442,8 @@ fn the_start_up_is_deterministic() {
 
 /// The noise model's background tasks are the system's (issue 22): they exist before
 /// rt-app starts, asleep, and first wake on their own CPUs at their random phase
-/// (`sched_wakeup` from the CPU they are named after — a pinned `kthread<N>` on CPU N),
+/// (`sched_waking` and `sched_wakeup` from the CPU they are named after — a pinned
+/// `kthread<N>` on CPU N),
 /// never forked by rt-app's main thread, never at its start barrier, writing no rt-app
 /// markers; the main thread creates and joins only its own four threads and exits while
 /// the background runs on. Their pids are the ones they had as rt-app's threads (after
@@ -463,10 +464,15 @@ fn the_background_exists_before_rt_app_and_is_not_its_threads() {
     let delays: Vec<u64> = s.workload.tasks[3..].iter().map(|t| t.delay_us).collect();
     for (k, delay) in delays.iter().enumerate() {
         let pid = 1005 + k as u32;
-        let first = lines
+        let mut own = lines
             .iter()
-            .find(|l| field_opt(l, "pid") == Some(pid.to_string()) || ctx(l).1 == pid)
-            .unwrap();
+            .filter(|l| field_opt(l, "pid") == Some(pid.to_string()) || ctx(l).1 == pid);
+        // `sched_waking` from the CPU it last ran on, then `sched_wakeup`
+        let waking = own.next().unwrap();
+        assert!(is(waking, "sched_waking"), "{waking}");
+        assert_eq!(t_us(waking), *delay as i64, "{waking}");
+        assert_eq!(ctx(waking).2, k % 4, "{waking}");
+        let first = own.next().unwrap();
         assert!(is(first, "sched_wakeup"), "{first}");
         assert_eq!(t_us(first), *delay as i64, "{first}");
         let name = if k < 4 { "bgnoise" } else { "kthread" };

@@ -293,6 +293,7 @@ def assert_same(lisa_value, text_value: str, what: str):
     "event",
     [
         "sched_switch",
+        "sched_waking",
         "sched_wakeup",
         "sched_wakeup_new",
         "sched_migrate_task",

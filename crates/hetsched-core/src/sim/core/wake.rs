@@ -1,6 +1,6 @@
 //! `try_to_wake_up()` and `wake_up_new_task()` (kernel/sched/core.c, v6.11):
 //! `select_task_rq()`, `set_task_cpu()` with the class's `migrate_task_rq()`,
-//! `activate_task()`, `sched_wakeup[_new]`, `wakeup_preempt()`.
+//! `activate_task()`, `sched_waking`, `sched_wakeup[_new]`, `wakeup_preempt()`.
 
 use crate::sim::*;
 
@@ -58,6 +58,8 @@ impl<'w> Sim<'w> {
     /// `try_to_wake_up()` for a sleeping thread. `waker` is the CPU whose current task
     /// wakes it (a futex wake-up); a timer wake-up runs on the sleeper's CPU, where its
     /// hrtimer was armed. The events carry the contexts v6.11 gives them:
+    /// `sched_waking` the waking CPU's, before the placement (`target_cpu` is the task's
+    /// previous CPU, `task_cpu(p)` when `trace_sched_waking()` runs);
     /// `sched_migrate_task` the waking CPU's (`set_task_cpu()` in `try_to_wake_up()`),
     /// `sched_wakeup` the CPU that activates the task (`ttwu_do_activate()`): the target
     /// when `ttwu_queue_cond()` sends it to the target's wakelist (the target does not
@@ -73,6 +75,13 @@ impl<'w> Sim<'w> {
         let prev = self.threads[tid].cpu;
         // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
         let this_cpu = waker.unwrap_or(prev);
+        if out.any.sched {
+            let ev = TraceEvent::SchedWaking {
+                task: self.tref(tid),
+                target_cpu: prev as u32,
+            };
+            out.emit(&self.ctx(this_cpu, now), &ev, g_sched);
+        }
         let wf = crate::policy::select_fair::WF_TTWU;
         let cpu = self.select_task_rq(out, tid, prev, this_cpu, wf, now);
         if cpu != prev {
