@@ -212,7 +212,7 @@ impl LoadBalancer {
         jiffies: u64,
     ) -> NewidleOutcome {
         if env.ttwu_pending(this_cpu) {
-            self.moves.clear();
+            self.forget_last_pass();
             return NewidleOutcome::nothing(jiffies, p);
         }
         if let Some(out) = self.sched_balance_newidle_gate(doms, rd, p, this_cpu, avg_idle, jiffies)
@@ -272,7 +272,7 @@ impl LoadBalancer {
         avg_idle: u64,
         jiffies: u64,
     ) -> Option<NewidleOutcome> {
-        self.moves.clear();
+        self.forget_last_pass();
         let mut out = NewidleOutcome::nothing(jiffies, p);
         let Some(sd) = doms.domains(this_cpu).first() else {
             return Some(out);

@@ -411,6 +411,15 @@ impl LoadBalancer {
         &self.moves
     }
 
+    /// No pass yet: no move, no busiest runqueue. Every entry point that may run no
+    /// pass (a newidle balance stopped at its gate or by a pending wake-up) starts here,
+    /// so an engine never mirrors an earlier pass's list again.
+    fn forget_last_pass(&mut self) {
+        self.moves.clear();
+        self.list.clear();
+        self.src_list_cpu = None;
+    }
+
     /// The busiest runqueue of the last pass and its remaining `cfs_tasks` ids in the
     /// order `detach_tasks()` left them (tail first): skipped tasks are moved to the head
     /// (`list_move()`), so an engine that keeps the kernel's list order can mirror it.
@@ -440,9 +449,7 @@ impl LoadBalancer {
         jiffies: u64,
         reason: MigrationReason,
     ) -> LbDecision {
-        self.moves.clear();
-        self.list.clear();
-        self.src_list_cpu = None;
+        self.forget_last_pass();
         let mut dec = LbDecision {
             outcome: LbOutcome::NoBusyGroup,
             moved: 0,

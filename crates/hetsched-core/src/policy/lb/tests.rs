@@ -284,10 +284,9 @@ fn no_misfit_balance_in_pre_misfit_kernel() {
     assert_eq!(doms.cpus[1][1].balance_interval, 12);
 }
 
-#[test]
-fn migrate_util_from_overloaded_group() {
-    let mut doms = sym8();
-    let p = params(8);
+/// CPUs 1–3 light, CPU 4 with three tasks (40 cold, 41 cache hot, 42 running), CPUs
+/// 5–7 full: CPU 0's package pass pulls from CPU 4.
+fn overloaded_group() -> LbSnapshot {
     let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
     for c in &mut cpus[1..4] {
         busy(c, 1, 300);
@@ -302,7 +301,14 @@ fn migrate_util_from_overloaded_group() {
         task(41, 1024, 340, false, true, 8),
         task(42, 1024, 340, true, true, 8),
     ];
-    let env = LbSnapshot { cpus, tasks };
+    LbSnapshot { cpus, tasks }
+}
+
+#[test]
+fn migrate_util_from_overloaded_group() {
+    let mut doms = sym8();
+    let p = params(8);
+    let env = overloaded_group();
     let mut lb = LoadBalancer::new();
     let d = pkg_pass(
         &mut lb,
@@ -332,6 +338,38 @@ fn migrate_util_from_overloaded_group() {
     assert_eq!(order.collect::<Vec<_>>(), [41, 42]);
     assert_eq!(doms.cpus[0][1].balance_interval, 8);
     assert_eq!(d.rd_overloaded, Some(true));
+}
+
+/// A newidle balance that stops at its gate runs no pass, so the balancer has no busiest
+/// runqueue whose `cfs_tasks` order the engine would mirror (v6.11
+/// `sched_balance_newidle()` touches no list then). Before, the previous pass's order
+/// stayed, and the engine stamped that CPU's tasks again after every gated newidle,
+/// reordering them against the tasks queued there since.
+#[test]
+fn a_gated_newidle_balance_leaves_no_source_order() {
+    let mut doms = sym8();
+    let p = params(8);
+    let env = overloaded_group();
+    let mut lb = LoadBalancer::new();
+    pkg_pass(
+        &mut lb,
+        &env,
+        &mut doms,
+        &RD,
+        &p,
+        0,
+        CpuIdleType::Idle,
+        MigrationReason::Periodic,
+    );
+    assert!(lb.src_cfs_order().is_some());
+    let calm = RootDomainState {
+        overloaded: false,
+        ..RD
+    };
+    let gated = lb.sched_balance_newidle_gate(&doms, &calm, &p, 0, u64::MAX, 0);
+    assert!(gated.is_some());
+    assert!(lb.moves().is_empty());
+    assert!(lb.src_cfs_order().is_none());
 }
 
 fn spare_env(pin_x_to: Option<&[usize]>) -> LbSnapshot {
