@@ -43,42 +43,56 @@ pub(in crate::sim) struct Env<'a> {
     pub now: Nanos,
     pub util_est: bool,
     pub ue_ver: pelt::UtilEstVersion,
-    /// The engine's memo of this pass's reads (see [`LbScratch`]).
+    /// The engine's per-CPU values and this pass's memo (see [`LbScratch`]).
     pub scratch: &'a LbScratch,
+    /// Per CPU: schedutil's generation of the rq's PELT signals and clamps
+    /// ([`Sim::rq_util_changed`]), half of an [`LbScratch`] entry's key.
+    pub util_gen: &'a [u64],
     /// This pass's stamp in `scratch`.
     pub pass: u64,
     /// `cpu_overutilized()` inputs when EAS is enabled (`None`: never overutilised).
     pub ou: Option<OuEnv<'a>>,
 }
 
-/// The balancer's reads memoised for one pass (an [`Env`]): each CPU's [`LbCpu`] and
-/// `cfs_tasks` order are computed on first use in the pass (the balancer reads each many
-/// times). It lives
-/// in the engine so that a pass allocates nothing once warm; an entry belongs to the pass
+/// An [`LbScratch`] entry that no generation matches.
+const NO_GEN: u64 = u64::MAX;
+
+/// The balancer's reads kept by the engine. Each CPU's [`LbCpu`] is kept from one pass to
+/// the next with the generation it was computed at: the sum of the CPU's
+/// [`LbScratch::changed`] count (its task counts and current task, with their affinity,
+/// `misfit_task_load` and `active_balance`) and its schedutil generation (its PELT
+/// signals, util_est and clamps, [`Sim::rq_util_changed`]), both moved by every writer; an
+/// entry is read again only when that sum or `capacity_of()` (`update_cpu_capacity()`) has
+/// moved. `clock_task` is the pass's. Debug builds recompute every kept entry and assert it
+/// is the same. Each CPU's `cfs_tasks` order is computed on first use in a pass. It lives
+/// in the engine so that a pass allocates nothing once warm; an order belongs to the pass
 /// whose stamp it carries, so starting a pass ([`LbScratch::begin`]) clears nothing.
-/// Nothing is kept from one pass to the next: the values are the same as computing them
-/// at every read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(in crate::sim) struct LbScratch {
-    /// The last pass stamp handed out (0 = none yet; entries stamped 0 are empty).
+    /// The last pass stamp handed out (0 = none yet; orders stamped 0 are empty).
     last: Cell<u64>,
+    /// Per CPU: how many times what [`Env::fill_cpu`] reads of the rq besides its
+    /// signals may have changed ([`Sim::lb_cpu_changed`]).
+    changed: Vec<u64>,
     cpus: RefCell<Vec<(u64, LbCpu)>>,
     order: RefCell<Vec<(u64, Vec<usize>)>>,
 }
 
 impl LbScratch {
-    /// A new pass over `nr_cpus` CPUs: its stamp.
-    pub(in crate::sim) fn begin(&self, nr_cpus: usize) -> u64 {
+    /// Empty, for `nr_cpus` CPUs.
+    pub(in crate::sim) fn new(nr_cpus: usize) -> LbScratch {
+        LbScratch {
+            last: Cell::new(0),
+            changed: vec![0; nr_cpus],
+            cpus: RefCell::new(vec![(NO_GEN, LbCpu::default()); nr_cpus]),
+            order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
+        }
+    }
+
+    /// A new pass: its stamp.
+    pub(in crate::sim) fn begin(&self) -> u64 {
         let pass = self.last.get() + 1;
         self.last.set(pass);
-        let mut cpus = self.cpus.borrow_mut();
-        if cpus.len() < nr_cpus {
-            cpus.resize(nr_cpus, (0, LbCpu::default()));
-        }
-        let mut order = self.order.borrow_mut();
-        if order.len() < nr_cpus {
-            order.resize_with(nr_cpus, || (0, Vec::new()));
-        }
         pass
     }
 }
@@ -130,8 +144,8 @@ fn lb_task(
 }
 
 impl Env<'_> {
-    /// Writes the [`LbCpu`] of `cpu` from the rq into `out` (in place: the memo slot; out
-    /// of line: [`LbEnv::cpu`] mostly returns the pass's memo, and that path stays small).
+    /// Writes the [`LbCpu`] of `cpu` from the rq into `out` (in place: the kept entry; out
+    /// of line: [`LbEnv::cpu`] mostly returns a kept entry, and that path stays small).
     #[inline(never)]
     fn fill_cpu(&self, cpu: usize, out: &mut LbCpu) {
         let rq = &self.rqs[cpu];
@@ -163,6 +177,25 @@ impl Env<'_> {
             ),
             active_balance: self.active[cpu],
         };
+    }
+
+    /// `slot`, the kept [`LbCpu`] of `cpu`, made current: filled again when `cpu` changed
+    /// since (its generation, or its `capacity_of()`), and stamped with the pass's clock.
+    fn current<'s>(&self, cpu: usize, slot: &'s mut (u64, LbCpu)) -> &'s LbCpu {
+        let gen = self.scratch.changed[cpu].wrapping_add(self.util_gen[cpu]);
+        let (kept, c) = slot;
+        if *kept != gen || c.cap.capacity != self.rqs[cpu].cpu_capacity.get() {
+            *kept = gen;
+            self.fill_cpu(cpu, c);
+        } else {
+            c.clock_task = self.now;
+            if cfg!(debug_assertions) {
+                let mut fresh = LbCpu::default();
+                self.fill_cpu(cpu, &mut fresh);
+                debug_assert_eq!(*c, fresh, "kept LbCpu of CPU {cpu} is stale");
+            }
+        }
+        c
     }
 
     fn capacity(&self, cpu: usize) -> CpuCapacity {
@@ -199,37 +232,27 @@ impl LbEnv for Env<'_> {
         self.with_cpu(cpu, |c| *c)
     }
 
-    /// The pass's memo of `cpu`, filled on first use. A reader already holding the memo
-    /// (a `with_cpu()` inside `f`) gets the value computed apart (the same value).
+    /// The kept [`LbCpu`] of `cpu`, read again when stale. A reader already holding the
+    /// entries (a `with_cpu()` inside `f`) gets the value computed apart (the same value).
     fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
         if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
-            let slot = &mut cpus[cpu];
-            if slot.0 != self.pass {
-                slot.0 = self.pass;
-                self.fill_cpu(cpu, &mut slot.1);
-            }
-            return f(&slot.1);
+            return f(self.current(cpu, &mut cpus[cpu]));
         }
         let mut c = LbCpu::default();
         self.fill_cpu(cpu, &mut c);
         f(&c)
     }
 
-    /// The walk of [`LbEnv::with_cpu`] under one borrow of the memo.
+    /// The walk of [`LbEnv::with_cpu`] under one borrow of the entries.
     fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
-        let Ok(mut memo) = self.scratch.cpus.try_borrow_mut() else {
+        let Ok(mut kept) = self.scratch.cpus.try_borrow_mut() else {
             for cpu in cpus.iter() {
                 self.with_cpu(cpu, &mut f);
             }
             return;
         };
         for cpu in cpus.iter() {
-            let slot = &mut memo[cpu];
-            if slot.0 != self.pass {
-                slot.0 = self.pass;
-                self.fill_cpu(cpu, &mut slot.1);
-            }
-            f(&slot.1);
+            f(self.current(cpu, &mut kept[cpu]));
         }
     }
 
@@ -259,17 +282,13 @@ impl LbEnv for Env<'_> {
     }
 
     /// `update_cpu_capacity()`: caches `scale_rt_capacity()` in the rq (read by every
-    /// `capacity_of()` until the next update) and drops this pass's memo of the CPU.
+    /// `capacity_of()` until the next update; a kept [`LbCpu`] of another capacity is
+    /// read again).
     fn update_cpu_capacity(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         let c = super::rq_scale_rt_capacity(rq);
         rq.cpu_capacity.set(c);
         rq.cpu_capacity_updated.set(true);
-        if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
-            if cpus[cpu].0 == self.pass {
-                cpus[cpu].0 = 0;
-            }
-        }
         c
     }
 
@@ -295,7 +314,8 @@ macro_rules! lb_env {
             util_est: $s.s.options.pelt.util_est,
             ue_ver: $s.ue_ver,
             scratch: &$s.lb_scratch,
-            pass: $s.lb_scratch.begin($s.rqs.len()),
+            util_gen: &$s.cpufreq.util_gen,
+            pass: $s.lb_scratch.begin(),
             ou: $s.en.eas.then_some(OuEnv {
                 gate: $s.en.gate,
                 uclamp_used: $s.en.uclamp_used,
@@ -308,6 +328,28 @@ macro_rules! lb_env {
 impl Sim<'_> {
     pub(in crate::sim) fn jiffies(&self, now: Nanos) -> u64 {
         now / self.s.tick_ns
+    }
+
+    /// Something [`Env::fill_cpu`] reads of `cpu` besides the signals that
+    /// [`Sim::rq_util_changed`] covers may have changed (a task count, the current task,
+    /// `misfit_task_load`, `active_balance`): the balancer reads that CPU again at its next
+    /// pass. Every writer of those calls it.
+    pub(in crate::sim) fn lb_cpu_changed(&mut self, cpu: usize) {
+        self.lb_scratch.changed[cpu] += 1;
+    }
+
+    /// `rq->misfit_task_load = v` on `cpu`.
+    fn set_misfit(&mut self, cpu: usize, v: u64) {
+        if self.misfit[cpu] != v {
+            self.misfit[cpu] = v;
+            self.lb_cpu_changed(cpu);
+        }
+    }
+
+    /// `rq->active_balance = v` on `cpu`.
+    pub(in crate::sim) fn set_active_balance(&mut self, cpu: usize, v: bool) {
+        self.active_balance[cpu] = v;
+        self.lb_cpu_changed(cpu);
     }
 
     /// Applies the moves a balance pass decided, and its active-balance request.
@@ -338,7 +380,7 @@ impl Sim<'_> {
         }
         if let Some(a) = active {
             // sched_balance_rq(): busiest->active_balance = 1, then stop_one_cpu_nowait()
-            self.active_balance[a.src] = true;
+            self.set_active_balance(a.src, true);
             let work = super::class::StopWork::ActiveBalance {
                 dst: a.dst,
                 reason: a.reason,
@@ -363,7 +405,7 @@ impl Sim<'_> {
             self.lb
                 .active_load_balance_cpu_stop(&env, &mut self.doms, &self.lbp, src, dst, reason)
         };
-        self.active_balance[src] = false;
+        self.set_active_balance(src, false);
         if let Some(m) = m {
             self.move_queued_on(out, m, src, now);
             // the sched governor (seed 004): after detach_one_task() and attach_one_task()
@@ -494,7 +536,7 @@ impl Sim<'_> {
         cpu: usize,
         now: Nanos,
     ) -> bool {
-        self.misfit[cpu] = 0;
+        self.set_misfit(cpu, 0);
         let jiffies = self.jiffies(now);
         let rd = rd_state(self.rd_overload, &self.en);
         let avg_idle = self.rqs[cpu].avg_idle;
@@ -545,12 +587,12 @@ impl Sim<'_> {
         // allowed on one CPU only, or one already on its biggest allowed capacity give 0
         // (with `balance.misfit` off too) before task_fits_cpu() reads any signal.
         let Some(t) = tid.filter(|&t| self.threads[t].class == Class::Fair) else {
-            self.misfit[cpu] = 0;
+            self.set_misfit(cpu, 0);
             return;
         };
         let max_cap = self.max_allowed_capacity(t);
         if self.threads[t].affinity.weight() == 1 || self.rqs[cpu].cap == max_cap {
-            self.misfit[cpu] = 0;
+            self.set_misfit(cpu, 0);
             return;
         }
         let cap = rq_capacity(&self.rqs[cpu]);
@@ -558,7 +600,7 @@ impl Sim<'_> {
         let task = lb_task(&self.ents, &self.threads, t, util_est, self.ue_ver);
         if let Some(v) = misfit::update_misfit_status(Some((&task, max_cap)), &cap, asym, &self.lbp)
         {
-            self.misfit[cpu] = v;
+            self.set_misfit(cpu, v);
         }
     }
 

@@ -491,7 +491,7 @@ impl<'w> Sim<'w> {
             MigrationReason::HmpOffload
         };
         if self.rqs[src].curr == Some(t) {
-            self.active_balance[src] = true;
+            self.set_active_balance(src, true);
             let work = crate::sim::class::StopWork::HmpMigrate { tid: t, dst, why };
             self.stop_one_cpu_nowait(out, src, work, on, now);
         } else {
@@ -530,7 +530,7 @@ impl<'w> Sim<'w> {
         why: MigrationReason,
         now: Nanos,
     ) {
-        self.active_balance[cpu] = false;
+        self.set_active_balance(cpu, false);
         let t_ = &self.threads[t];
         if t_.cpu != cpu || t_.state != TState::Runnable || !t_.affinity.contains(dst) {
             return;

@@ -149,7 +149,7 @@ impl<'w> Sim<'w> {
             rt_distribute_prev: vec![0; n],
             rt_period_active: false,
             lb: crate::policy::lb::LoadBalancer::new(),
-            lb_scratch: balance::LbScratch::default(),
+            lb_scratch: balance::LbScratch::new(n),
             max_cap_memo: Vec::new(),
             idle_policy_possible: class::workload_may_use_idle_policy(w),
             lbp: crate::policy::lb::LbParams {

@@ -439,7 +439,8 @@ struct Sim<'w> {
     /// Scheduling domains (`build_sched_domains()`), with the balancer's per-domain state.
     doms: crate::sched::topology::SchedDomains,
     lb: crate::policy::lb::LoadBalancer,
-    /// The balancer view's per-pass memo (sim/balance.rs).
+    /// The balancer's per-CPU values kept across passes, and its per-pass memo
+    /// (sim/balance.rs).
     lb_scratch: balance::LbScratch,
     /// Per thread: `p->max_allowed_capacity` and the affinity it was computed for.
     max_cap_memo: Vec<(CpuSet, u64)>,

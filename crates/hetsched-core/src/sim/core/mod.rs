@@ -28,7 +28,9 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// Keeps the policy view and the root-domain counters in step with `cpu`'s rq.
+    /// Keeps the policy view, the root-domain counters and the balancer's generation of
+    /// `cpu` ([`Sim::lb_cpu_changed`]) in step with `cpu`'s rq (its task counts or current
+    /// task changed).
     pub(in crate::sim) fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
         let idle = rq.curr.is_none()
@@ -43,6 +45,7 @@ impl<'w> Sim<'w> {
             self.nr_overloaded + usize::from(nr >= 2) - usize::from(v.nr_running >= 2);
         v.idle = idle;
         v.nr_running = nr;
+        self.lb_cpu_changed(cpu);
     }
 
     /// `rd->overloaded`: some rq has more than one runnable task

@@ -139,6 +139,8 @@ impl<'w> Sim<'w> {
             return false;
         }
         self.threads[tid].affinity = mask;
+        // the balancer reads the current task's affinity (`rq->curr->cpus_ptr`)
+        self.lb_cpu_changed(cpu);
         if mask.contains(cpu) {
             return false;
         }
