@@ -342,7 +342,10 @@ impl Sim<'_> {
         let r = self.cpufreq.policies[pd]
             .gov
             .update_util(now, cpu, flags, &inputs);
-        self.freq_request(out, pd, r, cpu, now);
+        // most updates change nothing: no call for them
+        if r != FreqRequest::Unchanged {
+            self.freq_request(out, pd, r, cpu, now);
+        }
     }
 
     /// Carries out a governor's request made on `cpu`: a fast switch now; the slow path
