@@ -112,7 +112,12 @@ pub fn map_util_freq(util: u64, freq: u64, cap: u64) -> u64 {
     if cap == 0 {
         return freq;
     }
-    ((u128::from(freq) * u128::from(util)) / u128::from(cap)) as u64
+    // the kernel's product fits 64 bits for every real frequency: no 128-bit division
+    // (a library call) unless it does not
+    match freq.checked_mul(util) {
+        Some(x) => x / cap,
+        None => ((u128::from(freq) * u128::from(util)) / u128::from(cap)) as u64,
+    }
 }
 
 /// `sugov_effective_cpu_perf(cpu, actual, min, max)` (v6.8+): `max(min, min(1.25·actual,

@@ -253,10 +253,15 @@ pub fn compute_energy(
 /// domain is pushed at the head (`tmp->next = pd; pd = tmp;`), so the list runs from the
 /// domain with the highest first CPU down. `find_energy_efficient_cpu()` walks it in this
 /// order, which decides its ties (the first domain evaluated keeps an equal energy delta).
-pub fn rd_pd_order(em: &EnergyModel) -> impl Iterator<Item = &EmPerfDomain> {
-    let mut pds: Vec<&EmPerfDomain> = em.pds.iter().flatten().collect();
-    pds.sort_by_key(|pd| std::cmp::Reverse(pd.cpus.iter().min().copied()));
-    pds.into_iter()
+/// Returns indices into `em.pds` (the domains with an EM), built once per root domain, as
+/// the kernel builds its list; [`find_energy_efficient_cpu`] walks it.
+pub fn rd_pd_order(em: &EnergyModel) -> Vec<usize> {
+    let mut pds: Vec<usize> = (0..em.pds.len()).filter(|&i| em.pds[i].is_some()).collect();
+    pds.sort_by_key(|&i| {
+        let cpus = em.pds[i].as_ref().map(|pd| &pd.cpus);
+        std::cmp::Reverse(cpus.and_then(|c| c.iter().min().copied()))
+    });
+    pds
 }
 
 /// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec §3.4).
@@ -266,8 +271,8 @@ pub fn rd_pd_order(em: &EnergyModel) -> impl Iterator<Item = &EmPerfDomain> {
 /// domain only the CPU with the most spare capacity and `prev_cpu` are evaluated; a CPU
 /// is a candidate if `util_fits_cpu()` (with max-aggregated clamps) is not 0. The winner
 /// must fit better, or fit as well with less energy, than `prev_cpu`. The domains are
-/// walked in `rd->pd` order ([`rd_pd_order`]); within a domain the CPUs ascend and the
-/// first CPU with the most spare capacity is the candidate.
+/// walked in `rd->pd` order (`rd_pd`, from [`rd_pd_order`]); within a domain the CPUs
+/// ascend and the first CPU with the most spare capacity is the candidate.
 ///
 /// Returns `None` for the kernel's −1 (no EM / no asym domain), else the target CPU.
 /// Simplifications: the energy-margin option applies the v5.x 1/16 rule to the v6.x
@@ -275,6 +280,7 @@ pub fn rd_pd_order(em: &EnergyModel) -> impl Iterator<Item = &EmPerfDomain> {
 pub fn find_energy_efficient_cpu(
     view: &impl EasView,
     em: &EnergyModel,
+    rd_pd: &[usize],
     p: &EasTask,
     prev_cpu: usize,
     sd_span: Option<&CpuSet>,
@@ -307,7 +313,7 @@ pub fn find_energy_efficient_cpu(
     let mut best_cpu: Option<usize> = None;
     let mut base_sum: u64 = 0;
 
-    for pd in rd_pd_order(em) {
+    for pd in rd_pd.iter().filter_map(|&i| em.pds[i].as_ref()) {
         // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending
         let mut cpus = CpuSet::EMPTY;
         for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
@@ -620,8 +626,15 @@ mod tests {
         // util 50 on big CPU 1. LITTLE candidate CPU 0: perf 62 → state 0 (cost 1398),
         // delta 1398 × 50 = 69900; prev (big, cost 4019): 4019 × 50 = 200950.
         let v = view(1, 50);
-        let got =
-            find_energy_efficient_cpu(&v, &em, &task(50), 1, Some(&all()), FeecParams::default());
+        let got = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &rd_pd_order(&em),
+            &task(50),
+            1,
+            Some(&all()),
+            FeecParams::default(),
+        );
         assert_eq!(got, Some(0));
     }
 
@@ -631,8 +644,15 @@ mod tests {
         // util 400 does not fit a LITTLE (400 × 1280 > 446 × 1024): only big CPUs qualify,
         // the first with the most spare capacity is CPU 1.
         let v = view(0, 400);
-        let got =
-            find_energy_efficient_cpu(&v, &em, &task(400), 0, Some(&all()), FeecParams::default());
+        let got = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &rd_pd_order(&em),
+            &task(400),
+            0,
+            Some(&all()),
+            FeecParams::default(),
+        );
         assert_eq!(got, Some(1));
     }
 
@@ -644,17 +664,41 @@ mod tests {
         let v = view(0, 50);
         let p = task(50);
         assert_eq!(
-            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default()),
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &p,
+                0,
+                Some(&all()),
+                FeecParams::default()
+            ),
             Some(0)
         );
         // No asym domain spanning prev: −1.
         assert_eq!(
-            find_energy_efficient_cpu(&v, &em, &p, 0, None, FeecParams::default()),
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &p,
+                0,
+                None,
+                FeecParams::default()
+            ),
             None
         );
         // A task with no utilisation stays on prev.
         assert_eq!(
-            find_energy_efficient_cpu(&v, &em, &task(0), 0, Some(&all()), FeecParams::default()),
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &task(0),
+                0,
+                Some(&all()),
+                FeecParams::default()
+            ),
             Some(0)
         );
     }
@@ -690,7 +734,10 @@ mod tests {
     fn rd_pd_list_runs_from_the_highest_first_cpu() {
         let em = EnergyModel::build(&juno(), EmVersion::V6_9);
         // juno: PD 0 = {0,3,4,5} is built first (CPU 0), PD 1 = {1,2} is pushed before it.
-        let order: Vec<usize> = rd_pd_order(&em).map(|pd| pd.pd).collect();
+        let order: Vec<usize> = rd_pd_order(&em)
+            .iter()
+            .map(|&i| em.pds[i].as_ref().unwrap().pd)
+            .collect();
         assert_eq!(order, vec![1, 0]);
     }
 
@@ -709,14 +756,30 @@ mod tests {
         let mut p = task(50);
         p.allowed = CpuSet::from_cpus(&[1, 2, 3, 4, 5]);
         // CPU 3 (PD 0) and CPU 1 (PD 1) give the same delta; PD 1 is walked first.
-        let got = find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default());
+        let got = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &rd_pd_order(&em),
+            &p,
+            0,
+            Some(&all()),
+            FeecParams::default(),
+        );
         assert_eq!(got, Some(1));
         // The other way round: the twin domain holds the lower CPUs.
         let (a, b) = (em.pds[0].clone(), em.pds[1].clone());
         em.pds[0] = b;
         em.pds[1] = a;
         assert_eq!(
-            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default()),
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &p,
+                0,
+                Some(&all()),
+                FeecParams::default()
+            ),
             Some(1)
         );
     }
@@ -735,13 +798,21 @@ mod tests {
         // base (pd busy 250, max perf 1.25 × 250 = 312 → perf 367, cost 1662) = 415500;
         // prev: max perf 375 → perf 406, cost 1699 × 300 = 509700 → delta 94200;
         // CPU 3: max perf 312 → cost 1662 × 300 = 498600 → delta 83100 (saves 11100).
-        let no_margin =
-            find_energy_efficient_cpu(&v, &em, &p, 0, Some(&all()), FeecParams::default());
+        let no_margin = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &rd_pd_order(&em),
+            &p,
+            0,
+            Some(&all()),
+            FeecParams::default(),
+        );
         assert_eq!(no_margin, Some(3));
         // v5.x margin: (94200 + 415500 + 0 for the idle big domain) >> 4 = 31856 > 11100.
         let m = find_energy_efficient_cpu(
             &v,
             &em,
+            &rd_pd_order(&em),
             &p,
             0,
             Some(&all()),

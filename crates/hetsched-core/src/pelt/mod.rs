@@ -131,27 +131,53 @@ fn cap_scale(v: u64, s: u64) -> u64 {
 /// product (`mul_u64_u32_shr`, computed here in `u128`, so it never overflows).
 /// Note: `decay_load(1024, 32) == 511`, not 512, because `y^0` is `0xffffffff / 2^32`.
 pub fn decay_load(val: u64, n: u64) -> u64 {
-    if n > LOAD_AVG_PERIOD * 63 {
-        return 0;
+    Decay::new(n).apply(val)
+}
+
+/// [`decay_load`]`(·, n)` for one `n`, its shift and multiplier computed once for the five
+/// values one [`SchedAvg::accumulate_sum`] decays by the same number of periods.
+#[derive(Debug, Clone, Copy)]
+struct Decay {
+    /// `n / LOAD_AVG_PERIOD`: whole half-lives (at most 63).
+    shift: u32,
+    /// `runnable_avg_yN_inv[n % LOAD_AVG_PERIOD]`, or 0 when `n > LOAD_AVG_PERIOD * 63`
+    /// (everything decays to 0).
+    inv: u32,
+}
+
+impl Decay {
+    #[inline]
+    fn new(n: u64) -> Decay {
+        if n > LOAD_AVG_PERIOD * 63 {
+            return Decay { shift: 0, inv: 0 };
+        }
+        Decay {
+            shift: (n / LOAD_AVG_PERIOD) as u32,
+            // n % 32 < 32, so the index is in bounds.
+            inv: RUNNABLE_AVG_Y_N_INV[(n % LOAD_AVG_PERIOD) as usize],
+        }
     }
-    let mut val = val;
-    let mut local_n = n;
-    if local_n >= LOAD_AVG_PERIOD {
-        val >>= local_n / LOAD_AVG_PERIOD;
-        local_n %= LOAD_AVG_PERIOD;
+
+    /// `decay_load(val, n)`: `mul_u64_u32_shr(val >> shift, inv, 32)`.
+    #[inline]
+    fn apply(self, val: u64) -> u64 {
+        ((u128::from(val >> self.shift) * u128::from(self.inv)) >> 32) as u64
     }
-    // local_n < 32 here, so the index is in bounds.
-    let inv = u128::from(RUNNABLE_AVG_Y_N_INV[local_n as usize]);
-    ((u128::from(val) * inv) >> 32) as u64
 }
 
 /// Models `kernel/sched/pelt.c:__accumulate_pelt_segments()` (v6.8): the contribution
 /// `d1 y^p + 1024 Σ_{n=1}^{p-1} y^n + d3` of a delta spanning `periods` boundaries,
 /// in the kernel's `u32` arithmetic.
 pub fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
-    let c1 = decay_load(u64::from(d1), periods) as u32;
+    pelt_segments(Decay::new(periods), d1, d3)
+}
+
+/// [`accumulate_pelt_segments`] with the decay of its `periods` given.
+#[inline]
+fn pelt_segments(decay: Decay, d1: u32, d3: u32) -> u32 {
+    let c1 = decay.apply(u64::from(d1)) as u32;
     let c2 = LOAD_AVG_MAX
-        .wrapping_sub(decay_load(LOAD_AVG_MAX, periods))
+        .wrapping_sub(decay.apply(LOAD_AVG_MAX))
         .wrapping_sub(1024) as u32;
     c1.wrapping_add(c2).wrapping_add(d3)
 }
@@ -227,13 +253,13 @@ impl SchedAvg {
         let mut delta = delta.wrapping_add(u64::from(self.period_contrib));
         let periods = delta / 1024;
         if periods != 0 {
-            self.load_sum = decay_load(self.load_sum, periods);
-            self.runnable_sum = decay_load(self.runnable_sum, periods);
-            self.util_sum = decay_load(u64::from(self.util_sum), periods) as u32;
+            let decay = Decay::new(periods);
+            self.load_sum = decay.apply(self.load_sum);
+            self.runnable_sum = decay.apply(self.runnable_sum);
+            self.util_sum = decay.apply(u64::from(self.util_sum)) as u32;
             delta %= 1024;
             if load != 0 {
-                contrib =
-                    accumulate_pelt_segments(periods, 1024 - self.period_contrib, delta as u32);
+                contrib = pelt_segments(decay, 1024 - self.period_contrib, delta as u32);
             }
         }
         self.period_contrib = delta as u32;

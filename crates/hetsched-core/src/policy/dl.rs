@@ -174,16 +174,7 @@ pub fn select_task_rq_dl(
     distribute_prev: &mut usize,
 ) -> usize {
     let cpu = p.cpu;
-    if wake_flags & WF_TTWU == 0 {
-        return cpu;
-    }
-    let mut select_rq = rqs[cpu].curr.is_some_and(|c| {
-        (c.nr_cpus_allowed() < 2 || !dl_entity_preempt(p, c.deadline)) && p.nr_cpus_allowed() > 1
-    });
-    if topo.asym_cpucap_active() {
-        select_rq |= !dl_task_fits_capacity(p, rqs[cpu].capacity_orig);
-    }
-    if select_rq {
+    if select_task_rq_dl_looks_later(&rqs[cpu], topo, p, wake_flags) {
         if let Some(target) = find_later_rq(rqs, topo, p, this_cpu, distribute_prev) {
             if rqs[target].is_earliest_deadline(p) {
                 return target;
@@ -191,6 +182,28 @@ pub fn select_task_rq_dl(
         }
     }
     cpu
+}
+
+/// `select_task_rq_dl()`'s `select_rq` (v6.11), which reads only the task's own rq
+/// (`rq`, of `p.cpu`): at a wake-up, a running deadline task that cannot move or that `p`
+/// does not preempt, or — on asymmetric systems — a CPU `p` does not fit. Only then does
+/// [`select_task_rq_dl`] look at the other rqs.
+pub fn select_task_rq_dl_looks_later(
+    rq: &DlRqView<'_>,
+    topo: &SdTopology,
+    p: &DlTask,
+    wake_flags: u32,
+) -> bool {
+    if wake_flags & WF_TTWU == 0 {
+        return false;
+    }
+    let mut select_rq = rq.curr.is_some_and(|c| {
+        (c.nr_cpus_allowed() < 2 || !dl_entity_preempt(p, c.deadline)) && p.nr_cpus_allowed() > 1
+    });
+    if topo.asym_cpucap_active() {
+        select_rq |= !dl_task_fits_capacity(p, rq.capacity_orig);
+    }
+    select_rq
 }
 
 /// `task_woken_dl(rq, p)`: a woken deadline task that neither runs nor preempts its rq's
@@ -289,12 +302,16 @@ pub fn pull_dl_candidate(
     Some(p)
 }
 
-/// The CPUs of `rd->dlo_mask` (with a pushable deadline task) other than `this_cpu`, in
-/// CPU order.
-pub fn dl_overloaded_cpus(rqs: &[DlRqView<'_>], this_cpu: usize) -> Vec<usize> {
-    let all = CpuSet::first_n(rqs.len());
-    for_each_cpu_wrap(&all, 0, rqs.len())
-        .filter(|&c| c != this_cpu && !rqs[c].pushable.is_empty())
+/// The CPUs of `rd->dlo_mask` (`overloaded`: the rq has a pushable deadline task) other
+/// than `this_cpu`, among `nr_cpus`, in CPU order.
+pub fn dl_overloaded_cpus(
+    nr_cpus: usize,
+    this_cpu: usize,
+    overloaded: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let all = CpuSet::first_n(nr_cpus);
+    for_each_cpu_wrap(&all, 0, nr_cpus)
+        .filter(|&c| c != this_cpu && overloaded(c))
         .collect()
 }
 
@@ -394,6 +411,9 @@ mod tests {
         assert!(pull_dl_candidate(&rqs, 0, 1, 50, None).is_none());
         // not earlier than what this pull already moved
         assert!(pull_dl_candidate(&rqs, 0, 1, 20, Some(30)).is_none());
-        assert_eq!(dl_overloaded_cpus(&rqs, 0), vec![1]);
+        assert_eq!(
+            dl_overloaded_cpus(rqs.len(), 0, |c| !rqs[c].pushable.is_empty()),
+            vec![1]
+        );
     }
 }

@@ -64,7 +64,8 @@ pub(in crate::sim) struct CpufreqState {
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
     /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
-    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`].
+    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`]. Empty under
+    /// every other governor: none reads it, so nothing is counted.
     pub util_gen: Vec<u64>,
 }
 
@@ -171,6 +172,12 @@ impl CpufreqState {
                 .collect()
         };
         let hooked = policies.iter().any(|pol| pol.gov.uses_update_util());
+        let schedutil = o.cpufreq.governor == Governor::Schedutil;
+        let util_gen = if schedutil {
+            vec![0; p.cpus.len()]
+        } else {
+            Vec::new()
+        };
         let interactive = (o.cpufreq.governor == Governor::Interactive).then(|| {
             Box::new(super::interactive::InteractiveEngine::new(
                 p,
@@ -192,7 +199,7 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
-            util_gen: vec![0; p.cpus.len()],
+            util_gen,
         }
     }
 }
@@ -285,16 +292,20 @@ impl SugovInputs for SimSugovInputs<'_> {
     }
 
     fn generation(&self, j: usize) -> Option<u64> {
-        Some(self.util_gen[self.cpus[j]])
+        self.util_gen.get(self.cpus[j]).copied()
     }
 }
 
 impl Sim<'_> {
     /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
     /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
-    /// its policy's next aggregation. Every writer of those calls it.
+    /// its policy's next aggregation. Every writer of those calls it; a no-op unless
+    /// schedutil is the governor.
+    #[inline]
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
-        self.cpufreq.util_gen[cpu] += 1;
+        if let Some(g) = self.cpufreq.util_gen.get_mut(cpu) {
+            *g += 1;
+        }
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
@@ -331,7 +342,10 @@ impl Sim<'_> {
         let r = self.cpufreq.policies[pd]
             .gov
             .update_util(now, cpu, flags, &inputs);
-        self.freq_request(out, pd, r, cpu, now);
+        // most updates change nothing: no call for them
+        if r != FreqRequest::Unchanged {
+            self.freq_request(out, pd, r, cpu, now);
+        }
     }
 
     /// Carries out a governor's request made on `cpu`: a fast switch now; the slow path

@@ -54,6 +54,8 @@ pub const MAX_SERIES: u64 = 1000;
 pub(in crate::sim) struct EnergyState {
     /// The Energy Model (built for every run; EAS and reported energy use it).
     pub em: EnergyModel,
+    /// The root domain's `rd->pd` list, as indices into `em.pds` ([`eas::rd_pd_order`]).
+    pub rd_pd: Vec<usize>,
     /// `sched_energy_enabled()`.
     pub eas: bool,
     /// `eas.overutilized_gate`.
@@ -127,6 +129,7 @@ impl EnergyState {
         let per = SERIES_BUCKET_NS * MAX_SERIES;
         let bucket_ns = SERIES_BUCKET_NS * dur.div_ceil(per).max(1);
         EnergyState {
+            rd_pd: eas::rd_pd_order(&em),
             em,
             eas: s.eas_enabled,
             gate: o.eas.overutilized_gate,
@@ -471,6 +474,7 @@ impl Sim<'_> {
         eas::find_energy_efficient_cpu(
             &view,
             &self.en.em,
+            &self.en.rd_pd,
             &task,
             prev_cpu,
             Some(&span),

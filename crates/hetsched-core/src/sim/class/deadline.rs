@@ -171,8 +171,7 @@ impl<'w> Sim<'w> {
             return;
         }
         if p.deadline == c.deadline && !self.rqs[cpu].need_resched {
-            let pushables = self.dl_pushables();
-            let views = self.dl_views(&pushables);
+            let views = self.dl_placement_views();
             let asym = self.sdt.asym_cpucap_active();
             if pdl::check_preempt_equal_dl(&views, &c, &p, asym) {
                 self.set_resched(cpu);
@@ -263,24 +262,37 @@ impl<'w> Sim<'w> {
             .collect()
     }
 
+    /// `cpu`'s deadline state as [`crate::policy::dl`] reads it, with `pushable` as its
+    /// pushable tasks.
+    fn dl_view<'a>(&self, cpu: usize, pushable: &'a [DlTask]) -> DlRqView<'a> {
+        let rq = &self.rqs[cpu];
+        let curr = rq
+            .curr
+            .filter(|&c| self.threads[c].class == Class::Dl)
+            .map(|c| self.dl_task(c, cpu));
+        DlRqView {
+            dl_nr_running: rq.dl.nr_running(),
+            earliest: rq.dl.earliest(),
+            curr,
+            need_resched: rq.need_resched,
+            capacity_orig: rq.cap,
+            pushable,
+        }
+    }
+
     /// Each rq's deadline state as [`crate::policy::dl`] reads it.
     fn dl_views<'a>(&self, pushables: &'a [Vec<DlTask>]) -> Vec<DlRqView<'a>> {
         (0..self.p.nr_cpus())
-            .map(|cpu| {
-                let rq = &self.rqs[cpu];
-                let curr = rq
-                    .curr
-                    .filter(|&c| self.threads[c].class == Class::Dl)
-                    .map(|c| self.dl_task(c, cpu));
-                DlRqView {
-                    dl_nr_running: rq.dl.nr_running(),
-                    earliest: rq.dl.earliest(),
-                    curr,
-                    need_resched: rq.need_resched,
-                    capacity_orig: rq.cap,
-                    pushable: &pushables[cpu],
-                }
-            })
+            .map(|cpu| self.dl_view(cpu, &pushables[cpu]))
+            .collect()
+    }
+
+    /// Each rq's deadline state without its pushable tasks, for the placement functions
+    /// that read only `cpudl` (`cpudl_find()`: earliest deadlines and capacities) and the
+    /// rqs' running tasks: `find_later_rq()`, `check_preempt_equal_dl()`.
+    fn dl_placement_views(&self) -> Vec<DlRqView<'static>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| self.dl_view(cpu, &[]))
             .collect()
     }
 
@@ -288,7 +300,8 @@ impl<'w> Sim<'w> {
     /// at a wake-up, a task that would wait behind its CPU's running deadline task (or that
     /// does not fit that CPU's capacity, on asymmetric systems) goes to `find_later_rq()`'s
     /// CPU if it would be that rq's earliest deadline, searching from `this_cpu` (the
-    /// waker's).
+    /// waker's). The other rqs are read only when it looks there
+    /// ([`pdl::select_task_rq_dl_looks_later`]).
     pub(in crate::sim) fn select_task_rq_dl(
         &mut self,
         tid: usize,
@@ -296,9 +309,12 @@ impl<'w> Sim<'w> {
         this_cpu: usize,
         wake_flags: u32,
     ) -> usize {
-        let pushables = self.dl_pushables();
-        let views = self.dl_views(&pushables);
         let p = self.dl_task(tid, prev);
+        if !pdl::select_task_rq_dl_looks_later(&self.dl_view(prev, &[]), &self.sdt, &p, wake_flags)
+        {
+            return prev;
+        }
+        let views = self.dl_placement_views();
         let prev_mask = &mut self.rt_distribute_prev[this_cpu];
         pdl::select_task_rq_dl(&views, &self.sdt, &p, wake_flags, this_cpu, prev_mask)
     }
@@ -340,11 +356,8 @@ impl<'w> Sim<'w> {
     /// earlier than what this pull moved so far and would not preempt its own rq's running
     /// task; a pull reschedules this CPU.
     pub(in crate::sim) fn pull_dl_task(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
-        let overloaded = {
-            let pushables = self.dl_pushables();
-            let views = self.dl_views(&pushables);
-            pdl::dl_overloaded_cpus(&views, cpu)
-        };
+        let overloaded =
+            pdl::dl_overloaded_cpus(self.p.nr_cpus(), cpu, |c| self.dl_overloaded_rq(c));
         let mut dmin = None;
         let mut resched = false;
         for src in overloaded {
@@ -381,10 +394,9 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
-        let pushables = self.dl_pushables();
-        let views = self.dl_views(&pushables);
         let p = self.dl_task(tid, cpu);
-        if pdl::task_woken_dl_should_push(&views[cpu], &p, self.rqs[cpu].curr == Some(tid)) {
+        let rq = self.dl_view(cpu, &[]);
+        if pdl::task_woken_dl_should_push(&rq, &p, self.rqs[cpu].curr == Some(tid)) {
             self.push_dl_tasks(out, cpu, now);
         }
     }
