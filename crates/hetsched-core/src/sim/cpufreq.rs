@@ -64,8 +64,9 @@ pub(in crate::sim) struct CpufreqState {
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
     /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
-    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`]. Empty under
-    /// every other governor: none reads it, so nothing is counted.
+    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`], and part of
+    /// the generation of the load balancer's kept per-CPU values (sim/balance.rs), so it
+    /// counts under every governor.
     pub util_gen: Vec<u64>,
 }
 
@@ -172,12 +173,6 @@ impl CpufreqState {
                 .collect()
         };
         let hooked = policies.iter().any(|pol| pol.gov.uses_update_util());
-        let schedutil = o.cpufreq.governor == Governor::Schedutil;
-        let util_gen = if schedutil {
-            vec![0; p.cpus.len()]
-        } else {
-            Vec::new()
-        };
         let interactive = (o.cpufreq.governor == Governor::Interactive).then(|| {
             Box::new(super::interactive::InteractiveEngine::new(
                 p,
@@ -199,7 +194,7 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
-            util_gen,
+            util_gen: vec![0; p.cpus.len()],
         }
     }
 }
@@ -292,20 +287,16 @@ impl SugovInputs for SimSugovInputs<'_> {
     }
 
     fn generation(&self, j: usize) -> Option<u64> {
-        self.util_gen.get(self.cpus[j]).copied()
+        Some(self.util_gen[self.cpus[j]])
     }
 }
 
 impl Sim<'_> {
     /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
     /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
-    /// its policy's next aggregation. Every writer of those calls it; a no-op unless
-    /// schedutil is the governor.
-    #[inline]
+    /// its policy's next aggregation. Every writer of those calls it.
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
-        if let Some(g) = self.cpufreq.util_gen.get_mut(cpu) {
-            *g += 1;
-        }
+        self.cpufreq.util_gen[cpu] += 1;
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
