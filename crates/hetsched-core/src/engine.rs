@@ -3,19 +3,48 @@
 
 use crate::time::Nanos;
 use rand_core::{RngCore, SeedableRng};
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+
+/// A pending event and its key, `time << 64 | seq`: one integer comparison orders two
+/// events by time, then by push order (`seq` is unique). Ordered for the max-heap
+/// `BinaryHeap`: the least key is the greatest entry. The event is never compared.
+#[derive(Debug)]
+struct Entry<E> {
+    key: u128,
+    ev: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl<E> Eq for Entry<E> {}
+
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
 
 /// An event queue. Events at equal times come out in the order they were pushed (FIFO).
 #[derive(Debug)]
-pub struct EventQueue<E: Ord> {
-    heap: BinaryHeap<Reverse<(Nanos, u64, E)>>,
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
     seq: u64,
     now: Nanos,
     popped: u64,
 }
 
-impl<E: Ord> Default for EventQueue<E> {
+impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
@@ -26,17 +55,19 @@ impl<E: Ord> Default for EventQueue<E> {
     }
 }
 
-impl<E: Ord> EventQueue<E> {
+impl<E> EventQueue<E> {
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
     pub fn push(&mut self, at: Nanos, ev: E) {
         let at = at.max(self.now);
-        self.heap.push(Reverse((at, self.seq, ev)));
+        let key = u128::from(at) << 64 | u128::from(self.seq);
+        self.heap.push(Entry { key, ev });
         self.seq += 1;
     }
 
     /// Pops the earliest event and advances `now` to it.
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let Reverse((t, _, ev)) = self.heap.pop()?;
+        let Entry { key, ev } = self.heap.pop()?;
+        let t = (key >> 64) as Nanos;
         debug_assert!(t >= self.now, "time went back");
         self.now = t;
         self.popped += 1;
@@ -45,7 +76,7 @@ impl<E: Ord> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(|e| (e.key >> 64) as Nanos)
     }
 
     /// Advances `now` to `t` for work done outside the queue (never backwards).
@@ -127,6 +158,28 @@ mod tests {
         assert_eq!(q.pop(), None);
         q.push(1, 9);
         assert_eq!(q.pop(), Some((10, 9)), "time never goes back");
+    }
+
+    /// Random pushes and pops, many at equal times, against a reference: the pending
+    /// `(time, seq, ev)` triples, whose least is the next pop.
+    #[test]
+    fn pops_in_time_then_push_order() {
+        let mut q = EventQueue::default();
+        let mut rng = Rng::new(1);
+        let mut pending: Vec<(Nanos, u64, u32)> = Vec::new();
+        for i in 0..20_000u32 {
+            if rng.below(5) < 3 {
+                let at = q.now() + rng.below(8) * 10;
+                q.push(at, i);
+                pending.push((at, u64::from(i), i));
+            } else {
+                let want = pending.iter().copied().min();
+                pending.retain(|p| Some(*p) != want);
+                assert_eq!(q.pop(), want.map(|(t, _, ev)| (t, ev)));
+            }
+            assert_eq!(q.len(), pending.len());
+            assert_eq!(q.peek_time(), pending.iter().map(|p| p.0).min());
+        }
     }
 
     #[test]

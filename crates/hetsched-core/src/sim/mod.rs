@@ -155,7 +155,7 @@ pub struct EngineStats {
     pub context_switches: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
     /// The workload starts: rt-app's main thread runs (or every thread is created, with
     /// `rtapp.main_thread = false`).

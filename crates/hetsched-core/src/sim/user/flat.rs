@@ -191,9 +191,17 @@ impl<'w> FlatProgram<'w> {
         self.phases[t.first as usize + phase]
     }
 
-    /// Event `event` of phase `ph`, or `None` past its last.
+    /// Event `event` of phase `phase` of task `task`, or `None` past the phase's last.
     #[inline]
-    pub(in crate::sim) fn event(&self, ph: &FlatPhase<'w>, event: usize) -> Option<FlatEvent<'w>> {
+    pub(in crate::sim) fn event(
+        &self,
+        task: usize,
+        phase: usize,
+        event: usize,
+    ) -> Option<FlatEvent<'w>> {
+        let t = &self.tasks[task];
+        debug_assert!(phase < t.nr_phases as usize);
+        let ph = &self.phases[t.first as usize + phase];
         (event < ph.len as usize).then(|| self.events[ph.first as usize + event])
     }
 }

@@ -15,25 +15,13 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
-        if !self.thread_prologue(out, cpu, tid, now) {
-            return;
-        }
-        if !self.uthreads[tid].started {
-            self.uthreads[tid].started = true;
-            if self.markers.task {
-                self.marker(out, tid, now, RtappMarker::Task { event: "start" });
-            }
-            let t_first = self.uthreads[tid].t_first;
-            if t_first > now {
-                self.sys_clock_nanosleep(out, cpu, tid, now, t_first);
-                return;
-            }
-        }
-        if std::mem::take(&mut self.uthreads[tid].attrs_pending) {
-            self.set_thread_param(out, tid);
-        }
-        if !self.do_retry(out, tid) {
-            self.sys_futex_wait(out, cpu, tid, now);
+        // most steps have nothing to do before the program: one test for all of it
+        let th = &self.uthreads[tid];
+        let settled = th.prologue == super::main::Prologue::Done
+            && th.started
+            && !th.attrs_pending
+            && th.retry == Retry::None;
+        if !settled && !self.program_prologue(out, cpu, tid, now) {
             return;
         }
         loop {
@@ -54,17 +42,15 @@ impl<'w> Sim<'w> {
                 th.spin_at = now;
                 th.spin = 0;
             }
-            let th = &self.uthreads[tid];
             if th.done_loops {
                 self.sys_exit(out, cpu, tid, now);
                 return;
             }
-            let pc = th.pc;
-            let phase = self.prog.phase(th.task, pc.phase);
+            let (pc, task) = (th.pc, th.task);
             if !pc.loop_started {
                 self.begin_iteration(out, cpu, tid, now);
             }
-            if let Some(fe) = self.prog.event(&phase, pc.event) {
+            if let Some(fe) = self.prog.event(task, pc.phase, pc.event) {
                 let ev = fe.ev;
                 self.uthreads[tid].pc.event += 1;
                 if self.markers.event {
@@ -115,6 +101,41 @@ impl<'w> Sim<'w> {
             }
             self.end_iteration(out, tid, now);
         }
+    }
+
+    /// What runs before the next event of the program: the rest of `thread_body()`'s
+    /// start, the first run's `rtapp_task event=start` and delay, the task's parameters
+    /// still to set, and what a wake-up left to redo. False when the thread is now
+    /// computing, asleep or blocked.
+    fn program_prologue(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) -> bool {
+        if !self.thread_prologue(out, cpu, tid, now) {
+            return false;
+        }
+        if !self.uthreads[tid].started {
+            self.uthreads[tid].started = true;
+            if self.markers.task {
+                self.marker(out, tid, now, RtappMarker::Task { event: "start" });
+            }
+            let t_first = self.uthreads[tid].t_first;
+            if t_first > now {
+                self.sys_clock_nanosleep(out, cpu, tid, now, t_first);
+                return false;
+            }
+        }
+        if std::mem::take(&mut self.uthreads[tid].attrs_pending) {
+            self.set_thread_param(out, tid);
+        }
+        if !self.do_retry(out, tid) {
+            self.sys_futex_wait(out, cpu, tid, now);
+            return false;
+        }
+        true
     }
 
     pub(in crate::sim) fn begin_iteration(
@@ -243,18 +264,19 @@ impl<'w> Sim<'w> {
             Event::Timer {
                 period_us, mode, ..
             } => {
-                let t_first = self.uthreads[tid].t_first;
+                let th = &mut self.uthreads[tid];
+                let t_first = th.t_first;
                 let st = match fe.timer {
-                    Some(TimerSlot::Unique(i)) => self.uthreads[tid].unique_timers.get_mut(i),
+                    Some(TimerSlot::Unique(i)) => th.unique_timers.get_mut(i),
                     Some(TimerSlot::Shared(i)) => &mut self.shared_timers[i],
                     None => return None,
                 };
                 let (t_next, slack) =
                     program::timer_next(st, t_first, program::us(period_us), mode, now);
                 if self.w.cumulative_slack {
-                    self.uthreads[tid].slack_ns += slack;
+                    th.slack_ns += slack;
                 } else {
-                    self.uthreads[tid].slack_ns = slack;
+                    th.slack_ns = slack;
                 }
                 if now < t_next {
                     Some(Step::SleepUntil {
@@ -263,7 +285,7 @@ impl<'w> Sim<'w> {
                     })
                 } else {
                     // a missed timer: rt-app resets wu_latency
-                    self.uthreads[tid].wu_lat_ns = 0;
+                    th.wu_lat_ns = 0;
                     None
                 }
             }
