@@ -22,6 +22,7 @@ use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use task::{Residency, TaskClock, NEVER};
 
@@ -271,6 +272,22 @@ pub struct CpuMetrics {
     pub idle_state_residency_s: BTreeMap<u32, f64>,
 }
 
+/// [`MetricsSink::results`]: the tasks in pid order, split at [`FIRST_USER_PID`], and
+/// the CPUs in CPU order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsResults {
+    /// The workload's threads (pid above [`FIRST_USER_PID`]).
+    pub tasks: Vec<TaskMetrics>,
+    /// The kernel threads (pid below [`FIRST_USER_PID`]: `sugov:N`, `migration/N`). Their
+    /// CPU time is in the CPUs' busy time.
+    pub kernel_threads: Vec<TaskMetrics>,
+    /// rt-app's main thread (pid [`FIRST_USER_PID`]), when it ran. Its CPU time is in the
+    /// CPUs' busy time.
+    pub main_thread: Option<TaskMetrics>,
+    /// Per CPU.
+    pub cpus: Vec<CpuMetrics>,
+}
+
 /// What the sink keeps of a task beside its [`TaskClock`].
 #[derive(Debug, Default)]
 struct TaskAcc {
@@ -358,21 +375,29 @@ impl MetricsSink {
     /// first time.
     #[inline]
     fn index(&mut self, pid: u32, comm: &str) -> usize {
+        match self.by_pid.get(pid as usize) {
+            Some(&i) if i != 0 => i as usize - 1,
+            _ => self.add_task(pid, comm),
+        }
+    }
+
+    /// A task not seen before: its accumulators, and its index.
+    #[cold]
+    #[inline(never)]
+    fn add_task(&mut self, pid: u32, comm: &str) -> usize {
         let p = pid as usize;
         if p >= self.by_pid.len() {
             self.by_pid.resize(p + 1, 0);
         }
-        if self.by_pid[p] == 0 {
-            self.tasks.push(TaskAcc {
-                pid,
-                comm: comm.to_string(),
-                residency: Residency::new(self.nr_cpus),
-                ..TaskAcc::default()
-            });
-            self.clocks.push(TaskClock::default());
-            self.by_pid[p] = self.tasks.len() as u32;
-        }
-        self.by_pid[p] as usize - 1
+        self.tasks.push(TaskAcc {
+            pid,
+            comm: comm.to_string(),
+            residency: Residency::new(self.nr_cpus),
+            ..TaskAcc::default()
+        });
+        self.clocks.push(TaskClock::default());
+        self.by_pid[p] = self.tasks.len() as u32;
+        self.tasks.len() - 1
     }
 
     /// Adds the buffered wake-up latencies to their tasks' histograms.
@@ -387,35 +412,29 @@ impl MetricsSink {
         &mut self.tasks[i]
     }
 
-    /// Per-task and per-CPU results, in pid and CPU order; the tasks are the workload's
-    /// threads (see [`MetricsSink::kernel_threads`] and [`MetricsSink::main_thread`]).
-    pub fn results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
-        let (tasks, cpus) = self.all_results();
-        let tasks = tasks
-            .into_iter()
-            .filter(|t| t.pid > FIRST_USER_PID)
-            .collect();
-        (tasks, cpus)
+    /// The results, after [`TraceSink::end`]: every task's once, split by pid as
+    /// [`RunResult`] reports them.
+    ///
+    /// [`RunResult`]: crate::sim::RunResult
+    pub fn results(&self) -> MetricsResults {
+        let (all, cpus) = self.all_results();
+        let mut r = MetricsResults {
+            tasks: Vec::new(),
+            kernel_threads: Vec::new(),
+            main_thread: None,
+            cpus,
+        };
+        for t in all {
+            match t.pid.cmp(&FIRST_USER_PID) {
+                Ordering::Less => r.kernel_threads.push(t),
+                Ordering::Equal => r.main_thread = Some(t),
+                Ordering::Greater => r.tasks.push(t),
+            }
+        }
+        r
     }
 
-    /// rt-app's main thread's results (pid [`FIRST_USER_PID`]), when it ran. Its CPU time
-    /// is in the CPUs' busy time.
-    pub fn main_thread(&self) -> Option<TaskMetrics> {
-        let tasks = self.all_results().0;
-        tasks.into_iter().find(|t| t.pid == FIRST_USER_PID)
-    }
-
-    /// The kernel threads' results (pid below [`FIRST_USER_PID`]: `sugov:N`), in pid
-    /// order. Their CPU time is in the CPUs' busy time.
-    pub fn kernel_threads(&self) -> Vec<TaskMetrics> {
-        let tasks = self.all_results().0;
-        tasks
-            .into_iter()
-            .filter(|t| t.pid < FIRST_USER_PID)
-            .collect()
-    }
-
-    /// The results, after [`TraceSink::end`].
+    /// Every task's results in pid order, and every CPU's.
     fn all_results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
         debug_assert!(
             self.latencies.is_empty(),
