@@ -15,12 +15,13 @@
 //! `cpu_idle` and the idle↔busy `sched_switch`es).
 //!
 //! [`RunResult`]: crate::sim::RunResult
+//! [`TraceSink`]: crate::trace::TraceSink
 
+mod events;
 mod task;
 
 use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
-use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -356,21 +357,6 @@ impl MetricsSink {
         self.energy.as_ref()
     }
 
-    /// Charges `cpu`'s current interval (busy at its frequency, or idle in its idle state)
-    /// up to `now` to the energy meter.
-    fn energy_flush(&mut self, cpu: usize, now: Nanos) {
-        let Some(m) = self.energy.as_mut() else {
-            return;
-        };
-        let c = &mut self.cpus[cpu];
-        if c.e_busy {
-            m.busy(cpu, c.freq, c.e_since, now);
-        } else {
-            m.idle(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
-        }
-        c.e_since = now;
-    }
-
     /// The index of task `pid` in `tasks` and `clocks`, a new task named `comm` the
     /// first time.
     #[inline]
@@ -407,12 +393,7 @@ impl MetricsSink {
         }
     }
 
-    fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
-        let i = self.index(pid, comm);
-        &mut self.tasks[i]
-    }
-
-    /// The results, after [`TraceSink::end`]: every task's once, split by pid as
+    /// The results, after [`TraceSink::end`](crate::trace::TraceSink::end): every task's once, split by pid as
     /// [`RunResult`] reports them.
     ///
     /// [`RunResult`]: crate::sim::RunResult
@@ -486,151 +467,6 @@ impl MetricsSink {
             })
             .collect();
         (tasks, cpus)
-    }
-}
-
-impl TraceSink for MetricsSink {
-    fn interest(&self) -> Interest {
-        Interest {
-            sched: true,
-            power: true,
-            ..Interest::default()
-        }
-    }
-
-    fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
-        self.nr_cpus = nr_cpus;
-        self.start = start_ns;
-        self.end = start_ns;
-        self.cpus = vec![
-            CpuAcc {
-                freq_since: start_ns,
-                idle_since: start_ns,
-                e_since: start_ns,
-                ..CpuAcc::default()
-            };
-            nr_cpus
-        ];
-    }
-
-    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        let now = ctx.ts;
-        match *ev {
-            TraceEvent::SchedWakeup { task, .. } | TraceEvent::SchedWakeupNew { task, .. } => {
-                let i = self.index(task.pid, task.comm);
-                let c = &mut self.clocks[i];
-                if c.start == NEVER {
-                    c.start = now;
-                }
-                c.wakeups += 1;
-                c.woken_at = now;
-                c.runnable_since = now;
-            }
-            TraceEvent::SchedSwitch {
-                prev,
-                prev_state,
-                next,
-            } => {
-                let cpu = ctx.cpu as usize;
-                if (prev.pid == 0) != (next.pid == 0) {
-                    self.energy_flush(cpu, now);
-                    self.cpus[cpu].e_busy = next.pid != 0;
-                }
-                if prev.pid != 0 {
-                    let i = self.index(prev.pid, prev.comm);
-                    let c = &mut self.clocks[i];
-                    c.stop_running(now, &mut self.tasks[i].residency);
-                    if prev_state == 0 {
-                        c.runnable_since = now;
-                    }
-                    if let Some(b) = self.cpus[cpu].busy_since.take() {
-                        self.cpus[cpu].busy += now - b;
-                    }
-                }
-                if next.pid != 0 {
-                    let i = self.index(next.pid, next.comm);
-                    let c = &mut self.clocks[i];
-                    c.running_since = now;
-                    c.running_cpu = cpu as u32;
-                    let r = std::mem::replace(&mut c.runnable_since, NEVER);
-                    if r != NEVER {
-                        c.wait += now - r;
-                    }
-                    let w = std::mem::replace(&mut c.woken_at, NEVER);
-                    if w != NEVER {
-                        if self.latencies.len() == LATENCY_BATCH {
-                            self.flush_latencies();
-                        }
-                        self.latencies.push((i as u32, now - w));
-                    }
-                    self.cpus[cpu].busy_since = Some(now);
-                }
-            }
-            TraceEvent::SchedMigrateTask { task, .. } => {
-                self.task(task.pid, task.comm).migrations += 1;
-            }
-            TraceEvent::SchedProcessExit { task } => {
-                self.task(task.pid, task.comm).exit = Some(now);
-            }
-            TraceEvent::TaskRename { pid, newcomm, .. } => {
-                self.task(pid, newcomm).comm = newcomm.to_string();
-            }
-            TraceEvent::CpuFrequency { cpu_id, state } => {
-                self.energy_flush(cpu_id as usize, now);
-                let c = &mut self.cpus[cpu_id as usize];
-                if c.freq != 0 {
-                    *c.freq_res.entry(c.freq).or_default() += now - c.freq_since;
-                }
-                c.freq = state;
-                c.freq_since = now;
-            }
-            TraceEvent::CpuIdle { cpu_id, state } => {
-                self.energy_flush(cpu_id as usize, now);
-                let c = &mut self.cpus[cpu_id as usize];
-                if let Some(s) = c.idle_state.take() {
-                    let s = s as usize;
-                    if s >= c.idle_res.len() {
-                        c.idle_res.resize(s + 1, 0);
-                    }
-                    c.idle_res[s] += now - c.idle_since;
-                }
-                if state >= 0 {
-                    c.idle_state = Some(state as u32);
-                    c.idle_since = now;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn end(&mut self, end_ns: Nanos) {
-        self.end = end_ns;
-        self.flush_latencies();
-        for (t, c) in self.tasks.iter_mut().zip(&mut self.clocks) {
-            c.stop_running(end_ns, &mut t.residency);
-            let r = std::mem::replace(&mut c.runnable_since, NEVER);
-            if r != NEVER {
-                c.wait += end_ns - r;
-            }
-        }
-        for cpu in 0..self.cpus.len() {
-            self.energy_flush(cpu, end_ns);
-        }
-        for c in &mut self.cpus {
-            if let Some(b) = c.busy_since.take() {
-                c.busy += end_ns - b;
-            }
-            if c.freq != 0 {
-                *c.freq_res.entry(c.freq).or_default() += end_ns - c.freq_since;
-            }
-            if let Some(s) = c.idle_state.take() {
-                let s = s as usize;
-                if s >= c.idle_res.len() {
-                    c.idle_res.resize(s + 1, 0);
-                }
-                c.idle_res[s] += end_ns - c.idle_since;
-            }
-        }
     }
 }
 

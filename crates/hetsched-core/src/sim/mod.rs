@@ -547,13 +547,11 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     sim.has_duration = duration.is_some();
     let user_interest: Vec<Interest> = sinks.iter().map(|s| s.interest()).collect();
     let metrics = MetricsSink::with_energy(sim.en.meter(&spec.platform, sim.t0));
-    let metrics_interest = metrics.interest();
     let any = user_interest
         .iter()
-        .fold(metrics_interest, |a, b| a.union(*b));
+        .fold(MetricsSink::INTEREST, |a, b| a.union(*b));
     let mut out = Out {
         metrics,
-        metrics_interest,
         user: sinks,
         user_interest,
         any,
