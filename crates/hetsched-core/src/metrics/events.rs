@@ -214,3 +214,177 @@ impl TraceSink for MetricsSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: u32, comm: &str) -> TaskRef<'_> {
+        TaskRef {
+            comm,
+            pid,
+            prio: 120,
+        }
+    }
+
+    fn at(ts: Nanos, cpu: u32) -> Ctx<'static> {
+        Ctx {
+            ts,
+            cpu,
+            comm: "<idle>",
+            pid: 0,
+        }
+    }
+
+    /// A short stream through every event the sink reads, and one it ignores: the
+    /// results a task, a kernel thread and the CPUs get from it.
+    #[test]
+    fn one_task_through_each_event() {
+        let (idle, t, k) = (
+            task(0, "swapper/0"),
+            task(1001, "rt-app"),
+            task(10, "sugov:0"),
+        );
+        let mut m = MetricsSink::new();
+        m.begin(2, 0);
+        let stream = [
+            (
+                at(0, 0),
+                TraceEvent::CpuFrequency {
+                    cpu_id: 0,
+                    state: 500_000,
+                },
+            ),
+            (
+                at(0, 0),
+                TraceEvent::CpuIdle {
+                    cpu_id: 0,
+                    state: 1,
+                },
+            ),
+            (
+                at(10, 1),
+                TraceEvent::SchedWakeupNew {
+                    task: t,
+                    target_cpu: 0,
+                },
+            ),
+            (
+                at(10, 1),
+                TraceEvent::SchedPiSetprio {
+                    task: t,
+                    oldprio: 120,
+                    newprio: 98,
+                },
+            ),
+            (
+                at(15, 0),
+                TraceEvent::CpuIdle {
+                    cpu_id: 0,
+                    state: -1,
+                },
+            ),
+            (
+                at(15, 0),
+                TraceEvent::SchedSwitch {
+                    prev: idle,
+                    prev_state: 0,
+                    next: t,
+                },
+            ),
+            (
+                at(20, 0),
+                TraceEvent::TaskRename {
+                    pid: 1001,
+                    oldcomm: "rt-app",
+                    newcomm: "task-0",
+                },
+            ),
+            (
+                at(30, 0),
+                TraceEvent::CpuFrequency {
+                    cpu_id: 0,
+                    state: 1_000_000,
+                },
+            ),
+            (
+                at(40, 0),
+                TraceEvent::SchedWakeup {
+                    task: k,
+                    target_cpu: 0,
+                },
+            ),
+            (
+                at(40, 0),
+                TraceEvent::SchedSwitch {
+                    prev: t,
+                    prev_state: 0,
+                    next: k,
+                },
+            ),
+            (
+                at(45, 0),
+                TraceEvent::SchedSwitch {
+                    prev: k,
+                    prev_state: 1,
+                    next: t,
+                },
+            ),
+            (
+                at(60, 0),
+                TraceEvent::SchedMigrateTask {
+                    task: t,
+                    orig_cpu: 0,
+                    dest_cpu: 1,
+                },
+            ),
+            (
+                at(60, 0),
+                TraceEvent::SchedSwitch {
+                    prev: t,
+                    prev_state: 16,
+                    next: idle,
+                },
+            ),
+            (at(60, 0), TraceEvent::SchedProcessExit { task: t }),
+        ];
+        for (ctx, ev) in &stream {
+            m.record(ctx, ev);
+        }
+        m.end(100);
+        let r = m.results();
+        let ns = |x: f64| (x * 1e9).round() as u64;
+        let [t] = &r.tasks[..] else {
+            panic!("{:?}", r.tasks)
+        };
+        assert_eq!((t.pid, t.comm.as_str()), (1001, "task-0"));
+        assert_eq!((ns(t.cpu_time_s), ns(t.wait_time_s)), (40, 10));
+        assert_eq!(
+            (t.wakeups, t.migrations, t.wakeup_latency_us.count),
+            (1, 1, 1)
+        );
+        assert_eq!((ns(t.start_s), t.completion_s.map(ns)), (10, Some(50)));
+        assert_eq!(
+            t.residency_s.iter().map(|&x| ns(x)).collect::<Vec<_>>(),
+            [40, 0]
+        );
+        let [k] = &r.kernel_threads[..] else {
+            panic!("{:?}", r.kernel_threads)
+        };
+        assert_eq!(
+            (k.comm.as_str(), ns(k.cpu_time_s), k.wakeups),
+            ("sugov:0", 5, 1)
+        );
+        assert!(r.main_thread.is_none());
+        let c = &r.cpus[0];
+        assert_eq!((ns(c.busy_s), ns(c.idle_s)), (45, 55));
+        let freq: Vec<_> = c
+            .freq_residency_s
+            .iter()
+            .map(|(&f, &s)| (f, ns(s)))
+            .collect();
+        assert_eq!(freq, [(500_000, 30), (1_000_000, 70)]);
+        assert_eq!(c.idle_state_residency_s.get(&1).copied().map(ns), Some(15));
+        assert_eq!(ns(r.cpus[1].busy_s), 0);
+    }
+}
