@@ -245,23 +245,16 @@ mod tests {
             task(1001, "rt-app"),
             task(10, "sugov:0"),
         );
-        let mut m = MetricsSink::new();
-        m.begin(2, 0);
+        let sw = |prev, prev_state, next| TraceEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        };
+        let freq = |state| TraceEvent::CpuFrequency { cpu_id: 0, state };
+        let cpu_idle = |state| TraceEvent::CpuIdle { cpu_id: 0, state };
         let stream = [
-            (
-                at(0, 0),
-                TraceEvent::CpuFrequency {
-                    cpu_id: 0,
-                    state: 500_000,
-                },
-            ),
-            (
-                at(0, 0),
-                TraceEvent::CpuIdle {
-                    cpu_id: 0,
-                    state: 1,
-                },
-            ),
+            (at(0, 0), freq(500_000)),
+            (at(0, 0), cpu_idle(1)),
             (
                 at(10, 1),
                 TraceEvent::SchedWakeupNew {
@@ -277,21 +270,8 @@ mod tests {
                     newprio: 98,
                 },
             ),
-            (
-                at(15, 0),
-                TraceEvent::CpuIdle {
-                    cpu_id: 0,
-                    state: -1,
-                },
-            ),
-            (
-                at(15, 0),
-                TraceEvent::SchedSwitch {
-                    prev: idle,
-                    prev_state: 0,
-                    next: t,
-                },
-            ),
+            (at(15, 0), cpu_idle(-1)),
+            (at(15, 0), sw(idle, 0, t)),
             (
                 at(20, 0),
                 TraceEvent::TaskRename {
@@ -300,13 +280,7 @@ mod tests {
                     newcomm: "task-0",
                 },
             ),
-            (
-                at(30, 0),
-                TraceEvent::CpuFrequency {
-                    cpu_id: 0,
-                    state: 1_000_000,
-                },
-            ),
+            (at(30, 0), freq(1_000_000)),
             (
                 at(40, 0),
                 TraceEvent::SchedWakeup {
@@ -314,22 +288,8 @@ mod tests {
                     target_cpu: 0,
                 },
             ),
-            (
-                at(40, 0),
-                TraceEvent::SchedSwitch {
-                    prev: t,
-                    prev_state: 0,
-                    next: k,
-                },
-            ),
-            (
-                at(45, 0),
-                TraceEvent::SchedSwitch {
-                    prev: k,
-                    prev_state: 1,
-                    next: t,
-                },
-            ),
+            (at(40, 0), sw(t, 0, k)),
+            (at(45, 0), sw(k, 1, t)),
             (
                 at(60, 0),
                 TraceEvent::SchedMigrateTask {
@@ -338,16 +298,11 @@ mod tests {
                     dest_cpu: 1,
                 },
             ),
-            (
-                at(60, 0),
-                TraceEvent::SchedSwitch {
-                    prev: t,
-                    prev_state: 16,
-                    next: idle,
-                },
-            ),
+            (at(60, 0), sw(t, 16, idle)),
             (at(60, 0), TraceEvent::SchedProcessExit { task: t }),
         ];
+        let mut m = MetricsSink::new();
+        m.begin(2, 0);
         for (ctx, ev) in &stream {
             m.record(ctx, ev);
         }

@@ -4,7 +4,8 @@
 //! With no trace written (no user sink) an event only feeds the metrics: the groups they
 //! read are a constant ([`MetricsSink::INTEREST`]) and their `record` is inlined, so an
 //! event of a group they ignore costs nothing at its emit site, and the builders of
-//! optional events (the signals) are inlined down to their test.
+//! optional events (the signals, fired on every PELT update) are always inlined, so that
+//! what they cost when not traced is their test.
 
 use crate::sim::*;
 
@@ -102,7 +103,7 @@ impl<'w> Sim<'w> {
         out.emit(&ctx, &TraceEvent::Print(m), g_markers);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(in crate::sim) fn trace_pelt_se(
         &self,
         out: &mut Out<'_, '_>,
@@ -125,7 +126,7 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(in crate::sim) fn trace_pelt_cfs(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals {
             return;
@@ -143,7 +144,7 @@ impl<'w> Sim<'w> {
 
     /// `sched_util_est_se_tp` of `tid` (`util_est_update()` at its `done:`), or with `None`
     /// `sched_util_est_cfs_tp` of `cpu`'s cfs_rq (`util_est_enqueue()`/`util_est_dequeue()`).
-    #[inline]
+    #[inline(always)]
     pub(in crate::sim) fn trace_util_est(
         &self,
         out: &mut Out<'_, '_>,
@@ -196,7 +197,7 @@ impl<'w> Sim<'w> {
 
     /// `sched_cpu_capacity` of `cpu`: `capacity_of()`, the original capacity and the
     /// current one (`capacity_orig × f / fmax`).
-    #[inline]
+    #[inline(always)]
     pub(in crate::sim) fn trace_capacity(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals {
             return;
