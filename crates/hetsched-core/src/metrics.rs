@@ -393,10 +393,11 @@ impl MetricsSink {
         }
     }
 
-    /// The results, after [`TraceSink::end`](crate::trace::TraceSink::end): every task's once, split by pid as
+    /// The results, after [`TraceSink::end`]: every task's built once, split by pid as
     /// [`RunResult`] reports them.
     ///
     /// [`RunResult`]: crate::sim::RunResult
+    /// [`TraceSink::end`]: crate::trace::TraceSink::end
     pub fn results(&self) -> MetricsResults {
         let (all, cpus) = self.all_results();
         let mut r = MetricsResults {
