@@ -15,13 +15,15 @@
 //! `cpu_idle` and the idle↔busy `sched_switch`es).
 //!
 //! [`RunResult`]: crate::sim::RunResult
+//! [`TraceSink`]: crate::trace::TraceSink
 
+mod events;
 mod task;
 
 use crate::energy::accounting::EnergyMeter;
 use crate::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
-use crate::trace::{Ctx, Interest, TraceEvent, TraceSink};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use task::{Residency, TaskClock, NEVER};
 
@@ -271,6 +273,22 @@ pub struct CpuMetrics {
     pub idle_state_residency_s: BTreeMap<u32, f64>,
 }
 
+/// [`MetricsSink::results`]: the tasks in pid order, split at [`FIRST_USER_PID`], and
+/// the CPUs in CPU order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsResults {
+    /// The workload's threads (pid above [`FIRST_USER_PID`]).
+    pub tasks: Vec<TaskMetrics>,
+    /// The kernel threads (pid below [`FIRST_USER_PID`]: `sugov:N`, `migration/N`). Their
+    /// CPU time is in the CPUs' busy time.
+    pub kernel_threads: Vec<TaskMetrics>,
+    /// rt-app's main thread (pid [`FIRST_USER_PID`]), when it ran. Its CPU time is in the
+    /// CPUs' busy time.
+    pub main_thread: Option<TaskMetrics>,
+    /// Per CPU.
+    pub cpus: Vec<CpuMetrics>,
+}
+
 /// What the sink keeps of a task beside its [`TaskClock`].
 #[derive(Debug, Default)]
 struct TaskAcc {
@@ -339,40 +357,33 @@ impl MetricsSink {
         self.energy.as_ref()
     }
 
-    /// Charges `cpu`'s current interval (busy at its frequency, or idle in its idle state)
-    /// up to `now` to the energy meter.
-    fn energy_flush(&mut self, cpu: usize, now: Nanos) {
-        let Some(m) = self.energy.as_mut() else {
-            return;
-        };
-        let c = &mut self.cpus[cpu];
-        if c.e_busy {
-            m.busy(cpu, c.freq, c.e_since, now);
-        } else {
-            m.idle(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
-        }
-        c.e_since = now;
-    }
-
     /// The index of task `pid` in `tasks` and `clocks`, a new task named `comm` the
     /// first time.
     #[inline]
     fn index(&mut self, pid: u32, comm: &str) -> usize {
+        match self.by_pid.get(pid as usize) {
+            Some(&i) if i != 0 => i as usize - 1,
+            _ => self.add_task(pid, comm),
+        }
+    }
+
+    /// A task not seen before: its accumulators, and its index.
+    #[cold]
+    #[inline(never)]
+    fn add_task(&mut self, pid: u32, comm: &str) -> usize {
         let p = pid as usize;
         if p >= self.by_pid.len() {
             self.by_pid.resize(p + 1, 0);
         }
-        if self.by_pid[p] == 0 {
-            self.tasks.push(TaskAcc {
-                pid,
-                comm: comm.to_string(),
-                residency: Residency::new(self.nr_cpus),
-                ..TaskAcc::default()
-            });
-            self.clocks.push(TaskClock::default());
-            self.by_pid[p] = self.tasks.len() as u32;
-        }
-        self.by_pid[p] as usize - 1
+        self.tasks.push(TaskAcc {
+            pid,
+            comm: comm.to_string(),
+            residency: Residency::new(self.nr_cpus),
+            ..TaskAcc::default()
+        });
+        self.clocks.push(TaskClock::default());
+        self.by_pid[p] = self.tasks.len() as u32;
+        self.tasks.len() - 1
     }
 
     /// Adds the buffered wake-up latencies to their tasks' histograms.
@@ -382,40 +393,30 @@ impl MetricsSink {
         }
     }
 
-    fn task(&mut self, pid: u32, comm: &str) -> &mut TaskAcc {
-        let i = self.index(pid, comm);
-        &mut self.tasks[i]
+    /// The results, after [`TraceSink::end`]: every task's built once, split by pid as
+    /// [`RunResult`] reports them.
+    ///
+    /// [`RunResult`]: crate::sim::RunResult
+    /// [`TraceSink::end`]: crate::trace::TraceSink::end
+    pub fn results(&self) -> MetricsResults {
+        let (all, cpus) = self.all_results();
+        let mut r = MetricsResults {
+            tasks: Vec::new(),
+            kernel_threads: Vec::new(),
+            main_thread: None,
+            cpus,
+        };
+        for t in all {
+            match t.pid.cmp(&FIRST_USER_PID) {
+                Ordering::Less => r.kernel_threads.push(t),
+                Ordering::Equal => r.main_thread = Some(t),
+                Ordering::Greater => r.tasks.push(t),
+            }
+        }
+        r
     }
 
-    /// Per-task and per-CPU results, in pid and CPU order; the tasks are the workload's
-    /// threads (see [`MetricsSink::kernel_threads`] and [`MetricsSink::main_thread`]).
-    pub fn results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
-        let (tasks, cpus) = self.all_results();
-        let tasks = tasks
-            .into_iter()
-            .filter(|t| t.pid > FIRST_USER_PID)
-            .collect();
-        (tasks, cpus)
-    }
-
-    /// rt-app's main thread's results (pid [`FIRST_USER_PID`]), when it ran. Its CPU time
-    /// is in the CPUs' busy time.
-    pub fn main_thread(&self) -> Option<TaskMetrics> {
-        let tasks = self.all_results().0;
-        tasks.into_iter().find(|t| t.pid == FIRST_USER_PID)
-    }
-
-    /// The kernel threads' results (pid below [`FIRST_USER_PID`]: `sugov:N`), in pid
-    /// order. Their CPU time is in the CPUs' busy time.
-    pub fn kernel_threads(&self) -> Vec<TaskMetrics> {
-        let tasks = self.all_results().0;
-        tasks
-            .into_iter()
-            .filter(|t| t.pid < FIRST_USER_PID)
-            .collect()
-    }
-
-    /// The results, after [`TraceSink::end`].
+    /// Every task's results in pid order, and every CPU's.
     fn all_results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
         debug_assert!(
             self.latencies.is_empty(),
@@ -467,151 +468,6 @@ impl MetricsSink {
             })
             .collect();
         (tasks, cpus)
-    }
-}
-
-impl TraceSink for MetricsSink {
-    fn interest(&self) -> Interest {
-        Interest {
-            sched: true,
-            power: true,
-            ..Interest::default()
-        }
-    }
-
-    fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
-        self.nr_cpus = nr_cpus;
-        self.start = start_ns;
-        self.end = start_ns;
-        self.cpus = vec![
-            CpuAcc {
-                freq_since: start_ns,
-                idle_since: start_ns,
-                e_since: start_ns,
-                ..CpuAcc::default()
-            };
-            nr_cpus
-        ];
-    }
-
-    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        let now = ctx.ts;
-        match *ev {
-            TraceEvent::SchedWakeup { task, .. } | TraceEvent::SchedWakeupNew { task, .. } => {
-                let i = self.index(task.pid, task.comm);
-                let c = &mut self.clocks[i];
-                if c.start == NEVER {
-                    c.start = now;
-                }
-                c.wakeups += 1;
-                c.woken_at = now;
-                c.runnable_since = now;
-            }
-            TraceEvent::SchedSwitch {
-                prev,
-                prev_state,
-                next,
-            } => {
-                let cpu = ctx.cpu as usize;
-                if (prev.pid == 0) != (next.pid == 0) {
-                    self.energy_flush(cpu, now);
-                    self.cpus[cpu].e_busy = next.pid != 0;
-                }
-                if prev.pid != 0 {
-                    let i = self.index(prev.pid, prev.comm);
-                    let c = &mut self.clocks[i];
-                    c.stop_running(now, &mut self.tasks[i].residency);
-                    if prev_state == 0 {
-                        c.runnable_since = now;
-                    }
-                    if let Some(b) = self.cpus[cpu].busy_since.take() {
-                        self.cpus[cpu].busy += now - b;
-                    }
-                }
-                if next.pid != 0 {
-                    let i = self.index(next.pid, next.comm);
-                    let c = &mut self.clocks[i];
-                    c.running_since = now;
-                    c.running_cpu = cpu as u32;
-                    let r = std::mem::replace(&mut c.runnable_since, NEVER);
-                    if r != NEVER {
-                        c.wait += now - r;
-                    }
-                    let w = std::mem::replace(&mut c.woken_at, NEVER);
-                    if w != NEVER {
-                        if self.latencies.len() == LATENCY_BATCH {
-                            self.flush_latencies();
-                        }
-                        self.latencies.push((i as u32, now - w));
-                    }
-                    self.cpus[cpu].busy_since = Some(now);
-                }
-            }
-            TraceEvent::SchedMigrateTask { task, .. } => {
-                self.task(task.pid, task.comm).migrations += 1;
-            }
-            TraceEvent::SchedProcessExit { task } => {
-                self.task(task.pid, task.comm).exit = Some(now);
-            }
-            TraceEvent::TaskRename { pid, newcomm, .. } => {
-                self.task(pid, newcomm).comm = newcomm.to_string();
-            }
-            TraceEvent::CpuFrequency { cpu_id, state } => {
-                self.energy_flush(cpu_id as usize, now);
-                let c = &mut self.cpus[cpu_id as usize];
-                if c.freq != 0 {
-                    *c.freq_res.entry(c.freq).or_default() += now - c.freq_since;
-                }
-                c.freq = state;
-                c.freq_since = now;
-            }
-            TraceEvent::CpuIdle { cpu_id, state } => {
-                self.energy_flush(cpu_id as usize, now);
-                let c = &mut self.cpus[cpu_id as usize];
-                if let Some(s) = c.idle_state.take() {
-                    let s = s as usize;
-                    if s >= c.idle_res.len() {
-                        c.idle_res.resize(s + 1, 0);
-                    }
-                    c.idle_res[s] += now - c.idle_since;
-                }
-                if state >= 0 {
-                    c.idle_state = Some(state as u32);
-                    c.idle_since = now;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn end(&mut self, end_ns: Nanos) {
-        self.end = end_ns;
-        self.flush_latencies();
-        for (t, c) in self.tasks.iter_mut().zip(&mut self.clocks) {
-            c.stop_running(end_ns, &mut t.residency);
-            let r = std::mem::replace(&mut c.runnable_since, NEVER);
-            if r != NEVER {
-                c.wait += end_ns - r;
-            }
-        }
-        for cpu in 0..self.cpus.len() {
-            self.energy_flush(cpu, end_ns);
-        }
-        for c in &mut self.cpus {
-            if let Some(b) = c.busy_since.take() {
-                c.busy += end_ns - b;
-            }
-            if c.freq != 0 {
-                *c.freq_res.entry(c.freq).or_default() += end_ns - c.freq_since;
-            }
-            if let Some(s) = c.idle_state.take() {
-                let s = s as usize;
-                if s >= c.idle_res.len() {
-                    c.idle_res.resize(s + 1, 0);
-                }
-                c.idle_res[s] += end_ns - c.idle_since;
-            }
-        }
     }
 }
 

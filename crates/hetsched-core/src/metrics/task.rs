@@ -73,6 +73,16 @@ impl TaskClock {
         }
     }
 
+    /// It stops waiting (switched in, or the end of the run) at `now`: the time since it
+    /// became runnable is charged to its wait time.
+    #[inline]
+    pub(super) fn stop_waiting(&mut self, now: Nanos) {
+        let r = std::mem::replace(&mut self.runnable_since, NEVER);
+        if r != NEVER {
+            self.wait += now - r;
+        }
+    }
+
     /// Running time per CPU, with what is pending.
     pub(super) fn residency(&self, res: &Residency) -> Vec<Nanos> {
         let mut v = res.per_cpu.clone();

@@ -41,7 +41,7 @@ pub mod user;
 mod validate;
 
 use crate::engine::{EventQueue, Rng};
-use crate::metrics::{CpuMetrics, MetricsSink, TaskMetrics};
+use crate::metrics::{CpuMetrics, MetricsResults, MetricsSink, TaskMetrics};
 use crate::options::{MarkerChoice, Options, OptionsError, Settings};
 use crate::pelt::{self, CfsRqState, SeState, UtilEstVersion, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::platform::Platform;
@@ -548,13 +548,11 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     sim.has_duration = duration.is_some();
     let user_interest: Vec<Interest> = sinks.iter().map(|s| s.interest()).collect();
     let metrics = MetricsSink::with_energy(sim.en.meter(&spec.platform, sim.t0));
-    let metrics_interest = metrics.interest();
     let any = user_interest
         .iter()
-        .fold(metrics_interest, |a, b| a.union(*b));
+        .fold(MetricsSink::INTEREST, |a, b| a.union(*b));
     let mut out = Out {
         metrics,
-        metrics_interest,
         user: sinks,
         user_interest,
         any,
@@ -569,9 +567,12 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
             msg,
         ));
     }
-    let (tasks, cpus) = out.metrics.results();
-    let kernel_threads = out.metrics.kernel_threads();
-    let main_thread = out.metrics.main_thread();
+    let MetricsResults {
+        tasks,
+        kernel_threads,
+        main_thread,
+        cpus,
+    } = out.metrics.results();
     let settings_hash = format!("{:016x}", sim.s.hash());
     let end_now = sim.q.now();
     let energy = match out.metrics.energy() {

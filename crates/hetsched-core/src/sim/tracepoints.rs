@@ -1,25 +1,34 @@
 //! The tracepoints: where events go (`Out`: the metrics sink and the user's sinks, each
 //! with the event groups it asked for) and the event builders the scheduler calls.
+//!
+//! With no trace written (no user sink) an event only feeds the metrics: the groups they
+//! read are a constant ([`MetricsSink::INTEREST`]) and their `record` is inlined, so an
+//! event of a group they ignore costs nothing at its emit site, and the builders of
+//! optional events (the signals, fired on every PELT update) are always inlined, so that
+//! what they cost when not traced is their test.
 
 use crate::sim::*;
 
 pub(in crate::sim) struct Out<'a, 'b> {
     pub(in crate::sim) metrics: MetricsSink,
-    pub(in crate::sim) metrics_interest: Interest,
     pub(in crate::sim) user: &'a mut [&'b mut dyn TraceSink],
     pub(in crate::sim) user_interest: Vec<Interest>,
     pub(in crate::sim) any: Interest,
 }
 
 impl Out<'_, '_> {
-    #[inline]
+    /// One event, to the metrics when they read its group and to each user sink that
+    /// asked for it. Always inlined, as the metrics' `record`: at each emit site the
+    /// group and the event's kind are known, so the metrics' part folds to the method of
+    /// that event or to nothing.
+    #[inline(always)]
     pub(in crate::sim) fn emit(
         &mut self,
         ctx: &Ctx<'_>,
         ev: &TraceEvent<'_>,
         group: fn(&Interest) -> bool,
     ) {
-        if group(&self.metrics_interest) {
+        if group(&MetricsSink::INTEREST) {
             self.metrics.record(ctx, ev);
         }
         for (s, i) in self.user.iter_mut().zip(self.user_interest.iter()) {
@@ -94,6 +103,7 @@ impl<'w> Sim<'w> {
         out.emit(&ctx, &TraceEvent::Print(m), g_markers);
     }
 
+    #[inline(always)]
     pub(in crate::sim) fn trace_pelt_se(
         &self,
         out: &mut Out<'_, '_>,
@@ -116,6 +126,7 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
+    #[inline(always)]
     pub(in crate::sim) fn trace_pelt_cfs(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals {
             return;
@@ -133,6 +144,7 @@ impl<'w> Sim<'w> {
 
     /// `sched_util_est_se_tp` of `tid` (`util_est_update()` at its `done:`), or with `None`
     /// `sched_util_est_cfs_tp` of `cpu`'s cfs_rq (`util_est_enqueue()`/`util_est_dequeue()`).
+    #[inline(always)]
     pub(in crate::sim) fn trace_util_est(
         &self,
         out: &mut Out<'_, '_>,
@@ -185,6 +197,7 @@ impl<'w> Sim<'w> {
 
     /// `sched_cpu_capacity` of `cpu`: `capacity_of()`, the original capacity and the
     /// current one (`capacity_orig × f / fmax`).
+    #[inline(always)]
     pub(in crate::sim) fn trace_capacity(&self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if !out.any.signals || !self.s.options.trace.signals {
             return;
