@@ -78,8 +78,8 @@ python: $(VPY) $(VENV)/.sweep-extras $(VENV)/.report-extras
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install --quiet --no-build-isolation .
 
 py-test: python build chromium
-	$(VENV)/bin/ruff check python tests/python
-	$(VENV)/bin/ruff format --check python tests/python
+	$(VENV)/bin/ruff check python tests/python tools
+	$(VENV)/bin/ruff format --check python tests/python tools
 	$(VENV)/bin/pytest -q
 	$(VPY) -m mypy.stubtest hetsched._core
 

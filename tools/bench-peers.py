@@ -88,7 +88,9 @@ def timed(cmd: list) -> tuple:
     """Runs `cmd`; returns (wall s, CPU s of the child: user + system) and its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    r = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(
+        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -109,23 +111,43 @@ def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 10.0
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     subprocess.run(
-        ["cargo", "build", "--release", "--locked", "-q", "-p", "hetsched-cli", "-p", "hetsched-bench"],
+        [
+            "cargo",
+            "build",
+            "--release",
+            "--locked",
+            "-q",
+            "-p",
+            "hetsched-cli",
+            "-p",
+            "hetsched-bench",
+        ],
         cwd=ROOT,
         check=True,
     )
     show = subprocess.run(
         [HETSCHED, "platforms", "show", "hikey960"], capture_output=True, text=True, check=True
     ).stdout
-    caps = [int(l.split()[5]) for l in show.splitlines() if l.strip()[:1].isdigit() and "cortex" in l]
+    caps = [
+        int(row.split()[5])
+        for row in show.splitlines()
+        if row.strip()[:1].isdigit() and "cortex" in row
+    ]
     assert [c / 1024 for c in caps] == SPEEDS, caps
     py = venv_python()
     simso_version = subprocess.run(
         [py, "-c", "import importlib.metadata as m; print(m.version('simso'))"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         wl = Path(tmp) / "periodic.json"
-        wl.write_text(subprocess.run([BENCH, "workload", "periodic"], capture_output=True, text=True, check=True).stdout)
+        wl.write_text(
+            subprocess.run(
+                [BENCH, "workload", "periodic"], capture_output=True, text=True, check=True
+            ).stdout
+        )
         tasks = tasks_of(json.loads(wl.read_text()))
         assert len(tasks) == 32, len(tasks)
         tpath = Path(tmp) / "tasks.json"
@@ -134,12 +156,24 @@ def main() -> None:
         simso_wall, simso_cpu, err = best_of(simso, runs)
         jobs = json.loads(err.strip().splitlines()[-1])["jobs"]
         hs_cmd = [
-            HETSCHED, "run", "--platform", "hikey960", "--workload", str(wl),
-            "--duration", f"{seconds}s", "--seed", "1", "--json", str(Path(tmp) / "r.json"),
+            HETSCHED,
+            "run",
+            "--platform",
+            "hikey960",
+            "--workload",
+            str(wl),
+            "--duration",
+            f"{seconds}s",
+            "--seed",
+            "1",
+            "--json",
+            str(Path(tmp) / "r.json"),
         ]
         hs_wall, hs_cpu, _ = best_of(hs_cmd, runs)
         r = json.loads((Path(tmp) / "r.json").read_text())
-    print(f"32-task `periodic` set on hikey960 (8 CPUs), {seconds:g} simulated s, best of {runs} runs")
+    print(
+        f"32-task `periodic` set on hikey960 (8 CPUs), {seconds:g} simulated s, best of {runs} runs"
+    )
     print("(xRT: simulated s per wall s, and per CPU s of the process: user + system)")
     print()
     print("| simulator | model | wall s | xRT (wall) | CPU s | xRT (CPU) | ratio (CPU) |")
@@ -147,7 +181,8 @@ def main() -> None:
     for name, model, wall, cpu in [
         (
             f"SimSo {simso_version}",
-            f"global EDF (simso.schedulers.EDF), 8 processors at speeds 0.45 ×4 and 1 ×4, no overheads; {jobs} jobs",
+            "global EDF (simso.schedulers.EDF), 8 processors at speeds 0.45 ×4 and 1 ×4, "
+            f"no overheads; {jobs} jobs",
             simso_wall,
             simso_cpu,
         ),
@@ -161,7 +196,8 @@ def main() -> None:
     ]:
         ratio = simso_cpu / cpu
         print(
-            f"| {name} | {model} | {wall:.3f} | {seconds / wall:.1f} | {cpu:.3f} | {seconds / cpu:.1f} | {ratio:.0f}× |"
+            f"| {name} | {model} | {wall:.3f} | {seconds / wall:.1f} | {cpu:.3f} "
+            f"| {seconds / cpu:.1f} | {ratio:.0f}× |"
         )
 
 

@@ -35,12 +35,38 @@ Y = math.pow(0.5, 1.0 / LOAD_AVG_PERIOD)
 YN_INV = [int(((1 << 32) - 1) * math.pow(Y, i)) for i in range(LOAD_AVG_PERIOD)]
 
 KERNEL_TABLE = [
-    0xFFFFFFFF, 0xFA83B2DA, 0xF5257D14, 0xEFE4B99A, 0xEAC0C6E6, 0xE5B906E6,
-    0xE0CCDEEB, 0xDBFBB796, 0xD744FCC9, 0xD2A81D91, 0xCE248C14, 0xC9B9BD85,
-    0xC5672A10, 0xC12C4CC9, 0xBD08A39E, 0xB8FBAF46, 0xB504F333, 0xB123F581,
-    0xAD583EE9, 0xA9A15AB4, 0xA5FED6A9, 0xA2704302, 0x9EF5325F, 0x9B8D39B9,
-    0x9837F050, 0x94F4EFA8, 0x91C3D373, 0x8EA4398A, 0x8B95C1E3, 0x88980E80,
-    0x85AAC367, 0x82CD8698,
+    0xFFFFFFFF,
+    0xFA83B2DA,
+    0xF5257D14,
+    0xEFE4B99A,
+    0xEAC0C6E6,
+    0xE5B906E6,
+    0xE0CCDEEB,
+    0xDBFBB796,
+    0xD744FCC9,
+    0xD2A81D91,
+    0xCE248C14,
+    0xC9B9BD85,
+    0xC5672A10,
+    0xC12C4CC9,
+    0xBD08A39E,
+    0xB8FBAF46,
+    0xB504F333,
+    0xB123F581,
+    0xAD583EE9,
+    0xA9A15AB4,
+    0xA5FED6A9,
+    0xA2704302,
+    0x9EF5325F,
+    0x9B8D39B9,
+    0x9837F050,
+    0x94F4EFA8,
+    0x91C3D373,
+    0x8EA4398A,
+    0x8B95C1E3,
+    0x88980E80,
+    0x85AAC367,
+    0x82CD8698,
 ]
 assert YN_INV == KERNEL_TABLE, "generated table differs from sched-pelt.h"
 
@@ -90,8 +116,8 @@ class Avg:
         self.load_avg = 0
         self.runnable_avg = 0
         self.util_avg = 0
-        self.ue_ewma = 0       # v6.8 util_est (with flag) / old util_est.ewma
-        self.ue_enqueued = 0   # old util_est.enqueued (flag lives here); cfs_rq sum
+        self.ue_ewma = 0  # v6.8 util_est (with flag) / old util_est.ewma
+        self.ue_enqueued = 0  # old util_est.enqueued (flag lives here); cfs_rq sum
 
     def divider(self):
         return PELT_MIN_DIVIDER + self.period_contrib
@@ -111,7 +137,9 @@ class Avg:
         if load:
             self.load_sum = (self.load_sum + load * contrib) & U64
         if runnable:
-            self.runnable_sum = (self.runnable_sum + ((runnable * contrib) << SCHED_CAPACITY_SHIFT)) & U64
+            self.runnable_sum = (
+                self.runnable_sum + ((runnable * contrib) << SCHED_CAPACITY_SHIFT)
+            ) & U64
         if running:
             self.util_sum = (self.util_sum + ((contrib << SCHED_CAPACITY_SHIFT) & U32)) & U32
         return periods
@@ -290,8 +318,8 @@ def util_est_update_v513(sa, task_sleep, capacity, fastup=True, runnable_filter=
         ewma = enq
         done = True
     if not done:
-        last_ewma_diff = (enq - ewma) & U32          # unsigned int arithmetic
-        last_enqueued_diff -= enq                     # long arithmetic
+        last_ewma_diff = (enq - ewma) & U32  # unsigned int arithmetic
+        last_enqueued_diff -= enq  # long arithmetic
         if within_margin(last_ewma_diff, UTIL_EST_MARGIN):
             if not within_margin(last_enqueued_diff & U32, UTIL_EST_MARGIN):
                 done = True
@@ -303,7 +331,9 @@ def util_est_update_v513(sa, task_sleep, capacity, fastup=True, runnable_filter=
         if runnable_filter and enq + UTIL_EST_MARGIN < sa.runnable_avg:
             done = True
     if not done:
-        ewma = ((((ewma << UTIL_EST_WEIGHT_SHIFT) & U32) + last_ewma_diff) & U32) >> UTIL_EST_WEIGHT_SHIFT
+        ewma = (
+            (((ewma << UTIL_EST_WEIGHT_SHIFT) & U32) + last_ewma_diff) & U32
+        ) >> UTIL_EST_WEIGHT_SHIFT
     sa.ue_ewma = ewma
     sa.ue_enqueued = enq | UTIL_AVG_UNCHANGED
 
@@ -373,9 +403,11 @@ def post_init(cpu_scale, cfs_util, cfs_load, w):
 
 
 def show(name, avg):
-    print(f"  {name}: lut={avg.last_update_time} load_sum={avg.load_sum} "
-          f"runnable_sum={avg.runnable_sum} util_sum={avg.util_sum} pc={avg.period_contrib} "
-          f"load_avg={avg.load_avg} runnable_avg={avg.runnable_avg} util_avg={avg.util_avg}")
+    print(
+        f"  {name}: lut={avg.last_update_time} load_sum={avg.load_sum} "
+        f"runnable_sum={avg.runnable_sum} util_sum={avg.util_sum} pc={avg.period_contrib} "
+        f"load_avg={avg.load_avg} runnable_avg={avg.runnable_avg} util_avg={avg.util_avg}"
+    )
 
 
 def main():
@@ -383,7 +415,14 @@ def main():
     print("LOAD_AVG_MAX (calc_converged_max) =", LOAD_AVG_MAX)
     print("decay_load(1024, 32) =", decay_load(1024, 32))
     print("decay_load(LOAD_AVG_MAX, 1) =", decay_load(LOAD_AVG_MAX, 1))
-    for v, n in [(47742, 1), (1 << 40, 5), (1000, 100), (U64, 31), (123456789, 2016), (123456789, 2017)]:
+    for v, n in [
+        (47742, 1),
+        (1 << 40, 5),
+        (1000, 100),
+        (U64, 31),
+        (123456789, 2016),
+        (123456789, 2017),
+    ]:
         print(f"decay_load({v}, {n}) = {decay_load(v, n)}")
     for p, d1, d3 in [(1, 1024, 0), (1, 24, 1000), (5, 100, 200), (40, 500, 3), (3000, 1, 1)]:
         print(f"accumulate_pelt_segments({p}, {d1}, {d3}) = {accumulate_pelt_segments(p, d1, d3)}")
@@ -391,26 +430,34 @@ def main():
     print("== 2. always running, cap 1024 / freq 1024 (util, load, runnable) ==")
     times = [1, 8, 32, 64, 100, 345]
     for tick in (1, 4):
-        _, cfs, _, _, _, out = periodic(1024, 1024, 10**12, 10**12, tick * MS, 345 * MS,
-                                        [t * MS for t in times])
+        _, cfs, _, _, _, out = periodic(
+            1024, 1024, 10**12, 10**12, tick * MS, 345 * MS, [t * MS for t in times]
+        )
         print(f" tick {tick} ms:", [out[t * MS] for t in times], "cfs util", cfs.util_avg)
 
     print("== 3. 8/16 ms duty, cap 1024, 1 s (end 1024 ms), min at last wake, max at last sleep ==")
     for tick in (1, 4):
         se, cfs, clk, w, s, _ = periodic(1024, 1024, 8 * MS, 16 * MS, tick * MS, 1016 * MS)
-        print(f" tick {tick} ms: wake(min)={w} sleep(max)={s} cfs_util={cfs.util_avg} lost={clk.lost_idle_time}")
+        print(
+            f" tick {tick} ms: wake(min)={w} sleep(max)={s} cfs_util={cfs.util_avg}"
+            f" lost={clk.lost_idle_time}"
+        )
 
     print("== 4. 8/16 ms duty with PELT clock scaling, tick 4 ms ==")
     for cap, freq in ((446, 1024), (1024, 512), (446, 512)):
         se, cfs, clk, w, s, _ = periodic(cap, freq, 8 * MS, 16 * MS, 4 * MS, 1016 * MS)
-        print(f" cap {cap} freq {freq}: wake(min)={w} sleep(max)={s} "
-              f"clock_pelt={clk.clock_pelt} lost={clk.lost_idle_time} (duty*cap*freq/2^20="
-              f"{0.5 * cap * freq / 1024:.1f})")
+        print(
+            f" cap {cap} freq {freq}: wake(min)={w} sleep(max)={s} "
+            f"clock_pelt={clk.clock_pelt} lost={clk.lost_idle_time} (duty*cap*freq/2^20="
+            f"{0.5 * cap * freq / 1024:.1f})"
+        )
 
     print("== 4b. always running on cap 446 for 500 ms, then update_idle ==")
     se, cfs, clk, _, _, _ = periodic(446, 1024, 10**12, 10**12, 4 * MS, 500 * MS)
     show("se", se)
-    print("  clock_task", clk.clock_task, "clock_pelt", clk.clock_pelt, "cfs.util_sum", cfs.util_sum)
+    print(
+        "  clock_task", clk.clock_task, "clock_pelt", clk.clock_pelt, "cfs.util_sum", cfs.util_sum
+    )
     clk.update_idle(cfs.util_sum)
     print("  lost_idle_time", clk.lost_idle_time, "now", clk.now())
 
@@ -419,11 +466,17 @@ def main():
         upd = util_est_update_v68 if ver == "v6.8" else util_est_update_v513
         cases = []
         # (ewma, enqueued, util_avg, runnable_avg, capacity)
-        for ew, en, u, r, c in [(0, 0, 300, 300, 1024), (300, 300, 295, 295, 1024),
-                                (300, 300, 200, 200, 1024), (300, 300, 200, 400, 1024),
-                                (300, 300, 200, 205, 1024), (900, 900, 500, 500, 446),
-                                (300, 300 | UTIL_AVG_UNCHANGED, 100, 100, 1024),
-                                (300, 290, 295, 295, 1024), (301, 250, 293, 293, 1024)]:
+        for ew, en, u, r, c in [
+            (0, 0, 300, 300, 1024),
+            (300, 300, 295, 295, 1024),
+            (300, 300, 200, 200, 1024),
+            (300, 300, 200, 400, 1024),
+            (300, 300, 200, 205, 1024),
+            (900, 900, 500, 500, 446),
+            (300, 300 | UTIL_AVG_UNCHANGED, 100, 100, 1024),
+            (300, 290, 295, 295, 1024),
+            (301, 250, 293, 293, 1024),
+        ]:
             sa = Avg()
             sa.ue_ewma, sa.ue_enqueued, sa.util_avg, sa.runnable_avg = ew, en, u, r
             if ver == "v6.8":
@@ -465,9 +518,18 @@ def main():
     c2.period_contrib = 100
     attach(c2, zero, 1024)
     show("attach zero-load se -> se", zero)
-    for cs, cu, cl, w in [(1024, 0, 0, 1024), (1024, 400, 800, 1024), (1024, 100, 2000, 1024),
-                          (446, 500, 1000, 1024), (446, 300, 100, 1024), (1024, 1023, 0, 1024)]:
-        print(f" post_init(cpu_scale={cs}, cfs_util={cu}, cfs_load={cl}, w={w}) = {post_init(cs, cu, cl, w)}")
+    for cs, cu, cl, w in [
+        (1024, 0, 0, 1024),
+        (1024, 400, 800, 1024),
+        (1024, 100, 2000, 1024),
+        (446, 500, 1000, 1024),
+        (446, 300, 100, 1024),
+        (1024, 1023, 0, 1024),
+    ]:
+        print(
+            f" post_init(cpu_scale={cs}, cfs_util={cu}, cfs_load={cl}, w={w})"
+            f" = {post_init(cs, cu, cl, w)}"
+        )
 
 
 if __name__ == "__main__":
