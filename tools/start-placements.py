@@ -15,34 +15,16 @@ Example (issue 22's board): crates/hetsched/tests/data/qemu_2b2l.yaml, 25 seeds.
 import collections
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-HS = os.environ.get("HETSCHED", os.path.join(HERE, "..", "target", "release", "hetsched"))
+from hsrun import capacities, command_line, noisy_trace, or_exit
 
 
 def placements(platform, workload, nthreads, seed, sets):
     with tempfile.TemporaryDirectory() as d:
         trace = os.path.join(d, "t.txt")
-        cmd = [
-            HS,
-            "run",
-            "-q",
-            "--platform",
-            platform,
-            "--workload",
-            workload,
-            "--seed",
-            str(seed),
-            "--noise",
-            "--trace",
-            trace,
-        ]
-        for s in sets:
-            cmd += ["--set", s]
-        subprocess.run(cmd, check=True)
+        noisy_trace(platform, workload, seed, sets, trace)
         fork, loop = {}, {}
         with open(trace) as f:
             for line in f:
@@ -59,39 +41,16 @@ def placements(platform, workload, nthreads, seed, sets):
 
 
 def lowest_capacity_cpus(platform):
-    out = subprocess.run(
-        [HS, "platforms", "show", platform], check=True, capture_output=True, text=True
-    ).stdout
-    caps = {}
-    table = False
-    for line in out.splitlines():
-        cols = line.split()
-        if cols[:1] == ["CPU"] and "capacity" in cols:
-            table = True
-            continue
-        if table:
-            if not cols or not cols[0].isdigit():
-                break
-            caps[int(cols[0])] = int(cols[-2])
+    caps = capacities(platform)
     low = min(caps.values()) if caps else None
     return {c for c, v in caps.items() if v == low}
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--set")]
-    sets = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--set"]
-    args = [a for a in args if a not in sets]
-    if len(args) < 3:
-        sys.exit(__doc__)
+    args, sets = command_line(sys.argv, __doc__, 3)
     platform, workload, nthreads = args[0], args[1], int(args[2])
     n = int(args[3]) if len(args) > 3 else 25
-    if not os.access(HS, os.X_OK):
-        sys.exit(f"start-placements: {HS} not found (cargo build --release -p hetsched-cli)")
-    try:
-        runs = [placements(platform, workload, nthreads, s, sets) for s in range(n)]
-    except subprocess.CalledProcessError as e:
-        # hetsched has printed its one-line error
-        sys.exit(e.returncode)
+    runs = or_exit(lambda: [placements(platform, workload, nthreads, s, sets) for s in range(n)])
     low = lowest_capacity_cpus(platform)
     print(f"{workload} on {platform}, seeds 0-{n - 1}, noise on")
     print("fork CPUs (thread 1, 2, ...):")

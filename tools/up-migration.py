@@ -14,29 +14,16 @@ crates/hetsched/tests/data/issue22-pinned-start.json 10 --set cpufreq.governor=p
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-HS = os.environ.get("HETSCHED", os.path.join(HERE, "..", "target", "release", "hetsched"))
+from hsrun import capacities, command_line, noisy_trace, or_exit
+
 LINE = re.compile(r"\s*.+-\d+\s+\[\d+\]\s+([\d.]+):")
 
 
 def biggest_cpus(platform):
-    out = subprocess.run(
-        [HS, "platforms", "show", platform], check=True, capture_output=True, text=True
-    ).stdout
-    caps, table = {}, False
-    for line in out.splitlines():
-        cols = line.split()
-        if cols[:1] == ["CPU"] and "capacity" in cols:
-            table = True
-            continue
-        if table:
-            if not cols or not cols[0].isdigit():
-                break
-            caps[int(cols[0])] = int(cols[-2])
+    caps = capacities(platform)
     top = max(caps.values())
     return {c for c, v in caps.items() if v == top}
 
@@ -44,11 +31,7 @@ def biggest_cpus(platform):
 def up_after_ms(platform, workload, seed, sets, big):
     with tempfile.TemporaryDirectory() as d:
         trace = os.path.join(d, "t.txt")
-        cmd = [HS, "run", "-q", "--platform", platform, "--workload", workload]
-        cmd += ["--seed", str(seed), "--noise", "--trace", trace]
-        for s in sets:
-            cmd += ["--set", s]
-        subprocess.run(cmd, check=True)
+        noisy_trace(platform, workload, seed, sets, trace)
         free = None
         with open(trace) as f:
             for line in f:
@@ -65,19 +48,15 @@ def up_after_ms(platform, workload, seed, sets, big):
 
 
 def main():
-    sets = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--set"]
-    args = [a for a in sys.argv[1:] if a != "--set" and a not in sets]
-    if len(args) < 2:
-        sys.exit(__doc__)
+    args, sets = command_line(sys.argv, __doc__, 2)
     platform, workload = args[0], args[1]
     n = int(args[2]) if len(args) > 2 else 10
-    if not os.access(HS, os.X_OK):
-        sys.exit(f"up-migration: {HS} not found (cargo build --release -p hetsched-cli)")
-    try:
+
+    def measure():
         big = biggest_cpus(platform)
-        times = [up_after_ms(platform, workload, s, sets, big) for s in range(n)]
-    except subprocess.CalledProcessError as e:
-        sys.exit(e.returncode)  # hetsched has printed its one-line error
+        return [up_after_ms(platform, workload, s, sets, big) for s in range(n)]
+
+    times = or_exit(measure)
     done = sorted(t for t in times if t is not None)
     print(f"{workload} on {platform}, seeds 0-{n - 1}, noise on")
     print("up-migration after the unpinned phase began (ms):", [round(t, 2) for t in done])
