@@ -269,6 +269,7 @@ impl<'w> Sim<'w> {
         self.uthreads.push(user::UserThread::new(
             ti,
             self.prog.task(ti).unique_timers as usize,
+            self.prog.start(ti),
         ));
         // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t

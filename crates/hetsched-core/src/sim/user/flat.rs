@@ -5,6 +5,10 @@
 //! these dense arrays instead of following the workload's nested vectors and the
 //! per-task tables beside them: on a workload of thousands of tasks each level was a
 //! cache miss. Tasks whose programs are equal share one ([`FlatProgram::share`]).
+//!
+//! A thread keeps its place as a [`Cursor`], the indices of its phase and next event in
+//! these arrays; every phase's events end with a sentinel entry, so stepping reads one
+//! entry, without the task and phase the event was reached through.
 
 use crate::sim::*;
 use crate::workload::{SchedAttrs, TaskSpec};
@@ -13,8 +17,9 @@ use std::collections::HashMap;
 /// One event of a phase, resolved.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::sim) struct FlatEvent<'w> {
-    /// The event.
-    pub(in crate::sim) ev: &'w Event,
+    /// The event; `None` for the sentinel after a phase's last event (the iteration
+    /// ends).
+    pub(in crate::sim) ev: Option<&'w Event>,
     /// The resources it uses (indices in `Resources`: a mutex, condition, barrier,
     /// semaphore or suspend point, and a condition's mutex); the task a `fork` creates.
     pub(in crate::sim) ra: usize,
@@ -26,13 +31,15 @@ pub(in crate::sim) struct FlatEvent<'w> {
 /// One phase of a task: its events and what it applies when an iteration starts.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::sim) struct FlatPhase<'w> {
-    /// Its events: `FlatProgram::events[first..first + len]`.
+    /// Its first event in `FlatProgram::events`; its last is followed by a sentinel.
     first: u32,
-    len: u32,
     /// Iterations of the phase.
     pub(in crate::sim) loop_count: u64,
     /// The affinity it applies: its `cpus`, else the task's, else all CPUs.
     pub(in crate::sim) affinity: CpuSet,
+    /// Whether it sets any of `policy`, `priority`, `util_min`, `util_max` (else its
+    /// `sched_setattr()` calls change nothing and are skipped).
+    pub(in crate::sim) sets_attrs: bool,
     /// The attributes it sets (`sched_setattr()`); `attrs` for the deadline parameters.
     pub(in crate::sim) policy: Option<SchedPolicy>,
     pub(in crate::sim) priority: Option<i32>,
@@ -52,6 +59,15 @@ pub(in crate::sim) struct FlatTask {
     pub(in crate::sim) loop_count: i64,
     /// Number of `unique*` timer slots of each of its threads.
     pub(in crate::sim) unique_timers: u32,
+}
+
+/// Where a thread is in the flat program: its phase and its next event (indices in
+/// `FlatProgram::phases` and `FlatProgram::events`; the next event is the phase's
+/// sentinel when the iteration's events are done).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(in crate::sim) struct Cursor {
+    phase: u32,
+    event: u32,
 }
 
 /// The workload's programs, flat.
@@ -97,23 +113,33 @@ impl<'w> FlatProgram<'w> {
                     };
                     let (ra, rb) = resources_of(w, t, &e.event, res);
                     prog.events.push(FlatEvent {
-                        ev: &e.event,
+                        ev: Some(&e.event),
                         ra,
                         rb,
                         timer,
                     });
                 }
+                prog.events.push(FlatEvent {
+                    ev: None,
+                    ra: 0,
+                    rb: 0,
+                    timer: None,
+                });
                 let affinity = ph
                     .attrs
                     .cpus
                     .as_ref()
                     .or(t.attrs.cpus.as_ref())
                     .map_or(CpuSet::first_n(nr_cpus), |c| CpuSet::from_cpus(c));
+                let a = &ph.attrs;
                 prog.phases.push(FlatPhase {
                     first: first_event,
-                    len: idx(ph.events.len()),
                     loop_count: ph.loop_count,
                     affinity,
+                    sets_attrs: a.policy.is_some()
+                        || a.priority.is_some()
+                        || a.util_min.is_some()
+                        || a.util_max.is_some(),
                     policy: ph.attrs.policy,
                     priority: ph.attrs.priority,
                     util_min: ph.attrs.util_min,
@@ -149,9 +175,8 @@ impl<'w> FlatProgram<'w> {
         for ph in &self.phases[first as usize..] {
             let _ = write!(
                 key,
-                "{}+{} {} {:?} {:?} {:?} {:?} {:?} {:?};",
+                "{} {} {:?} {:?} {:?} {:?} {:?} {:?};",
                 ph.first as usize - first_event,
-                ph.len,
                 ph.loop_count,
                 ph.affinity,
                 ph.policy,
@@ -183,26 +208,48 @@ impl<'w> FlatProgram<'w> {
         self.tasks[task]
     }
 
-    /// Phase `phase` of task `task`.
-    #[inline]
-    pub(in crate::sim) fn phase(&self, task: usize, phase: usize) -> FlatPhase<'w> {
-        let t = &self.tasks[task];
-        debug_assert!(phase < t.nr_phases as usize);
-        self.phases[t.first as usize + phase]
+    /// The start of task `task`'s program: its first phase, its first event.
+    pub(in crate::sim) fn start(&self, task: usize) -> Cursor {
+        let phase = self.tasks[task].first;
+        Cursor {
+            phase,
+            event: self.phases[phase as usize].first,
+        }
     }
 
-    /// Event `event` of phase `phase` of task `task`, or `None` past the phase's last.
+    /// The phase `at` is in.
     #[inline]
-    pub(in crate::sim) fn event(
-        &self,
-        task: usize,
-        phase: usize,
-        event: usize,
-    ) -> Option<FlatEvent<'w>> {
-        let t = &self.tasks[task];
-        debug_assert!(phase < t.nr_phases as usize);
-        let ph = &self.phases[t.first as usize + phase];
-        (event < ph.len as usize).then(|| self.events[ph.first as usize + event])
+    pub(in crate::sim) fn phase(&self, at: Cursor) -> &FlatPhase<'w> {
+        &self.phases[at.phase as usize]
+    }
+
+    /// The next event at `at` (the phase's sentinel after its last).
+    #[inline]
+    pub(in crate::sim) fn event(&self, at: Cursor) -> FlatEvent<'w> {
+        self.events[at.event as usize]
+    }
+}
+
+impl Cursor {
+    /// Past the event it points to (not past a sentinel: the caller read a `Some`).
+    #[inline]
+    pub(in crate::sim) fn advance(&mut self) {
+        self.event += 1;
+    }
+
+    /// Back to the first event of its phase (the phase's next iteration).
+    pub(in crate::sim) fn rewind(&mut self, prog: &FlatProgram<'_>) {
+        self.event = prog.phases[self.phase as usize].first;
+    }
+
+    /// To the first event of the next phase of `task`'s program, or of its first phase
+    /// after its last.
+    pub(in crate::sim) fn next_phase(&mut self, prog: &FlatProgram<'_>, task: FlatTask) {
+        self.phase += 1;
+        if self.phase >= task.first + task.nr_phases {
+            self.phase = task.first;
+        }
+        self.rewind(prog);
     }
 }
 

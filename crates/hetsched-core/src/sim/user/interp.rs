@@ -46,60 +46,64 @@ impl<'w> Sim<'w> {
                 self.sys_exit(out, cpu, tid, now);
                 return;
             }
-            let (pc, task) = (th.pc, th.task);
-            if !pc.loop_started {
+            let th = if th.pc.loop_started {
+                th
+            } else {
                 self.begin_iteration(out, cpu, tid, now);
+                &mut self.uthreads[tid]
+            };
+            let fe = self.prog.event(th.cur);
+            let Some(ev) = fe.ev else {
+                self.end_iteration(out, tid, now);
+                continue;
+            };
+            let id = th.pc.event;
+            th.pc.event += 1;
+            th.cur.advance();
+            if self.markers.event {
+                self.marker(
+                    out,
+                    tid,
+                    now,
+                    RtappMarker::Event {
+                        id: id as u64,
+                        type_id: ev.rtapp_type_id(),
+                        desc: ev.key(),
+                    },
+                );
             }
-            if let Some(fe) = self.prog.event(task, pc.phase, pc.event) {
-                let ev = fe.ev;
-                self.uthreads[tid].pc.event += 1;
-                if self.markers.event {
-                    self.marker(
-                        out,
-                        tid,
-                        now,
-                        RtappMarker::Event {
-                            id: pc.event as u64,
-                            type_id: ev.rtapp_type_id(),
-                            desc: ev.key(),
-                        },
-                    );
+            match self.do_event(out, cpu, tid, ev, fe, now) {
+                Some(Step::Compute) => {
+                    self.uthreads[tid].op_start = now;
+                    self.start_op(cpu, now);
+                    return;
                 }
-                match self.do_event(out, cpu, tid, fe, now) {
-                    Some(Step::Compute) => {
-                        self.uthreads[tid].op_start = now;
-                        self.start_op(cpu, now);
-                        return;
+                Some(Step::SleepUntil { at, timer }) => {
+                    if timer {
+                        self.uthreads[tid].timer_wait = Some(at);
                     }
-                    Some(Step::SleepUntil { at, timer }) => {
-                        if timer {
-                            self.uthreads[tid].timer_wait = Some(at);
-                        }
-                        self.sys_clock_nanosleep(out, cpu, tid, now, at);
+                    self.sys_clock_nanosleep(out, cpu, tid, now, at);
+                    return;
+                }
+                Some(Step::Exit) => {
+                    self.sys_exit(out, cpu, tid, now);
+                    return;
+                }
+                Some(Step::Block) => {
+                    self.sys_futex_wait(out, cpu, tid, now);
+                    return;
+                }
+                Some(Step::Yield) => {
+                    self.uthreads[tid].yielded = true;
+                    self.sys_sched_yield(cpu, tid, now);
+                    return;
+                }
+                None => {
+                    if self.fatal.is_some() {
                         return;
-                    }
-                    Some(Step::Exit) => {
-                        self.sys_exit(out, cpu, tid, now);
-                        return;
-                    }
-                    Some(Step::Block) => {
-                        self.sys_futex_wait(out, cpu, tid, now);
-                        return;
-                    }
-                    Some(Step::Yield) => {
-                        self.uthreads[tid].yielded = true;
-                        self.sys_sched_yield(cpu, tid, now);
-                        return;
-                    }
-                    None => {
-                        if self.fatal.is_some() {
-                            return;
-                        }
-                        continue;
                     }
                 }
             }
-            self.end_iteration(out, tid, now);
         }
     }
 
@@ -157,11 +161,16 @@ impl<'w> Sim<'w> {
         let pc = th.pc;
         if pc.phase_loop == 0 {
             // A phase applies the attributes it sets; cpus reset to the task's (or all).
-            let ph = self.prog.phase(th.task, pc.phase);
-            self.sys_sched_setattr_uclamp(tid, ph.util_min, ph.util_max);
-            let dl = (ph.policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(ph.attrs));
-            self.sys_sched_setattr(out, tid, ph.policy, ph.priority, dl);
-            if self.sys_sched_setaffinity(out, cpu, tid, ph.affinity, now) {
+            let ph = self.prog.phase(th.cur);
+            let affinity = ph.affinity;
+            if ph.sets_attrs {
+                let (min, max, policy, priority) =
+                    (ph.util_min, ph.util_max, ph.policy, ph.priority);
+                let dl = (policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(ph.attrs));
+                self.sys_sched_setattr_uclamp(tid, min, max);
+                self.sys_sched_setattr(out, tid, policy, priority, dl);
+            }
+            if self.sys_sched_setaffinity(out, cpu, tid, affinity, now) {
                 // the stopper moves it off this CPU; it goes on where it is placed
                 self.uthreads[tid].pc.loop_started = true;
             }
@@ -216,15 +225,15 @@ impl<'w> Sim<'w> {
             );
         }
         let task = self.prog.task(ti);
-        let loop_count = self.prog.phase(ti, pc.phase).loop_count;
         let th = &mut self.uthreads[tid];
         let mut pc = th.pc;
         pc.event = 0;
         pc.loop_started = false;
         pc.phase_loop += 1;
-        if pc.phase_loop >= loop_count {
+        if pc.phase_loop >= self.prog.phase(th.cur).loop_count {
             pc.phase_loop = 0;
             pc.phase += 1;
+            th.cur.next_phase(&self.prog, task);
             if pc.phase >= task.nr_phases as usize {
                 pc.phase = 0;
                 pc.thread_loop += 1;
@@ -232,6 +241,8 @@ impl<'w> Sim<'w> {
                     th.done_loops = true;
                 }
             }
+        } else {
+            th.cur.rewind(&self.prog);
         }
         th.pc = pc;
     }
@@ -241,10 +252,11 @@ impl<'w> Sim<'w> {
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
+        ev: &Event,
         fe: user::flat::FlatEvent<'w>,
         now: Nanos,
     ) -> Option<Step> {
-        let (ev, ra, rb) = (fe.ev, fe.ra, fe.rb);
+        let (ra, rb) = (fe.ra, fe.rb);
         match *ev {
             Event::Run { us } => {
                 let work = u128::from(program::us(us)) * u128::from(self.cap_ref);

@@ -31,6 +31,9 @@ pub(in crate::sim) struct UserThread {
     /// `sched_yield()` asked for a reschedule; the program continues after it.
     pub(in crate::sim) yielded: bool,
     pub(in crate::sim) pc: Pc,
+    /// The same place in the flat program (`pc`'s phase and next event, where stepping
+    /// reads them).
+    pub(in crate::sim) cur: flat::Cursor,
     pub(in crate::sim) op: Op,
     pub(in crate::sim) t_first: Nanos,
     pub(in crate::sim) started: bool,
@@ -61,8 +64,13 @@ pub(in crate::sim) struct UserThread {
 }
 
 impl UserThread {
-    /// A new thread of workload task `task` (`unique_timers`: its `unique*` timer slots).
-    pub(in crate::sim) fn new(task: usize, unique_timers: usize) -> UserThread {
+    /// A new thread of workload task `task` (`unique_timers`: its `unique*` timer slots;
+    /// `start`: its program's start).
+    pub(in crate::sim) fn new(
+        task: usize,
+        unique_timers: usize,
+        start: flat::Cursor,
+    ) -> UserThread {
         UserThread {
             task,
             wait_on: WaitOn::Nothing,
@@ -71,6 +79,7 @@ impl UserThread {
             spin_at: 0,
             yielded: false,
             pc: Pc::default(),
+            cur: start,
             op: Op::Step,
             t_first: 0,
             started: false,
@@ -94,6 +103,6 @@ impl UserThread {
     /// The user-space side of a kernel thread: none; only `op`, the CPU time of its
     /// current piece of work, is used (sim/kthread.rs).
     pub(in crate::sim) fn kernel() -> UserThread {
-        UserThread::new(0, 0)
+        UserThread::new(0, 0, flat::Cursor::default())
     }
 }
