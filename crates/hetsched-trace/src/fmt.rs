@@ -120,6 +120,19 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
     }
 }
 
+/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
+/// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
+/// its text).
+pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {
+    let mut c = Cursor {
+        buf,
+        pos: 0,
+        overflow: false,
+    };
+    f(&mut c);
+    (!c.overflow).then_some(c.pos)
+}
+
 /// Grows `buf` to at least `len` bytes.
 #[cold]
 #[inline(never)]
@@ -168,6 +181,15 @@ impl Cursor<'_> {
             dst.copy_from_slice(s);
         }
         self.pos += s.len();
+    }
+
+    /// Appends `block[..len]`, copying the whole block (one move of constant length).
+    #[inline(always)]
+    pub(crate) fn block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
+        if let Some(dst) = self.room(N) {
+            dst.copy_from_slice(block);
+        }
+        self.pos += len;
     }
 
     /// Appends `n` spaces.

@@ -1,0 +1,138 @@
+//! The line prefix of the ftrace text, `%16s-%-5d [%03d] %5lu.%06lu: `, kept per CPU:
+//! most events of a CPU follow one another under the same current task, often at the
+//! same instant, so the prefix is written once and copied whole while its task (comm
+//! and pid) and timestamp stay the same; a new timestamp rewrites only its own part.
+
+use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
+use hetsched_core::trace::Ctx;
+
+use crate::fmt::{self, Cursor};
+
+/// Width of the comm column (`%16s`): the longest comm a cached prefix holds.
+const COMM_WIDTH: usize = 16;
+/// Width of the pid column (`%-5d`).
+const PID_WIDTH: usize = 5;
+/// Width of the seconds part of the timestamp (`%5lu`).
+const SECS_WIDTH: usize = 5;
+/// Bytes a cached prefix is copied in: the longest one with a comm of at most
+/// [`COMM_WIDTH`] (16 + `-` + 10 pid digits + ` [` + 10 CPU digits + `] ` + 11 digits of
+/// seconds + `.` + 6 + `: ` = 61).
+const PREFIX_BYTES: usize = 64;
+/// A cached prefix's array: [`PREFIX_BYTES`] and the scratch a [`Cursor`] writes past
+/// its text.
+const PREFIX_ROOM: usize = PREFIX_BYTES + 32;
+
+/// Appends the line prefix of `ctx`, with no cache (`<...>` for an empty comm, as
+/// trace-cmd prints a task whose comm it does not know).
+pub(crate) fn push_prefix(c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
+    push_task(c, comm_of(ctx), ctx.pid, ctx.cpu);
+    push_ts(c, ctx.ts);
+}
+
+/// The comm printed for the current task.
+fn comm_of<'a>(ctx: &Ctx<'a>) -> &'a [u8] {
+    if ctx.comm.is_empty() {
+        b"<...>"
+    } else {
+        ctx.comm.as_bytes()
+    }
+}
+
+/// Appends `%16s-%-5d [%03d] `.
+fn push_task(c: &mut Cursor<'_>, comm: &[u8], pid: u32, cpu: u32) {
+    c.str_right(comm, COMM_WIDTH);
+    c.byte(b'-');
+    c.u64_left(u64::from(pid), PID_WIDTH);
+    c.str(b" [");
+    c.u64_zero_padded(u64::from(cpu), 3);
+    c.str(b"] ");
+}
+
+/// Appends a timestamp as `%5lu.%06lu: ` (seconds, then µs truncated).
+fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
+    c.u64_right(ts / NSEC_PER_SEC, SECS_WIDTH);
+    c.byte(b'.');
+    c.u64_zero_padded((ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+    c.str(b": ");
+}
+
+/// One CPU's last prefix.
+#[derive(Debug)]
+struct Cached {
+    /// The comm it was written for, zero-filled past `comm_len` (compared whole).
+    comm: [u8; COMM_WIDTH],
+    comm_len: usize,
+    pid: u32,
+    ts: Nanos,
+    /// The prefix in `text[..len]`; its timestamp starts at `ts_at`.
+    text: [u8; PREFIX_ROOM],
+    len: usize,
+    ts_at: usize,
+}
+
+/// The last prefix of every CPU (see the [module documentation](self)).
+#[derive(Debug, Default)]
+pub(crate) struct Prefixes {
+    cpus: Vec<Option<Cached>>,
+}
+
+impl Prefixes {
+    /// Appends the line prefix of `ctx`, from the cache when its CPU's task and time are
+    /// those of the previous line there.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
+        let comm = comm_of(ctx);
+        if comm.len() > COMM_WIDTH {
+            push_prefix(c, ctx);
+            return;
+        }
+        let mut key = [0u8; COMM_WIDTH];
+        key[..comm.len()].copy_from_slice(comm);
+        let cpu = ctx.cpu as usize;
+        if self.cpus.len() <= cpu {
+            self.cpus.resize_with(cpu + 1, || None);
+        }
+        let slot = &mut self.cpus[cpu];
+        let p = match slot {
+            Some(p) if p.pid == ctx.pid && p.comm == key && p.comm_len == comm.len() => {
+                if p.ts != ctx.ts {
+                    p.ts = ctx.ts;
+                    p.len = p.ts_at
+                        + fmt::write_into(&mut p.text[p.ts_at..], |c| push_ts(c, ctx.ts))
+                            .expect("a timestamp fits a prefix");
+                }
+                p
+            }
+            _ => slot.insert(Cached::new(key, comm.len(), ctx)),
+        };
+        let (block, _) = p
+            .text
+            .split_first_chunk::<PREFIX_BYTES>()
+            .expect("PREFIX_ROOM > PREFIX_BYTES");
+        c.block(block, p.len);
+    }
+}
+
+impl Cached {
+    /// The prefix of `ctx`, whose comm is `key[..comm_len]`.
+    #[cold]
+    fn new(key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) -> Cached {
+        let mut text = [0u8; PREFIX_ROOM];
+        let ts_at = fmt::write_into(&mut text, |c| {
+            push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
+        })
+        .expect("a task's part fits a prefix");
+        let len = ts_at
+            + fmt::write_into(&mut text[ts_at..], |c| push_ts(c, ctx.ts))
+                .expect("a timestamp fits a prefix");
+        Cached {
+            comm: key,
+            comm_len,
+            pid: ctx.pid,
+            ts: ctx.ts,
+            text,
+            len,
+            ts_at,
+        }
+    }
+}
