@@ -108,8 +108,7 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
 /// Appends ` name=value` for a string value; `key` is ` name=`.
 #[inline(always)]
 fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
-    c.str(key);
-    c.str(v.as_bytes());
+    c.key_str(key, v.as_bytes());
 }
 
 /// The fields that open a task entity's PELT and util_est events: ` cpu=N path=(null)
@@ -126,15 +125,13 @@ fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
 fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
-    c.str(key);
-    c.u64(v);
+    c.key_u64(key, v);
 }
 
 /// Appends ` name=value` for a signed value; `key` is ` name=`.
 #[inline(always)]
 fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
-    c.str(key);
-    c.i64(v);
+    c.key_i64(key, v);
 }
 
 /// Appends `comm= pid= prio=` of a task.
@@ -160,10 +157,7 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
 /// name and fields and the `\n`.
 fn format_body(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
     // Event name, `name: ` padded to NAME_WIDTH.
-    let name = event_name(ev);
-    c.str(name.as_bytes());
-    c.byte(b':');
-    c.spaces(NAME_WIDTH.saturating_sub(name.len()));
+    c.name_padded(event_name(ev).as_bytes(), NAME_WIDTH);
     // The fields below each start with their separating space; the first one's is the
     // space after the padded name.
 

@@ -18,6 +18,9 @@ const SECS_WIDTH: usize = 5;
 /// [`COMM_WIDTH`] (16 + `-` + 10 pid digits + ` [` + 10 CPU digits + `] ` + 11 digits of
 /// seconds + `.` + 6 + `: ` = 61).
 const PREFIX_BYTES: usize = 64;
+/// CPUs whose prefixes are kept (arm64's largest `NR_CPUS`); lines of others are
+/// written without the cache.
+const CACHED_CPUS: usize = 4096;
 /// A cached prefix's array: [`PREFIX_BYTES`] and the scratch a [`Cursor`] writes past
 /// its text.
 const PREFIX_ROOM: usize = PREFIX_BYTES + 32;
@@ -82,13 +85,13 @@ impl Prefixes {
     #[inline(always)]
     pub(crate) fn push(&mut self, c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
         let comm = comm_of(ctx);
-        if comm.len() > COMM_WIDTH {
+        let cpu = ctx.cpu as usize;
+        if comm.len() > COMM_WIDTH || cpu >= CACHED_CPUS {
             push_prefix(c, ctx);
             return;
         }
         let mut key = [0u8; COMM_WIDTH];
         key[..comm.len()].copy_from_slice(comm);
-        let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, || None);
         }
@@ -133,6 +136,45 @@ impl Cached {
             text,
             len,
             ts_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_prefixes_are_the_uncached_ones() {
+        let long = "a-comm-longer-than-16";
+        let ctxs = [
+            (0, 0, "<idle>", 1_000_000_000),
+            (0, 0, "<idle>", 1_000_000_000),
+            (0, 1000, "small-0", 1_000_000_000),
+            (0, 1000, "small-1", 1_000_000_000),
+            (0, 1000, "small-1", 1_000_999_999),
+            (1, 1000, "small-1", 1_000_999_999),
+            (0, 1001, "small-1", 1_000_999_999),
+            (0, 1001, "", 2_000_000_000),
+            (0, 1001, long, 2_000_000_000),
+            (0, 1001, long, 2_000_000_000),
+            (0, 1001, "small-1", 123_456_000_001_000),
+            (u32::MAX, u32::MAX, "sixteen-chars-16", u64::MAX),
+            (u32::MAX, u32::MAX, "sixteen-chars-16", 0),
+            (4095, u32::MAX, "sixteen-chars-16", u64::MAX),
+            (4095, u32::MAX, "sixteen-chars-16", 0),
+        ];
+        let mut prefixes = Prefixes::default();
+        for (cpu, pid, comm, ts) in ctxs {
+            let ctx = Ctx { ts, cpu, comm, pid };
+            let (mut cached, mut uncached) = (Vec::new(), Vec::new());
+            fmt::append(&mut cached, |c| prefixes.push(c, &ctx));
+            fmt::append(&mut uncached, |c| push_prefix(c, &ctx));
+            assert_eq!(
+                String::from_utf8(cached).unwrap(),
+                String::from_utf8(uncached).unwrap(),
+                "{ctx:?}"
+            );
         }
     }
 }
