@@ -62,8 +62,9 @@ fn write_digits(dst: &mut [u8], mut v: u64) {
 
 /// Copies `src`, at most [`SCRATCH`] bytes, to the start of `dst` in at most two
 /// overlapping moves of a constant length each (no call to `memcpy` for a few bytes).
+/// `dst` needs room for `src` only.
 #[inline(always)]
-fn copy_small(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn copy_small(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     match n {
         0 => {}

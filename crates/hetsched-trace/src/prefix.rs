@@ -91,7 +91,7 @@ impl Prefixes {
             return;
         }
         let mut key = [0u8; COMM_WIDTH];
-        key[..comm.len()].copy_from_slice(comm);
+        fmt::copy_small(&mut key, comm);
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, || None);
         }
