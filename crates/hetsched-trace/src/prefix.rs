@@ -59,11 +59,12 @@ fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
     c.str(b": ");
 }
 
-/// One CPU's last prefix.
+/// One CPU's last prefix, rewritten in place.
 #[derive(Debug)]
 struct Cached {
     /// The comm it was written for, zero-filled past `comm_len` (compared whole).
     comm: [u8; COMM_WIDTH],
+    /// Above [`COMM_WIDTH`] before the first prefix: no comm matches.
     comm_len: usize,
     pid: u32,
     ts: Nanos,
@@ -76,7 +77,7 @@ struct Cached {
 /// The last prefix of every CPU (see the [module documentation](self)).
 #[derive(Debug, Default)]
 pub(crate) struct Prefixes {
-    cpus: Vec<Option<Cached>>,
+    cpus: Vec<Cached>,
 }
 
 impl Prefixes {
@@ -93,21 +94,14 @@ impl Prefixes {
         let mut key = [0u8; COMM_WIDTH];
         fmt::copy_small(&mut key, comm);
         if self.cpus.len() <= cpu {
-            self.cpus.resize_with(cpu + 1, || None);
+            self.cpus.resize_with(cpu + 1, Cached::empty);
         }
-        let slot = &mut self.cpus[cpu];
-        let p = match slot {
-            Some(p) if p.pid == ctx.pid && p.comm == key && p.comm_len == comm.len() => {
-                if p.ts != ctx.ts {
-                    p.ts = ctx.ts;
-                    p.len = p.ts_at
-                        + fmt::write_into(&mut p.text[p.ts_at..], |c| push_ts(c, ctx.ts))
-                            .expect("a timestamp fits a prefix");
-                }
-                p
-            }
-            _ => slot.insert(Cached::new(key, comm.len(), ctx)),
-        };
+        let p = &mut self.cpus[cpu];
+        if p.pid != ctx.pid || p.comm != key || p.comm_len != comm.len() {
+            p.set_task(key, comm.len(), ctx);
+        } else if p.ts != ctx.ts {
+            p.set_ts(ctx.ts);
+        }
         let (block, _) = p
             .text
             .split_first_chunk::<PREFIX_BYTES>()
@@ -117,26 +111,38 @@ impl Prefixes {
 }
 
 impl Cached {
-    /// The prefix of `ctx`, whose comm is `key[..comm_len]`.
-    #[cold]
-    fn new(key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) -> Cached {
-        let mut text = [0u8; PREFIX_ROOM];
-        let ts_at = fmt::write_into(&mut text, |c| {
+    /// A prefix no context matches.
+    fn empty() -> Cached {
+        Cached {
+            comm: [0; COMM_WIDTH],
+            comm_len: COMM_WIDTH + 1,
+            pid: 0,
+            ts: 0,
+            text: [0; PREFIX_ROOM],
+            len: 0,
+            ts_at: 0,
+        }
+    }
+
+    /// Rewrites the prefix for `ctx`, whose comm is `key[..comm_len]`.
+    #[inline(never)]
+    fn set_task(&mut self, key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) {
+        self.comm = key;
+        self.comm_len = comm_len;
+        self.pid = ctx.pid;
+        self.ts_at = fmt::write_into(&mut self.text, |c| {
             push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
         })
         .expect("a task's part fits a prefix");
-        let len = ts_at
-            + fmt::write_into(&mut text[ts_at..], |c| push_ts(c, ctx.ts))
+        self.set_ts(ctx.ts);
+    }
+
+    /// Rewrites the timestamp.
+    fn set_ts(&mut self, ts: Nanos) {
+        self.ts = ts;
+        self.len = self.ts_at
+            + fmt::write_into(&mut self.text[self.ts_at..], |c| push_ts(c, ts))
                 .expect("a timestamp fits a prefix");
-        Cached {
-            comm: key,
-            comm_len,
-            pid: ctx.pid,
-            ts: ctx.ts,
-            text,
-            len,
-            ts_at,
-        }
     }
 }
 
