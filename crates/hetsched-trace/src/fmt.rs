@@ -62,8 +62,9 @@ fn write_digits(dst: &mut [u8], mut v: u64) {
 
 /// Copies `src`, at most [`SCRATCH`] bytes, to the start of `dst` in at most two
 /// overlapping moves of a constant length each (no call to `memcpy` for a few bytes).
+/// `dst` needs room for `src` only.
 #[inline(always)]
-fn copy_small(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn copy_small(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     match n {
         0 => {}
@@ -120,6 +121,19 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
     }
 }
 
+/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
+/// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
+/// its text).
+pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {
+    let mut c = Cursor {
+        buf,
+        pos: 0,
+        overflow: false,
+    };
+    f(&mut c);
+    (!c.overflow).then_some(c.pos)
+}
+
 /// Grows `buf` to at least `len` bytes.
 #[cold]
 #[inline(never)]
@@ -170,6 +184,15 @@ impl Cursor<'_> {
         self.pos += s.len();
     }
 
+    /// Appends `block[..len]`, copying the whole block (one move of constant length).
+    #[inline(always)]
+    pub(crate) fn block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
+        if let Some(dst) = self.room(N) {
+            dst.copy_from_slice(block);
+        }
+        self.pos += len;
+    }
+
     /// Appends `n` spaces.
     #[inline(always)]
     pub(crate) fn spaces(&mut self, n: usize) {
@@ -177,6 +200,74 @@ impl Cursor<'_> {
             dst.fill(b' ');
         }
         self.pos += n;
+    }
+
+    /// Appends `name:` and spaces up to `width + 1` columns (the event name column).
+    #[inline(always)]
+    pub(crate) fn name_padded(&mut self, name: &[u8], width: usize) {
+        if name.len() >= SCRATCH || width >= SCRATCH {
+            self.str(name);
+            self.byte(b':');
+            self.spaces(width.saturating_sub(name.len()));
+            return;
+        }
+        if let Some(dst) = self.room(SCRATCH) {
+            dst.fill(b' ');
+            copy_small(dst, name);
+            dst[name.len()] = b':';
+        }
+        self.pos += name.len().max(width) + 1;
+    }
+
+    /// Appends `key` then `v` (` name=value`), both at most [`SCRATCH`] bytes long, in
+    /// one move each.
+    #[inline(always)]
+    pub(crate) fn key_str(&mut self, key: &[u8], v: &[u8]) {
+        if key.len() > SCRATCH || v.len() > SCRATCH {
+            self.str(key);
+            self.str(v);
+            return;
+        }
+        if let Some(dst) = self.room(2 * SCRATCH) {
+            copy_small(dst, key);
+            copy_small(&mut dst[key.len()..], v);
+        }
+        self.pos += key.len() + v.len();
+    }
+
+    /// Appends `key` then `v` in decimal (` name=%llu`).
+    #[inline(always)]
+    pub(crate) fn key_u64(&mut self, key: &[u8], v: u64) {
+        self.key_number(key, false, v);
+    }
+
+    /// Appends `key` then `v` in decimal (` name=%lld`).
+    #[inline(always)]
+    pub(crate) fn key_i64(&mut self, key: &[u8], v: i64) {
+        self.key_number(key, v < 0, v.unsigned_abs());
+    }
+
+    /// Appends `key`, a `-` if `neg`, and the digits of `v`: one bound check, the key in
+    /// one move when it is at most [`SCRATCH`] bytes long.
+    #[inline(always)]
+    fn key_number(&mut self, key: &[u8], neg: bool, v: u64) {
+        if key.len() > SCRATCH {
+            self.str(key);
+            if neg {
+                self.byte(b'-');
+            }
+            self.u64(v);
+            return;
+        }
+        let n = digit_count(v);
+        let at = key.len() + usize::from(neg);
+        if let Some(dst) = self.room(2 * SCRATCH) {
+            copy_small(dst, key);
+            // Overwritten by the first digit when `v` is not negative.
+            dst[key.len()] = b'-';
+            write_digits(&mut dst[at..at + n], v);
+        }
+        self.pos += at + n;
     }
 
     /// Appends `s` right-aligned in `width` columns (`%*s`).
@@ -308,6 +399,28 @@ mod tests {
         let long = "x".repeat(40);
         assert_eq!(s(|c| c.str_right(long.as_bytes(), 16)), long);
         assert_eq!(s(|c| c.str_right(b"ab", 40)), format!("{:>40}", "ab"));
+        assert_eq!(s(|c| c.key_u64(b" pid=", 1000)), " pid=1000");
+        assert_eq!(s(|c| c.key_i64(b" prio=", -1)), " prio=-1");
+        assert_eq!(s(|c| c.key_i64(b" prio=", 120)), " prio=120");
+        assert_eq!(s(|c| c.key_str(b" comm=", b"small-0")), " comm=small-0");
+        assert_eq!(
+            s(|c| c.name_padded(b"cpu_idle", 20)),
+            format!("{:<21}", "cpu_idle:")
+        );
+        let long = "k".repeat(40);
+        for (key, v) in [(long.as_str(), -12), (" x=", i64::MIN), (long.as_str(), 7)] {
+            assert_eq!(s(|c| c.key_i64(key.as_bytes(), v)), format!("{key}{v}"));
+            assert_eq!(
+                s(|c| c.key_str(key.as_bytes(), key.as_bytes())),
+                key.repeat(2)
+            );
+        }
+        let name = "n".repeat(33);
+        assert_eq!(
+            s(|c| c.name_padded(name.as_bytes(), 20)),
+            format!("{name}:")
+        );
+        assert_eq!(s(|c| c.name_padded(b"ab", 40)), format!("{:<41}", "ab:"));
     }
 
     #[test]

@@ -23,21 +23,16 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
-use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
+use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 
 use crate::fmt::{self, Cursor};
+use crate::prefix::{push_prefix, Prefixes};
 
 /// Bytes buffered before they are handed to the writer.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// Size of the buffer: the threshold plus room for one long line (it grows for longer).
 const BUF_CAPACITY: usize = FLUSH_THRESHOLD + 4 * 1024;
-/// Width of the comm column (`%16s`).
-const COMM_WIDTH: usize = 16;
-/// Width of the pid column (`%-5d`).
-const PID_WIDTH: usize = 5;
-/// Width of the seconds part of the timestamp (`%5lu`).
-const SECS_WIDTH: usize = 5;
 /// Column the fields start at, counted from the start of the event name (libtraceevent
 /// prints `name: ` and pads short names to 20 characters).
 const NAME_WIDTH: usize = 20;
@@ -113,8 +108,7 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
 /// Appends ` name=value` for a string value; `key` is ` name=`.
 #[inline(always)]
 fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
-    c.str(key);
-    c.str(v.as_bytes());
+    c.key_str(key, v.as_bytes());
 }
 
 /// The fields that open a task entity's PELT and util_est events: ` cpu=N path=(null)
@@ -131,15 +125,13 @@ fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
 fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
-    c.str(key);
-    c.u64(v);
+    c.key_u64(key, v);
 }
 
 /// Appends ` name=value` for a signed value; `key` is ` name=`.
 #[inline(always)]
 fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
-    c.str(key);
-    c.i64(v);
+    c.key_i64(key, v);
 }
 
 /// Appends `comm= pid= prio=` of a task.
@@ -155,31 +147,17 @@ fn kv_task(c: &mut Cursor<'_>, t: &TaskRef<'_>) {
 /// `nr_cpus` sets the width of `sched_overutilized`'s span (`%*pb` pads to the CPU
 /// count); 0 means "the whole of the span's words".
 pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-    fmt::append(buf, |c| format_line(c, nr_cpus, ctx, ev));
+    fmt::append(buf, |c| {
+        push_prefix(c, ctx);
+        format_body(c, nr_cpus, ev);
+    });
 }
 
-/// [`format_event`] at a cursor.
-fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-    // Header: `%16s-%-5d [%03d] %5lu.%06lu: `.
-    let comm = if ctx.comm.is_empty() {
-        "<...>"
-    } else {
-        ctx.comm
-    };
-    c.str_right(comm.as_bytes(), COMM_WIDTH);
-    c.byte(b'-');
-    c.u64_left(u64::from(ctx.pid), PID_WIDTH);
-    c.str(b" [");
-    c.u64_zero_padded(u64::from(ctx.cpu), 3);
-    c.str(b"] ");
-    push_ts(c, ctx.ts);
-    c.str(b": ");
-
+/// Appends a line past its prefix (`comm-pid [cpu] ts: `, [`crate::prefix`]): the event's
+/// name and fields and the `\n`.
+fn format_body(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
     // Event name, `name: ` padded to NAME_WIDTH.
-    let name = event_name(ev);
-    c.str(name.as_bytes());
-    c.byte(b':');
-    c.spaces(NAME_WIDTH.saturating_sub(name.len()));
+    c.name_padded(event_name(ev).as_bytes(), NAME_WIDTH);
     // The fields below each start with their separating space; the first one's is the
     // space after the padded name.
 
@@ -468,13 +446,6 @@ pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
     }
 }
 
-/// Appends a timestamp as `%5lu.%06lu` (seconds, then µs truncated).
-fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
-    c.u64_right(ts / NSEC_PER_SEC, SECS_WIDTH);
-    c.byte(b'.');
-    c.u64_zero_padded((ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
-}
-
 /// The first line of the text trace, the kernel's own (`s_show()`, kernel/trace/trace.c,
 /// `# tracer: %s` with the `nop` tracer that event tracing runs under).
 ///
@@ -540,6 +511,8 @@ pub struct FtraceTextSink<W: Write> {
     interest: Interest,
     /// CPU count given to `begin` (0 before).
     nr_cpus: usize,
+    /// Each CPU's last line prefix.
+    prefixes: Prefixes,
     /// First I/O error; output stops once set.
     error: Option<io::Error>,
 }
@@ -560,6 +533,7 @@ impl<W: Write> FtraceTextSink<W> {
             filled: 0,
             interest: Interest::ALL,
             nr_cpus: 0,
+            prefixes: Prefixes::default(),
             error: None,
         }
     }
@@ -645,8 +619,10 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
             return;
         }
         let nr_cpus = self.nr_cpus;
+        let prefixes = &mut self.prefixes;
         self.filled = fmt::write_at(&mut self.buf, self.filled, |c| {
-            format_line(c, nr_cpus, ctx, ev)
+            prefixes.push(c, ctx);
+            format_body(c, nr_cpus, ev);
         });
         self.maybe_write();
     }

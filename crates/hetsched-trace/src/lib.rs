@@ -27,6 +27,7 @@ pub mod columns;
 mod fmt;
 pub mod ftrace;
 pub mod perfetto;
+mod prefix;
 mod proto;
 
 use std::path::Path;

@@ -1,0 +1,186 @@
+//! The line prefix of the ftrace text, `%16s-%-5d [%03d] %5lu.%06lu: `, kept per CPU:
+//! most events of a CPU follow one another under the same current task, often at the
+//! same instant, so the prefix is written once and copied whole while its task (comm
+//! and pid) and timestamp stay the same; a new timestamp rewrites only its own part.
+
+use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
+use hetsched_core::trace::Ctx;
+
+use crate::fmt::{self, Cursor};
+
+/// Width of the comm column (`%16s`): the longest comm a cached prefix holds.
+const COMM_WIDTH: usize = 16;
+/// Width of the pid column (`%-5d`).
+const PID_WIDTH: usize = 5;
+/// Width of the seconds part of the timestamp (`%5lu`).
+const SECS_WIDTH: usize = 5;
+/// Bytes a cached prefix is copied in: the longest one with a comm of at most
+/// [`COMM_WIDTH`] (16 + `-` + 10 pid digits + ` [` + 10 CPU digits + `] ` + 11 digits of
+/// seconds + `.` + 6 + `: ` = 61).
+const PREFIX_BYTES: usize = 64;
+/// CPUs whose prefixes are kept (arm64's largest `NR_CPUS`); lines of others are
+/// written without the cache.
+const CACHED_CPUS: usize = 4096;
+/// A cached prefix's array: [`PREFIX_BYTES`] and the scratch a [`Cursor`] writes past
+/// its text.
+const PREFIX_ROOM: usize = PREFIX_BYTES + 32;
+
+/// Appends the line prefix of `ctx`, with no cache (`<...>` for an empty comm, as
+/// trace-cmd prints a task whose comm it does not know).
+pub(crate) fn push_prefix(c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
+    push_task(c, comm_of(ctx), ctx.pid, ctx.cpu);
+    push_ts(c, ctx.ts);
+}
+
+/// The comm printed for the current task.
+fn comm_of<'a>(ctx: &Ctx<'a>) -> &'a [u8] {
+    if ctx.comm.is_empty() {
+        b"<...>"
+    } else {
+        ctx.comm.as_bytes()
+    }
+}
+
+/// Appends `%16s-%-5d [%03d] `.
+fn push_task(c: &mut Cursor<'_>, comm: &[u8], pid: u32, cpu: u32) {
+    c.str_right(comm, COMM_WIDTH);
+    c.byte(b'-');
+    c.u64_left(u64::from(pid), PID_WIDTH);
+    c.str(b" [");
+    c.u64_zero_padded(u64::from(cpu), 3);
+    c.str(b"] ");
+}
+
+/// Appends a timestamp as `%5lu.%06lu: ` (seconds, then µs truncated).
+fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
+    c.u64_right(ts / NSEC_PER_SEC, SECS_WIDTH);
+    c.byte(b'.');
+    c.u64_zero_padded((ts % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+    c.str(b": ");
+}
+
+/// One CPU's last prefix, rewritten in place.
+#[derive(Debug)]
+struct Cached {
+    /// The comm it was written for, zero-filled past `comm_len` (compared whole).
+    comm: [u8; COMM_WIDTH],
+    /// Above [`COMM_WIDTH`] before the first prefix: no comm matches.
+    comm_len: usize,
+    pid: u32,
+    ts: Nanos,
+    /// The prefix in `text[..len]`; its timestamp starts at `ts_at`.
+    text: [u8; PREFIX_ROOM],
+    len: usize,
+    ts_at: usize,
+}
+
+/// The last prefix of every CPU (see the [module documentation](self)).
+#[derive(Debug, Default)]
+pub(crate) struct Prefixes {
+    cpus: Vec<Cached>,
+}
+
+impl Prefixes {
+    /// Appends the line prefix of `ctx`, from the cache when its CPU's task and time are
+    /// those of the previous line there.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
+        let comm = comm_of(ctx);
+        let cpu = ctx.cpu as usize;
+        if comm.len() > COMM_WIDTH || cpu >= CACHED_CPUS {
+            push_prefix(c, ctx);
+            return;
+        }
+        let mut key = [0u8; COMM_WIDTH];
+        fmt::copy_small(&mut key, comm);
+        if self.cpus.len() <= cpu {
+            self.cpus.resize_with(cpu + 1, Cached::empty);
+        }
+        let p = &mut self.cpus[cpu];
+        if p.pid != ctx.pid || p.comm != key || p.comm_len != comm.len() {
+            p.set_task(key, comm.len(), ctx);
+        } else if p.ts != ctx.ts {
+            p.set_ts(ctx.ts);
+        }
+        let (block, _) = p
+            .text
+            .split_first_chunk::<PREFIX_BYTES>()
+            .expect("PREFIX_ROOM > PREFIX_BYTES");
+        c.block(block, p.len);
+    }
+}
+
+impl Cached {
+    /// A prefix no context matches.
+    fn empty() -> Cached {
+        Cached {
+            comm: [0; COMM_WIDTH],
+            comm_len: COMM_WIDTH + 1,
+            pid: 0,
+            ts: 0,
+            text: [0; PREFIX_ROOM],
+            len: 0,
+            ts_at: 0,
+        }
+    }
+
+    /// Rewrites the prefix for `ctx`, whose comm is `key[..comm_len]`.
+    #[inline(never)]
+    fn set_task(&mut self, key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) {
+        self.comm = key;
+        self.comm_len = comm_len;
+        self.pid = ctx.pid;
+        self.ts_at = fmt::write_into(&mut self.text, |c| {
+            push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
+        })
+        .expect("a task's part fits a prefix");
+        self.set_ts(ctx.ts);
+    }
+
+    /// Rewrites the timestamp.
+    fn set_ts(&mut self, ts: Nanos) {
+        self.ts = ts;
+        self.len = self.ts_at
+            + fmt::write_into(&mut self.text[self.ts_at..], |c| push_ts(c, ts))
+                .expect("a timestamp fits a prefix");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_prefixes_are_the_uncached_ones() {
+        let long = "a-comm-longer-than-16";
+        let ctxs = [
+            (0, 0, "<idle>", 1_000_000_000),
+            (0, 0, "<idle>", 1_000_000_000),
+            (0, 1000, "small-0", 1_000_000_000),
+            (0, 1000, "small-1", 1_000_000_000),
+            (0, 1000, "small-1", 1_000_999_999),
+            (1, 1000, "small-1", 1_000_999_999),
+            (0, 1001, "small-1", 1_000_999_999),
+            (0, 1001, "", 2_000_000_000),
+            (0, 1001, long, 2_000_000_000),
+            (0, 1001, long, 2_000_000_000),
+            (0, 1001, "small-1", 123_456_000_001_000),
+            (u32::MAX, u32::MAX, "sixteen-chars-16", u64::MAX),
+            (u32::MAX, u32::MAX, "sixteen-chars-16", 0),
+            (4095, u32::MAX, "sixteen-chars-16", u64::MAX),
+            (4095, u32::MAX, "sixteen-chars-16", 0),
+        ];
+        let mut prefixes = Prefixes::default();
+        for (cpu, pid, comm, ts) in ctxs {
+            let ctx = Ctx { ts, cpu, comm, pid };
+            let (mut cached, mut uncached) = (Vec::new(), Vec::new());
+            fmt::append(&mut cached, |c| prefixes.push(c, &ctx));
+            fmt::append(&mut uncached, |c| push_prefix(c, &ctx));
+            assert_eq!(
+                String::from_utf8(cached).unwrap(),
+                String::from_utf8(uncached).unwrap(),
+                "{ctx:?}"
+            );
+        }
+    }
+}
