@@ -121,6 +121,12 @@ pub struct CfsRq {
     pub avg: SchedAvg,
     /// Load of tasks that left while blocked, subtracted at the next update.
     pub removed: RemovedLoad,
+    /// `cfs_rq->avg_vruntime`: Σ `key(vruntime, min_vruntime) * weight` over `queue` (not
+    /// curr), kept by [`CfsRq::avg_vruntime_add`], [`CfsRq::avg_vruntime_sub`] and the
+    /// moves of `min_vruntime`; exact in `i128`.
+    avg_vruntime_sum: i128,
+    /// `cfs_rq->avg_load`: Σ `weight` over `queue` (not curr).
+    avg_load: i128,
 }
 
 #[inline]
@@ -129,26 +135,47 @@ fn key(v: u64, v0: u64) -> i128 {
 }
 
 impl CfsRq {
-    /// Sum of weights and weighted keys over queued entities plus curr when on_rq.
+    /// `avg_vruntime_add()` (kernel/sched/fair.c, v6.11): `se` joins `queue`.
+    fn avg_vruntime_add(&mut self, ents: &[SchedEntity], se: usize) {
+        let w = i128::from(ents[se].load.weight);
+        self.avg_vruntime_sum += key(ents[se].vruntime, self.min_vruntime) * w;
+        self.avg_load += w;
+    }
+
+    /// `avg_vruntime_sub()` (kernel/sched/fair.c, v6.11): `se` leaves `queue`.
+    fn avg_vruntime_sub(&mut self, ents: &[SchedEntity], se: usize) {
+        let w = i128::from(ents[se].load.weight);
+        self.avg_vruntime_sum -= key(ents[se].vruntime, self.min_vruntime) * w;
+        self.avg_load -= w;
+    }
+
+    /// Sum of weights and weighted keys over queued entities plus curr when on_rq
+    /// (`avg_vruntime()`'s `avg` and `load` before the division): the kept sums of the
+    /// queue, plus curr's term.
     fn sums(&self, ents: &[SchedEntity]) -> (i128, i128) {
-        let v0 = self.min_vruntime;
-        let mut avg: i128 = 0;
-        let mut load: i128 = 0;
-        for &i in &self.queue {
-            let se = &ents[i];
-            let w = i128::from(se.load.weight);
-            avg += key(se.vruntime, v0) * w;
-            load += w;
-        }
+        debug_assert_eq!(
+            (self.avg_vruntime_sum, self.avg_load),
+            self.queue_sums(ents),
+            "the kept avg_vruntime sums equal a recomputation"
+        );
+        let (mut avg, mut load) = (self.avg_vruntime_sum, self.avg_load);
         if let Some(c) = self.curr {
             let se = &ents[c];
             if se.on_rq {
                 let w = i128::from(se.load.weight);
-                avg += key(se.vruntime, v0) * w;
+                avg += key(se.vruntime, self.min_vruntime) * w;
                 load += w;
             }
         }
         (avg, load)
+    }
+
+    /// The queue's sums recomputed, which the kept ones must equal (debug builds).
+    fn queue_sums(&self, ents: &[SchedEntity]) -> (i128, i128) {
+        self.queue.iter().fold((0, 0), |(avg, load), &i| {
+            let w = i128::from(ents[i].load.weight);
+            (avg + key(ents[i].vruntime, self.min_vruntime) * w, load + w)
+        })
     }
 
     /// `avg_vruntime()`: the weighted average vruntime V, rounded toward −∞.
@@ -193,7 +220,11 @@ impl CfsRq {
                 vruntime = lv;
             }
         }
-        if key(vruntime, self.min_vruntime) > 0 {
+        // __update_min_vruntime(): avg_vruntime_update() keeps the sum's keys relative to
+        // the new v0 (exact: every key stays within i64)
+        let delta = key(vruntime, self.min_vruntime);
+        if delta > 0 {
+            self.avg_vruntime_sum -= self.avg_load * delta;
             self.min_vruntime = vruntime;
         }
     }
@@ -379,6 +410,7 @@ impl CfsRq {
         self.nr_running += 1;
         if self.curr != Some(se) {
             self.queue.push(se);
+            self.avg_vruntime_add(ents, se);
         }
     }
 
@@ -410,7 +442,9 @@ impl CfsRq {
         self.nr_running -= 1;
         if let Some(pos) = self.queue.iter().position(|&i| i == se) {
             self.queue.swap_remove(pos);
+            self.avg_vruntime_sub(ents, se);
         }
+        let e = &mut ents[se];
         if p.variant == FairVariant::Cfs && !sleep {
             e.vruntime = e.vruntime.wrapping_sub(self.min_vruntime);
         }
@@ -428,6 +462,7 @@ impl CfsRq {
     pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], se: usize, now: u64) {
         if let Some(pos) = self.queue.iter().position(|&i| i == se) {
             self.queue.swap_remove(pos);
+            self.avg_vruntime_sub(ents, se);
         }
         self.curr = Some(se);
         let e = &mut ents[se];
@@ -442,6 +477,7 @@ impl CfsRq {
             self.curr = None;
             if ents[se].on_rq {
                 self.queue.push(se);
+                self.avg_vruntime_add(ents, se);
             }
         }
     }
@@ -607,7 +643,10 @@ mod tests {
         assert_eq!(rq.avg_vruntime(&ents), 101); // (0 + 3)/2 = 1.5 -> 1
         assert!(rq.entity_eligible(&ents, 0));
         assert!(!rq.entity_eligible(&ents, 1));
+        // a queued entity's vruntime moves only through the queue (avg_vruntime_sub/add)
+        rq.dequeue_entity(&mut ents, 1, true, &p);
         ents[1].vruntime = 97;
+        rq.enqueue_entity(&mut ents, 1);
         assert_eq!(rq.avg_vruntime(&ents), 98); // (0 - 3)/2 = -1.5 -> -2
     }
 
@@ -618,9 +657,11 @@ mod tests {
         let mut rq = CfsRq::default();
         for i in 0..3 {
             rq.place_entity(&mut ents, i, true, &p);
+            if i == 2 {
+                ents[2].vruntime = ents[2].vruntime.wrapping_sub(1000);
+            }
             rq.enqueue_entity(&mut ents, i);
         }
-        ents[2].vruntime = ents[2].vruntime.wrapping_sub(1000);
         rq.dequeue_entity(&mut ents, 2, true, &p);
         let lag = ents[2].vlag;
         assert!(lag > 0);
