@@ -168,11 +168,13 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
-    /// A number that stays the same while CPU `j`'s [`SugovCpuInput`] (but for
-    /// `idle_calls`, which the shared policy does not read) does not change, or `None`
-    /// when the caller does not track it. [`SugovPolicy::update`] then keeps that CPU's
-    /// `sugov_get_util()` result from an earlier aggregation instead of reading it again.
-    fn generation(&self, _j: usize) -> Option<u64> {
+    /// The CPUs of the policy (bit `j` for the `j`-th, `j` < 64) whose [`SugovCpuInput`]
+    /// (but for `idle_calls`, which the shared policy does not read) may have changed
+    /// since the previous [`SugovPolicy::update`] of this policy, or `None` when the
+    /// caller does not track it (every CPU may have). A shared policy keeps the
+    /// `sugov_get_util()` result of the other CPUs from an earlier aggregation instead of
+    /// reading them again (CPUs past the 64th are read at every aggregation).
+    fn changed(&self) -> Option<u64> {
         None
     }
 }
@@ -226,9 +228,12 @@ pub struct SugovPolicy {
     /// `arch_scale_cpu_capacity()` of the policy's CPUs.
     max_cap: u64,
     params: SugovParams,
-    /// Per CPU: the [`SugovInputs::generation`] its `sg_cpu` `util` and `bw_min` were
-    /// computed at without iowait boost (`None`: recompute at the next aggregation).
-    util_gen: Vec<Option<u64>>,
+    /// The CPUs (bit `j` for the `j`-th) whose `sg_cpu` `util` and `bw_min` the next
+    /// aggregation computes again: their inputs changed ([`SugovInputs::changed`]), an
+    /// iowait boost went into them, or they were never computed.
+    stale: u64,
+    /// The CPUs that may hold an iowait boost (every one that does, and maybe others).
+    boosted: u64,
     freq_update_delay_ns: u64,
     last_freq_update_time: u64,
     next_freq: u64,
@@ -269,7 +274,8 @@ impl SugovPolicy {
             max_freq_khz: pd.max_freq_khz,
             max_cap: max_cap.max(1),
             params,
-            util_gen: vec![None; pd.cpus.len()],
+            stale: u64::MAX,
+            boosted: 0,
             freq_update_delay_ns: params.rate_limit_us.saturating_mul(1000),
             last_freq_update_time: 0,
             next_freq: 0,
@@ -405,6 +411,7 @@ impl SugovPolicy {
     }
 
     /// [`Self::sugov_get_util`] into the `i`-th CPU's `sg_cpu`.
+    #[inline]
     fn get_util(&mut self, i: usize, input: &SugovCpuInput, boost: u64) {
         let (util, bw_min) = self.sugov_get_util(input, boost);
         let c = &mut self.sg_cpu[i];
@@ -413,24 +420,51 @@ impl SugovPolicy {
     }
 
     /// `sugov_iowait_apply()` + `sugov_get_util()` of the `j`-th CPU of a shared policy at
-    /// `now`, as `sugov_next_freq_shared()` calls them for each. Without boost, a CPU
-    /// whose inputs did not change since its last such computation (the same
-    /// [`SugovInputs::generation`]) keeps its `util` and `bw_min`: they would come out the
-    /// same, so its inputs are not read again.
+    /// `now`; it is stale after a boost, and no longer boosted once its boost is gone.
+    #[inline]
     fn shared_cpu_util<I: SugovInputs + ?Sized>(&mut self, j: usize, now: u64, inputs: &I) {
         let boost = self.iowait_apply(j, now);
-        let gen = inputs.generation(j);
-        if boost == 0 && gen.is_some() && gen == self.util_gen[j] {
-            debug_assert_eq!(
-                self.sugov_get_util(&inputs.input(j), 0),
-                (self.sg_cpu[j].util, self.sg_cpu[j].bw_min),
-                "CPU {} of the policy changed without a new generation",
-                self.cpus[j]
-            );
-            return;
-        }
         self.get_util(j, &inputs.input(j), boost);
-        self.util_gen[j] = if boost == 0 { gen } else { None };
+        let bit = 1u64.checked_shl(j as u32).unwrap_or(0);
+        if boost == 0 {
+            self.stale &= !bit;
+        } else {
+            self.stale |= bit;
+        }
+        if self.sg_cpu[j].iowait_boost == 0 {
+            self.boosted &= !bit;
+        }
+    }
+
+    /// `sugov_next_freq_shared()`'s utilisation: the largest `util` after
+    /// `sugov_iowait_apply()` + `sugov_get_util()` of each CPU at `now`. Only the CPUs that
+    /// are stale or may hold a boost are computed (the others have no boost to apply, and
+    /// their inputs did not change since their last computation without boost, so they
+    /// keep their `util` and `bw_min`: the same values, not read again).
+    fn shared_util<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) -> u64 {
+        let n = self.cpus.len();
+        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+        let mut todo = (self.stale | self.boosted) & valid;
+        while todo != 0 {
+            let j = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            self.shared_cpu_util(j, now, inputs);
+        }
+        for j in 64..n {
+            self.shared_cpu_util(j, now, inputs);
+        }
+        #[cfg(debug_assertions)]
+        for j in 0..self.cpus.len().min(64) {
+            if (self.stale | self.boosted) & (1 << j) == 0 {
+                assert_eq!(
+                    self.sugov_get_util(&inputs.input(j), 0),
+                    (self.sg_cpu[j].util, self.sg_cpu[j].bw_min),
+                    "CPU {} of the policy changed without being marked",
+                    self.cpus[j]
+                );
+            }
+        }
+        self.sg_cpu.iter().map(|c| c.util).max().unwrap_or(0)
     }
 
     /// `get_next_freq(sg_policy, util, max)`.
@@ -537,7 +571,11 @@ impl SugovPolicy {
         let Some(i) = self.cpus.iter().position(|&c| c == cpu) else {
             return FreqRequest::Unchanged;
         };
+        self.stale |= inputs.changed().unwrap_or(u64::MAX);
         self.iowait_boost(i, now, flags);
+        if self.sg_cpu[i].iowait_boost != 0 {
+            self.boosted |= 1u64.checked_shl(i as u32).unwrap_or(0);
+        }
         self.sg_cpu[i].last_update = now;
         self.ignore_dl_rate_limit(i, inputs.bw_dl(i));
         if !self.should_update_freq(now) {
@@ -555,12 +593,7 @@ impl SugovPolicy {
             }
             next_f
         } else {
-            // sugov_next_freq_shared(): max over the policy's CPUs.
-            let mut util = 0;
-            for j in 0..self.cpus.len() {
-                self.shared_cpu_util(j, now, inputs);
-                util = util.max(self.sg_cpu[j].util);
-            }
+            let util = self.shared_util(now, inputs);
             self.get_next_freq(util)
         };
         if !self.update_next_freq(now, next_f) {
@@ -843,23 +876,23 @@ mod tests {
         );
     }
 
-    /// Inputs with generations.
+    /// Inputs that say which changed since the previous update.
     struct Tracked {
         ins: Vec<SugovCpuInput>,
-        gens: Vec<u64>,
+        changed: u64,
     }
 
     impl SugovInputs for Tracked {
         fn input(&self, j: usize) -> SugovCpuInput {
             self.ins[j]
         }
-        fn generation(&self, j: usize) -> Option<u64> {
-            Some(self.gens[j])
+        fn changed(&self) -> Option<u64> {
+            Some(self.changed)
         }
     }
 
-    /// A shared policy that keeps the `sugov_get_util()` of CPUs whose generation did not
-    /// move decides exactly as one that reads every CPU at every aggregation, through
+    /// A shared policy that keeps the `sugov_get_util()` of CPUs whose inputs did not
+    /// change decides exactly as one that reads every CPU at every aggregation, through
     /// changing utilisations, RT and DL signals, clamps and iowait boosts that grow and
     /// decay (debug builds also check each kept result against a fresh one).
     #[test]
@@ -875,7 +908,7 @@ mod tests {
             let mut plain = cached.clone();
             let mut t = Tracked {
                 ins: vec![input(0, 0); pd.cpus.len()],
-                gens: vec![0; pd.cpus.len()],
+                changed: 0,
             };
             let (mut now, mut x) = (T0, 0x9e37_79b9_7f4a_7c15_u64);
             let mut rnd = |n: u64| {
@@ -898,18 +931,16 @@ mod tests {
                     i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
                     i.rq.uclamp_max = if rnd(6) == 0 { rnd(1024) } else { 1024 };
                     i.rq.arch_capacity = 446;
-                    t.gens[j] += 1;
+                    t.changed |= 1 << j;
                 }
                 now += if rnd(10) == 0 { 2 * TICK } else { rnd(TICK) };
                 let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
+                let reread = cached.stale | cached.boosted | t.changed;
                 kept += (0..pd.cpus.len())
-                    .filter(|&k| {
-                        k != j
-                            && cached.sg_cpu[k].iowait_boost == 0
-                            && cached.util_gen[k] == Some(t.gens[k])
-                    })
+                    .filter(|&k| k != j && reread & (1 << k) == 0)
                     .count();
                 let a = cached.update(now, pd.cpus[j], flags, &t);
+                t.changed = 0;
                 let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
                 assert_eq!(a, b);
                 assert_eq!(cached.sg_cpu, plain.sg_cpu);

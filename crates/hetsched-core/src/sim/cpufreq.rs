@@ -12,7 +12,7 @@
 //! Simplification: every `cpufreq_update_util()` is treated as local
 //! (`cpufreq_this_cpu_can_update()` is not modelled).
 
-use super::energy::{cpu_util_cfs, cpu_util_cfs_boost, rq_signals};
+use super::energy::{cpu_util_cfs, cpu_util_cfs_boost_of, rq_signals};
 use super::program::Op;
 use super::{g_power, Ev, Out, Rq, Sim};
 use crate::cpufreq::conservative::CsPolicy;
@@ -64,10 +64,16 @@ pub(in crate::sim) struct CpufreqState {
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
     /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
-    /// ([`Sim::rq_util_changed`]); schedutil's [`SugovInputs::generation`], and part of
-    /// the generation of the load balancer's kept per-CPU values (sim/balance.rs), so it
-    /// counts under every governor.
+    /// ([`Sim::rq_util_changed`]); part of the generation of the load balancer's kept
+    /// per-CPU values (sim/balance.rs), so it counts under every governor.
     pub util_gen: Vec<u64>,
+    /// Per performance domain: its CPUs (bit `j` for the `j`-th) whose `sugov_get_util()`
+    /// inputs changed since its policy's last `cpufreq_update_util()`
+    /// ([`SugovInputs::changed`]).
+    pub util_changed: Vec<u64>,
+    /// Per CPU: its performance domain and its bit in [`CpufreqState::util_changed`] (0
+    /// past the domain's 64th CPU, read at every aggregation).
+    pub pd_bit: Vec<(usize, u64)>,
 }
 
 impl CpufreqState {
@@ -195,6 +201,17 @@ impl CpufreqState {
             interactive,
             schedfreq,
             util_gen: vec![0; p.cpus.len()],
+            util_changed: vec![0; p.perf_domains.len()],
+            pd_bit: p
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(c, cpu)| {
+                    let pd = &p.perf_domains[cpu.perf_domain].cpus;
+                    let j = pd.iter().position(|&x| x == c).unwrap_or(0);
+                    (cpu.perf_domain, 1u64.checked_shl(j as u32).unwrap_or(0))
+                })
+                .collect(),
         }
     }
 }
@@ -264,7 +281,7 @@ struct SimSugovInputs<'a> {
     cpus: &'a [usize],
     rqs: &'a [Rq],
     en: &'a super::energy::EnergyState,
-    util_gen: &'a [u64],
+    changed: u64,
     util_est: bool,
 }
 
@@ -272,10 +289,11 @@ impl SugovInputs for SimSugovInputs<'_> {
     fn input(&self, j: usize) -> SugovCpuInput {
         let cpu = self.cpus[j];
         let rq = &self.rqs[cpu];
+        let util_cfs = cpu_util_cfs(rq, self.util_est);
         SugovCpuInput {
             rq: rq_signals(rq, &self.en.uclamp[cpu]),
-            util_cfs: cpu_util_cfs(rq, self.util_est),
-            util_cfs_boost: cpu_util_cfs_boost(rq, self.util_est),
+            util_cfs,
+            util_cfs_boost: cpu_util_cfs_boost_of(rq, util_cfs),
             uclamp_used: self.en.uclamp_used,
             idle_calls: self.en.idle_calls[cpu],
         }
@@ -286,8 +304,8 @@ impl SugovInputs for SimSugovInputs<'_> {
         0
     }
 
-    fn generation(&self, j: usize) -> Option<u64> {
-        Some(self.util_gen[self.cpus[j]])
+    fn changed(&self) -> Option<u64> {
+        Some(self.changed)
     }
 }
 
@@ -295,8 +313,12 @@ impl Sim<'_> {
     /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
     /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
     /// its policy's next aggregation. Every writer of those calls it.
+    #[inline]
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
-        self.cpufreq.util_gen[cpu] += 1;
+        let cf = &mut self.cpufreq;
+        cf.util_gen[cpu] += 1;
+        let (pd, bit) = cf.pd_bit[cpu];
+        cf.util_changed[pd] |= bit;
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
@@ -323,11 +345,13 @@ impl Sim<'_> {
             self.freq_request(out, pd, r, cpu, now);
             return;
         }
+        // the policy takes the changes it has not seen yet
+        let changed = std::mem::take(&mut self.cpufreq.util_changed[pd]);
         let inputs = SimSugovInputs {
             cpus: &p.perf_domains[pd].cpus,
             rqs: &self.rqs,
             en: &self.en,
-            util_gen: &self.cpufreq.util_gen,
+            changed,
             util_est: self.s.options.pelt.util_est,
         };
         let r = self.cpufreq.policies[pd]

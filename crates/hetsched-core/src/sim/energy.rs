@@ -163,9 +163,9 @@ pub(in crate::sim) fn cpu_util_cfs(rq: &Rq, util_est: bool) -> u64 {
     u.min(rq.cap)
 }
 
-/// `cpu_util_cfs_boost(cpu)`: as [`cpu_util_cfs`] with the runnable boost.
-pub(in crate::sim) fn cpu_util_cfs_boost(rq: &Rq, util_est: bool) -> u64 {
-    cpu_util_cfs(rq, util_est).max(rq.cfs.avg.runnable_avg.min(rq.cap))
+/// `cpu_util_cfs_boost(cpu)`: [`cpu_util_cfs`] (`util_cfs`) with the runnable boost.
+pub(in crate::sim) fn cpu_util_cfs_boost_of(rq: &Rq, util_cfs: u64) -> u64 {
+    util_cfs.max(rq.cfs.avg.runnable_avg.min(rq.cap))
 }
 
 /// What `effective_cpu_util()` reads of an rq besides CFS: RT and DL utilisation, RT
