@@ -425,11 +425,16 @@ impl CfsRq {
 
     /// Removes `se` (`dequeue_entity()` bookkeeping). `sleep` is DEQUEUE_SLEEP. For CFS a
     /// migrating entity's vruntime is made relative to this queue's min_vruntime.
+    /// `save_only` is DEQUEUE_SAVE without DEQUEUE_MOVE (`set_user_nice()`, a
+    /// `__sched_setscheduler()` that keeps the priority): the entity is put back at once,
+    /// so min_vruntime is not advanced past it (kernel/sched/fair.c, `dequeue_entity()`,
+    /// v6.11, and the CFS of earlier profiles alike: "we'll be penalized").
     pub fn dequeue_entity(
         &mut self,
         ents: &mut [SchedEntity],
         se: usize,
         sleep: bool,
+        save_only: bool,
         p: &FairParams,
     ) {
         if p.variant == FairVariant::Eevdf {
@@ -448,7 +453,9 @@ impl CfsRq {
         if p.variant == FairVariant::Cfs && !sleep {
             e.vruntime = e.vruntime.wrapping_sub(self.min_vruntime);
         }
-        self.update_min_vruntime(ents);
+        if !save_only {
+            self.update_min_vruntime(ents);
+        }
     }
 
     /// CFS: a migrated entity's relative vruntime made absolute on this queue.
@@ -578,6 +585,32 @@ mod tests {
         SchedEntity::new(LoadWeight::for_nice(nice, false), p.base_slice)
     }
 
+    /// `dequeue_entity()` with DEQUEUE_SAVE and no DEQUEUE_MOVE (`set_user_nice()` of the
+    /// running task) leaves min_vruntime where it was, so CFS puts the entity back at its
+    /// own vruntime; with DEQUEUE_MOVE min_vruntime advances to the queue's leftmost and
+    /// the entity comes back behind it (kernel/sched/fair.c, v6.11: "we'll be penalized").
+    #[test]
+    fn a_save_without_move_does_not_advance_min_vruntime() {
+        let p = params(FairVariant::Cfs);
+        let restored = |save_only: bool| {
+            let mut ents = vec![ent(0, &p), ent(0, &p)];
+            let mut rq = CfsRq::default();
+            ents[0].vruntime = 1_000;
+            ents[1].vruntime = 5_000;
+            rq.enqueue_entity(&mut ents, 0);
+            rq.enqueue_entity(&mut ents, 1);
+            rq.set_next_entity(&mut ents, 0, 0);
+            rq.update_min_vruntime(&ents);
+            assert_eq!(rq.min_vruntime, 1_000);
+            rq.dequeue_entity(&mut ents, 0, false, save_only, &p);
+            rq.put_prev_entity(&ents, 0);
+            rq.cfs_migrate_in(&mut ents, 0);
+            (rq.min_vruntime, ents[0].vruntime)
+        };
+        assert_eq!(restored(true), (1_000, 1_000));
+        assert_eq!(restored(false), (5_000, 5_000));
+    }
+
     /// Runs `n` entities round-robin by the EEVDF rules with a tick; returns exec times.
     fn simulate(variant: FairVariant, nices: &[i32], ticks: u64) -> Vec<u64> {
         let p = params(variant);
@@ -644,7 +677,7 @@ mod tests {
         assert!(rq.entity_eligible(&ents, 0));
         assert!(!rq.entity_eligible(&ents, 1));
         // a queued entity's vruntime moves only through the queue (avg_vruntime_sub/add)
-        rq.dequeue_entity(&mut ents, 1, true, &p);
+        rq.dequeue_entity(&mut ents, 1, true, false, &p);
         ents[1].vruntime = 97;
         rq.enqueue_entity(&mut ents, 1);
         assert_eq!(rq.avg_vruntime(&ents), 98); // (0 - 3)/2 = -1.5 -> -2
@@ -662,7 +695,7 @@ mod tests {
             }
             rq.enqueue_entity(&mut ents, i);
         }
-        rq.dequeue_entity(&mut ents, 2, true, &p);
+        rq.dequeue_entity(&mut ents, 2, true, false, &p);
         let lag = ents[2].vlag;
         assert!(lag > 0);
         rq.place_entity(&mut ents, 2, false, &p);

@@ -84,7 +84,8 @@ impl<'w> Sim<'w> {
 
     /// `dequeue_task_fair()` with `flags`: DEQUEUE_SLEEP (the task blocks: util_est's
     /// update), DEQUEUE_MIGRATING (its averages leave with it, DO_DETACH) or DEQUEUE_SAVE
-    /// (a change of priority, class or weight: they stay attached).
+    /// (a change of priority, class or weight: they stay attached; without DEQUEUE_MOVE
+    /// min_vruntime is not advanced).
     pub(in crate::sim) fn dequeue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -111,7 +112,9 @@ impl<'w> Sim<'w> {
         self.update_load_avg(out, cpu, tid, pelt_flags, now);
         self.hmp_dequeue(out, cpu, tid, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-        rq.cfs.dequeue_entity(ents, tid, sleep, &fair);
+        // DEQUEUE_SAVE without DEQUEUE_MOVE: min_vruntime is not advanced
+        let save_only = flags & (super::DEQUEUE_SAVE | super::DEQUEUE_MOVE) == super::DEQUEUE_SAVE;
+        rq.cfs.dequeue_entity(ents, tid, sleep, save_only, &fair);
         if migrating {
             self.ents[tid].avg.last_update_time = 0;
         }

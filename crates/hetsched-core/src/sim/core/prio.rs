@@ -1,8 +1,10 @@
 //! Changing a task's priority, class or weight (kernel/sched/core.c and syscalls.c, v6.11):
 //! `rt_mutex_setprio()` (priority inheritance), `__sched_setscheduler()` (`sched_setattr()`)
 //! and `set_user_nice()`. Each is the kernel's save/restore sequence around the change —
-//! `dequeue_task(DEQUEUE_SAVE | DEQUEUE_MOVE)`, `put_prev_task()`, the change,
-//! `enqueue_task(ENQUEUE_RESTORE | ENQUEUE_MOVE)`, `set_next_task()` — followed by the
+//! `dequeue_task(DEQUEUE_SAVE | DEQUEUE_MOVE)` (DEQUEUE_SAVE alone for `set_user_nice()`
+//! and for a `__sched_setscheduler()` that keeps the effective priority), `put_prev_task()`,
+//! the change, `enqueue_task(ENQUEUE_RESTORE | ENQUEUE_MOVE)` (the same bits),
+//! `set_next_task()` — followed by the
 //! class hooks (`check_class_changed()`: `switched_from`/`switched_to`, or `prio_changed`)
 //! and the balance callbacks they queued (RT push and pull).
 
@@ -31,13 +33,16 @@ fn class_of_prio(prio: i32) -> Class {
 }
 
 impl<'w> Sim<'w> {
-    /// The save/restore sequence the three callers share: `tid` is dequeued and put if
-    /// queued and running, `change` runs, and it is enqueued (at the head of its RT list
-    /// when `head_if_lowered` and its priority fell, ENQUEUE_HEAD) and set again.
+    /// The save/restore sequence the three callers share: `tid` is dequeued with
+    /// `queue_flags` (DEQUEUE_SAVE, with or without DEQUEUE_MOVE) and put if queued and
+    /// running, `change` runs, and it is enqueued with the same bits (ENQUEUE_RESTORE,
+    /// ENQUEUE_MOVE; at the head of its RT list when `head_if_lowered` and its priority
+    /// fell, ENQUEUE_HEAD) and set again.
     fn sched_change(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
+        queue_flags: u32,
         head_if_lowered: bool,
         change: impl FnOnce(&mut Self, usize),
     ) -> Saved {
@@ -53,7 +58,7 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.account_op(cpu, now);
         if queued {
-            self.dequeue_task(out, cpu, tid, now, DEQUEUE_SAVE | DEQUEUE_MOVE);
+            self.dequeue_task(out, cpu, tid, now, queue_flags);
         }
         if running {
             saved.class.put_prev_task(self, out, cpu, tid, now);
@@ -61,7 +66,10 @@ impl<'w> Sim<'w> {
         change(self, cpu);
         let class = self.threads[tid].class;
         if queued {
-            let mut flags = ENQUEUE_RESTORE | ENQUEUE_MOVE;
+            let mut flags = ENQUEUE_RESTORE;
+            if queue_flags & DEQUEUE_MOVE != 0 {
+                flags |= ENQUEUE_MOVE;
+            }
             if head_if_lowered && saved.oldprio < self.threads[tid].eff_prio {
                 flags |= ENQUEUE_HEAD;
             }
@@ -146,7 +154,7 @@ impl<'w> Sim<'w> {
             out.emit(&self.ctx(on, now), &ev, g_sched);
         }
         let rt = prio < rtq::MAX_RT_PRIO;
-        let saved = self.sched_change(out, tid, rt, |s, _| {
+        let saved = self.sched_change(out, tid, DEQUEUE_SAVE | DEQUEUE_MOVE, rt, |s, _| {
             let t = &mut s.threads[tid];
             t.eff_prio = prio;
             t.class = class_of_prio(prio);
@@ -167,7 +175,8 @@ impl<'w> Sim<'w> {
             self.threads[tid].nice = nice; // p->static_prio only
             return;
         }
-        let saved = self.sched_change(out, tid, false, |s, cpu| {
+        // dequeue_task(rq, p, DEQUEUE_SAVE | DEQUEUE_NOCLOCK): no DEQUEUE_MOVE
+        let saved = self.sched_change(out, tid, DEQUEUE_SAVE, false, |s, cpu| {
             s.threads[tid].nice = nice;
             s.set_load_weight(tid, cpu);
             let t = &mut s.threads[tid];
@@ -226,18 +235,28 @@ impl<'w> Sim<'w> {
         } else {
             None
         };
-        let saved = self.sched_change(out, tid, true, |s, cpu| {
+        // __normal_prio(); with `pi`, an effective priority that does not change
+        // (rt_effective_prio() keeps a boost) drops DEQUEUE_MOVE
+        let normal_prio = match pol {
+            SchedPolicy::Deadline => -1,
+            SchedPolicy::Fifo | SchedPolicy::Rr => rtq::rt_prio(prio.unwrap_or(10)),
+            _ => 120 + nice,
+        };
+        let mut queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE;
+        if self.rt_effective_prio(tid, normal_prio) == self.threads[tid].eff_prio {
+            queue_flags &= !DEQUEUE_MOVE;
+        }
+        let saved = self.sched_change(out, tid, queue_flags, true, |s, cpu| {
             // __setscheduler_params()
             let t = &mut s.threads[tid];
             t.policy = pol;
-            t.normal_prio = match pol {
-                SchedPolicy::Deadline => -1,
-                SchedPolicy::Fifo | SchedPolicy::Rr => rtq::rt_prio(prio.unwrap_or(10)),
-                _ => {
-                    t.nice = nice;
-                    120 + nice
-                }
-            };
+            t.normal_prio = normal_prio;
+            if !matches!(
+                pol,
+                SchedPolicy::Deadline | SchedPolicy::Fifo | SchedPolicy::Rr
+            ) {
+                t.nice = nice;
+            }
             if let Some(dl) = dl {
                 t.dl = dl; // __setscheduler_dl_params()
             }
