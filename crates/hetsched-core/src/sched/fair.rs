@@ -11,6 +11,9 @@
 //! no DELAY_DEQUEUE / PREEMPT_SHORT (they arrived in v6.12); the CFS option has no
 //! next/last/skip buddies. The queue is a vector scanned linearly instead of an augmented
 //! rbtree: same decisions, O(n) per pick, which is faster for the queue lengths seen here.
+//! It is kept in enqueue order, so that among entities of equal key (deadline for EEVDF,
+//! vruntime for CFS) the scans pick the one enqueued first, as the tree's in-order walk
+//! does: `rb_add_cached()` puts an entity after those whose key equals its own.
 
 use super::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
 use crate::pelt::{init_entity_runnable_average, RemovedLoad, SchedAvg};
@@ -109,7 +112,8 @@ impl SchedEntity {
 pub struct CfsRq {
     /// The running entity, if it belongs to this class.
     pub curr: Option<usize>,
-    /// Queued entities, not including `curr`.
+    /// Queued entities, not including `curr`, in the order they were enqueued (the tree's
+    /// order among equal keys).
     pub queue: Vec<usize>,
     /// `load.weight`: sum of weights of queued entities including curr.
     pub load_weight: u64,
@@ -265,29 +269,26 @@ impl CfsRq {
         match p.variant {
             FairVariant::Eevdf => self.pick_eevdf(ents, p, true),
             FairVariant::Cfs => {
-                let mut best: Option<usize> = None;
-                let mut consider = |i: usize| match best {
-                    None => best = Some(i),
-                    Some(b) => {
-                        if key(ents[i].vruntime, ents[b].vruntime) < 0 {
-                            best = Some(i)
-                        }
-                    }
-                };
-                if let Some(c) = self.curr {
-                    if ents[c].on_rq {
-                        consider(c);
-                    }
-                }
+                // pick_next_entity() (v6.5): the leftmost, the first enqueued of equal
+                // vruntime; curr only if strictly before it (entity_before())
+                let mut left: Option<usize> = None;
                 for &i in &self.queue {
-                    consider(i);
+                    if left.is_none_or(|b| key(ents[i].vruntime, ents[b].vruntime) < 0) {
+                        left = Some(i);
+                    }
                 }
-                best
+                match (left, self.curr.filter(|&c| ents[c].on_rq)) {
+                    (None, c) => c,
+                    (Some(l), Some(c)) if key(ents[c].vruntime, ents[l].vruntime) < 0 => Some(c),
+                    (l, _) => l,
+                }
             }
         }
     }
 
-    /// `pick_eevdf()` (v6.11): earliest eligible virtual deadline, with RUN_TO_PARITY.
+    /// `pick_eevdf()` (v6.11): earliest eligible virtual deadline, with RUN_TO_PARITY. Of
+    /// equal deadlines the first enqueued wins (the tree's in-order walk), and curr only
+    /// when strictly earlier (`entity_before()`).
     pub fn pick_eevdf(&self, ents: &[SchedEntity], p: &FairParams, protect: bool) -> Option<usize> {
         let mut curr = self.curr.filter(|&c| ents[c].on_rq);
         if self.nr_running == 1 {
@@ -446,7 +447,7 @@ impl CfsRq {
         self.load_weight -= e.load.weight;
         self.nr_running -= 1;
         if let Some(pos) = self.queue.iter().position(|&i| i == se) {
-            self.queue.swap_remove(pos);
+            self.queue.remove(pos);
             self.avg_vruntime_sub(ents, se);
         }
         let e = &mut ents[se];
@@ -468,7 +469,7 @@ impl CfsRq {
     /// the slice as protected by storing the deadline in `vlag`.
     pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], se: usize, now: u64) {
         if let Some(pos) = self.queue.iter().position(|&i| i == se) {
-            self.queue.swap_remove(pos);
+            self.queue.remove(pos);
             self.avg_vruntime_sub(ents, se);
         }
         self.curr = Some(se);
@@ -609,6 +610,38 @@ mod tests {
         };
         assert_eq!(restored(true), (1_000, 1_000));
         assert_eq!(restored(false), (5_000, 5_000));
+    }
+
+    /// Of queued entities with equal keys the one enqueued first is picked, as the
+    /// kernel's tree walk finds it (`rb_add_cached()` puts an equal key to the right), even
+    /// after a dequeue of another entity; and curr loses a tie to the queue.
+    #[test]
+    fn equal_keys_pick_the_first_enqueued() {
+        for variant in [FairVariant::Eevdf, FairVariant::Cfs] {
+            let p = params(variant);
+            let mut ents = vec![ent(0, &p), ent(0, &p), ent(0, &p), ent(0, &p)];
+            for e in &mut ents {
+                e.vruntime = 1_000;
+                e.deadline = 4_000;
+            }
+            // 0 leaves first, so a swap-remove would move 2 ahead of 1
+            ents[0].vruntime = 900;
+            ents[0].deadline = 3_000;
+            let mut rq = CfsRq {
+                min_vruntime: 900,
+                ..CfsRq::default()
+            };
+            for i in 0..3 {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.dequeue_entity(&mut ents, 0, true, false, &p);
+            assert_eq!(rq.pick_next(&ents, &p), Some(1), "{variant:?}");
+            // curr of equal key loses to the leftmost
+            rq.enqueue_entity(&mut ents, 3);
+            rq.set_next_entity(&mut ents, 3, 0);
+            ents[3].vlag = 0; // not a protected slice (RUN_TO_PARITY)
+            assert_eq!(rq.pick_next(&ents, &p), Some(1), "{variant:?}");
+        }
     }
 
     /// Runs `n` entities round-robin by the EEVDF rules with a tick; returns exec times.

@@ -342,7 +342,9 @@ impl<'w> Sim<'w> {
             .copied()
             .filter(|&t| t != curr)
             .collect();
-        queued.sort_by_key(|&t| (self.ents[t].vruntime, t));
+        // the tree's order: vruntime, then enqueue order (the queue's; a stable sort)
+        let v0 = self.rqs[cpu].cfs.min_vruntime;
+        queued.sort_by_key(|&t| self.ents[t].vruntime.wrapping_sub(v0) as i64);
         let ratio =
             |s: &mut Self, t: usize| s.hmp.as_mut().map_or(0, |h| h.avg_mut(t).load_avg_ratio);
         let (mut best, mut best_ratio) = (curr, ratio(self, curr));
