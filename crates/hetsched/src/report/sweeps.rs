@@ -10,28 +10,8 @@ use std::fmt::Write;
 /// its metrics' means over the seeds, as `hetsched sweep` prints them; failed points
 /// listed under it.
 fn sweep_table(t: &sweep::Table, swept: &[usize]) -> String {
-    const SHOWN: &[&str] = &[
-        "completion_max_s",
-        "latency_p99_max_us",
-        "migrations",
-        "energy",
-        "overutilized_pct",
-    ];
-    let mut groups: Vec<(Vec<String>, Vec<&sweep::Row>)> = Vec::new();
-    for r in &t.rows {
-        let key: Vec<String> = swept
-            .iter()
-            .map(|&c| sweep::experiment::set_text(&r.params[c]))
-            .collect();
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
-    let idx: Vec<usize> = SHOWN
-        .iter()
-        .filter_map(|m| sweep::METRICS.iter().position(|(n, _)| n == m))
-        .collect();
+    let groups = t.groups(swept);
+    let idx = sweep::summary_metrics();
     let mut head: Vec<String> = swept.iter().map(|&c| t.columns[c].clone()).collect();
     head.push("points".into());
     head.extend(
@@ -44,12 +24,7 @@ fn sweep_table(t: &sweep::Table, swept: &[usize]) -> String {
             let mut row = k.clone();
             row.push(rs.len().to_string());
             for &i in &idx {
-                let v: Vec<f64> = rs.iter().filter_map(|r| r.metrics[i]).collect();
-                row.push(if v.is_empty() {
-                    "–".into()
-                } else {
-                    num(v.iter().sum::<f64>() / v.len() as f64)
-                });
+                row.push(sweep::mean(rs, i).map_or_else(|| "–".into(), num));
             }
             row
         })
@@ -80,14 +55,7 @@ pub(super) fn sweep_section(t: &sweep::Table) -> String {
         t.rows.len(),
         failed
     );
-    let swept: Vec<usize> = (0..t.columns.len())
-        .filter(|&c| t.columns[c] != "seed")
-        .filter(|&c| {
-            let d: std::collections::BTreeSet<String> =
-                t.rows.iter().map(|r| r.params[c].to_string()).collect();
-            d.len() > 1
-        })
-        .collect();
+    let swept = t.swept();
     s.push_str(&sweep_table(t, &swept));
     const SHOWN: &[&str] = &[
         "completion_max_s",

@@ -25,7 +25,7 @@ mod table;
 
 pub use experiment::{parse_str, read_file, schema, Experiment, ExperimentError};
 pub use loop_stats::{read_loop_stats, LoopStatsSink};
-pub use table::{finish, load, Row, Table, METRICS};
+pub use table::{finish, load, mean, summary_metrics, Row, Table, METRICS};
 
 use crate::{Error, RunRequest};
 use hetsched_core::noise::{apply_noise, NoiseConfig};

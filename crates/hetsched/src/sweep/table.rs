@@ -315,25 +315,22 @@ impl Table {
         s
     }
 
-    /// The summary `hetsched sweep` prints: rows grouped by the swept parameters (those
-    /// with more than one value, the seed left out), each metric's mean over the group
-    /// (its seeds), and the failed points.
-    pub fn summary(&self) -> String {
-        const SHOWN: &[&str] = &[
-            "completion_max_s",
-            "latency_p99_max_us",
-            "migrations",
-            "energy",
-            "overutilized_pct",
-        ];
-        let swept: Vec<usize> = (0..self.columns.len())
+    /// The swept columns: the parameters with more than one value over the rows, the
+    /// seed left out.
+    pub fn swept(&self) -> Vec<usize> {
+        (0..self.columns.len())
             .filter(|&c| self.columns[c] != "seed")
             .filter(|&c| {
                 let distinct: BTreeSet<String> =
                     self.rows.iter().map(|r| r.params[c].to_string()).collect();
                 distinct.len() > 1
             })
-            .collect();
+            .collect()
+    }
+
+    /// The rows grouped by their values in columns `swept` (as `--set` text), the groups
+    /// in the order of their first row: each group's values and rows.
+    pub fn groups(&self, swept: &[usize]) -> Vec<(Vec<String>, Vec<&Row>)> {
         let mut groups: Vec<(Vec<String>, Vec<&Row>)> = Vec::new();
         for r in &self.rows {
             let key: Vec<String> = swept
@@ -345,10 +342,16 @@ impl Table {
                 None => groups.push((key, vec![r])),
             }
         }
-        let metric_idx: Vec<usize> = SHOWN
-            .iter()
-            .filter_map(|m| METRICS.iter().position(|(n, _)| n == m))
-            .collect();
+        groups
+    }
+
+    /// The summary `hetsched sweep` prints: rows grouped by the swept parameters (those
+    /// with more than one value, the seed left out), each metric's mean over the group
+    /// (its seeds), and the failed points.
+    pub fn summary(&self) -> String {
+        let swept = self.swept();
+        let groups = self.groups(&swept);
+        let metric_idx = summary_metrics();
         let mut header: Vec<String> = swept.iter().map(|&c| self.columns[c].clone()).collect();
         header.push("n".into());
         header.extend(metric_idx.iter().map(|&i| METRICS[i].0.to_string()));
@@ -357,12 +360,9 @@ impl Table {
             let mut line = key.clone();
             line.push(rows.len().to_string());
             for &i in &metric_idx {
-                let v: Vec<f64> = rows.iter().filter_map(|r| r.metrics[i]).collect();
-                line.push(if v.is_empty() {
-                    "-".into()
-                } else {
-                    let mean = v.iter().sum::<f64>() / v.len() as f64;
-                    format!("{mean:.3}")
+                line.push(match mean(rows, i) {
+                    None => "-".into(),
+                    Some(mean) => format!("{mean:.3}"),
                 });
             }
             cells.push(line);
@@ -417,4 +417,28 @@ impl Table {
         }
         s
     }
+}
+
+/// The metrics the grouped summaries show, in their order: `hetsched sweep`'s printed
+/// table and the report's sweep table.
+const SUMMARY_METRICS: &[&str] = &[
+    "completion_max_s",
+    "latency_p99_max_us",
+    "migrations",
+    "energy",
+    "overutilized_pct",
+];
+
+/// The indices in [`METRICS`] of [`SUMMARY_METRICS`].
+pub fn summary_metrics() -> Vec<usize> {
+    SUMMARY_METRICS
+        .iter()
+        .filter_map(|m| METRICS.iter().position(|(n, _)| n == m))
+        .collect()
+}
+
+/// The mean of metric `i` over the `rows` that have it; `None` when none has.
+pub fn mean(rows: &[&Row], i: usize) -> Option<f64> {
+    let v: Vec<f64> = rows.iter().filter_map(|r| r.metrics[i]).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
