@@ -209,3 +209,30 @@ fn pi_boost_and_deboost_are_traced() {
     );
     assert!(t_us(pi[0]) >= 5_000 && t_us(pi[1]) > t_us(pi[0]));
 }
+
+/// `__sched_setscheduler()` (kernel/sched/syscalls.c, v6.11) drops DEQUEUE_MOVE when the
+/// effective priority stays, and the RT class's `move_entity()` then leaves the task in
+/// its place in its priority's list. `a` (FIFO 10) runs on CPU 4 with `b` (FIFO 10) queued
+/// behind it from the start when, at 3 ms, `a` switches to SCHED_RR at the same priority;
+/// at 6 ms `c` (FIFO 50, after its 6 ms delay) preempts it for 1 ms. `a`, still at the
+/// head of the list, runs again after `c`; had the change moved it to the tail, `b` would.
+#[test]
+fn an_rt_policy_change_at_the_same_priority_keeps_the_task_first() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "a": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4], "phases": {
+                 "p1": { "run": 3000 },
+                 "p2": { "policy": "SCHED_RR", "priority": 10, "run": 10000,
+                         "sleep": 100000 } } },
+        "b": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4], "run": 5000,
+               "sleep": 100000 },
+        "c": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [4], "delay": 6000,
+               "run": 1000, "sleep": 100000 } } }"#;
+    let sets = ["cpufreq.governor=performance", "rtapp.main_thread=false"];
+    let (_, lines) = traced("hikey960", json, 12, &sets);
+    let from_c = lines
+        .iter()
+        .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "c-2" && t_us(l) > 6_000)
+        .expect("c did not run at 6 ms");
+    assert_eq!(field(from_c, "next_comm"), "a-0", "{from_c}");
+}

@@ -56,6 +56,13 @@ impl RtRq {
         (prio, seq)
     }
 
+    /// Puts `tid` back where `key` had it: `__enqueue_rt_entity()` and
+    /// `__dequeue_rt_entity()` without `move_entity()` (DEQUEUE_SAVE without DEQUEUE_MOVE)
+    /// leave the task in its list, in its place (kernel/sched/rt.c, v6.11).
+    pub fn requeue(&mut self, tid: usize, key: (i32, i64)) {
+        self.queue.insert((key.0, key.1, tid));
+    }
+
     /// Removes `tid` queued with `key`.
     pub fn dequeue(&mut self, tid: usize, key: (i32, i64)) {
         self.queue.remove(&(key.0, key.1, tid));

@@ -91,7 +91,7 @@ impl Class {
         let initial = flags & ENQUEUE_INITIAL != 0;
         match self {
             Class::Fair => s.enqueue_fair(out, cpu, tid, now, initial),
-            Class::Rt => s.enqueue_task_rt(out, cpu, tid, now, flags & ENQUEUE_HEAD != 0),
+            Class::Rt => s.enqueue_task_rt(out, cpu, tid, now, flags),
             Class::Dl => s.enqueue_task_dl(out, cpu, tid, now, flags),
             Class::Stop => s.enqueue_task_stop(cpu, tid),
         }

@@ -6,6 +6,13 @@
 use crate::policy::rt::{self as prt, Cpupri, RtPull, RtPush, RtRqView, RtTask};
 use crate::sim::*;
 
+/// `move_entity()` (kernel/sched/rt.c, v6.11): whether an enqueue or dequeue with `flags`
+/// takes the task out of its list or puts it in; not for DEQUEUE_SAVE (ENQUEUE_RESTORE)
+/// without DEQUEUE_MOVE (ENQUEUE_MOVE), where it keeps its place.
+fn move_entity(flags: u32) -> bool {
+    flags & (super::DEQUEUE_SAVE | super::DEQUEUE_MOVE) != super::DEQUEUE_SAVE
+}
+
 impl<'w> Sim<'w> {
     /// `rd->cpupri` as the rqs' `cpupri_set()` calls left it (`Rq::cpupri`).
     fn rt_cpupri(&self) -> Cpupri {
@@ -47,20 +54,29 @@ impl<'w> Sim<'w> {
     }
 
     /// `enqueue_task_rt()`: a task goes to the tail of its priority's list, or to its head
-    /// with ENQUEUE_HEAD (`head`: a task whose priority fell); `enqueue_top_rt_rq()` →
-    /// `add_nr_running()`, `cpufreq_update_util()`.
+    /// with ENQUEUE_HEAD (a task whose priority fell); with ENQUEUE_RESTORE but not
+    /// ENQUEUE_MOVE it stays where it was (`move_entity()` false: a priority change that
+    /// keeps the priority); `enqueue_top_rt_rq()` → `add_nr_running()`,
+    /// `cpufreq_update_util()`.
     pub(in crate::sim) fn enqueue_task_rt(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
-        head: bool,
+        flags: u32,
     ) {
         self.threads[tid].enqueue_migrated = false;
         let prio = self.threads[tid].eff_prio;
         let prev_prio = self.rt_highest_prio(cpu);
-        self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, head);
+        if move_entity(flags) {
+            let head = flags & super::ENQUEUE_HEAD != 0;
+            self.threads[tid].rt_key = self.rqs[cpu].rt.enqueue(tid, prio, head);
+        } else {
+            let key = self.threads[tid].rt_key;
+            debug_assert_eq!(key.0, prio, "a restore without a move keeps the priority");
+            self.rqs[cpu].rt.requeue(tid, key);
+        }
         self.rq_util_changed(cpu);
         if prio < prev_prio {
             self.rqs[cpu].cpupri = prio; // inc_rt_prio_smp() → cpupri_set()
