@@ -165,3 +165,39 @@ fn idle_policy_leaves_its_boot_frequency_at_its_first_update() {
         "{big:?}"
     );
 }
+
+/// `task_fork_fair()` (kernel/sched/fair.c, v6.11), from `sched_cgroup_fork()` in
+/// `copy_process()`: `update_curr()` of the parent's queue, so a parent past its deadline
+/// gets a new one and its CPU is rescheduled at the fork when others wait there. `p` and
+/// `q` share CPU 5; `p` runs first and, 3 ms in (its slice, `base_slice` 0.75 ms × 4 on
+/// eight CPUs, is then used up), forks a child that goes to an idle CPU. `q` runs from
+/// the fork on, not from the next tick.
+#[test]
+fn a_fork_updates_the_parents_slice() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "p": { "loop": 1, "phases": {
+                 "a": { "cpus": [5], "run": 500 },
+                 "b": { "cpus": [5, 6, 7], "run": 3000, "fork": "k", "run1": 3000 } } },
+        "q": { "cpus": [5], "delay": 1000, "loop": 1, "run": 3000 },
+        "k": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
+    let lines = trace_lines(&spec(
+        "hikey960",
+        json,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    ));
+    let fork = lines
+        .iter()
+        .find(|l| l.contains("sched_wakeup_new:") && l.contains(" comm=p-0 "))
+        .expect("p did not fork");
+    assert_ne!(field(fork, "target_cpu"), "005", "{fork}");
+    let q_in = lines
+        .iter()
+        .find(|l| {
+            l.contains("sched_switch:")
+                && l.contains("prev_comm=p-0")
+                && l.contains("next_comm=q-1")
+        })
+        .expect("q never ran after p");
+    assert!(t(q_in) - t(fork) < 20e-6, "fork: {fork}\nq runs: {q_in}");
+}

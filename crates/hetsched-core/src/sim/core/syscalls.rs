@@ -172,7 +172,7 @@ impl<'w> Sim<'w> {
     ) -> usize {
         let tid = self.spawn_thread(ti, comm, self.next_user_pid());
         self.user_tids.push(tid);
-        if let Some((parent, _)) = parent {
+        if let Some((parent, cpu)) = parent {
             if self.s.options.rtapp.main_thread {
                 self.sched_fork(tid, parent);
             }
@@ -181,6 +181,9 @@ impl<'w> Sim<'w> {
             if self.threads[tid].renamed {
                 // the rename failed: it keeps the parent's comm
                 self.threads[tid].comm = parent_comm;
+            }
+            if self.threads[tid].class == Class::Fair {
+                self.task_fork_fair(cpu, now);
             }
         }
         if self.threads[tid].class == Class::Dl && !self.s.options.rtapp.main_thread {
@@ -193,6 +196,16 @@ impl<'w> Sim<'w> {
         self.alive += 1;
         self.wake_up_new_task(out, tid, now, parent.map(|(_, cpu)| cpu));
         tid
+    }
+
+    /// `task_fork_fair()` (kernel/sched/fair.c, v6.11), from `sched_cgroup_fork()` in
+    /// `copy_process()` on the forking CPU: `update_curr()` of that CPU's fair queue, so a
+    /// parent past its deadline gets a new one (`update_deadline()`) and its CPU is
+    /// rescheduled when others are queued. Its `place_entity()` of the child is redone
+    /// by the enqueue of `wake_up_new_task()`, which is where the child's place is set
+    /// here.
+    fn task_fork_fair(&mut self, cpu: usize, now: Nanos) {
+        self.update_curr_fair_resched(cpu, now);
     }
 
     /// `copy_process()` → `dup_task_struct()` and `sched_fork()` (kernel/fork.c,
