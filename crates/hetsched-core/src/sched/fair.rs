@@ -530,13 +530,14 @@ impl CfsRq {
         p: &FairParams,
     ) -> bool {
         let Some(c) = self.curr else { return true };
-        if c == wakee {
+        if c == wakee || !p.wakeup_preemption {
+            // sched_feat(WAKEUP_PREEMPTION) is tested before the SCHED_IDLE rule (v6.11)
             return false;
         }
         if curr_idle_policy && !wakee_idle_policy {
             return true;
         }
-        if !wakee_normal || !p.wakeup_preemption {
+        if !wakee_normal {
             return false;
         }
         match p.variant {
@@ -642,6 +643,21 @@ mod tests {
             ents[3].vlag = 0; // not a protected slice (RUN_TO_PARITY)
             assert_eq!(rq.pick_next(&ents, &p), Some(1), "{variant:?}");
         }
+    }
+
+    /// `check_preempt_wakeup_fair()` (v6.11) returns before its SCHED_IDLE rule when
+    /// WAKEUP_PREEMPTION is off: a SCHED_IDLE curr is then not preempted either.
+    #[test]
+    fn without_wakeup_preemption_an_idle_policy_curr_is_not_preempted() {
+        let mut p = params(FairVariant::Eevdf);
+        let mut ents = vec![ent(0, &p), ent(0, &p)];
+        let mut rq = CfsRq::default();
+        rq.enqueue_entity(&mut ents, 0);
+        rq.set_next_entity(&mut ents, 0, 0);
+        rq.enqueue_entity(&mut ents, 1);
+        assert!(rq.check_preempt_wakeup(&ents, 1, true, false, true, &p));
+        p.wakeup_preemption = false;
+        assert!(!rq.check_preempt_wakeup(&ents, 1, true, false, true, &p));
     }
 
     /// Runs `n` entities round-robin by the EEVDF rules with a tick; returns exec times.
