@@ -352,11 +352,18 @@ impl Sim<'_> {
         self.lb_cpu_changed(cpu);
     }
 
-    /// Applies the moves a balance pass decided, and its active-balance request.
+    /// Applies the moves a balance pass decided, and its active-balance request. `moves`
+    /// come in detach order, cut into `detach_tasks()` calls at `batch_ends`
+    /// ([`crate::policy::lb::LoadBalancer::batch_ends`]): `sched_balance_rq()`
+    /// (kernel/sched/fair.c, v6.11) detaches each call's tasks from the source one by one,
+    /// then `attach_tasks()` enqueues them on the destination from the head of
+    /// `env->tasks`, where `detach_tasks()` `list_add()`ed each: the last detached first.
+    #[allow(clippy::too_many_arguments)]
     fn apply_lb(
         &mut self,
         out: &mut Out<'_, '_>,
         moves: &[Migration],
+        batch_ends: &[usize],
         active: Option<crate::policy::lb::ActiveBalance>,
         rd: (Option<bool>, Option<bool>),
         cpu: usize,
@@ -367,9 +374,22 @@ impl Sim<'_> {
         if let Some(v) = rd_overutilized {
             self.set_rd_overutilized(out, cpu, v, now);
         }
-        for &m in moves {
-            self.move_queued(out, m, now);
+        let mut start = 0;
+        for &end in batch_ends {
+            let batch = &moves[start..end];
+            for &m in batch {
+                self.detach_task(out, m, m.dst, now);
+            }
+            for &m in batch.iter().rev() {
+                self.attach_task(out, m, now);
+            }
+            start = end;
         }
+        debug_assert_eq!(
+            start,
+            moves.len(),
+            "every move is in a detach_tasks() batch"
+        );
         if let Some(m) = moves.first() {
             // the sched governor (seed 004): after detach_tasks() and attach_tasks()
             self.schedfreq_update_capacity_of(out, m.src, now);
@@ -486,10 +506,11 @@ impl Sim<'_> {
                 };
                 self.trace_cpu_capacity_update(out, cpu, now);
                 let moves = self.lb.moves().to_vec();
+                let ends = self.lb.batch_ends().to_vec();
                 self.restamp_src();
                 cont = dec.continue_balancing;
                 let rd = (dec.rd_overloaded, dec.rd_overutilized);
-                self.apply_lb(out, &moves, dec.active, rd, cpu, now);
+                self.apply_lb(out, &moves, &ends, dec.active, rd, cpu, now);
                 if !moves.is_empty() {
                     // the CPU may no longer be idle
                     idle = if self.view[cpu].idle {
@@ -563,11 +584,12 @@ impl Sim<'_> {
         });
         self.trace_cpu_capacity_update(out, cpu, now);
         let moves = self.lb.moves().to_vec();
+        let ends = self.lb.batch_ends().to_vec();
         self.restamp_src();
         // Without a balanced domain nothing moved and no root-domain flag changed.
         if let Some(d) = res.last {
             let rd = (d.rd_overloaded, d.rd_overutilized);
-            self.apply_lb(out, &moves, d.active, rd, cpu, now);
+            self.apply_lb(out, &moves, &ends, d.active, rd, cpu, now);
         }
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);

@@ -429,6 +429,8 @@ fn migrate_task_with_prefer_sibling_and_dst_pinned_retry() {
     assert_eq!(d.outcome, LbOutcome::Moved);
     let m = lb.moves();
     assert_eq!((m[0].task, m[0].src, m[0].dst), (1, 0, 5));
+    // the first detach_tasks() call detached nothing: one batch, of the retry
+    assert_eq!(lb.batch_ends(), [1]);
 }
 
 #[test]
@@ -519,6 +521,8 @@ fn migrate_load_between_overloaded_groups() {
     // 1024 <= 2048 -> move (imbalance 1024), 1024 <= 1024 -> move (imbalance 0), stop.
     let ids: Vec<usize> = lb.moves().iter().map(|m| m.task).collect();
     assert_eq!(ids, [1, 2]);
+    // one detach_tasks() call, then one attach_tasks()
+    assert_eq!(lb.batch_ends(), [2]);
 }
 
 #[test]
