@@ -1,5 +1,5 @@
 //! The fair load balancer of v6.11 checked from the trace: the order in which one pass
-//! attaches the tasks it detached.
+//! attaches the tasks it detached, and the nohz idle balance kick.
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -98,5 +98,44 @@ fn a_pass_attaches_its_tasks_in_reverse_detach_order() {
     assert_eq!(
         next, x,
         "CPU {dst} keeps the first detached, at its list's head"
+    );
+}
+
+/// `kick_ilb()` (v6.11) ORs a kick's flags into those pending on the idle load balancer,
+/// so a busy CPU's NOHZ_BALANCE_KICK joins the stats-only kick a lower-numbered CPU sent in
+/// the same tick. On hikey960 a hog pinned to CPU 0 (one task, no misfit) sends only
+/// NOHZ_STATS_KICK when the idle CPUs' blocked load is due; two tasks on CPU 4 then ask for
+/// a balance. The first tick with both runs the idle CPUs' balance together with their
+/// blocked-load update (`sched_cpu_capacity` from each balancing idle CPU).
+#[test]
+fn a_balance_kick_joins_a_stats_kick_of_the_same_tick() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "h": {"cpus": [0], "loop": -1, "run": 100000},
+        "p": {"instance": 2, "phases": {
+            "a": {"cpus": [4], "loop": 1, "sleep": 32000, "run": 1000},
+            "b": {"cpus": [4, 5, 6, 7], "loop": 1, "run": 100000},
+            "c": {"loop": -1, "sleep": 100000}}}}}"#;
+    let lines = trace_lines(&spec("hikey960", json, &[]));
+    // Both p tasks are on CPU 4 from their wake-up there after the sleep.
+    let start = lines
+        .iter()
+        .position(|l| {
+            l.contains("sched_wakeup:") && l.contains(" comm=p-1 ") && l.contains("target_cpu=004")
+        })
+        .unwrap();
+    // The first stats pass after that: an idle CPU's blocked averages, traced by it.
+    let stats = lines[start..]
+        .iter()
+        .find(|l| l.contains("<idle>-0") && l.contains("sched_pelt_cfs:") && field(l, "cpu") != "4")
+        .unwrap();
+    let at = ts(stats);
+    let balanced: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains("<idle>-0") && l.contains("sched_cpu_capacity:") && ts(l) == at)
+        .map(|l| field(l, "cpu"))
+        .collect();
+    assert!(
+        !balanced.is_empty(),
+        "at {at} the idle CPUs update their blocked load but do not balance"
     );
 }

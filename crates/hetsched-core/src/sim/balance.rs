@@ -667,9 +667,6 @@ impl Sim<'_> {
                 now,
             );
         }
-        if self.nohz_kick_pending {
-            return; // kick_ilb(): the idle CPU has a kick pending already
-        }
         let rq = &self.rqs[cpu];
         let cap = rq_capacity(rq);
         let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
@@ -695,9 +692,24 @@ impl Sim<'_> {
             llc_nr_busy,
         };
         let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
-        // kick_ilb(): a balance or a stats-only kick of an idle CPU
-        if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) != 0 {
-            self.nohz_kick_flags |= flags;
+        if flags != 0 {
+            self.kick_ilb(flags, jiffies, now);
+        }
+    }
+
+    /// `kick_ilb(flags)` (kernel/sched/fair.c, v6.11): a balance kick moves
+    /// `nohz.next_balance` to the next jiffy; the flags are OR-ed into the idle load
+    /// balancer's pending ones (`atomic_fetch_or()`), and only a kick that finds none
+    /// pending sends the IPI ([`super::Ev::NohzKick`]), whose `nohz_csd_func()` takes them
+    /// all: a CPU's NOHZ_BALANCE_KICK joins the stats-only kick another CPU sent earlier in
+    /// the same tick.
+    fn kick_ilb(&mut self, flags: u32, jiffies: u64, now: Nanos) {
+        if flags & NOHZ_BALANCE_KICK != 0 {
+            self.nohz_next_balance_j = jiffies + 1;
+        }
+        // find_new_ilb(): nohz_balancer_kick() kicks only while a CPU is idle
+        self.nohz_kick_flags |= flags;
+        if !self.nohz_kick_pending {
             self.nohz_kick_pending = true;
             self.q.push(now, super::Ev::NohzKick);
         }
