@@ -773,6 +773,25 @@ fn nohz_kick_decisions() {
     assert!(!overloaded_on_add_nr_running(2, 3));
 }
 
+/// `nohz_balancer_kick()` (v6.11) returns before the blocked-load test when no CPU is
+/// tickless idle: not even a stats-only kick, which would clear `nohz.has_blocked` and
+/// push `nohz.next_blocked` 32 ms out while no CPU's blocked load was updated.
+#[test]
+fn no_idle_cpu_means_no_stats_kick() {
+    let stats_due = NohzKickInput {
+        blocked_load_due: true,
+        before_next_balance: true,
+        ..NohzKickInput::default()
+    };
+    assert_eq!(nohz_balancer_kick(&stats_due, true), NOHZ_STATS_KICK);
+    let nobody_idle = NohzKickInput {
+        no_idle_cpus: true,
+        ..stats_due
+    };
+    assert_eq!(nohz_balancer_kick(&nobody_idle, true), 0);
+    assert_eq!(nohz_balancer_kick(&nobody_idle, false), 0);
+}
+
 #[test]
 fn newidle_gating() {
     let free = NewidleCost {
