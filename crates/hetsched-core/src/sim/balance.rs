@@ -352,11 +352,18 @@ impl Sim<'_> {
         self.lb_cpu_changed(cpu);
     }
 
-    /// Applies the moves a balance pass decided, and its active-balance request.
+    /// Applies the moves a balance pass decided, and its active-balance request. `moves`
+    /// come in detach order, cut into `detach_tasks()` calls at `batch_ends`
+    /// ([`crate::policy::lb::LoadBalancer::batch_ends`]): `sched_balance_rq()`
+    /// (kernel/sched/fair.c, v6.11) detaches each call's tasks from the source one by one,
+    /// then `attach_tasks()` enqueues them on the destination from the head of
+    /// `env->tasks`, where `detach_tasks()` `list_add()`ed each: the last detached first.
+    #[allow(clippy::too_many_arguments)]
     fn apply_lb(
         &mut self,
         out: &mut Out<'_, '_>,
         moves: &[Migration],
+        batch_ends: &[usize],
         active: Option<crate::policy::lb::ActiveBalance>,
         rd: (Option<bool>, Option<bool>),
         cpu: usize,
@@ -367,9 +374,22 @@ impl Sim<'_> {
         if let Some(v) = rd_overutilized {
             self.set_rd_overutilized(out, cpu, v, now);
         }
-        for &m in moves {
-            self.move_queued(out, m, now);
+        let mut start = 0;
+        for &end in batch_ends {
+            let batch = &moves[start..end];
+            for &m in batch {
+                self.detach_task(out, m, m.dst, now);
+            }
+            for &m in batch.iter().rev() {
+                self.attach_task(out, m, now);
+            }
+            start = end;
         }
+        debug_assert_eq!(
+            start,
+            moves.len(),
+            "every move is in a detach_tasks() batch"
+        );
         if let Some(m) = moves.first() {
             // the sched governor (seed 004): after detach_tasks() and attach_tasks()
             self.schedfreq_update_capacity_of(out, m.src, now);
@@ -486,10 +506,11 @@ impl Sim<'_> {
                 };
                 self.trace_cpu_capacity_update(out, cpu, now);
                 let moves = self.lb.moves().to_vec();
+                let ends = self.lb.batch_ends().to_vec();
                 self.restamp_src();
                 cont = dec.continue_balancing;
                 let rd = (dec.rd_overloaded, dec.rd_overutilized);
-                self.apply_lb(out, &moves, dec.active, rd, cpu, now);
+                self.apply_lb(out, &moves, &ends, dec.active, rd, cpu, now);
                 if !moves.is_empty() {
                     // the CPU may no longer be idle
                     idle = if self.view[cpu].idle {
@@ -563,11 +584,12 @@ impl Sim<'_> {
         });
         self.trace_cpu_capacity_update(out, cpu, now);
         let moves = self.lb.moves().to_vec();
+        let ends = self.lb.batch_ends().to_vec();
         self.restamp_src();
         // Without a balanced domain nothing moved and no root-domain flag changed.
         if let Some(d) = res.last {
             let rd = (d.rd_overloaded, d.rd_overutilized);
-            self.apply_lb(out, &moves, d.active, rd, cpu, now);
+            self.apply_lb(out, &moves, &ends, d.active, rd, cpu, now);
         }
         if res.next_balance > 0 {
             self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
@@ -645,9 +667,6 @@ impl Sim<'_> {
                 now,
             );
         }
-        if self.nohz_kick_pending {
-            return; // kick_ilb(): the idle CPU has a kick pending already
-        }
         let rq = &self.rqs[cpu];
         let cap = rq_capacity(rq);
         let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
@@ -673,9 +692,24 @@ impl Sim<'_> {
             llc_nr_busy,
         };
         let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
-        // kick_ilb(): a balance or a stats-only kick of an idle CPU
-        if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) != 0 {
-            self.nohz_kick_flags |= flags;
+        if flags != 0 {
+            self.kick_ilb(flags, jiffies, now);
+        }
+    }
+
+    /// `kick_ilb(flags)` (kernel/sched/fair.c, v6.11): a balance kick moves
+    /// `nohz.next_balance` to the next jiffy; the flags are OR-ed into the idle load
+    /// balancer's pending ones (`atomic_fetch_or()`), and only a kick that finds none
+    /// pending sends the IPI ([`super::Ev::NohzKick`]), whose `nohz_csd_func()` takes them
+    /// all: a CPU's NOHZ_BALANCE_KICK joins the stats-only kick another CPU sent earlier in
+    /// the same tick.
+    fn kick_ilb(&mut self, flags: u32, jiffies: u64, now: Nanos) {
+        if flags & NOHZ_BALANCE_KICK != 0 {
+            self.nohz_next_balance_j = jiffies + 1;
+        }
+        // find_new_ilb(): nohz_balancer_kick() kicks only while a CPU is idle
+        self.nohz_kick_flags |= flags;
+        if !self.nohz_kick_pending {
             self.nohz_kick_pending = true;
             self.q.push(now, super::Ev::NohzKick);
         }

@@ -236,7 +236,7 @@ impl LoadBalancer {
         target: usize,
         reason: MigrationReason,
     ) -> Option<Migration> {
-        self.moves.clear();
+        self.clear_moves();
         // Is there any task to move?
         if env.cpu(busiest).nr_running <= 1 || busiest == target {
             return None;
@@ -276,6 +276,7 @@ impl LoadBalancer {
                 reason,
             };
             self.moves.push(m);
+            self.batch_ends.push(1);
             return Some(m);
         }
         None

@@ -99,12 +99,18 @@ pub struct NohzKickInput {
 }
 
 /// `nohz_balancer_kick(rq)` (kernel/sched/fair.c, v6.11) as a pure decision: the
-/// `NOHZ_*_KICK` flags to send to the idle load balancer (0 = no kick). Kicks when the CPU
-/// has two or more tasks, a CFS task on reduced capacity, a misfit task on an
-/// asymmetric system (which skips the LLC test), or more than one busy CPU in its LLC.
-/// With `misfit` off (pre-misfit kernels) the asym-capacity block is absent.
+/// `NOHZ_*_KICK` flags to send to the idle load balancer (0 = no kick). No kick at all
+/// while no CPU is tickless idle (`nohz.nr_cpus == 0`, tested before the blocked-load
+/// stats kick). Kicks when the CPU has two or more tasks, a CFS task on reduced capacity,
+/// a misfit task on an asymmetric system (which skips the LLC test), or more than one busy
+/// CPU in its LLC. With `misfit` off (pre-misfit kernels) the asym-capacity block is
+/// absent.
 pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
     if i.idle_balance {
+        return 0;
+    }
+    // None are in tickless mode and hence no need for NOHZ idle load balancing.
+    if i.no_idle_cpus {
         return 0;
     }
     let mut flags = 0;
@@ -114,9 +120,6 @@ pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
     'out: {
         if i.before_next_balance {
             break 'out;
-        }
-        if i.no_idle_cpus {
-            return 0;
         }
         if i.nr_running >= 2 {
             flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;

@@ -397,6 +397,9 @@ pub struct LoadBalancer {
     /// The busiest runqueue's `cfs_tasks`, tail first, as `detach_tasks()` leaves it.
     pub(crate) list: VecDeque<LbTask>,
     pub(crate) moves: Vec<Migration>,
+    /// Where each `detach_tasks()` call's tasks end in `moves` (see
+    /// [`LoadBalancer::batch_ends`]).
+    pub(crate) batch_ends: Vec<usize>,
     pub(crate) src_list_cpu: Option<usize>,
 }
 
@@ -411,11 +414,27 @@ impl LoadBalancer {
         &self.moves
     }
 
+    /// The end in [`LoadBalancer::moves`] of each `detach_tasks()` call of the last pass
+    /// that detached something (a `LBF_NEED_BREAK` or `LBF_DST_PINNED` round starts a new
+    /// one). `sched_balance_rq()` (kernel/sched/fair.c, v6.11) runs `attach_tasks()` after
+    /// each such call: `detach_tasks()` `list_add()`s every task at the head of
+    /// `env->tasks` and `attach_tasks()` takes them from the head, so a batch is attached
+    /// in the reverse of its detach order.
+    pub fn batch_ends(&self) -> &[usize] {
+        &self.batch_ends
+    }
+
+    /// No task detached.
+    fn clear_moves(&mut self) {
+        self.moves.clear();
+        self.batch_ends.clear();
+    }
+
     /// No pass yet: no move, no busiest runqueue. Every entry point that may run no
     /// pass (a newidle balance stopped at its gate or by a pending wake-up) starts here,
     /// so an engine never mirrors an earlier pass's list again.
     fn forget_last_pass(&mut self) {
-        self.moves.clear();
+        self.clear_moves();
         self.list.clear();
         self.src_list_cpu = None;
     }
@@ -526,6 +545,10 @@ impl LoadBalancer {
                         &mut src_nr_running,
                         reason,
                     );
+                    if cur > 0 {
+                        // attach_tasks()
+                        self.batch_ends.push(self.moves.len());
+                    }
                     ld_moved += cur;
                     if e.flags & LBF_NEED_BREAK != 0 {
                         e.flags &= !LBF_NEED_BREAK;
@@ -674,7 +697,7 @@ impl LoadBalancer {
     ) -> LbDecision {
         dec.moved = 0;
         dec.migration_type = e.migration_type;
-        self.moves.clear();
+        self.clear_moves();
         // Newidle disregards intervals and misfit needs no back-off: no interval change
         // (v5.1+; v4.20 backs off on newidle too).
         if (e.idle == CpuIdleType::NewlyIdle && p.version > LbVersion::V4_20)

@@ -429,6 +429,8 @@ fn migrate_task_with_prefer_sibling_and_dst_pinned_retry() {
     assert_eq!(d.outcome, LbOutcome::Moved);
     let m = lb.moves();
     assert_eq!((m[0].task, m[0].src, m[0].dst), (1, 0, 5));
+    // the first detach_tasks() call detached nothing: one batch, of the retry
+    assert_eq!(lb.batch_ends(), [1]);
 }
 
 #[test]
@@ -519,6 +521,8 @@ fn migrate_load_between_overloaded_groups() {
     // 1024 <= 2048 -> move (imbalance 1024), 1024 <= 1024 -> move (imbalance 0), stop.
     let ids: Vec<usize> = lb.moves().iter().map(|m| m.task).collect();
     assert_eq!(ids, [1, 2]);
+    // one detach_tasks() call, then one attach_tasks()
+    assert_eq!(lb.batch_ends(), [2]);
 }
 
 #[test]
@@ -767,6 +771,25 @@ fn nohz_kick_decisions() {
     );
     assert!(overloaded_on_add_nr_running(1, 2));
     assert!(!overloaded_on_add_nr_running(2, 3));
+}
+
+/// `nohz_balancer_kick()` (v6.11) returns before the blocked-load test when no CPU is
+/// tickless idle: not even a stats-only kick, which would clear `nohz.has_blocked` and
+/// push `nohz.next_blocked` 32 ms out while no CPU's blocked load was updated.
+#[test]
+fn no_idle_cpu_means_no_stats_kick() {
+    let stats_due = NohzKickInput {
+        blocked_load_due: true,
+        before_next_balance: true,
+        ..NohzKickInput::default()
+    };
+    assert_eq!(nohz_balancer_kick(&stats_due, true), NOHZ_STATS_KICK);
+    let nobody_idle = NohzKickInput {
+        no_idle_cpus: true,
+        ..stats_due
+    };
+    assert_eq!(nohz_balancer_kick(&nobody_idle, true), 0);
+    assert_eq!(nohz_balancer_kick(&nobody_idle, false), 0);
 }
 
 #[test]
