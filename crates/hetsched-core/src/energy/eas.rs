@@ -329,6 +329,8 @@ pub fn find_energy_efficient_cpu(
         let mut max_spare: i64 = -1;
         let mut max_spare_cpu: Option<usize> = None;
         let mut max_fits: i32 = -1;
+        // Once per domain: a uclamp-idle CPU keeps the last non-idle CPU's aggregation.
+        let (mut util_min, mut util_max) = (p_util_min, p_util_max);
         for cpu in cpus.iter() {
             if !sd.contains(cpu) || !p.allowed.contains(cpu) {
                 continue;
@@ -336,7 +338,6 @@ pub fn find_energy_efficient_cpu(
             let util = view.cpu_util(cpu, Some(p.id), Some(cpu), false);
             let cap = view.capacity_of(cpu);
             let rq = view.rq(cpu);
-            let (mut util_min, mut util_max) = (p_util_min, p_util_max);
             if used && !rq.uclamp_idle {
                 util_min = util_min.max(rq.uclamp_min);
                 util_max = util_max.max(rq.uclamp_max);
@@ -550,6 +551,8 @@ mod tests {
         caps: Vec<u64>,
         task_cpu: usize,
         task_util: u64,
+        rqs: Vec<RqSignals>,
+        uclamp_used: bool,
     }
 
     impl EasView for View {
@@ -571,10 +574,10 @@ mod tests {
             self.caps[cpu]
         }
         fn rq(&self, cpu: usize) -> RqSignals {
-            RqSignals::cfs_only(self.caps[cpu])
+            self.rqs[cpu]
         }
         fn uclamp_is_used(&self) -> bool {
-            false
+            self.uclamp_used
         }
     }
 
@@ -584,9 +587,11 @@ mod tests {
         util[prev] = task_util;
         View {
             util,
+            rqs: caps.iter().map(|&c| RqSignals::cfs_only(c)).collect(),
             caps,
             task_cpu: prev,
             task_util,
+            uclamp_used: false,
         }
     }
 
@@ -860,5 +865,37 @@ mod tests {
             sched_energy_possible(&nop, &em2, &ok),
             Err(EasUnavailable::NoEnergyModel(_))
         ));
+    }
+
+    /// `util_min`/`util_max` are set once per perf domain (v6.11): a uclamp-idle CPU is
+    /// tested with the clamps max-aggregated on the domain's last non-idle CPU before it.
+    /// juno, uclamp in use: CPU 0 runs a task clamped to [512, 1024] (util 100); CPUs 3–5
+    /// are uclamp-idle; p (util 100, clamps [0, 300]) slept on the big CPU 1. With CPU 0's
+    /// clamps every LITTLE gives −1 (util < 512 > 446), so the big domain's fitting prev
+    /// stays; with p's own clamps CPU 3 would fit and win on energy.
+    #[test]
+    fn feec_uclamp_values_carry_over_within_a_perf_domain() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let mut v = view(1, 100);
+        v.util[0] = 100;
+        v.uclamp_used = true;
+        for (cpu, rq) in v.rqs.iter_mut().enumerate() {
+            rq.uclamp_idle = cpu != 0;
+        }
+        v.rqs[0].uclamp_min = 512;
+        let p = EasTask {
+            uclamp_max: 300,
+            ..task(100)
+        };
+        let got = find_energy_efficient_cpu(
+            &v,
+            &em,
+            &rd_pd_order(&em),
+            &p,
+            1,
+            Some(&all()),
+            FeecParams::default(),
+        );
+        assert_eq!(got, Some(1));
     }
 }

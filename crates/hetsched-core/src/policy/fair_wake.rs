@@ -79,14 +79,32 @@ pub struct FairWakeTask {
     pub uclamp_min: u64,
     /// `uclamp_eff_value(p, UCLAMP_MAX)`.
     pub uclamp_max: u64,
-    /// `task_h_load(p)` (= `se.avg.load_avg` without task groups).
+    /// `task_h_load(p)` (= `se.avg.load_avg` without task groups) as p's last PELT update
+    /// left it: for a sleeper, its dequeue.
     pub load: u64,
+    /// `task_h_load(p)` after `sync_entity_load_avg()` with prev's cfs_rq (the same as
+    /// [`Self::load`] when p has no PELT history there).
+    pub synced_load: u64,
     /// `p->wakee_flips`.
     pub wakee_flips: u32,
     /// `p->recent_used_cpu`.
     pub recent_used_cpu: usize,
     /// `WF_*` flags of this call.
     pub wake_flags: u32,
+}
+
+impl FairWakeTask {
+    /// `task_h_load(p)` as `wake_affine_weight()` reads it (kernel/sched/fair.c, v6.11):
+    /// `select_task_rq_fair()` does not sync p before `wake_affine()`, so it is the load
+    /// p's last update left ([`Self::load`], from before the sleep) unless something on the
+    /// way (`find_energy_efficient_cpu()`, or v5.6's `wake_cap()`) has `synced` p.
+    pub fn h_load(&self, synced: bool) -> u64 {
+        if synced {
+            self.synced_load
+        } else {
+            self.load
+        }
+    }
 }
 
 /// The waker and the call's context.
@@ -109,6 +127,9 @@ pub struct WakeCtx {
     /// The caller's EAS gate: `sched_energy_enabled() && !is_rd_overutilized()`. When set,
     /// the `feec` closure given to [`select_task_rq_fair`] is tried first on wakeups.
     pub try_feec: bool,
+    /// The engine's `find_energy_efficient_cpu()`, when tried, gets past its `rd->pd` and
+    /// `sd_asym_cpucapacity` checks to `sync_entity_load_avg(&p->se)`, whatever it returns.
+    pub feec_syncs: bool,
 }
 
 /// The domain flags as the variant sees them: with `wake_cap` (v4.14–v5.6 `sd_init()`),

@@ -417,12 +417,32 @@ impl Sim<'_> {
         self.en.eas && !self.en.ou.is_rd_overutilized()
     }
 
+    /// The span of `find_energy_efficient_cpu()`'s domain: the lowest `sd_asym_cpucapacity`
+    /// domain (of `prev_cpu`, see below) or parent spanning `prev_cpu`.
+    fn feec_domain_span(&self, prev_cpu: usize) -> Option<CpuSet> {
+        let level = self.doms.sd_asym_cpucapacity[prev_cpu]?;
+        self.doms.domains(prev_cpu)[level..]
+            .iter()
+            .find(|sd| sd.span.contains(prev_cpu))
+            .map(|sd| sd.span)
+    }
+
+    /// Whether `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.11) reaches
+    /// `sync_entity_load_avg(&p->se)`, whatever it then returns: EAS on, a perf domain
+    /// (`rd->pd`) and a domain for [`Self::find_energy_efficient_cpu`].
+    pub(in crate::sim) fn feec_syncs_task(&self, prev_cpu: usize) -> bool {
+        self.en.eas
+            && self.en.em.pds.iter().any(Option::is_some)
+            && self.feec_domain_span(prev_cpu).is_some()
+    }
+
     /// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec
     /// §3.4) for fair thread `tid`: `None` is the kernel's −1 (no EM, no
     /// `sd_asym_cpucapacity` domain spanning `prev_cpu`), else the target CPU.
     ///
     /// The task's PELT is synced to `prev_cpu`'s cfs_rq on a copy (`sync_entity_load_avg()`;
-    /// the engine's own copy is synced when the task is enqueued). Simplification: the
+    /// the placement keeps the engine's own average synced when this ran, see
+    /// [`Self::feec_syncs_task`]). Simplification: the
     /// `sd_asym_cpucapacity` domain is `prev_cpu`'s rather than the waking CPU's (on the
     /// platforms modelled both are the root domain).
     pub(in crate::sim) fn find_energy_efficient_cpu(
@@ -433,12 +453,7 @@ impl Sim<'_> {
         if !self.en.eas || self.threads[tid].class != Class::Fair {
             return None;
         }
-        let level = self.doms.sd_asym_cpucapacity[prev_cpu]?;
-        let doms = self.doms.domains(prev_cpu);
-        let span = doms[level..]
-            .iter()
-            .find(|sd| sd.span.contains(prev_cpu))
-            .map(|sd| sd.span)?;
+        let span = self.feec_domain_span(prev_cpu)?;
         let ent = &self.ents[tid];
         let mut avg = ent.avg;
         if avg.last_update_time != 0 {

@@ -10,7 +10,9 @@
 //! Slow path (fork/exec, and wakeups that `wake_cap()` diverts) lives in
 //! [`super::find_dst`]; this module holds the fast path.
 
-use super::domains::{for_each_cpu_wrap, wrap_position, DomainInfo, SdTopology, SD_WAKE_AFFINE};
+use super::domains::{
+    for_each_cpu_wrap, wrap_position, DomainInfo, SdTopology, SD_BALANCE_FORK, SD_WAKE_AFFINE,
+};
 pub use super::fair_wake::{
     effective_flags, FairWakeTask, FairWakeView, WakeCtx, WF_CURRENT_CPU, WF_EXEC, WF_FORK,
     WF_MIGRATED, WF_SYNC, WF_TTWU,
@@ -151,6 +153,11 @@ pub struct FairPlacement {
     pub wake_affine: Option<usize>,
     /// New `p->recent_used_cpu` when `select_idle_sibling()` updated it.
     pub recent_used_cpu: Option<usize>,
+    /// The path synced p's average to prev's cfs_rq (`sync_entity_load_avg()` in
+    /// `find_energy_efficient_cpu()`, v5.6's `wake_cap()`, the slow path of a wakeup, or
+    /// `select_idle_sibling()` on an asymmetric system): the engine keeps the synced
+    /// average, as the kernel does.
+    pub task_synced: bool,
 }
 
 /// `record_wakee(p)` (kernel/sched/fair.c, v6.11) on the waker's state: halve the flips once
@@ -288,11 +295,25 @@ pub fn wake_affine<V: FairWakeView + ?Sized>(
     this_cpu
 }
 
+/// Whether `wake_cap(p, cpu, prev_cpu)` (kernel/sched/fair.c, v5.0–v5.6) gets past its early
+/// returns to `sync_entity_load_avg(&p->se)` and the fitness test: an asymmetric system
+/// whose smaller of the two CPUs is more than 1/8 below the largest CPU.
+pub fn wake_cap_syncs(
+    cap_this: u64,
+    cap_prev: u64,
+    max_cpu_capacity: u64,
+    asym_active: bool,
+) -> bool {
+    let min_cap = cap_prev.min(cap_this) as i64;
+    let max_cap = max_cpu_capacity as i64;
+    // Minimum capacity is close to max, no need to abort wake_affine.
+    asym_active && max_cap - min_cap >= max_cap >> 3
+}
+
 /// `wake_cap(p, cpu, prev_cpu)` (kernel/sched/fair.c, v5.0–v5.6; v4.12–v4.20 had the same
-/// test with `capacity_margin`): on an asymmetric system whose smallest of the two CPUs is
-/// more than 1/8 below the largest CPU, true when p does not fit that smaller original
-/// capacity (`task_fits_capacity()`, 20 % margin) — which disables wake_affine and sends
-/// the wakeup to the slow path.
+/// test with `capacity_margin`): when [`wake_cap_syncs`], true when p does not fit the
+/// smaller original capacity (`task_fits_capacity()`, 20 % margin) — which disables
+/// wake_affine and sends the wakeup to the slow path.
 pub fn wake_cap(
     task: &FairWakeTask,
     cap_this: u64,
@@ -300,21 +321,13 @@ pub fn wake_cap(
     max_cpu_capacity: u64,
     asym_active: bool,
 ) -> bool {
-    if !asym_active {
-        return false;
-    }
-    let min_cap = cap_prev.min(cap_this) as i64;
-    let max_cap = max_cpu_capacity as i64;
-    // Minimum capacity is close to max, no need to abort wake_affine.
-    if max_cap - min_cap < max_cap >> 3 {
-        return false;
-    }
-    !task_fits_capacity(
-        task.util_est,
-        task.uclamp_min,
-        task.uclamp_max,
-        min_cap as u64,
-    )
+    wake_cap_syncs(cap_this, cap_prev, max_cpu_capacity, asym_active)
+        && !task_fits_capacity(
+            task.util_est,
+            task.uclamp_min,
+            task.uclamp_max,
+            cap_prev.min(cap_this),
+        )
 }
 
 /// `select_idle_capacity(p, sd, target)` (v6.11): scan `sd ∩ p->cpus_ptr` from `target`
@@ -470,11 +483,13 @@ fn select_idle_sibling<V: FairWakeView + ?Sized>(
         )
     };
     let idle = |cpu: usize| view.available_idle_cpu(cpu) || view.sched_idle_cpu(cpu);
+    // On an asymmetric system p is synced before its utilization is read.
     let done = |cpu, reason, recent| FairPlacement {
         cpu,
         reason,
         wake_affine: None,
         recent_used_cpu: recent,
+        task_synced: asym,
     };
     if idle(target) && fits(target) {
         return done(target, WakeReason::TargetIdle, None);
@@ -531,6 +546,12 @@ fn select_idle_sibling<V: FairWakeView + ?Sized>(
 /// (`select_idle_sibling()`); fork/exec (and `wake_cap()` wakeups) take the slow path
 /// `sched_balance_find_dst_cpu()` from the highest domain carrying the matching
 /// `SD_BALANCE_*` flag.
+///
+/// p's average is synced (`sync_entity_load_avg()`) only where the kernel does it: in
+/// feec (`ctx.feec_syncs`), v5.6's `wake_cap()`, the slow path of a wakeup and
+/// `select_idle_sibling()` on an asymmetric system. `wake_affine_weight()` reads the load
+/// as it stands at that point ([`FairWakeTask::h_load`]), and the result says whether p
+/// ends synced ([`FairPlacement::task_synced`]).
 pub fn select_task_rq_fair<V, F>(
     view: &V,
     topo: &SdTopology,
@@ -579,38 +600,38 @@ where
     let sd_flag = wf & 0xF;
     let wake_cap_variant = params.variant == WakeupVariant::WakeCap;
     let asym = topo.asym_cpucap_active();
-    let placed = |cpu, reason| FairPlacement {
+    // p's average synced to prev's cfs_rq so far.
+    let mut synced = false;
+    let placed = |cpu, reason, task_synced| FairPlacement {
         cpu,
         reason,
         wake_affine: None,
         recent_used_cpu: None,
+        task_synced,
     };
 
     if wf & WF_TTWU != 0 {
         record_wakee(waker, task.id, ctx.jiffies, ctx.hz);
         if wf & WF_CURRENT_CPU != 0 && task.allowed.contains(cpu) {
-            return placed(cpu, WakeReason::CurrentCpu);
+            return placed(cpu, WakeReason::CurrentCpu, false);
         }
         if ctx.try_feec {
+            synced = ctx.feec_syncs;
             if let Some(c) = feec() {
-                return placed(c, WakeReason::EnergyEfficient);
+                return placed(c, WakeReason::EnergyEfficient, synced);
             }
         }
-        want_affine = !wake_wide(waker.wakee_flips, task.wakee_flips, topo.sd_llc_size(cpu))
-            && task.allowed.contains(cpu);
-        if wake_cap_variant {
+        let wide = wake_wide(waker.wakee_flips, task.wakee_flips, topo.sd_llc_size(cpu));
+        want_affine = !wide && task.allowed.contains(cpu);
+        // v5.6: `!wake_wide(p) && !wake_cap(p, cpu, prev_cpu) && cpumask_test_cpu(...)`.
+        if wake_cap_variant && !wide {
             let max_cap = (0..topo.nr_cpus())
                 .map(|c| view.capacity(c).orig)
                 .max()
                 .unwrap_or(0);
-            want_affine = want_affine
-                && !wake_cap(
-                    task,
-                    view.capacity(cpu).orig,
-                    view.capacity(prev_cpu).orig,
-                    max_cap,
-                    asym,
-                );
+            let (cap_this, cap_prev) = (view.capacity(cpu).orig, view.capacity(prev_cpu).orig);
+            synced |= wake_cap_syncs(cap_this, cap_prev, max_cap, asym);
+            want_affine = want_affine && !wake_cap(task, cap_this, cap_prev, max_cap, asym);
         }
     }
 
@@ -627,7 +648,7 @@ where
                     topo,
                     tmp,
                     params,
-                    task.load,
+                    task.h_load(synced),
                     ctx.current_load,
                     cpu,
                     prev_cpu,
@@ -648,15 +669,19 @@ where
     if let Some(level) = sd {
         let c =
             sched_balance_find_dst_cpu(view, topo, params.variant, ctx, task, cpu, level, sd_flag);
-        return placed(c, WakeReason::SlowPath);
+        // It syncs p unless SD_BALANCE_FORK (and unless sd has none of p's CPUs).
+        let syncs = sd_flag & SD_BALANCE_FORK == 0
+            && !topo.domains(cpu)[level].span.and(&task.allowed).is_empty();
+        return placed(c, WakeReason::SlowPath, synced || syncs);
     }
     if wf & WF_TTWU != 0 {
-        // The pre-v5.7 fast path has no capacity awareness.
+        // The pre-v5.7 fast path has no capacity awareness (and no sync).
         let mut p = select_idle_sibling(view, topo, ctx, task, asym && !wake_cap_variant, new_cpu);
         p.wake_affine = affine;
+        p.task_synced |= synced;
         return p;
     }
-    placed(new_cpu, WakeReason::Target)
+    placed(new_cpu, WakeReason::Target, synced)
 }
 
 /// A plain per-CPU table implementing [`FairWakeView`] (tests, and engines that prefer to

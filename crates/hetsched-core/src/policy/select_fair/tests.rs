@@ -37,6 +37,7 @@ fn task(prev: usize, util: u64, flags: u32) -> FairWakeTask {
         uclamp_min: 0,
         uclamp_max: 1024,
         load: 512,
+        synced_load: 512,
         wakee_flips: 0,
         recent_used_cpu: prev,
         wake_flags: flags,
@@ -53,6 +54,7 @@ fn ctx(this_cpu: usize) -> WakeCtx {
         hz: 250,
         uclamp_used: false,
         try_feec: false,
+        feec_syncs: false,
     }
 }
 
@@ -603,4 +605,63 @@ fn idle_scans_over_the_idle_candidates_choose_as_the_full_scans() {
             }
         }
     }
+}
+
+/// `select_task_rq_fair()` (v6.11) syncs p only in feec, `select_idle_sibling()` and the
+/// slow path, so with the EAS gate closed `wake_affine_weight()` reads p's load from before
+/// the sleep. hikey960, this 0 (LITTLE, load 100), prev 4 (big, load 1500 with p's
+/// blocked load), nothing idle; p's load 600 at its dequeue, 300 after the sync.
+#[test]
+fn wake_affine_weight_reads_the_load_from_before_the_sleep() {
+    let topo = hikey_topo();
+    let p = FairWakeParams::default();
+    let mut v = cpus(&HIKEY_CAPS, &[]);
+    v[0].load = 100;
+    v[4].load = 1500;
+    let t = FairWakeTask {
+        load: 600,
+        synced_load: 300,
+        ..task(4, 100, WF_TTWU)
+    };
+    // Unsynced: this = 700 × 100 × 1024 = 71680000 > prev = 900 × 108 × 462 = 44906400.
+    let pl = select(&v, &topo, &p, &ctx(0), &t);
+    assert_eq!(
+        (pl.cpu, pl.reason, pl.wake_affine),
+        (4, WakeReason::Target, Some(4))
+    );
+    // select_idle_sibling() synced p on the asymmetric system.
+    assert!(pl.task_synced);
+    // feec ran, synced p and gave up: this = 400 × 102400 = 40960000 < prev = 1200 ×
+    // 49896 = 59875200 → this CPU.
+    let eas = WakeCtx {
+        try_feec: true,
+        feec_syncs: true,
+        ..ctx(0)
+    };
+    let pl = select(&v, &topo, &p, &eas, &t);
+    assert_eq!((pl.cpu, pl.wake_affine), (0, Some(0)));
+    // wake_cap (v5.6) syncs p when the two capacities differ by more than 1/8 (0 and 4),
+    // not between two big CPUs (this 5): there the unsynced load keeps prev.
+    let wc = FairWakeParams {
+        variant: WakeupVariant::WakeCap,
+        ..p
+    };
+    let pl = select(&v, &topo, &wc, &ctx(0), &t);
+    assert_eq!((pl.cpu, pl.wake_affine, pl.task_synced), (0, Some(0), true));
+    v[5].load = 700;
+    let pl = select(&v, &topo, &wc, &ctx(5), &t);
+    // this = 1300 × 100 × 1024 = 133120000 > prev = 900 × 108 × 1024 = 99532800 (with
+    // the synced 300: 102400000 < 132710400, this).
+    assert_eq!(
+        (pl.cpu, pl.wake_affine, pl.task_synced),
+        (4, Some(4), false)
+    );
+    assert!(wake_cap_syncs(462, 1024, 1024, true));
+    assert!(!wake_cap_syncs(1024, 1024, 1024, true));
+    // WF_CURRENT_CPU returns before any sync.
+    let cur = FairWakeTask {
+        wake_flags: WF_TTWU | WF_CURRENT_CPU,
+        ..t
+    };
+    assert!(!select(&v, &topo, &p, &ctx(0), &cur).task_synced);
 }

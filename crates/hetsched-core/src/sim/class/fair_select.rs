@@ -11,9 +11,11 @@
 //!   records on whatever runs there (the idle task when idle), as in the kernel.
 //! - Fork (`WF_FORK`): `prev_cpu` and `this_cpu` are the parent's CPU. Threads created at
 //!   the start by rt-app's main thread are forked from CPU 0 (where hetsched runs it).
-//! - Before reading the task's utilization the blocked task is synced to its previous
-//!   cfs_rq's clock (`sync_entity_load_avg()`), as `select_idle_sibling()` does on
-//!   asymmetric systems and `find_energy_efficient_cpu()` does under EAS.
+//! - The blocked task is synced to its previous cfs_rq's clock (`sync_entity_load_avg()`)
+//!   on a copy, which the view and the task's utilization read; the engine keeps it only
+//!   when the kernel's path syncs p ([`FairPlacement::task_synced`]: feec,
+//!   `select_idle_sibling()` on asymmetric systems, the slow path of a wakeup), and
+//!   `wake_affine_weight()` reads the load from before the sleep unless feec synced first.
 //!
 //! - SIS_UTIL: `select_idle_cpu()` reads the LLC's `nr_idle_scan` as the LLC domain's
 //!   last periodic stats pass wrote it (`update_idle_cpu_scan()`).
@@ -22,12 +24,12 @@
 //! latencies (`idle_get_state()` is NULL); no IRQ, thermal or cpufreq pressure in
 //! `capacity_of()`.
 
+use crate::pelt::SchedAvg;
 use crate::pelt::{self, UtilEstVersion};
 use crate::policy::select_fair::{
     self, FairPlacement, FairWakeParams, FairWakeTask, FairWakeView, WakeCtx, WakeeState,
 };
 use crate::sched::capacity::CpuCapacity;
-use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::sim::rq_capacity;
 use crate::sim::{Class, Rq, Sim, Thread};
@@ -39,7 +41,8 @@ use crate::workload::SchedPolicy;
 pub(super) struct WakeEnv<'a> {
     pub rqs: &'a [Rq],
     pub threads: &'a [Thread],
-    pub ents: &'a [SchedEntity],
+    /// p's average synced to `p_cpu`'s cfs_rq (the slow path reads it after its sync).
+    pub p_avg: SchedAvg,
     pub util_est: bool,
     pub ue_ver: UtilEstVersion,
     /// The task being placed.
@@ -131,7 +134,7 @@ impl FairWakeView for WakeEnv<'_> {
         if !self.p_here(cpu) {
             return load;
         }
-        load.saturating_sub(self.ents[self.p].avg.load_avg)
+        load.saturating_sub(self.p_avg.load_avg)
     }
 
     /// `cpu_util(cpu, p, -1, 0)` after `cpu_util_without()`'s filter (v6.11): subtract p's
@@ -139,7 +142,7 @@ impl FairWakeView for WakeEnv<'_> {
     fn cpu_util_without(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
-        let pa = &self.ents[self.p].avg;
+        let pa = &self.p_avg;
         let here = self.p_here(cpu);
         let mut util = a.util_avg;
         if here {
@@ -161,7 +164,7 @@ impl FairWakeView for WakeEnv<'_> {
         if !self.p_here(cpu) {
             return r;
         }
-        r.saturating_sub(self.ents[self.p].avg.runnable_avg)
+        r.saturating_sub(self.p_avg.runnable_avg)
     }
 
     /// `task_running_on_cpu()` (v6.11): p is queued here and has PELT history.
@@ -219,29 +222,31 @@ impl Sim<'_> {
                 reason: select_fair::WakeReason::Pinned,
                 wake_affine: None,
                 recent_used_cpu: None,
+                task_synced: false,
             };
         }
         let ttwu = wake_flags & select_fair::WF_TTWU != 0;
-        // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock.
-        let attached = self.ents[tid].avg.last_update_time != 0;
-        if ttwu && attached && (self.sdt.asym_cpucap_active() || self.s.eas_enabled) {
-            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
-            let w = self.ents[tid].load.weight;
-            pelt::sync_entity_load_avg(&mut self.ents[tid].avg, last, w);
-        }
+        // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock, on a copy.
         let e = &self.ents[tid];
+        let attached = e.avg.last_update_time != 0;
+        let mut synced = e.avg;
+        if attached {
+            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
+            pelt::sync_entity_load_avg(&mut synced, last, e.load.weight);
+        }
         let task = FairWakeTask {
             id: tid,
             prev_cpu,
             allowed,
             util_est: if self.s.options.pelt.util_est {
-                pelt::task_util_est(&e.avg, self.ue_ver)
+                pelt::task_util_est(&synced, self.ue_ver)
             } else {
-                pelt::task_util(&e.avg)
+                pelt::task_util(&synced)
             },
             uclamp_min: self.threads[tid].uclamp[0],
             uclamp_max: self.threads[tid].uclamp[1],
             load: e.avg.load_avg,
+            synced_load: synced.load_avg,
             wakee_flips: self.threads[tid].wakee.wakee_flips,
             recent_used_cpu: self.threads[tid].recent_used_cpu,
             wake_flags,
@@ -259,6 +264,7 @@ impl Sim<'_> {
             hz: u64::from(self.s.options.sched.hz),
             uclamp_used: self.en.uclamp_used,
             try_feec: self.eas_wakeup_gate(),
+            feec_syncs: self.feec_syncs_task(prev_cpu),
         };
         // `current`'s wakee bookkeeping: the running thread, or the CPU's idle task.
         let mut waker: WakeeState = match curr {
@@ -269,7 +275,7 @@ impl Sim<'_> {
         let env = WakeEnv {
             rqs: &self.rqs,
             threads: &self.threads,
-            ents: &self.ents,
+            p_avg: synced,
             util_est: self.s.options.pelt.util_est,
             ue_ver: self.ue_ver,
             p: tid,
@@ -295,6 +301,9 @@ impl Sim<'_> {
         }
         if let Some(r) = placed.recent_used_cpu {
             self.threads[tid].recent_used_cpu = r;
+        }
+        if placed.task_synced {
+            self.ents[tid].avg = synced;
         }
         placed
     }
