@@ -4,31 +4,8 @@
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
-use hetsched::hetsched_core::options::Options;
-use hetsched::hetsched_core::trace::TraceSink;
-use hetsched::hetsched_core::{run, RunSpec};
-use hetsched::hetsched_trace::FtraceTextSink;
-
-fn spec(platform: &str, json: &str, sets: &[&str]) -> RunSpec {
-    let options = Options::default().apply_sets(sets).unwrap();
-    RunSpec {
-        platform: hetsched::load_platform(platform).unwrap(),
-        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options,
-        seed: 1,
-        duration_ns: None,
-    }
-}
-
-fn trace_lines(s: &RunSpec) -> Vec<String> {
-    let mut sink = FtraceTextSink::new(Vec::new());
-    {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run(s, &mut sinks).unwrap();
-    }
-    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-    text.lines().map(str::to_string).collect()
-}
+mod common;
+use common::{field, trace_to_end};
 
 /// The timestamp field as printed (traces begin at 1.000000).
 fn ts(line: &str) -> &str {
@@ -39,11 +16,6 @@ fn ts(line: &str) -> &str {
         .split(':')
         .next()
         .unwrap()
-}
-
-fn field<'a>(line: &'a str, key: &str) -> &'a str {
-    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
-    line[at..].split_whitespace().next().unwrap()
 }
 
 /// `detach_tasks()` `list_add()`s each task at the head of `env->tasks` and
@@ -60,7 +32,7 @@ fn a_pass_attaches_its_tasks_in_reverse_detach_order() {
             "a": {"cpus": [0], "loop": 1, "run": 2000},
             "b": {"cpus": [0, 1, 2, 3, 4, 5, 6, 7], "loop": 1, "run": 50000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
-    let lines = trace_lines(&spec("hikey620", json, &[]));
+    let lines = trace_to_end("hikey620", json, &[]);
     let migrations: Vec<(usize, &String)> = lines
         .iter()
         .enumerate()
@@ -115,7 +87,7 @@ fn a_balance_kick_joins_a_stats_kick_of_the_same_tick() {
             "a": {"cpus": [4], "loop": 1, "sleep": 32000, "run": 1000},
             "b": {"cpus": [4, 5, 6, 7], "loop": 1, "run": 100000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
-    let lines = trace_lines(&spec("hikey960", json, &[]));
+    let lines = trace_to_end("hikey960", json, &[]);
     // Both p tasks are on CPU 4 from their wake-up there after the sleep.
     let start = lines
         .iter()

@@ -5,52 +5,8 @@
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
-use hetsched::hetsched_core::options::Options;
-use hetsched::hetsched_core::trace::TraceSink;
-use hetsched::hetsched_core::{run, RunSpec};
-use hetsched::hetsched_trace::FtraceTextSink;
-
-fn spec(platform: &str, json: &str, sets: &[&str]) -> RunSpec {
-    let options = Options::default().apply_sets(sets).unwrap();
-    RunSpec {
-        platform: hetsched::load_platform(platform).unwrap(),
-        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options,
-        seed: 1,
-        duration_ns: None,
-    }
-}
-
-fn trace_lines(s: &RunSpec) -> Vec<String> {
-    let mut sink = FtraceTextSink::new(Vec::new());
-    {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run(s, &mut sinks).unwrap();
-    }
-    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-    text.lines().map(str::to_string).collect()
-}
-
-/// Seconds after the start (traces begin at 1.000000).
-fn t(line: &str) -> f64 {
-    let ts = line.split(']').nth(1).unwrap().trim();
-    ts.split(':').next().unwrap().parse::<f64>().unwrap() - 1.0
-}
-
-fn field<'a>(line: &'a str, key: &str) -> &'a str {
-    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
-    line[at..].split_whitespace().next().unwrap()
-}
-
-/// `(t, target_cpu)` of each `sched_wakeup` of `comm`.
-fn wakeups(lines: &[String], comm: &str) -> Vec<(f64, usize)> {
-    let pat = format!(" comm={comm} ");
-    lines
-        .iter()
-        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
-        .map(|l| (t(l), field(l, "target_cpu").parse().unwrap()))
-        .collect()
-}
+mod common;
+use common::{field, t_s, trace_to_end, wakeups};
 
 /// SIS_UTIL (v6.11 `update_idle_cpu_scan()` → `select_idle_cpu()`): on the symmetric
 /// hikey620, three pinned hogs fill CPUs 4–6 of the LLC {4..7}, so the LLC's periodic
@@ -68,7 +24,7 @@ fn sis_util_skips_the_idle_scan_of_a_busy_llc() {
             "b": {"cpus": [4, 5, 6, 7], "loop": 1, "sleep": 400000, "run": 1000},
             "c": {"loop": -1, "sleep": 1000000}}}}}"#;
     let late = |sets: &[&str]| {
-        let w = wakeups(&trace_lines(&spec("hikey620", json, sets)), "w-3");
+        let w = wakeups(&trace_to_end("hikey620", json, sets), "w-3");
         let late: Vec<_> = w.into_iter().filter(|&(t, _)| t > 0.3).collect();
         assert_eq!(late.len(), 1, "{sets:?}: {late:?}");
         late[0]
@@ -94,11 +50,11 @@ fn rt_task_gets_no_initial_util_at_fork() {
             "a": {"loop": 1, "run": 5000},
             "b": {"policy": "SCHED_OTHER", "loop": 1, "run": 20000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
-    let lines = trace_lines(&spec("juno_r0", json, &[]));
+    let lines = trace_to_end("juno_r0", json, &[]);
     let utils: Vec<(f64, u64)> = lines
         .iter()
         .filter(|l| l.contains("sched_pelt_se:") && l.contains(" comm=r-1-0000 "))
-        .map(|l| (t(l), field(l, "util").parse().unwrap()))
+        .map(|l| (t_s(l), field(l, "util").parse().unwrap()))
         .collect();
     let &(t0, u0) = utils.first().unwrap();
     // The first fair update is at the switch, a few ms in (5 ms of CPU 1's work).
@@ -108,7 +64,7 @@ fn rt_task_gets_no_initial_util_at_fork() {
     // The same thread created by rt-app's SCHED_OTHER main thread gets half a CPU at once.
     let json = r#"{"global": {"duration": 1, "calibration": "CPU1"}, "tasks": {
         "r": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "run": 5000}}}"#;
-    let lines = trace_lines(&spec("juno_r0", json, &[]));
+    let lines = trace_to_end("juno_r0", json, &[]);
     let first = lines
         .iter()
         .find(|l| l.contains("sched_pelt_se:") && l.contains(" pid=1001 "))
@@ -136,7 +92,7 @@ fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
                   "run": 1000, "sleep": 9000},
             "c": {"loop": -1, "sleep": 100000}}}}}"#;
     let sets = ["cpufreq.governor=schedutil", "rtapp.main_thread=false"];
-    let lines = trace_lines(&spec("m1pro", json, &sets));
+    let lines = trace_to_end("m1pro", json, &sets);
     let w = wakeups(&lines, "t-0");
     // Five wake-ups pinned to the E cluster, then the first one of phase b.
     assert!(w[..5].iter().all(|&(_, c)| c < 2), "{w:?}");
@@ -152,11 +108,11 @@ fn feec_energy_tie_goes_to_the_head_of_the_rd_pd_list() {
 fn idle_policy_leaves_its_boot_frequency_at_its_first_update() {
     let json = r#"{"global": {"duration": 1}, "tasks": {
         "h": {"instance": 2, "cpus": [0], "loop": 1, "run": 100000}}}"#;
-    let lines = trace_lines(&spec("juno_r0", json, &["cpufreq.governor=schedutil"]));
+    let lines = trace_to_end("juno_r0", json, &["cpufreq.governor=schedutil"]);
     let big: Vec<(f64, u64)> = lines
         .iter()
         .filter(|l| l.contains("cpu_frequency:") && l.contains(" cpu_id=1"))
-        .map(|l| (t(l), field(l, "state").parse().unwrap()))
+        .map(|l| (t_s(l), field(l, "state").parse().unwrap()))
         .collect();
     assert_eq!(big[0], (0.0, 1_100_000), "{big:?}");
     let first = big.get(1).copied();
@@ -181,11 +137,11 @@ fn a_fork_updates_the_parents_slice() {
                  "b": { "cpus": [5, 6, 7], "run": 3000, "fork": "k", "run1": 3000 } } },
         "q": { "cpus": [5], "delay": 1000, "loop": 1, "run": 3000 },
         "k": { "instance": 0, "loop": 1, "run": 1000 } } }"#;
-    let lines = trace_lines(&spec(
+    let lines = trace_to_end(
         "hikey960",
         json,
         &["cpufreq.governor=performance", "trace.signals=false"],
-    ));
+    );
     let fork = lines
         .iter()
         .find(|l| l.contains("sched_wakeup_new:") && l.contains(" comm=p-0 "))
@@ -199,5 +155,8 @@ fn a_fork_updates_the_parents_slice() {
                 && l.contains("next_comm=q-1")
         })
         .expect("q never ran after p");
-    assert!(t(q_in) - t(fork) < 20e-6, "fork: {fork}\nq runs: {q_in}");
+    assert!(
+        t_s(q_in) - t_s(fork) < 20e-6,
+        "fork: {fork}\nq runs: {q_in}"
+    );
 }

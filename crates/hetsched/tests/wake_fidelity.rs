@@ -4,52 +4,8 @@
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
-use hetsched::hetsched_core::options::Options;
-use hetsched::hetsched_core::trace::TraceSink;
-use hetsched::hetsched_core::{run, RunSpec};
-use hetsched::hetsched_trace::FtraceTextSink;
-
-fn spec(platform: &str, json: &str, sets: &[&str]) -> RunSpec {
-    let options = Options::default().apply_sets(sets).unwrap();
-    RunSpec {
-        platform: hetsched::load_platform(platform).unwrap(),
-        workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
-        options,
-        seed: 1,
-        duration_ns: None,
-    }
-}
-
-fn trace_lines(s: &RunSpec) -> Vec<String> {
-    let mut sink = FtraceTextSink::new(Vec::new());
-    {
-        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-        run(s, &mut sinks).unwrap();
-    }
-    let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
-    text.lines().map(str::to_string).collect()
-}
-
-/// Seconds after the start (traces begin at 1.000000).
-fn t(line: &str) -> f64 {
-    let ts = line.split(']').nth(1).unwrap().trim();
-    ts.split(':').next().unwrap().parse::<f64>().unwrap() - 1.0
-}
-
-fn field<'a>(line: &'a str, key: &str) -> &'a str {
-    let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
-    line[at..].split_whitespace().next().unwrap()
-}
-
-/// `(t, target_cpu)` of each `sched_wakeup` of `comm`.
-fn wakeups(lines: &[String], comm: &str) -> Vec<(f64, usize)> {
-    let pat = format!(" comm={comm} ");
-    lines
-        .iter()
-        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
-        .map(|l| (t(l), field(l, "target_cpu").parse().unwrap()))
-        .collect()
-}
+mod common;
+use common::{trace_to_end, wakeups};
 
 /// `select_task_rq_fair()` (v6.11) does not sync the wakee before `wake_affine()`: with
 /// feec not called (every CPU busy, so the root domain is overutilized),
@@ -74,7 +30,7 @@ fn wake_affine_weight_reads_the_wakee_load_from_before_the_sleep() {
             "b": {{"loop": -1, "sleep": 1000000}}}}}}}}}}"#,
         hogs.join(", ")
     );
-    let w = wakeups(&trace_lines(&spec("hikey960", &json, &[])), "w-7");
+    let w = wakeups(&trace_to_end("hikey960", &json, &[]), "w-7");
     let resumed: Vec<_> = w.into_iter().filter(|&(t, _)| t > 0.2).collect();
     assert_eq!(resumed.len(), 1, "{resumed:?}");
     let (at, cpu) = resumed[0];

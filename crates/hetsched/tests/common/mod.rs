@@ -20,12 +20,27 @@ pub(crate) fn traced(
     ms: u64,
     sets: &[&str],
 ) -> (RunResult, Vec<String>) {
+    run_traced(platform, json, Some(ms * MS), sets)
+}
+
+/// Runs `json` on `platform` to the workload's end with `sets` (seed 1) and returns the
+/// trace's lines.
+pub(crate) fn trace_to_end(platform: &str, json: &str, sets: &[&str]) -> Vec<String> {
+    run_traced(platform, json, None, sets).1
+}
+
+fn run_traced(
+    platform: &str,
+    json: &str,
+    duration_ns: Option<u64>,
+    sets: &[&str],
+) -> (RunResult, Vec<String>) {
     let s = RunSpec {
         platform: hetsched::load_platform(platform).unwrap(),
         workload: hetsched::hetsched_rtapp::parse_str(json, "t.json", &Default::default()).unwrap(),
         options: Options::default().apply_sets(sets).unwrap(),
         seed: 1,
-        duration_ns: Some(ms * MS),
+        duration_ns,
     };
     let mut sink = FtraceTextSink::new(Vec::new());
     let r = {
@@ -34,6 +49,22 @@ pub(crate) fn traced(
     };
     let text = String::from_utf8(sink.into_inner().unwrap()).unwrap();
     (r, text.lines().map(str::to_string).collect())
+}
+
+/// Seconds after the start (traces begin at 1.000000).
+pub(crate) fn t_s(line: &str) -> f64 {
+    let ts = line.split(']').nth(1).unwrap().trim();
+    ts.split(':').next().unwrap().parse::<f64>().unwrap() - 1.0
+}
+
+/// `(t, target_cpu)` of each `sched_wakeup` of `comm`, t in seconds after the start.
+pub(crate) fn wakeups(lines: &[String], comm: &str) -> Vec<(f64, usize)> {
+    let pat = format!(" comm={comm} ");
+    lines
+        .iter()
+        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
+        .map(|l| (t_s(l), field(l, "target_cpu").parse().unwrap()))
+        .collect()
 }
 
 /// Timestamp in µs after the 1 s start.
