@@ -136,10 +136,20 @@ pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &CpuSet, p: &EasTask, pd_cap
 /// One CPU's term of [`eenv_pd_max_util`]: the performance schedutil would request for
 /// `cpu` if `p` ran on `dst`.
 fn eenv_cpu_perf(view: &impl EasView, cpu: usize, p: &EasTask, dst: Option<usize>) -> u64 {
+    cpu_perf(view, &view.rq(cpu), cpu, p, dst)
+}
+
+/// [`eenv_cpu_perf`] with `cpu`'s [`RqSignals`] already read.
+fn cpu_perf(
+    view: &impl EasView,
+    rq: &RqSignals,
+    cpu: usize,
+    p: &EasTask,
+    dst: Option<usize>,
+) -> u64 {
     let used = view.uclamp_is_used();
-    let rq = view.rq(cpu);
     let util = view.cpu_util(cpu, Some(p.id), dst, true);
-    let e = effective_cpu_util(&rq, util, used);
+    let e = effective_cpu_util(rq, util, used);
     let (mut min, mut max) = (e.min, e.max);
     if dst == Some(cpu) && used {
         min = min.max(p.uclamp_min);
@@ -185,28 +195,45 @@ pub struct PdMaxUtil {
 }
 
 impl PdMaxUtil {
-    /// The terms of `cpus` without `p` (`dst_cpu = −1`).
-    pub fn new(view: &impl EasView, cpus: &CpuSet, p: &EasTask) -> PdMaxUtil {
-        let mut m = PdMaxUtil {
-            top: 0,
-            top_cpu: None,
-            second: 0,
-        };
+    /// [`eenv_pd_busy_time`] and the terms of `cpus` without `p` (`dst_cpu = −1`) from one
+    /// walk of the domain's CPUs, each CPU's signals read once: what
+    /// `find_energy_efficient_cpu()` computes for a domain it evaluates.
+    pub fn with_busy_time(
+        view: &impl EasView,
+        cpus: &CpuSet,
+        p: &EasTask,
+        pd_cap: u64,
+    ) -> (u64, PdMaxUtil) {
+        let used = view.uclamp_is_used();
+        let mut m = PdMaxUtil::EMPTY;
+        let mut busy = 0;
         for cpu in cpus.iter() {
-            let perf = eenv_cpu_perf(view, cpu, p, None);
-            if m.top_cpu.is_none() || perf > m.top {
-                m.second = m.top;
-                m.top = perf;
-                m.top_cpu = Some(cpu);
-            } else {
-                m.second = m.second.max(perf);
-            }
+            let rq = view.rq(cpu);
+            busy += effective_cpu_util(&rq, view.cpu_util(cpu, Some(p.id), None, false), used).util;
+            m.add(cpu, cpu_perf(view, &rq, cpu, p, None));
         }
-        m
+        (busy.min(pd_cap), m)
+    }
+
+    const EMPTY: PdMaxUtil = PdMaxUtil {
+        top: 0,
+        top_cpu: None,
+        second: 0,
+    };
+
+    /// Takes `cpu`'s term (the CPUs ascending: the first of equal terms stays on top).
+    fn add(&mut self, cpu: usize, perf: u64) {
+        if self.top_cpu.is_none() || perf > self.top {
+            self.second = self.top;
+            self.top = perf;
+            self.top_cpu = Some(cpu);
+        } else {
+            self.second = self.second.max(perf);
+        }
     }
 
     /// `eenv_pd_max_util(eenv, pd_cpus, p, dst)` for a `dst` among the CPUs given to
-    /// [`PdMaxUtil::new`] (or `None`).
+    /// [`PdMaxUtil::with_busy_time`] (or `None`).
     pub fn get(
         &self,
         view: &impl EasView,
@@ -367,8 +394,8 @@ pub fn find_energy_efficient_cpu(
         if max_spare_cpu.is_none() && prev_spare < 0 {
             continue;
         }
-        eenv.pd_busy_time = eenv_pd_busy_time(view, &cpus, p, eenv.pd_cap);
-        let max_util = PdMaxUtil::new(view, &cpus, p);
+        let (busy, max_util) = PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap);
+        eenv.pd_busy_time = busy;
         let base = compute_energy(view, &eenv, pd, &max_util, p, None);
         base_sum = base_sum.saturating_add(base);
         if prev_spare > -1 {
@@ -709,7 +736,7 @@ mod tests {
     }
 
     #[test]
-    fn pd_max_util_is_eenv_pd_max_util_for_every_dst() {
+    fn pd_max_util_is_eenv_pd_max_util_for_every_dst_and_busy_time_eenv_pd_busy_time() {
         // prev on CPU 3 (its util left out without dst), busy and idle CPUs, ties.
         let mut v = view(3, 120);
         v.util = vec![300, 700, 700, 420, 0, 300];
@@ -723,7 +750,8 @@ mod tests {
                 cpu_cap: 1024,
                 ..EnergyEnv::default()
             };
-            let m = PdMaxUtil::new(&v, &cpus, &p);
+            let (busy, m) = PdMaxUtil::with_busy_time(&v, &cpus, &p, 4096);
+            assert_eq!(busy, eenv_pd_busy_time(&v, &cpus, &p, 4096), "{cpus:?}");
             let dsts = std::iter::once(None).chain(cpus.iter().map(Some));
             for dst in dsts {
                 assert_eq!(

@@ -440,8 +440,9 @@ impl Sim<'_> {
     /// §3.4) for fair thread `tid`: `None` is the kernel's −1 (no EM, no
     /// `sd_asym_cpucapacity` domain spanning `prev_cpu`), else the target CPU.
     ///
-    /// The task's PELT is synced to `prev_cpu`'s cfs_rq on a copy (`sync_entity_load_avg()`;
-    /// the placement keeps the engine's own average synced when this ran, see
+    /// `avg` is the task's PELT synced to `prev_cpu`'s cfs_rq on a copy
+    /// (`sync_entity_load_avg()`, done once by the caller for the whole placement, which
+    /// keeps the engine's own average synced when this ran, see
     /// [`Self::feec_syncs_task`]). Simplification: the
     /// `sd_asym_cpucapacity` domain is `prev_cpu`'s rather than the waking CPU's (on the
     /// platforms modelled both are the root domain).
@@ -449,17 +450,13 @@ impl Sim<'_> {
         &self,
         tid: usize,
         prev_cpu: usize,
+        avg: &pelt::SchedAvg,
     ) -> Option<usize> {
         if !self.en.eas || self.threads[tid].class != Class::Fair {
             return None;
         }
         let span = self.feec_domain_span(prev_cpu)?;
         let ent = &self.ents[tid];
-        let mut avg = ent.avg;
-        if avg.last_update_time != 0 {
-            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
-            pelt::sync_entity_load_avg(&mut avg, last, ent.load.weight);
-        }
         let util_est = self.s.options.pelt.util_est;
         let ue = if util_est {
             pelt::task_util_est_raw(&avg.util_est, self.ue_ver)

@@ -293,7 +293,7 @@ impl Sim<'_> {
             &ctx,
             &task,
             &mut waker,
-            || self.find_energy_efficient_cpu(tid, prev_cpu),
+            || self.find_energy_efficient_cpu(tid, prev_cpu, &synced),
         );
         match curr {
             Some(c) => self.threads[c].wakee = waker,
