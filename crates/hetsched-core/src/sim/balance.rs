@@ -326,8 +326,15 @@ macro_rules! lb_env {
 }
 
 impl Sim<'_> {
+    /// `jiffies` at `now`: the ticks since the start, `now / TICK_NSEC`.
     pub(in crate::sim) fn jiffies(&self, now: Nanos) -> u64 {
-        now / self.s.tick_ns
+        let (j, start) = self.jiffy_memo.get();
+        if now >= start && now - start < self.s.tick_ns {
+            return j;
+        }
+        let j = now / self.s.tick_ns;
+        self.jiffy_memo.set((j, j * self.s.tick_ns));
+        j
     }
 
     /// Something [`Env::fill_cpu`] reads of `cpu` besides the signals that

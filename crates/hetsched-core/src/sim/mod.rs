@@ -444,6 +444,9 @@ struct Sim<'w> {
     lb_scratch: balance::LbScratch,
     /// Per thread: `p->max_allowed_capacity` and the affinity it was computed for.
     max_cap_memo: Vec<(CpuSet, u64)>,
+    /// The last jiffy [`Sim::jiffies`] computed and its first nanosecond: a time within
+    /// it needs no division.
+    jiffy_memo: std::cell::Cell<(u64, Nanos)>,
     /// Some thread may have `SCHED_IDLE` (`sched_idle_cpu()` is false on every CPU if not).
     idle_policy_possible: bool,
     lbp: crate::policy::lb::LbParams,
