@@ -1,5 +1,5 @@
 //! The fair load balancer's timing as v6.11 has it, checked from the trace: when a CPU
-//! running only SCHED_IDLE tasks balances. A CPU's periodic pass shows as its
+//! running only SCHED_IDLE tasks balances, and when one that is left with them does. A CPU's periodic pass shows as its
 //! `sched_cpu_capacity` line (`update_cpu_capacity()` of the local group at the base
 //! domain), traced on the CPU itself.
 
@@ -35,4 +35,33 @@ fn a_cpu_running_only_sched_idle_tasks_balances_at_the_idle_interval() {
         .collect();
     // 300 ms at one pass per 8 ms: 37; at one per 124 ms: 2 or 3.
     assert!(passes.len() >= 30, "{passes:?}");
+}
+
+/// `dequeue_task_fair()` (v6.11): a dequeue that leaves the rq with SCHED_IDLE tasks only
+/// sets `rq->next_balance = jiffies` ("balance early to pull high priority tasks"). On
+/// hikey620 a normal task `n` shares CPU 0 with a SCHED_IDLE hog and sleeps every 200 ms;
+/// while `n` ran, CPU 0's periodic balance was paced by the busy interval (124 ms at MC),
+/// but the tick after each of `n`'s sleeps balances at once.
+#[test]
+fn a_dequeue_leaving_only_sched_idle_tasks_balances_at_the_next_tick() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
+        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
+    let (_, lines) = traced("hikey620", json, 800, &[]);
+    let passes = cpu0_passes(&lines);
+    let sleeps: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
+        .filter(|l| field(l, "prev_state") != "0")
+        .map(|l| t_us(l))
+        .collect();
+    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    for s in sleeps {
+        let next = passes.iter().find(|&&t| t >= s).copied();
+        // the next tick: within one jiffy (4 ms at HZ=250)
+        assert!(
+            next.is_some_and(|t| t - s <= 4_000),
+            "sleep at {s}: {next:?}"
+        );
+    }
 }
