@@ -441,7 +441,10 @@ impl Sim<'_> {
         }
     }
 
-    /// `sched_balance_domains(rq, idle)`: each domain of `cpu` that is due, bottom-up.
+    /// `sched_balance_domains(rq, idle)` (kernel/sched/fair.c, v6.11): each domain of `cpu`
+    /// that is due, bottom-up. The CPU is busy for `get_sd_balance_interval()` when not
+    /// idle and not running SCHED_IDLE tasks only (`busy = idle != CPU_IDLE &&
+    /// !sched_idle_cpu(cpu)`, again after a pass that moved tasks).
     pub(in crate::sim) fn sched_balance_domains(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -451,7 +454,7 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let jiffies = self.jiffies(now);
-        let mut busy = idle == CpuIdleType::NotIdle;
+        let mut busy = idle == CpuIdleType::NotIdle && !self.sched_idle_cpu(cpu);
         let mut next_balance = jiffies + 60 * self.lbp.hz;
         let mut cont = true;
         let (mut need_decay, mut max_cost) = (false, 0);
@@ -525,7 +528,7 @@ impl Sim<'_> {
                     } else {
                         CpuIdleType::NotIdle
                     };
-                    busy = idle == CpuIdleType::NotIdle;
+                    busy = idle == CpuIdleType::NotIdle && !self.sched_idle_cpu(cpu);
                 }
                 let sd = &mut self.doms.cpus[cpu][level];
                 sd.last_balance = jiffies;

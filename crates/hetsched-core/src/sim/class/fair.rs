@@ -85,7 +85,9 @@ impl<'w> Sim<'w> {
     /// `dequeue_task_fair()` with `flags`: DEQUEUE_SLEEP (the task blocks: util_est's
     /// update), DEQUEUE_MIGRATING (its averages leave with it, DO_DETACH) or DEQUEUE_SAVE
     /// (a change of priority, class or weight: they stay attached; without DEQUEUE_MOVE
-    /// min_vruntime is not advanced).
+    /// min_vruntime is not advanced). A dequeue that leaves the rq running SCHED_IDLE
+    /// tasks only sets `rq->next_balance = jiffies` (`was_sched_idle`, kernel/sched/fair.c
+    /// `dequeue_task_fair()`, v6.11): the next tick balances, at the idle interval.
     pub(in crate::sim) fn dequeue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -103,6 +105,7 @@ impl<'w> Sim<'w> {
             self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
+        let was_sched_idle = self.sched_idle_cpu(cpu);
         self.update_curr_fair_resched(cpu, now);
         let pelt_flags = if migrating {
             UPDATE_TG | DO_DETACH
@@ -117,6 +120,10 @@ impl<'w> Sim<'w> {
         rq.cfs.dequeue_entity(ents, tid, sleep, save_only, &fair);
         if migrating {
             self.ents[tid].avg.last_update_time = 0;
+        }
+        // "balance early to pull high priority tasks"
+        if !was_sched_idle && self.sched_idle_cpu(cpu) {
+            self.rqs[cpu].next_balance = self.jiffies(now);
         }
         if self.s.options.pelt.util_est
             && pelt::util_est_update(

@@ -73,6 +73,24 @@ pub(in crate::sim) fn workload_may_use_idle_policy(w: &crate::workload::Workload
             .any(|t| idle(t.attrs.policy) || t.phases.iter().any(|ph| idle(ph.attrs.policy)))
 }
 
+/// `sched_idle_rq(rq)` (kernel/sched/fair.c, v6.11): `rq->nr_running ==
+/// rq->cfs.idle_h_nr_running && rq->nr_running`, the CPU runs SCHED_IDLE tasks only.
+/// `curr_on_rq`: the fair curr is still enqueued (false from its own dequeue until it is
+/// put, when `rq->nr_running` no longer counts it).
+pub(in crate::sim) fn sched_idle_rq(rq: &Rq, threads: &[Thread], curr_on_rq: bool) -> bool {
+    let nr = rq.cfs.nr_running + (rq.rt.nr_running() + rq.dl.nr_running()) as u32;
+    if nr == 0 || nr != rq.cfs.nr_running {
+        return false;
+    }
+    let idle_policy = |t: usize| threads[t].policy == SchedPolicy::Idle;
+    let queued_idle = rq.cfs.queue.iter().filter(|&&t| idle_policy(t)).count();
+    let curr_idle = rq
+        .cfs
+        .curr
+        .filter(|&c| curr_on_rq && !rq.cfs.queue.contains(&c) && idle_policy(c));
+    (queued_idle + usize::from(curr_idle.is_some())) as u32 == nr
+}
+
 impl WakeEnv<'_> {
     fn nr_all(&self, cpu: usize) -> u32 {
         let rq = &self.rqs[cpu];
@@ -91,21 +109,8 @@ impl FairWakeView for WakeEnv<'_> {
     }
 
     fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        // rq->nr_running == rq->cfs.idle_h_nr_running && rq->nr_running; without any
-        // SCHED_IDLE thread idle_h_nr_running is 0 and the test is false
-        if !self.idle_policy_possible {
-            return false;
-        }
-        let rq = &self.rqs[cpu];
-        let nr = self.nr_all(cpu);
-        if nr == 0 || nr != rq.cfs.nr_running {
-            return false;
-        }
-        let idle_policy = |t: usize| self.threads[t].policy == SchedPolicy::Idle;
-        let queued_idle = rq.cfs.queue.iter().filter(|&&t| idle_policy(t)).count();
-        let curr_idle = rq.cfs.curr.filter(|&c| !rq.cfs.queue.contains(&c));
-        let n_idle = queued_idle + curr_idle.map_or(0, |c| usize::from(idle_policy(c)));
-        n_idle as u32 == nr
+        // without any SCHED_IDLE thread idle_h_nr_running is 0 and the test is false
+        self.idle_policy_possible && sched_idle_rq(&self.rqs[cpu], self.threads, true)
     }
 
     fn nr_running(&self, cpu: usize) -> u32 {
@@ -202,6 +207,17 @@ impl FairWakeView for WakeEnv<'_> {
 }
 
 impl Sim<'_> {
+    /// `sched_idle_cpu(cpu)` (kernel/sched/fair.c, v6.11): [`sched_idle_rq`] of `cpu`'s rq;
+    /// false at once when no thread can have SCHED_IDLE.
+    pub(in crate::sim) fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        if !self.idle_policy_possible {
+            return false;
+        }
+        let rq = &self.rqs[cpu];
+        let curr_on_rq = rq.cfs.curr.is_some_and(|c| self.ents[c].on_rq);
+        sched_idle_rq(rq, &self.threads, curr_on_rq)
+    }
+
     /// `select_task_rq()` → `select_task_rq_fair(p, prev_cpu, wake_flags)` for fair thread
     /// `tid` (kernel/sched/core.c and fair.c, v6.11), with `this_cpu` the CPU doing the
     /// wake-up or fork. Applies `record_wakee()` and `p->recent_used_cpu`; returns the

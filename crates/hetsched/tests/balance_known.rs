@@ -1,0 +1,67 @@
+//! The fair load balancer's timing as v6.11 has it, checked from the trace: when a CPU
+//! running only SCHED_IDLE tasks balances, and when one that is left with them does. A CPU's periodic pass shows as its
+//! `sched_cpu_capacity` line (`update_cpu_capacity()` of the local group at the base
+//! domain), traced on the CPU itself.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::{field, t_us, traced};
+
+/// The times (µs) of CPU 0's own balance passes: its `sched_cpu_capacity` lines for
+/// `cpu=0`, traced on CPU 0.
+fn cpu0_passes(lines: &[String]) -> Vec<i64> {
+    lines
+        .iter()
+        .filter(|l| l.contains("[000]") && l.contains("sched_cpu_capacity:"))
+        .filter(|l| field(l, "cpu") == "0")
+        .map(|l| t_us(l))
+        .collect()
+}
+
+/// `sched_balance_domains()` (v6.11): `busy = idle != CPU_IDLE && !sched_idle_cpu(cpu)`.
+/// On hikey620 a SCHED_IDLE hog alone on CPU 0 leaves the CPU "idle" for the balancer:
+/// its MC domain is balanced every `balance_interval` (4 ms doubled to the 8 ms
+/// `max_interval`: 2 jiffies at HZ=250), not every 16 × 8 ms − 1 jiffy (124 ms).
+#[test]
+fn a_cpu_running_only_sched_idle_tasks_balances_at_the_idle_interval() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 500000}}}"#;
+    let (_, lines) = traced("hikey620", json, 400, &[]);
+    let passes: Vec<i64> = cpu0_passes(&lines)
+        .into_iter()
+        .filter(|&t| (100_000..400_000).contains(&t))
+        .collect();
+    // 300 ms at one pass per 8 ms: 37; at one per 124 ms: 2 or 3.
+    assert!(passes.len() >= 30, "{passes:?}");
+}
+
+/// `dequeue_task_fair()` (v6.11): a dequeue that leaves the rq with SCHED_IDLE tasks only
+/// sets `rq->next_balance = jiffies` ("balance early to pull high priority tasks"). On
+/// hikey620 a normal task `n` shares CPU 0 with a SCHED_IDLE hog and sleeps every 200 ms;
+/// while `n` ran, CPU 0's periodic balance was paced by the busy interval (124 ms at MC),
+/// but the tick after each of `n`'s sleeps balances at once.
+#[test]
+fn a_dequeue_leaving_only_sched_idle_tasks_balances_at_the_next_tick() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
+        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
+    let (_, lines) = traced("hikey620", json, 800, &[]);
+    let passes = cpu0_passes(&lines);
+    let sleeps: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
+        .filter(|l| field(l, "prev_state") != "0")
+        .map(|l| t_us(l))
+        .collect();
+    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    for s in sleeps {
+        let next = passes.iter().find(|&&t| t >= s).copied();
+        // the next tick: within one jiffy (4 ms at HZ=250)
+        assert!(
+            next.is_some_and(|t| t - s <= 4_000),
+            "sleep at {s}: {next:?}"
+        );
+    }
+}
