@@ -4,7 +4,8 @@
 //! Models `kernel/sched/fair.c` of v6.11: `avg_vruntime()`, `entity_eligible()`,
 //! `update_min_vruntime()`, `update_curr()`/`update_deadline()`, `pick_eevdf()`,
 //! `place_entity()`, `update_entity_lag()`, `check_preempt_wakeup_fair()`, `set_next_entity()`
-//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`,
+//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`
+//! (its v6.3 slice cap an option, off for v6.2 and earlier),
 //! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS.
 //!
 //! Simplifications: no group scheduling (every entity is a task on the root cfs_rq);
@@ -59,6 +60,8 @@ pub struct FairParams {
     pub gentle_fair_sleepers: bool,
     /// CFS START_DEBIT.
     pub start_debit: bool,
+    /// CFS `check_preempt_tick()` caps the ideal slice at `sysctl_sched_latency` (v6.3–v6.5).
+    pub tick_slice_cap: bool,
     /// `TICK_NSEC`.
     pub tick_nsec: u64,
 }
@@ -490,15 +493,20 @@ impl CfsRq {
         }
     }
 
-    /// Whether a tick should reschedule curr: CFS `check_preempt_tick()` (EEVDF decides in
-    /// `update_curr()`).
+    /// Whether a tick should reschedule curr: CFS `check_preempt_tick()` (kernel/sched/fair.c;
+    /// EEVDF decides in `update_curr()`). With `tick_slice_cap` the ideal runtime is
+    /// `min(sched_slice(), sysctl_sched_latency)`, as from v6.3 ("sched/fair: Limit sched
+    /// slice duration") to v6.5; v6.2 and earlier use `sched_slice()` alone.
     pub fn check_preempt_tick(&self, ents: &[SchedEntity], p: &FairParams) -> bool {
         if p.variant != FairVariant::Cfs || self.nr_running <= 1 {
             return false;
         }
         let Some(c) = self.curr else { return false };
         let curr = &ents[c];
-        let ideal = self.sched_slice(ents, c, p);
+        let mut ideal = self.sched_slice(ents, c, p);
+        if p.tick_slice_cap {
+            ideal = ideal.min(p.sched_latency);
+        }
         let ran = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
         if ran > ideal {
             return true;
@@ -579,6 +587,7 @@ mod tests {
             nr_latency: 8,
             gentle_fair_sleepers: true,
             start_debit: true,
+            tick_slice_cap: true,
             tick_nsec: 4_000_000,
         }
     }
@@ -752,5 +761,32 @@ mod tests {
         let v = rq.avg_vruntime(&ents);
         let lag_after = v.wrapping_sub(ents[2].vruntime) as i64;
         assert!((lag_after - lag).abs() <= 1, "{lag} vs {lag_after}");
+    }
+
+    /// `check_preempt_tick()` of v6.3–v6.5 caps the ideal runtime at `sysctl_sched_latency`;
+    /// v6.2 and earlier do not. A nice −20 curr with eight nice 19 tasks (nine > nr_latency)
+    /// gets a slice of 26.96 ms (period 9 × 3 ms), above the 24 ms latency: after 25 ms
+    /// the capped tick reschedules, the uncapped one does not (curr's vruntime has moved
+    /// only 25 ms × 1024 / 88761 ≈ 0.29 ms past the others').
+    #[test]
+    fn the_cfs_tick_caps_the_slice_at_the_latency_from_v6_3() {
+        let resched = |cap: bool| {
+            let p = FairParams {
+                tick_slice_cap: cap,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![ent(-20, &p)];
+            ents.extend((0..8).map(|_| ent(19, &p)));
+            let mut rq = CfsRq::default();
+            for i in 0..ents.len() {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.set_next_entity(&mut ents, 0, 0);
+            assert!(rq.sched_slice(&ents, 0, &p) > p.sched_latency);
+            rq.update_curr(&mut ents, 25_000_000, &p);
+            rq.check_preempt_tick(&ents, &p)
+        };
+        assert!(resched(true), "v6.3-v6.5: 25 ms > min(26.96 ms, 24 ms)");
+        assert!(!resched(false), "v6.2 and earlier: 25 ms < 26.96 ms");
     }
 }
