@@ -159,8 +159,11 @@ impl<'w> Sim<'w> {
     /// `clone()` of a thread of task `ti` named `comm` by `parent`, a thread and the CPU
     /// it runs on (`None`: the threads created at once with `rtapp.main_thread = false`;
     /// their wake-ups are traced on their CPUs): `copy_process()` (the child has the
-    /// parent's comm until it renames itself; with `rtapp.main_thread` its scheduling
-    /// parameters and affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
+    /// parent's comm until it renames itself, and its `record_wakee()` state:
+    /// `dup_task_struct()` copies `wakee_flips`, `wakee_flip_decay_ts` and `last_wakee`
+    /// and nothing on fork resets them, kernel/fork.c and kernel/sched/core.c
+    /// `__sched_fork()`, v6.11; with `rtapp.main_thread` its scheduling parameters and
+    /// affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
     /// Returns the new thread.
     pub(in crate::sim) fn sys_clone(
         &mut self,
@@ -173,6 +176,8 @@ impl<'w> Sim<'w> {
         let tid = self.spawn_thread(ti, comm, self.next_user_pid());
         self.user_tids.push(tid);
         if let Some((parent, cpu)) = parent {
+            // dup_task_struct(): `*dst = *src`
+            self.threads[tid].wakee = self.threads[parent].wakee;
             if self.s.options.rtapp.main_thread {
                 self.sched_fork(tid, parent);
             }
