@@ -397,8 +397,9 @@ impl CfsRq {
                     vruntime = vruntime.wrapping_sub(thresh);
                 }
                 let e = &mut ents[se];
-                // ensure we never gain time by being placed backwards
-                if initial || key(vruntime, e.vruntime) > 0 {
+                // ensure we never gain time by being placed backwards (a new entity:
+                // `__sched_fork()`'s 0, or its parent's vruntime at fork)
+                if key(vruntime, e.vruntime) > 0 {
                     e.vruntime = vruntime;
                 }
             }
@@ -460,6 +461,22 @@ impl CfsRq {
         if !save_only {
             self.update_min_vruntime(ents);
         }
+    }
+
+    /// CFS `task_fork_fair()` (kernel/sched/fair.c, v3.10–v6.5) on the forking CPU's queue,
+    /// after its `update_curr()`: the child `se` starts at curr's vruntime (the parent's,
+    /// when it is a fair task), `place_entity(cfs_rq, se, 1)` puts it at least at
+    /// `min_vruntime` plus START_DEBIT's `sched_vslice()` of this queue with the child
+    /// added, and it is left relative to this queue's `min_vruntime`: `wake_up_new_task()`
+    /// enqueues it without ENQUEUE_WAKEUP, so `enqueue_entity()` adds the target queue's
+    /// ([`CfsRq::cfs_migrate_in`]) and does not place it again. `sysctl_sched_child_runs_first`
+    /// is 0, its default: no swap with the parent.
+    pub fn task_fork_fair(&mut self, ents: &mut [SchedEntity], se: usize, p: &FairParams) {
+        if let Some(c) = self.curr {
+            ents[se].vruntime = ents[c].vruntime;
+        }
+        self.place_entity(ents, se, true, p);
+        ents[se].vruntime = ents[se].vruntime.wrapping_sub(self.min_vruntime);
     }
 
     /// CFS: a migrated entity's relative vruntime made absolute on this queue.
@@ -788,5 +805,39 @@ mod tests {
         };
         assert!(resched(true), "v6.3-v6.5: 25 ms > min(26.96 ms, 24 ms)");
         assert!(!resched(false), "v6.2 and earlier: 25 ms < 26.96 ms");
+    }
+
+    /// CFS `task_fork_fair()` (v3.10–v6.5): the child starts at its parent's vruntime,
+    /// placed at least at `min_vruntime` + `sched_vslice()` of the parent's queue with the
+    /// child added (three nice 0 tasks: 24 ms / 3), and is left relative to that queue's
+    /// `min_vruntime` for the target's to be added at the enqueue.
+    #[test]
+    fn a_cfs_child_is_placed_at_fork_from_its_parents_vruntime() {
+        let p = params(FairVariant::Cfs);
+        let child_on = |parent_v: u64| {
+            let mut ents = vec![ent(0, &p), ent(0, &p), ent(0, &p)];
+            ents[0].vruntime = parent_v;
+            ents[1].vruntime = 26_000_000;
+            let mut parent_rq = CfsRq {
+                min_vruntime: 26_000_000,
+                ..CfsRq::default()
+            };
+            parent_rq.enqueue_entity(&mut ents, 0);
+            parent_rq.enqueue_entity(&mut ents, 1);
+            parent_rq.set_next_entity(&mut ents, 0, 0);
+            parent_rq.task_fork_fair(&mut ents, 2, &p);
+            let rel = ents[2].vruntime;
+            let target = CfsRq {
+                min_vruntime: 100_000_000,
+                ..CfsRq::default()
+            };
+            target.cfs_migrate_in(&mut ents, 2);
+            (rel, ents[2].vruntime)
+        };
+        // a parent 14 ms ahead: the child at its vruntime
+        assert_eq!(child_on(40_000_000), (14_000_000, 114_000_000));
+        // a parent 2 ms ahead: START_DEBIT's 8 ms (less 2 ns: `__calc_delta()`'s
+        // fixed point)
+        assert_eq!(child_on(28_000_000), (7_999_998, 107_999_998));
     }
 }
