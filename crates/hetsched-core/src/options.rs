@@ -897,6 +897,7 @@ mod tests {
         assert_eq!(v59.fair.variant, FairVariant::Cfs);
         assert_eq!(v59.balance.version, crate::sched::topology::LbVersion::V5_9);
         assert!(!v59.fair.sis_util && !v59.pelt.migrate_pelt_lag);
+        assert!(!v59.fair.tick_slice_cap && KernelProfile::V6_6.options().fair.tick_slice_cap);
         let v612 = KernelProfile::V6_12.options();
         assert!(v612.fair.custom_slice && v612.fair.enqueue_initial);
         assert_eq!(KernelProfile::V4_20.options().eas.mode, EasMode::Off);

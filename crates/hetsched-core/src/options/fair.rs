@@ -49,6 +49,9 @@ pub struct FairOptions {
     pub gentle_fair_sleepers: bool,
     /// CFS START_DEBIT.
     pub start_debit: bool,
+    /// CFS `check_preempt_tick()` caps the ideal slice at `sched_latency` (v6.3–v6.5:
+    /// "sched/fair: Limit sched slice duration"); off for v6.2 and earlier.
+    pub tick_slice_cap: bool,
     /// Wake-up placement on asymmetric systems: `v6_11` (default; `select_idle_capacity()`,
     /// v5.7+) or `wake_cap` (v4.12–v5.6: `wake_cap()` disables wake_affine for a task that
     /// does not fit the smaller of the waking and previous CPUs and sends it to the slow path).
@@ -99,6 +102,7 @@ impl Default for FairOptions {
             wakeup_granularity_ns: 1_000_000,
             gentle_fair_sleepers: true,
             start_debit: true,
+            tick_slice_cap: true,
             wakeup: WakeupVariant::V6_11,
             wa_idle: true,
             wa_weight: true,
@@ -160,6 +164,7 @@ impl FairOptions {
             nr_latency: (self.sched_latency_ns / self.min_granularity_ns.max(1)).max(1),
             gentle_fair_sleepers: self.gentle_fair_sleepers,
             start_debit: self.start_debit,
+            tick_slice_cap: self.tick_slice_cap,
             tick_nsec: tick_ns,
         }
     }

@@ -4,7 +4,8 @@
 //! Models `kernel/sched/fair.c` of v6.11: `avg_vruntime()`, `entity_eligible()`,
 //! `update_min_vruntime()`, `update_curr()`/`update_deadline()`, `pick_eevdf()`,
 //! `place_entity()`, `update_entity_lag()`, `check_preempt_wakeup_fair()`, `set_next_entity()`
-//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`,
+//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`
+//! (its v6.3 slice cap an option, off for v6.2 and earlier),
 //! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS.
 //!
 //! Simplifications: no group scheduling (every entity is a task on the root cfs_rq);
@@ -59,6 +60,8 @@ pub struct FairParams {
     pub gentle_fair_sleepers: bool,
     /// CFS START_DEBIT.
     pub start_debit: bool,
+    /// CFS `check_preempt_tick()` caps the ideal slice at `sysctl_sched_latency` (v6.3–v6.5).
+    pub tick_slice_cap: bool,
     /// `TICK_NSEC`.
     pub tick_nsec: u64,
 }
@@ -394,8 +397,9 @@ impl CfsRq {
                     vruntime = vruntime.wrapping_sub(thresh);
                 }
                 let e = &mut ents[se];
-                // ensure we never gain time by being placed backwards
-                if initial || key(vruntime, e.vruntime) > 0 {
+                // ensure we never gain time by being placed backwards (a new entity:
+                // `__sched_fork()`'s 0, or its parent's vruntime at fork)
+                if key(vruntime, e.vruntime) > 0 {
                     e.vruntime = vruntime;
                 }
             }
@@ -459,6 +463,22 @@ impl CfsRq {
         }
     }
 
+    /// CFS `task_fork_fair()` (kernel/sched/fair.c, v3.10–v6.5) on the forking CPU's queue,
+    /// after its `update_curr()`: the child `se` starts at curr's vruntime (the parent's,
+    /// when it is a fair task), `place_entity(cfs_rq, se, 1)` puts it at least at
+    /// `min_vruntime` plus START_DEBIT's `sched_vslice()` of this queue with the child
+    /// added, and it is left relative to this queue's `min_vruntime`: `wake_up_new_task()`
+    /// enqueues it without ENQUEUE_WAKEUP, so `enqueue_entity()` adds the target queue's
+    /// ([`CfsRq::cfs_migrate_in`]) and does not place it again. `sysctl_sched_child_runs_first`
+    /// is 0, its default: no swap with the parent.
+    pub fn task_fork_fair(&mut self, ents: &mut [SchedEntity], se: usize, p: &FairParams) {
+        if let Some(c) = self.curr {
+            ents[se].vruntime = ents[c].vruntime;
+        }
+        self.place_entity(ents, se, true, p);
+        ents[se].vruntime = ents[se].vruntime.wrapping_sub(self.min_vruntime);
+    }
+
     /// CFS: a migrated entity's relative vruntime made absolute on this queue.
     pub fn cfs_migrate_in(&self, ents: &mut [SchedEntity], se: usize) {
         let e = &mut ents[se];
@@ -490,15 +510,20 @@ impl CfsRq {
         }
     }
 
-    /// Whether a tick should reschedule curr: CFS `check_preempt_tick()` (EEVDF decides in
-    /// `update_curr()`).
+    /// Whether a tick should reschedule curr: CFS `check_preempt_tick()` (kernel/sched/fair.c;
+    /// EEVDF decides in `update_curr()`). With `tick_slice_cap` the ideal runtime is
+    /// `min(sched_slice(), sysctl_sched_latency)`, as from v6.3 ("sched/fair: Limit sched
+    /// slice duration") to v6.5; v6.2 and earlier use `sched_slice()` alone.
     pub fn check_preempt_tick(&self, ents: &[SchedEntity], p: &FairParams) -> bool {
         if p.variant != FairVariant::Cfs || self.nr_running <= 1 {
             return false;
         }
         let Some(c) = self.curr else { return false };
         let curr = &ents[c];
-        let ideal = self.sched_slice(ents, c, p);
+        let mut ideal = self.sched_slice(ents, c, p);
+        if p.tick_slice_cap {
+            ideal = ideal.min(p.sched_latency);
+        }
         let ran = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
         if ran > ideal {
             return true;
@@ -579,6 +604,7 @@ mod tests {
             nr_latency: 8,
             gentle_fair_sleepers: true,
             start_debit: true,
+            tick_slice_cap: true,
             tick_nsec: 4_000_000,
         }
     }
@@ -752,5 +778,66 @@ mod tests {
         let v = rq.avg_vruntime(&ents);
         let lag_after = v.wrapping_sub(ents[2].vruntime) as i64;
         assert!((lag_after - lag).abs() <= 1, "{lag} vs {lag_after}");
+    }
+
+    /// `check_preempt_tick()` of v6.3–v6.5 caps the ideal runtime at `sysctl_sched_latency`;
+    /// v6.2 and earlier do not. A nice −20 curr with eight nice 19 tasks (nine > nr_latency)
+    /// gets a slice of 26.96 ms (period 9 × 3 ms), above the 24 ms latency: after 25 ms
+    /// the capped tick reschedules, the uncapped one does not (curr's vruntime has moved
+    /// only 25 ms × 1024 / 88761 ≈ 0.29 ms past the others').
+    #[test]
+    fn the_cfs_tick_caps_the_slice_at_the_latency_from_v6_3() {
+        let resched = |cap: bool| {
+            let p = FairParams {
+                tick_slice_cap: cap,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![ent(-20, &p)];
+            ents.extend((0..8).map(|_| ent(19, &p)));
+            let mut rq = CfsRq::default();
+            for i in 0..ents.len() {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.set_next_entity(&mut ents, 0, 0);
+            assert!(rq.sched_slice(&ents, 0, &p) > p.sched_latency);
+            rq.update_curr(&mut ents, 25_000_000, &p);
+            rq.check_preempt_tick(&ents, &p)
+        };
+        assert!(resched(true), "v6.3-v6.5: 25 ms > min(26.96 ms, 24 ms)");
+        assert!(!resched(false), "v6.2 and earlier: 25 ms < 26.96 ms");
+    }
+
+    /// CFS `task_fork_fair()` (v3.10–v6.5): the child starts at its parent's vruntime,
+    /// placed at least at `min_vruntime` + `sched_vslice()` of the parent's queue with the
+    /// child added (three nice 0 tasks: 24 ms / 3), and is left relative to that queue's
+    /// `min_vruntime` for the target's to be added at the enqueue.
+    #[test]
+    fn a_cfs_child_is_placed_at_fork_from_its_parents_vruntime() {
+        let p = params(FairVariant::Cfs);
+        let child_on = |parent_v: u64| {
+            let mut ents = vec![ent(0, &p), ent(0, &p), ent(0, &p)];
+            ents[0].vruntime = parent_v;
+            ents[1].vruntime = 26_000_000;
+            let mut parent_rq = CfsRq {
+                min_vruntime: 26_000_000,
+                ..CfsRq::default()
+            };
+            parent_rq.enqueue_entity(&mut ents, 0);
+            parent_rq.enqueue_entity(&mut ents, 1);
+            parent_rq.set_next_entity(&mut ents, 0, 0);
+            parent_rq.task_fork_fair(&mut ents, 2, &p);
+            let rel = ents[2].vruntime;
+            let target = CfsRq {
+                min_vruntime: 100_000_000,
+                ..CfsRq::default()
+            };
+            target.cfs_migrate_in(&mut ents, 2);
+            (rel, ents[2].vruntime)
+        };
+        // a parent 14 ms ahead: the child at its vruntime
+        assert_eq!(child_on(40_000_000), (14_000_000, 114_000_000));
+        // a parent 2 ms ahead: START_DEBIT's 8 ms (less 2 ns: `__calc_delta()`'s
+        // fixed point)
+        assert_eq!(child_on(28_000_000), (7_999_998, 107_999_998));
     }
 }

@@ -254,6 +254,7 @@ impl<'w> Sim<'w> {
             wakee: Default::default(),
             recent_used_cpu: 0,
             enqueue_migrated: false,
+            cfs_fork_placed: false,
             kthread: None,
             uclamp_req: [
                 t.attrs.util_min.filter(|v| *v >= 0),

@@ -115,6 +115,7 @@ impl Sim<'_> {
             wakee: Default::default(),
             recent_used_cpu: cpu,
             enqueue_migrated: false,
+            cfs_fork_placed: false,
             kthread: Some(kind),
             uclamp_req: [None, None],
             uclamp: [0, 1024],

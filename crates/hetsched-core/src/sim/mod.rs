@@ -260,6 +260,9 @@ struct Thread {
     /// ENQUEUE_MIGRATED for its next enqueue: it changed CPU since it was last queued
     /// (`WF_MIGRATED` in `try_to_wake_up()`, `TASK_ON_RQ_MIGRATING` in `activate_task()`).
     enqueue_migrated: bool,
+    /// CFS rules: `task_fork_fair()` placed it on its parent's queue, relative to that
+    /// queue's `min_vruntime`; its first enqueue renormalises it instead of placing it.
+    cfs_fork_placed: bool,
     /// A kernel thread: a CPU's stopper or a policy's `sugov:N`.
     kthread: Option<kthread::KthreadKind>,
     /// The user-defined clamp requests `p->uclamp_req[]` (`None`: not user-defined, the

@@ -39,6 +39,7 @@ impl<'w> Sim<'w> {
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
         let migrated = std::mem::take(&mut self.threads[tid].enqueue_migrated);
+        let fork_placed = std::mem::take(&mut self.threads[tid].cfs_fork_placed);
         // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
         // being re-queued (a balancer move, an affinity or priority change).
         let wakeup = !initial && self.threads[tid].state != TState::Runnable;
@@ -46,13 +47,18 @@ impl<'w> Sim<'w> {
         if fair.variant == FairVariant::Cfs && self.threads[tid].state == TState::Runnable {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
+        } else if fork_placed {
+            // v6.5 enqueue_entity() of a new task (no ENQUEUE_WAKEUP): renorm, no
+            // place_entity(); task_fork_fair() placed it on its parent's queue
+            rq.cfs.cfs_migrate_in(ents, tid);
         } else {
             if fair.variant == FairVariant::Cfs && migrated {
                 // v6.5 enqueue_entity(): renorm for ENQUEUE_MIGRATED, then place_entity()
                 rq.cfs.cfs_migrate_in(ents, tid);
             }
             // ENQUEUE_INITIAL: wake_up_new_task() passes it from v6.12 (fair.enqueue_initial);
-            // the CFS rules' `initial` is the fork-time placement (START_DEBIT).
+            // the CFS rules' `initial` is START_DEBIT's placement, here on the target queue
+            // for a task created without a parent (a forked one was placed at fork).
             let enqueue_initial = initial
                 && (fair.variant == FairVariant::Cfs || self.s.options.fair.enqueue_initial);
             rq.cfs.place_entity(ents, tid, enqueue_initial, &fair);

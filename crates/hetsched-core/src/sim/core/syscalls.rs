@@ -159,8 +159,11 @@ impl<'w> Sim<'w> {
     /// `clone()` of a thread of task `ti` named `comm` by `parent`, a thread and the CPU
     /// it runs on (`None`: the threads created at once with `rtapp.main_thread = false`;
     /// their wake-ups are traced on their CPUs): `copy_process()` (the child has the
-    /// parent's comm until it renames itself; with `rtapp.main_thread` its scheduling
-    /// parameters and affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
+    /// parent's comm until it renames itself, and its `record_wakee()` state:
+    /// `dup_task_struct()` copies `wakee_flips`, `wakee_flip_decay_ts` and `last_wakee`
+    /// and nothing on fork resets them, kernel/fork.c and kernel/sched/core.c
+    /// `__sched_fork()`, v6.11; with `rtapp.main_thread` its scheduling parameters and
+    /// affinity too, [`Sim::sched_fork`]) and `wake_up_new_task()`.
     /// Returns the new thread.
     pub(in crate::sim) fn sys_clone(
         &mut self,
@@ -173,6 +176,8 @@ impl<'w> Sim<'w> {
         let tid = self.spawn_thread(ti, comm, self.next_user_pid());
         self.user_tids.push(tid);
         if let Some((parent, cpu)) = parent {
+            // dup_task_struct(): `*dst = *src`
+            self.threads[tid].wakee = self.threads[parent].wakee;
             if self.s.options.rtapp.main_thread {
                 self.sched_fork(tid, parent);
             }
@@ -183,7 +188,7 @@ impl<'w> Sim<'w> {
                 self.threads[tid].comm = parent_comm;
             }
             if self.threads[tid].class == Class::Fair {
-                self.task_fork_fair(cpu, now);
+                self.task_fork_fair(cpu, tid, now);
             }
         }
         if self.threads[tid].class == Class::Dl && !self.s.options.rtapp.main_thread {
@@ -202,10 +207,19 @@ impl<'w> Sim<'w> {
     /// `copy_process()` on the forking CPU: `update_curr()` of that CPU's fair queue, so a
     /// parent past its deadline gets a new one (`update_deadline()`) and its CPU is
     /// rescheduled when others are queued. Its `place_entity()` of the child is redone
-    /// by the enqueue of `wake_up_new_task()`, which is where the child's place is set
-    /// here.
-    fn task_fork_fair(&mut self, cpu: usize, now: Nanos) {
+    /// by the enqueue of `wake_up_new_task()`, which is where EEVDF's place of the child
+    /// is set here. The CFS rules (v3.10–v6.5) place the child here, on this queue from
+    /// its parent's vruntime ([`CfsRq::task_fork_fair`]), and the enqueue on its CPU only
+    /// renormalises it.
+    fn task_fork_fair(&mut self, cpu: usize, child: usize, now: Nanos) {
         self.update_curr_fair_resched(cpu, now);
+        if self.s.fair.variant == FairVariant::Cfs {
+            let fair = self.s.fair;
+            self.rqs[cpu]
+                .cfs
+                .task_fork_fair(&mut self.ents, child, &fair);
+            self.threads[child].cfs_fork_placed = true;
+        }
     }
 
     /// `copy_process()` → `dup_task_struct()` and `sched_fork()` (kernel/fork.c,

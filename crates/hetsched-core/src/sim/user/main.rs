@@ -174,6 +174,7 @@ impl<'w> Sim<'w> {
             wakee: Default::default(),
             recent_used_cpu: cpu,
             enqueue_migrated: false,
+            cfs_fork_placed: false,
             kthread: None,
             uclamp_req: [None, None],
             uclamp: [0, 1024],
