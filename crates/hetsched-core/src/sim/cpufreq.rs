@@ -140,6 +140,7 @@ impl CpufreqState {
                     });
                     let params = SugovParams {
                         version: o.cpufreq.schedutil_version,
+                        cfs_util: o.cpufreq.schedutil_cfs_util,
                         rate_limit_us,
                         fast_switch: o
                             .cpufreq
