@@ -1,11 +1,12 @@
 //! schedutil details the second reading found different from the kernel, checked from the
-//! trace: the runnable boost of the `v6.6` profile's `sugov_get_util()`.
+//! trace: the runnable boost of the `v6.6` profile's `sugov_get_util()`, and a commit of
+//! the frequency the policy already runs at.
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::{field, t_us, trace_to_end};
+use common::{field, t_us, trace_to_end, wakeups};
 
 /// `(t µs, kHz)` of every `cpu_frequency` event of `cpu`.
 fn freqs(lines: &[String], cpu: usize) -> Vec<(i64, u64)> {
@@ -38,4 +39,49 @@ fn v6_6_schedutil_reads_the_runnable_boost() {
     let boost = to_max(&base);
     let cfs = to_max(&[base[0], base[1], "cpufreq.schedutil_cfs_util=cfs"]);
     assert!(boost + 10_000 < cfs, "boost {boost} µs, cfs {cfs} µs");
+}
+
+/// A light task pinned to juno's big CPU 1, the policies started at their lowest OPP: the
+/// big policy's first update is forced (`need_freq_update` after `sugov_limits()`) and
+/// commits 450 MHz, the frequency it runs at.
+const LIGHT_ON_BIG: &str = r#"{"global": {"duration": 1}, "tasks": {
+    "a": {"cpus": [1], "loop": -1, "run": 1000, "sleep": 20000}}}"#;
+
+/// `cpufreq_driver_fast_switch()` (v6.11) traces `cpu_frequency` for every CPU of the
+/// policy even when the frequency does not change: the forced first commit of the big
+/// policy (CPUs 1 and 2) shows as a second 450 MHz event after the one at the start.
+#[test]
+fn fast_switch_traces_a_same_frequency_commit() {
+    let sets = ["cpufreq.start=min", "cpufreq.fast_switch=true"];
+    let lines = trace_to_end("juno_r0", LIGHT_ON_BIG, &sets);
+    let (f1, f2) = (freqs(&lines, 1), freqs(&lines, 2));
+    assert_eq!(f1[0], (0, 450_000), "{f1:?}");
+    let (t, khz) = f1[1];
+    assert!(t > 0 && t < 1_000, "{f1:?}");
+    assert_eq!(khz, 450_000, "{f1:?}");
+    assert_eq!(f2[1], (t, 450_000), "{f2:?}");
+}
+
+/// On the slow path `__cpufreq_driver_target()` (v6.11) returns at once for
+/// `policy->cur`: the `sugov:1` kthread woken for the forced first commit of the big
+/// policy runs `sugov_work()` once (`cpufreq.kthread_cpu_us`, 10 µs) and sleeps until the
+/// next request; it does not wait a transition latency (juno's 1 ms) to run again.
+#[test]
+fn slow_path_same_frequency_ends_at_the_driver() {
+    let lines = trace_to_end("juno_r0", LIGHT_ON_BIG, &["cpufreq.start=min"]);
+    let w = wakeups(&lines, "sugov:1");
+    let t0 = w.first().unwrap().0;
+    assert!(t0 < 0.001, "{w:?}");
+    assert!(
+        w.iter().all(|&(t, _)| t == t0 || t > t0 + 0.005),
+        "woken again within 5 ms: {w:?}"
+    );
+    let runs: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && l.contains("sugov:1"))
+        .take(2)
+        .map(|l| t_us(l))
+        .collect();
+    assert_eq!(runs[1] - runs[0], 10, "{runs:?}");
+    assert_eq!(freqs(&lines, 1).len(), 1, "only the start's event");
 }

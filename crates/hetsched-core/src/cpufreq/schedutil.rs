@@ -567,6 +567,12 @@ impl SugovPolicy {
         FreqRequest::Target { freq_khz: f }
     }
 
+    /// Whether the slow-path request in flight is `policy->cur` (a forced commit after a
+    /// limits change, `need_freq_update`): `__cpufreq_driver_target()` returns at once.
+    pub fn target_is_cur(&self) -> bool {
+        self.in_flight == Some(self.cur)
+    }
+
     /// The slow-path transition started by a `Target` has completed: `policy->cur`
     /// becomes its frequency; if a different request arrived meanwhile, the next transition
     /// starts now (`sugov_work()` run again).
@@ -772,6 +778,29 @@ mod tests {
             big_single(params(0, true)).update(T0, 1, 0, &[i]),
             FreqRequest::FastSwitch { freq_khz: 950_000 }
         );
+    }
+
+    /// The forced first commit of a slow-path policy asks for the frequency it runs at:
+    /// `__cpufreq_driver_target()` will return at once.
+    #[test]
+    fn forced_commit_of_the_current_frequency_is_flagged() {
+        let mut pd = juno().perf_domains[1].clone();
+        pd.cpus = vec![1];
+        let mut sg = SugovPolicy::new(&pd, 1024, None, params(0, false), 450_000);
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(0, 0)]),
+            FreqRequest::Target { freq_khz: 450_000 }
+        );
+        assert!(sg.target_is_cur());
+        assert_eq!(sg.transition_done(), FreqRequest::Unchanged);
+        assert!(!sg.target_is_cur());
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(900, 1)]),
+            FreqRequest::Target {
+                freq_khz: 1_100_000
+            }
+        );
+        assert!(!sg.target_is_cur());
     }
 
     #[test]
