@@ -85,3 +85,33 @@ fn slow_path_same_frequency_ends_at_the_driver() {
     assert_eq!(runs[1] - runs[0], 10, "{runs:?}");
     assert_eq!(freqs(&lines, 1).len(), 1, "only the start's event");
 }
+
+/// RT throttling (v6.11 defaults: 950 ms of RT per 1 s period, no RT group scheduling):
+/// `sched_rt_rq_dequeue()` clears `rt_queued`, so `rt_rq_is_runnable()` is false and
+/// `effective_cpu_util()` no longer forces the policy's top OPP for the throttled RT class;
+/// RT (de)queues make no `cpufreq_update_util()` while throttled, the unthrottle
+/// (`do_sched_rt_period_timer()` → `enqueue_top_rt_rq()`) makes one. A SCHED_FIFO hog on
+/// juno's big CPU 1 beside a light fair task: during the throttled window (0.95–1 s) the
+/// fair task's updates see the RT signal decay and lower the frequency; the unthrottle
+/// brings the top OPP back. The fair task waited behind the hog, so its `runnable_avg`
+/// would hold the top OPP too: `cpu_util_cfs()` (`cpufreq.schedutil_cfs_util=cfs`)
+/// leaves the RT term alone to decide.
+#[test]
+fn throttled_rt_does_not_hold_the_top_opp() {
+    let json = r#"{"global": {"duration": 2}, "tasks": {
+        "rt": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "runtime": 1500000},
+        "f": {"cpus": [1], "loop": -1, "run": 500, "sleep": 5000}}}"#;
+    let lines = trace_to_end("juno_r0", json, &["cpufreq.schedutil_cfs_util=cfs"]);
+    let f = freqs(&lines, 1);
+    let window: Vec<_> = f
+        .iter()
+        .filter(|&&(t, _)| (950_000..1_000_000).contains(&t))
+        .collect();
+    assert!(
+        window.iter().any(|&&(_, khz)| khz < 1_100_000),
+        "{window:?} in {f:?}"
+    );
+    let back = f.iter().find(|&&(t, _)| t >= 1_000_000).unwrap();
+    assert_eq!(back.1, 1_100_000, "{f:?}");
+    assert!(back.0 < 1_010_000, "{f:?}");
+}
