@@ -6,7 +6,7 @@
 //! baseline placement and balancing of this release. `--set key=value` addresses an option
 //! by its dotted path (`fair.variant=cfs`).
 
-use crate::cpufreq::schedutil::{SchedutilVersion, TransitionDelayVersion};
+use crate::cpufreq::schedutil::{SchedutilVersion, SugovCfsUtil, TransitionDelayVersion};
 use crate::energy::em::EmVersion;
 use crate::energy::overutilized::OverutilizedGate;
 use crate::pelt::UtilEstVersion;
@@ -244,6 +244,11 @@ pub struct CpufreqOptions {
     /// `v5_x` (`schedutil_cpu_util`, headroom in `get_next_freq`).
     #[schemars(with = "String")]
     pub schedutil_version: SchedutilVersion,
+    /// The CFS utilisation schedutil's `sugov_get_util()` reads: `boost` (default, v6.5+:
+    /// `cpu_util_cfs_boost()`, runnable boosting) or `cfs` (v6.4 and earlier:
+    /// `cpu_util_cfs()`).
+    #[schemars(with = "String")]
+    pub schedutil_cfs_util: SugovCfsUtil,
     /// schedutil `rate_limit_us`; unset = `cpufreq_policy_transition_delay_us()` of the
     /// policy's transition latency (see `rate_limit_default`).
     pub rate_limit_us: Option<u64>,

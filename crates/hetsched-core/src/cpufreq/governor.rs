@@ -105,6 +105,17 @@ impl GovernorState {
         }
     }
 
+    /// Whether the slow-path transition in flight asks for `policy->cur`: then
+    /// `__cpufreq_driver_target()` (drivers/cpufreq/cpufreq.c, v6.11) returns at once,
+    /// without a transition (the modelled drivers do not set `CPUFREQ_NEED_UPDATE_LIMITS`).
+    pub fn target_is_cur(&self) -> bool {
+        match self {
+            GovernorState::Schedutil(sg) => sg.target_is_cur(),
+            GovernorState::Timed { cur, in_flight } => *in_flight == Some(*cur),
+            GovernorState::Fixed { .. } | GovernorState::Dbs(_) => false,
+        }
+    }
+
     /// A slow-path transition completed: `policy->cur` is its frequency; a request made
     /// meanwhile may start the next.
     pub fn transition_done(&mut self) -> FreqRequest {

@@ -47,10 +47,25 @@ pub enum SchedutilVersion {
     #[default]
     #[serde(rename = "v6_8")]
     V6_8,
-    /// ≈v5.10–v6.7: `cpu_util_cfs()`, `schedutil_cpu_util(FREQUENCY_UTIL)` (uclamp applied,
-    /// DL bandwidth added, RT ⇒ max), headroom in `get_next_freq()`.
+    /// ≈v5.10–v6.7: `schedutil_cpu_util(FREQUENCY_UTIL)` (uclamp applied, DL bandwidth
+    /// added, RT ⇒ max), headroom in `get_next_freq()`; its CFS input as
+    /// [`SugovCfsUtil`] picks (`cpu_util_cfs_boost()` from v6.5).
     #[serde(rename = "v5_x")]
     V5,
+}
+
+/// Which CFS utilisation `sugov_get_util()` reads (`cpufreq.schedutil_cfs_util`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub enum SugovCfsUtil {
+    /// v6.5+ ("sched/fair, cpufreq: Introduce 'runnable boosting'", 7d0583cf9ec7):
+    /// `cpu_util_cfs_boost()`, `max(util_avg, runnable_avg, util_est)` capped at the CPU's
+    /// capacity. The default (v6.11; v6.6 too).
+    #[default]
+    #[serde(rename = "boost")]
+    Boost,
+    /// ≤ v6.4: `cpu_util_cfs()`, `max(util_avg, util_est)` capped at the CPU's capacity.
+    #[serde(rename = "cfs")]
+    Cfs,
 }
 
 /// Which `cpufreq_policy_transition_delay_us()` gives the default `rate_limit_us`
@@ -133,6 +148,8 @@ pub fn sugov_effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
 pub struct SugovParams {
     /// Estimation form.
     pub version: SchedutilVersion,
+    /// The CFS utilisation `sugov_get_util()` reads.
+    pub cfs_util: SugovCfsUtil,
     /// `rate_limit_us` tunable.
     pub rate_limit_us: u64,
     /// Driver supports `fast_switch` (`policy->fast_switch_enabled`).
@@ -150,7 +167,7 @@ pub struct SugovCpuInput {
     pub rq: RqSignals,
     /// `cpu_util_cfs(cpu)` (util_est included).
     pub util_cfs: u64,
-    /// `cpu_util_cfs_boost(cpu)` (max with runnable, v6.8 form).
+    /// `cpu_util_cfs_boost(cpu)` (max with runnable, v6.5+).
     pub util_cfs_boost: u64,
     /// `uclamp_is_used()`.
     pub uclamp_used: bool,
@@ -387,19 +404,25 @@ impl SugovPolicy {
         (c.iowait_boost * self.max_cap) >> SCHED_CAPACITY_SHIFT
     }
 
-    /// `sugov_get_util()` (with the iowait boost folded in as each version does): the
-    /// CPU's `util` and `bw_min`, a function of `input` and `boost` alone.
+    /// `sugov_get_util()` (kernel/sched/cpufreq_schedutil.c; v6.5–v6.7 and v6.8–v6.11 read
+    /// `cpu_util_cfs_boost()`, v6.4 and earlier `cpu_util_cfs()`: [`SugovCfsUtil`]), with
+    /// the iowait boost folded in as each version does: the CPU's `util` and `bw_min`, a
+    /// function of `input` and `boost` alone.
     fn sugov_get_util(&self, input: &SugovCpuInput, boost: u64) -> (u64, u64) {
+        let util_cfs = match self.params.cfs_util {
+            SugovCfsUtil::Boost => input.util_cfs_boost,
+            SugovCfsUtil::Cfs => input.util_cfs,
+        };
         match self.params.version {
             SchedutilVersion::V6_8 => {
-                let e = effective_cpu_util(&input.rq, input.util_cfs_boost, input.uclamp_used);
+                let e = effective_cpu_util(&input.rq, util_cfs, input.uclamp_used);
                 let util = e.util.max(boost);
                 (sugov_effective_cpu_perf(util, e.min, e.max), e.min)
             }
             SchedutilVersion::V5 => {
                 let util = schedutil_cpu_util(
                     &input.rq,
-                    input.util_cfs,
+                    util_cfs,
                     CpuUtilType::Frequency,
                     None,
                     input.uclamp_used,
@@ -544,6 +567,12 @@ impl SugovPolicy {
         FreqRequest::Target { freq_khz: f }
     }
 
+    /// Whether the slow-path request in flight is `policy->cur` (a forced commit after a
+    /// limits change, `need_freq_update`): `__cpufreq_driver_target()` returns at once.
+    pub fn target_is_cur(&self) -> bool {
+        self.in_flight == Some(self.cur)
+    }
+
     /// The slow-path transition started by a `Target` has completed: `policy->cur`
     /// becomes its frequency; if a different request arrived meanwhile, the next transition
     /// starts now (`sugov_work()` run again).
@@ -614,6 +643,7 @@ mod tests {
     fn params(rate_limit_us: u64, fast: bool) -> SugovParams {
         SugovParams {
             version: SchedutilVersion::V6_8,
+            cfs_util: SugovCfsUtil::Boost,
             rate_limit_us,
             fast_switch: fast,
             tick_nsec: TICK,
@@ -720,6 +750,57 @@ mod tests {
             sg.update(T0, 1, 0, &[input(500, 0)]),
             FreqRequest::FastSwitch { freq_khz: 800_000 }
         );
+    }
+
+    /// v6.5–v6.7's `sugov_get_util()` reads `cpu_util_cfs_boost()` in the v5.x form (the
+    /// `v6.6` profile), v6.4 and earlier `cpu_util_cfs()`.
+    #[test]
+    fn v5_form_reads_the_runnable_boost_from_v6_5() {
+        let mut i = input(300, 0);
+        i.util_cfs_boost = 600;
+        let v5 = |cfs_util| SugovParams {
+            version: SchedutilVersion::V5,
+            cfs_util,
+            ..params(0, true)
+        };
+        // 1.25 × 600 = 750; 1100000 × 750 / 1024 = 805664 kHz → 950 MHz.
+        assert_eq!(
+            big_single(v5(SugovCfsUtil::Boost)).update(T0, 1, 0, &[i]),
+            FreqRequest::FastSwitch { freq_khz: 950_000 }
+        );
+        // 1.25 × 300 = 375 → 402832 kHz → 450 MHz.
+        assert_eq!(
+            big_single(v5(SugovCfsUtil::Cfs)).update(T0, 1, 0, &[i]),
+            FreqRequest::FastSwitch { freq_khz: 450_000 }
+        );
+        // the v6.8 form reads it the same way
+        assert_eq!(
+            big_single(params(0, true)).update(T0, 1, 0, &[i]),
+            FreqRequest::FastSwitch { freq_khz: 950_000 }
+        );
+    }
+
+    /// The forced first commit of a slow-path policy asks for the frequency it runs at:
+    /// `__cpufreq_driver_target()` will return at once.
+    #[test]
+    fn forced_commit_of_the_current_frequency_is_flagged() {
+        let mut pd = juno().perf_domains[1].clone();
+        pd.cpus = vec![1];
+        let mut sg = SugovPolicy::new(&pd, 1024, None, params(0, false), 450_000);
+        assert_eq!(
+            sg.update(T0, 1, 0, &[input(0, 0)]),
+            FreqRequest::Target { freq_khz: 450_000 }
+        );
+        assert!(sg.target_is_cur());
+        assert_eq!(sg.transition_done(), FreqRequest::Unchanged);
+        assert!(!sg.target_is_cur());
+        assert_eq!(
+            sg.update(T0 + 1, 1, 0, &[input(900, 1)]),
+            FreqRequest::Target {
+                freq_khz: 1_100_000
+            }
+        );
+        assert!(!sg.target_is_cur());
     }
 
     #[test]

@@ -239,6 +239,11 @@ impl KernelProfile {
                 "sugov_effective_cpu_perf(): v6.8",
             ),
             (
+                "cpufreq.schedutil_cfs_util",
+                json!(if at_least(V6_6) { "boost" } else { "cfs" }),
+                "sugov_get_util() reads cpu_util_cfs_boost(): v6.5",
+            ),
+            (
                 "cpufreq.rate_limit_default",
                 json!(if at_least(V6_12) {
                     "v6_12"

@@ -140,6 +140,7 @@ impl CpufreqState {
                     });
                     let params = SugovParams {
                         version: o.cpufreq.schedutil_version,
+                        cfs_util: o.cpufreq.schedutil_cfs_util,
                         rate_limit_us,
                         fast_switch: o
                             .cpufreq
@@ -375,15 +376,23 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         match r {
-            FreqRequest::FastSwitch { freq_khz } => self.apply_freq(out, pd, freq_khz, now),
+            FreqRequest::FastSwitch { freq_khz } => {
+                self.cpufreq_driver_fast_switch(out, pd, freq_khz, now)
+            }
             FreqRequest::Target { .. } if self.cpufreq.policies[pd].kthread.is_some() => {
                 // sugov_deferred_update() → irq_work_queue(): after this operation
                 let (pd, cpu) = (pd as u32, cpu as u32);
                 self.q.push(now, Ev::IrqWork { pd, cpu });
             }
             FreqRequest::Target { .. } => {
-                // the driver takes the domain's transition latency
-                let at = now + self.cpufreq.policies[pd].transition_latency_ns;
+                // the driver takes the domain's transition latency, unless
+                // __cpufreq_driver_target() returns at once for the same frequency
+                let pol = &self.cpufreq.policies[pd];
+                let at = if pol.gov.target_is_cur() {
+                    now
+                } else {
+                    now + pol.transition_latency_ns
+                };
                 self.q.push(at, Ev::FreqApply { pd: pd as u32 })
             }
             FreqRequest::Work if !self.cpufreq.kworkers.is_empty() => {
@@ -485,23 +494,53 @@ impl Sim<'_> {
         }
     }
 
-    /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's
-    /// PELT clock and running op are brought up to `now` at the old speed, then
-    /// `freq_scale` (`topology_set_freq_scale()`: `(cur << 10) / max`, 1024 without
-    /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
-    /// is traced per CPU. Nothing happens when the frequency is unchanged
-    /// (`__cpufreq_driver_target()` returns early).
-    pub(in crate::sim) fn apply_freq(
+    /// `cpufreq_driver_fast_switch()` (drivers/cpufreq/cpufreq.c, v6.11): `khz` is
+    /// `policy->cur` of `pd` now, and `cpu_frequency` is traced for every CPU of the policy
+    /// even when the frequency is unchanged (schedutil's forced commit after a limits
+    /// change, `need_freq_update`).
+    fn cpufreq_driver_fast_switch(
         &mut self,
         out: &mut Out<'_, '_>,
         pd: usize,
         khz: u64,
         now: Nanos,
     ) {
+        if !self.apply_freq(out, pd, khz, now) {
+            self.trace_cpu_frequency(out, pd, khz, now);
+        }
+    }
+
+    /// `trace_cpu_frequency(khz, cpu)` for every CPU of performance domain `pd`.
+    fn trace_cpu_frequency(&self, out: &mut Out<'_, '_>, pd: usize, khz: u64, now: Nanos) {
+        if !out.any.power {
+            return;
+        }
+        for &c in &self.p.perf_domains[pd].cpus {
+            let ev = TraceEvent::CpuFrequency {
+                cpu_id: c as u32,
+                state: khz,
+            };
+            out.emit(&self.ctx(c, now), &ev, g_power);
+        }
+    }
+
+    /// A new frequency for every CPU of performance domain `pd` (`policy->cur`): each CPU's
+    /// PELT clock and running op are brought up to `now` at the old speed, then
+    /// `freq_scale` (`topology_set_freq_scale()`: `(cur << 10) / max`, 1024 without
+    /// frequency invariance) changes, ops are re-armed at the new speed and `cpu_frequency`
+    /// is traced per CPU. Nothing happens, and it returns false, when the frequency is
+    /// unchanged (`__cpufreq_driver_target()` returns early).
+    pub(in crate::sim) fn apply_freq(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        pd: usize,
+        khz: u64,
+        now: Nanos,
+    ) -> bool {
         let p = self.p;
         let cpus = &p.perf_domains[pd].cpus;
         if cpus.iter().all(|&c| self.rqs[c].freq_khz == khz) {
-            return;
+            return false;
         }
         self.interactive_postchange(pd, now);
         for &c in cpus {
@@ -525,13 +564,8 @@ impl Sim<'_> {
             if running {
                 self.arm_op(c, now);
             }
-            if out.any.power {
-                let ev = TraceEvent::CpuFrequency {
-                    cpu_id: c as u32,
-                    state: khz,
-                };
-                out.emit(&self.ctx(c, now), &ev, g_power);
-            }
         }
+        self.trace_cpu_frequency(out, pd, khz, now);
+        true
     }
 }

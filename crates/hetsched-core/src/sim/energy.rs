@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → [`Sim::cpufreq_update_util`] |
 //! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → [`Sim::cpufreq_update_util`] |
-//! | `enqueue_top_rt_rq()` / `dequeue_top_rt_rq()`, `add/sub_running_bw()` (DL) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT and DL → [`Sim::cpufreq_update_util`] |
+//! | `enqueue_top_rt_rq()` (RT enqueue and dequeue, not while throttled; the unthrottle), `add/sub_running_bw()` (DL) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT and DL, `Sim::sched_rt_period_timer` → [`Sim::cpufreq_update_util`] |
 //! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | `Sim::apply_freq` (sim/cpufreq.rs: now, or at `Ev::FreqApply` one transition latency later) |
 //! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
 //! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` (not for a new task) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
@@ -177,7 +177,8 @@ pub(in crate::sim) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
         util_dl: rq.avg_dl.util_avg,
         bw_dl: 0,
         util_irq: 0,
-        rt_runnable: rq.rt.nr_running() > 0,
+        // rt_rq_is_runnable(): rt_queued, which a throttle clears (sched_rt_rq_dequeue())
+        rt_runnable: rq.rt.nr_running() > 0 && !rq.rt_throttled,
         uclamp_min: uc.get(UclampId::Min),
         uclamp_max: uc.get(UclampId::Max),
         uclamp_idle: uc.is_idle(),

@@ -14,6 +14,8 @@
 //! wait for the firmware's completion); the completion applies the frequency
 //! (`cpu_frequency`) and wakes the kthread, which ends the transition (the same CPU time
 //! again) and either serves the request made meanwhile or sleeps until the next irq_work.
+//! A request for the current frequency (schedutil's forced commit after a limits change)
+//! ends at the driver's call: `__cpufreq_driver_target()` returns at once.
 //!
 //! The dbs governors (ondemand, conservative) run their work in the sampling CPU's
 //! `kworker/N:1` (kernel/workqueue.c, v6.11: `schedule_work_on()` on the system
@@ -374,6 +376,20 @@ impl Sim<'_> {
             return;
         };
         match kt.phase {
+            KthreadPhase::Work if self.cpufreq.policies[pd].gov.target_is_cur() => {
+                // __cpufreq_driver_target() returns at once for policy->cur (v6.11): no
+                // transition to wait for; sugov_work() ends, and a request made meanwhile
+                // is served next
+                let more = matches!(
+                    self.cpufreq.policies[pd].gov.transition_done(),
+                    crate::cpufreq::governor::FreqRequest::Target { .. }
+                );
+                if let Some(k) = self.cpufreq.policies[pd].kthread.as_mut() {
+                    k.phase = KthreadPhase::Done;
+                    k.more |= more;
+                }
+                self.kthread_op_done(out, cpu, tid, now);
+            }
             KthreadPhase::Work => {
                 self.set_kthread_phase(pd, KthreadPhase::Wait);
                 let at = now + self.cpufreq.policies[pd].transition_latency_ns;

@@ -230,7 +230,7 @@ impl<'w> Sim<'w> {
                 Ev::HmpIdlePull { cpu } => {
                     self.hmp_idle_pull(out, cpu as usize, now);
                 }
-                Ev::RtPeriod => self.sched_rt_period_timer(now),
+                Ev::RtPeriod => self.sched_rt_period_timer(out, now),
                 Ev::TimerIrq { cpu } => self.timer_irq(out, cpu as usize, now),
                 Ev::InteractiveWrite { i } => self.interactive_write(out, i as usize, now),
                 Ev::End => {

@@ -86,10 +86,21 @@ impl<'w> Sim<'w> {
         self.refresh_view(cpu);
         self.add_nr_running(cpu);
         self.start_rt_bandwidth(now); // inc_rt_group()
-        self.cpufreq_update_util(out, cpu, 0, now);
+        self.enqueue_top_rt_rq_hook(out, cpu, now);
     }
 
-    /// `dequeue_task_rt()`; `dequeue_top_rt_rq()` → `cpufreq_update_util()`.
+    /// The `cpufreq_update_util(rq, 0)` at the end of `enqueue_top_rt_rq()`
+    /// (kernel/sched/rt.c, v6.11), which ends every RT enqueue and dequeue
+    /// (`enqueue_rt_entity()`, `dequeue_rt_entity()`): not while the RT class is throttled
+    /// (`rt_rq_throttled()` returns first).
+    fn enqueue_top_rt_rq_hook(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        if !self.rqs[cpu].rt_throttled {
+            self.cpufreq_update_util(out, cpu, 0, now);
+        }
+    }
+
+    /// `dequeue_task_rt()`; `dequeue_rt_entity()` → `enqueue_top_rt_rq()` →
+    /// `cpufreq_update_util()`.
     pub(in crate::sim) fn dequeue_task_rt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -107,7 +118,7 @@ impl<'w> Sim<'w> {
             self.rqs[cpu].cpupri = highest; // dec_rt_prio_smp() → cpupri_set()
         }
         self.refresh_view(cpu);
-        self.cpufreq_update_util(out, cpu, 0, now);
+        self.enqueue_top_rt_rq_hook(out, cpu, now);
         if self.rqs[cpu].rt.nr_running() == 0 {
             // the sched governor (seed 004): pick_next_task_rt() of an empty RT rq
             self.sched_rt_update_capacity_req(out, cpu, now);
@@ -483,7 +494,10 @@ impl<'w> Sim<'w> {
             return false;
         }
         if bw_runtime != 0 {
+            // sched_rt_rq_dequeue() → dequeue_top_rt_rq(): rt_rq_is_runnable() is false
+            // now (no cpufreq_update_util() here without RT group scheduling)
             rq.rt_throttled = true;
+            self.rq_util_changed(cpu);
             true
         } else {
             rq.rt_time = 0;
@@ -539,14 +553,15 @@ impl<'w> Sim<'w> {
             return;
         }
         self.rt_period_active = true;
-        self.do_sched_rt_period_timer();
+        // an idle timer leaves no CPU throttled: nothing to unthrottle, no hook to call
+        self.do_sched_rt_period_timer(None, now);
         self.q.push(now + period, Ev::RtPeriod);
     }
 
     /// `sched_rt_period_timer()`: one period's replenishment; the timer stops when every
     /// CPU is idle of RT work.
-    pub(in crate::sim) fn sched_rt_period_timer(&mut self, now: Nanos) {
-        let idle = self.do_sched_rt_period_timer();
+    pub(in crate::sim) fn sched_rt_period_timer(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        let idle = self.do_sched_rt_period_timer(Some(out), now);
         match self.rt_bandwidth() {
             Some((_, period)) if !idle => self.q.push(now + period, Ev::RtPeriod),
             _ => self.rt_period_active = false,
@@ -557,8 +572,9 @@ impl<'w> Sim<'w> {
     /// `rt_runtime` is reset to the bandwidth's; each CPU's `rt_time` loses one runtime (a
     /// throttled CPU first borrows under RT_RUNTIME_SHARE); a throttled RT class with
     /// `rt_time` back under the runtime is unthrottled (`sched_rt_rq_enqueue()`: resched
-    /// when its best task beats `curr`). Returns `idle`.
-    fn do_sched_rt_period_timer(&mut self) -> bool {
+    /// when its best task beats `curr`; `enqueue_top_rt_rq()` → `cpufreq_update_util()` when
+    /// it has RT tasks). Returns `idle`.
+    fn do_sched_rt_period_timer(&mut self, mut out: Option<&mut Out<'_, '_>>, now: Nanos) -> bool {
         let Some((bw_runtime, _)) = self.rt_bandwidth() else {
             return true;
         };
@@ -591,7 +607,14 @@ impl<'w> Sim<'w> {
             } else if nr > 0 {
                 idle = false;
             }
+            if enqueue {
+                self.rq_util_changed(cpu);
+            }
             if enqueue && nr > 0 {
+                debug_assert!(out.is_some(), "unthrottled by the timer's first run");
+                if let Some(out) = out.as_deref_mut() {
+                    self.cpufreq_update_util(out, cpu, 0, now);
+                }
                 let best = self.rqs[cpu].rt.pick().map(|t| self.threads[t].eff_prio);
                 let curr = self.rqs[cpu].curr.map_or(140, |c| self.threads[c].eff_prio);
                 if best.is_some_and(|b| b < curr) {

@@ -1,0 +1,117 @@
+//! schedutil details the second reading found different from the kernel, checked from the
+//! trace: the runnable boost of the `v6.6` profile's `sugov_get_util()`, and a commit of
+//! the frequency the policy already runs at.
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::{field, t_us, trace_to_end, wakeups};
+
+/// `(t µs, kHz)` of every `cpu_frequency` event of `cpu`.
+fn freqs(lines: &[String], cpu: usize) -> Vec<(i64, u64)> {
+    let id = cpu.to_string();
+    lines
+        .iter()
+        .filter(|l| l.contains("cpu_frequency:") && field(l, "cpu_id") == id)
+        .map(|l| (t_us(l), field(l, "state").parse().unwrap()))
+        .collect()
+}
+
+/// v6.5–v6.7's `sugov_get_util()` reads `cpu_util_cfs_boost()` (runnable boosting,
+/// 7d0583cf9ec7, v6.5): under `kernel=v6.6`, two CPU-bound tasks that start together on
+/// juno's big CPU 1 (at its lowest OPP) wait for each other, so `runnable_avg` grows about
+/// twice as fast as `util_avg` and schedutil reaches the top OPP sooner than with
+/// `cpu_util_cfs()` (`cpufreq.schedutil_cfs_util=cfs`, the v6.4 form).
+#[test]
+fn v6_6_schedutil_reads_the_runnable_boost() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"cpus": [1], "loop": 1, "run": 300000},
+        "b": {"cpus": [1], "loop": 1, "run": 300000}}}"#;
+    let to_max = |sets: &[&str]| {
+        let f = freqs(&trace_to_end("juno_r0", json, sets), 1);
+        f.iter()
+            .find(|&&(_, khz)| khz == 1_100_000)
+            .unwrap_or_else(|| panic!("{sets:?}: {f:?}"))
+            .0
+    };
+    let base = ["kernel=v6.6", "cpufreq.start=min"];
+    let boost = to_max(&base);
+    let cfs = to_max(&[base[0], base[1], "cpufreq.schedutil_cfs_util=cfs"]);
+    assert!(boost + 10_000 < cfs, "boost {boost} µs, cfs {cfs} µs");
+}
+
+/// A light task pinned to juno's big CPU 1, the policies started at their lowest OPP: the
+/// big policy's first update is forced (`need_freq_update` after `sugov_limits()`) and
+/// commits 450 MHz, the frequency it runs at.
+const LIGHT_ON_BIG: &str = r#"{"global": {"duration": 1}, "tasks": {
+    "a": {"cpus": [1], "loop": -1, "run": 1000, "sleep": 20000}}}"#;
+
+/// `cpufreq_driver_fast_switch()` (v6.11) traces `cpu_frequency` for every CPU of the
+/// policy even when the frequency does not change: the forced first commit of the big
+/// policy (CPUs 1 and 2) shows as a second 450 MHz event after the one at the start.
+#[test]
+fn fast_switch_traces_a_same_frequency_commit() {
+    let sets = ["cpufreq.start=min", "cpufreq.fast_switch=true"];
+    let lines = trace_to_end("juno_r0", LIGHT_ON_BIG, &sets);
+    let (f1, f2) = (freqs(&lines, 1), freqs(&lines, 2));
+    assert_eq!(f1[0], (0, 450_000), "{f1:?}");
+    let (t, khz) = f1[1];
+    assert!(t > 0 && t < 1_000, "{f1:?}");
+    assert_eq!(khz, 450_000, "{f1:?}");
+    assert_eq!(f2[1], (t, 450_000), "{f2:?}");
+}
+
+/// On the slow path `__cpufreq_driver_target()` (v6.11) returns at once for
+/// `policy->cur`: the `sugov:1` kthread woken for the forced first commit of the big
+/// policy runs `sugov_work()` once (`cpufreq.kthread_cpu_us`, 10 µs) and sleeps until the
+/// next request; it does not wait a transition latency (juno's 1 ms) to run again.
+#[test]
+fn slow_path_same_frequency_ends_at_the_driver() {
+    let lines = trace_to_end("juno_r0", LIGHT_ON_BIG, &["cpufreq.start=min"]);
+    let w = wakeups(&lines, "sugov:1");
+    let t0 = w.first().unwrap().0;
+    assert!(t0 < 0.001, "{w:?}");
+    assert!(
+        w.iter().all(|&(t, _)| t == t0 || t > t0 + 0.005),
+        "woken again within 5 ms: {w:?}"
+    );
+    let runs: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && l.contains("sugov:1"))
+        .take(2)
+        .map(|l| t_us(l))
+        .collect();
+    assert_eq!(runs[1] - runs[0], 10, "{runs:?}");
+    assert_eq!(freqs(&lines, 1).len(), 1, "only the start's event");
+}
+
+/// RT throttling (v6.11 defaults: 950 ms of RT per 1 s period, no RT group scheduling):
+/// `sched_rt_rq_dequeue()` clears `rt_queued`, so `rt_rq_is_runnable()` is false and
+/// `effective_cpu_util()` no longer forces the policy's top OPP for the throttled RT class;
+/// RT (de)queues make no `cpufreq_update_util()` while throttled, the unthrottle
+/// (`do_sched_rt_period_timer()` → `enqueue_top_rt_rq()`) makes one. A SCHED_FIFO hog on
+/// juno's big CPU 1 beside a light fair task: during the throttled window (0.95–1 s) the
+/// fair task's updates see the RT signal decay and lower the frequency; the unthrottle
+/// brings the top OPP back. The fair task waited behind the hog, so its `runnable_avg`
+/// would hold the top OPP too: `cpu_util_cfs()` (`cpufreq.schedutil_cfs_util=cfs`)
+/// leaves the RT term alone to decide.
+#[test]
+fn throttled_rt_does_not_hold_the_top_opp() {
+    let json = r#"{"global": {"duration": 2}, "tasks": {
+        "rt": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "runtime": 1500000},
+        "f": {"cpus": [1], "loop": -1, "run": 500, "sleep": 5000}}}"#;
+    let lines = trace_to_end("juno_r0", json, &["cpufreq.schedutil_cfs_util=cfs"]);
+    let f = freqs(&lines, 1);
+    let window: Vec<_> = f
+        .iter()
+        .filter(|&&(t, _)| (950_000..1_000_000).contains(&t))
+        .collect();
+    assert!(
+        window.iter().any(|&&(_, khz)| khz < 1_100_000),
+        "{window:?} in {f:?}"
+    );
+    let back = f.iter().find(|&&(t, _)| t >= 1_000_000).unwrap();
+    assert_eq!(back.1, 1_100_000, "{f:?}");
+    assert!(back.0 < 1_010_000, "{f:?}");
+}
