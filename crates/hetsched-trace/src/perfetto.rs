@@ -206,6 +206,26 @@ fn typed_task(body: &mut Vec<u8>, t: &TaskRef<'_>) {
     push_int(body, 3, i64::from(t.prio));
 }
 
+/// The field number of `ev` in `FtraceEvent`: its typed message, or `generic`. What
+/// [`encode_body`] returns, known before the body is written (checked against it in
+/// debug builds).
+fn field_of(ev: &TraceEvent<'_>) -> u32 {
+    match ev {
+        TraceEvent::SchedSwitch { .. } => ev::SCHED_SWITCH,
+        TraceEvent::SchedWaking { .. } => ev::SCHED_WAKING,
+        TraceEvent::SchedWakeup { .. } => ev::SCHED_WAKEUP,
+        TraceEvent::SchedWakeupNew { .. } => ev::SCHED_WAKEUP_NEW,
+        TraceEvent::SchedMigrateTask { .. } => ev::SCHED_MIGRATE_TASK,
+        TraceEvent::TaskRename { .. } => ev::TASK_RENAME,
+        TraceEvent::SchedProcessExit { .. } => ev::SCHED_PROCESS_EXIT,
+        TraceEvent::SchedPiSetprio { .. } => ev::SCHED_PI_SETPRIO,
+        TraceEvent::CpuFrequency { .. } => ev::CPU_FREQUENCY,
+        TraceEvent::CpuIdle { .. } => ev::CPU_IDLE,
+        TraceEvent::Print(_) => ev::PRINT,
+        _ => ev::GENERIC,
+    }
+}
+
 /// Encodes the body of `ev` into `body` and returns its field number in `FtraceEvent`.
 /// `nr_cpus` sets the width of `sched_overutilized`'s span as in the text trace.
 fn encode_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_>) -> u32 {
@@ -513,7 +533,8 @@ pub struct PerfettoSink<W: Write> {
     buf: Vec<u8>,
     /// Per CPU, the encoded `FtraceEventBundle.event` fields not yet written.
     cpus: Vec<Vec<u8>>,
-    /// Scratch: one event's typed message.
+    /// Scratch: a message to nest (the body of an event of 128 bytes or more, a clock, a
+    /// process-tree entry).
     body: Vec<u8>,
     /// Scratch: a print's text, an overutilized span.
     text: Vec<u8>,
@@ -765,28 +786,50 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
             return;
         }
         self.track_tasks(ctx, ev);
-        self.body.clear();
-        let tag = encode_body(&mut self.body, &mut self.text, self.nr_cpus, ev);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Vec::new);
         }
-        // The FtraceEvent, written into the CPU's buffer with its length computed.
+        // The FtraceEvent, its body encoded in place in the CPU's buffer: both lengths get
+        // one byte, filled in once the body is written; an event of 128 bytes or more
+        // (rare: a long print) is written again with its lengths' true widths.
         let pid = u64::from(ctx.pid);
-        let body_key = (u64::from(tag) << 3) | WT_LEN;
-        let len = 1
-            + varint_len(ctx.ts)
-            + 1
-            + varint_len(pid)
-            + varint_len(body_key)
-            + varint_len(self.body.len() as u64)
-            + self.body.len();
+        let tag = field_of(ev);
         let out = &mut self.cpus[cpu];
+        let start = out.len();
         push_key(out, bundle::EVENT, WT_LEN);
-        push_varint(out, len as u64);
+        let len_at = out.len();
+        out.push(0);
         push_uint(out, ev::TIMESTAMP, ctx.ts);
         push_uint(out, ev::PID, pid);
-        push_bytes(out, tag, &self.body);
+        push_key(out, tag, WT_LEN);
+        let body_len_at = out.len();
+        out.push(0);
+        let encoded = encode_body(out, &mut self.text, self.nr_cpus, ev);
+        debug_assert_eq!(encoded, tag, "field_of() disagrees with encode_body()");
+        let body_len = out.len() - (body_len_at + 1);
+        let len = out.len() - (len_at + 1);
+        if len < 0x80 {
+            // body_len < len: both fit in their byte.
+            out[len_at] = len as u8;
+            out[body_len_at] = body_len as u8;
+        } else {
+            self.body.clear();
+            self.body.extend_from_slice(&out[body_len_at + 1..]);
+            out.truncate(start);
+            let len = 1
+                + varint_len(ctx.ts)
+                + 1
+                + varint_len(pid)
+                + varint_len((u64::from(tag) << 3) | WT_LEN)
+                + varint_len(body_len as u64)
+                + body_len;
+            push_key(out, bundle::EVENT, WT_LEN);
+            push_varint(out, len as u64);
+            push_uint(out, ev::TIMESTAMP, ctx.ts);
+            push_uint(out, ev::PID, pid);
+            push_bytes(out, tag, &self.body);
+        }
         if self.cpus[cpu].len() >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }

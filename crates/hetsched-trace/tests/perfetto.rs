@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use hetsched_core::trace::TraceSink;
+use hetsched_core::trace::{Ctx, TaskRef, TraceEvent, TraceSink};
 use hetsched_trace::{FtraceTextSink, PerfettoSink};
 
 mod common;
@@ -281,4 +281,44 @@ fn io_errors_are_kept_not_lost() {
     feed(&mut sink);
     sink.end(0);
     assert!(sink.flush().is_ok());
+}
+
+#[test]
+fn an_event_of_128_bytes_or_more_keeps_its_lengths() {
+    // Two 100-byte comms make a sched_switch body past one length byte: the writer's
+    // in-place encoding takes its other path there; a short event follows it.
+    let long_a = "a".repeat(100);
+    let long_b = "b".repeat(100);
+    let mut sink = PerfettoSink::new(Vec::new());
+    sink.begin(1, 0);
+    let ctx = |ts| Ctx {
+        ts,
+        cpu: 0,
+        comm: "x",
+        pid: 7,
+    };
+    let task = |comm| TaskRef {
+        comm,
+        pid: 7,
+        prio: 120,
+    };
+    let long = TraceEvent::SchedSwitch {
+        prev: task(&long_a),
+        prev_state: 1,
+        next: task(&long_b),
+    };
+    let short = TraceEvent::CpuIdle {
+        cpu_id: 0,
+        state: 0,
+    };
+    sink.record(&ctx(US), &long);
+    sink.record(&ctx(2 * US), &short);
+    sink.end(3 * US);
+    let bytes = sink.into_inner().expect("Vec writer");
+    let d = decode(&bytes);
+    let names: Vec<&str> = d.events[&0].iter().map(|e| e.2.as_str()).collect();
+    assert_eq!(names, ["sched_switch", "cpu_idle"]);
+    // The body holds both comms whole.
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains(&long_a) && text.contains(&long_b));
 }
