@@ -6,17 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::{field, t_s, trace_to_end};
-
-/// `(t, target_cpu)` of each `sched_wakeup` of the thread whose comm starts with `prefix`.
-fn wakeups_of(lines: &[String], prefix: &str) -> Vec<(f64, usize)> {
-    let pat = format!(" comm={prefix}");
-    lines
-        .iter()
-        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
-        .map(|l| (t_s(l), field(l, "target_cpu").parse().unwrap()))
-        .collect()
-}
+use common::{field, t_s, trace_to_end, wakeups_of_prefix};
 
 /// `dup_task_struct()` copies the whole task and neither `copy_process()` nor
 /// `sched_fork()` (v6.11) resets `wakee_flips`, `wakee_flip_decay_ts` or `last_wakee`: a
@@ -74,7 +64,7 @@ fn a_forked_thread_inherits_its_parents_wakee_flips() {
         tasks.join(", ")
     );
     let lines = trace_to_end("hikey620", &json, &[]);
-    let w = wakeups_of(&lines, "c-");
+    let w = wakeups_of_prefix(&lines, "c-");
     assert_eq!(w.len(), 1, "{w:?}");
     let (at, cpu) = w[0];
     assert!((0.19..0.21).contains(&at), "{at}");

@@ -59,10 +59,18 @@ pub(crate) fn t_s(line: &str) -> f64 {
 
 /// `(t, target_cpu)` of each `sched_wakeup` of `comm`, t in seconds after the start.
 pub(crate) fn wakeups(lines: &[String], comm: &str) -> Vec<(f64, usize)> {
-    let pat = format!(" comm={comm} ");
+    wakeups_matching(lines, &format!(" comm={comm} "))
+}
+
+/// [`wakeups`] of every thread whose comm starts with `prefix`.
+pub(crate) fn wakeups_of_prefix(lines: &[String], prefix: &str) -> Vec<(f64, usize)> {
+    wakeups_matching(lines, &format!(" comm={prefix}"))
+}
+
+fn wakeups_matching(lines: &[String], pat: &str) -> Vec<(f64, usize)> {
     lines
         .iter()
-        .filter(|l| l.contains("sched_wakeup:") && l.contains(&pat))
+        .filter(|l| l.contains("sched_wakeup:") && l.contains(pat))
         .map(|l| (t_s(l), field(l, "target_cpu").parse().unwrap()))
         .collect()
 }
