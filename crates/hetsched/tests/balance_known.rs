@@ -65,3 +65,46 @@ fn a_dequeue_leaving_only_sched_idle_tasks_balances_at_the_next_tick() {
         );
     }
 }
+
+/// Two clusters, each with two LITTLE (446) and two big (1024) CPUs: each MC domain
+/// spans both capacities (`SD_ASYM_CPUCAPACITY` below the top domain).
+const DYN_2X2B2L: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/dyn_2x2b2l.yaml");
+
+/// `sched_balance_newidle()` (v6.11) balances each domain with `sched_balance_rq()`, which
+/// starts the stopper of an active balance at once (`stop_one_cpu_nowait()`), before the
+/// next domain is tried. CPU-bound `m` is pinned to LITTLE CPU 0 for 200 ms, then allowed
+/// everywhere, and misfits; big CPU 2 runs `b`, pinned, 6.5 ms in every 8 ms, so that it
+/// is idle between ticks; the other bigs run hogs, and two hogs share CPU 5 so that the
+/// root domain is overloaded. When `b` sleeps, CPU 2's newidle pass finds `m` at MC and
+/// asks for a misfit active balance, then tries the package domain, which finds nothing
+/// to move: `migration/0` pushes `m` to CPU 2 in that instant. Before, the package pass's
+/// outcome replaced MC's request, and `m` waited for CPU 2's busy periodic balance.
+#[test]
+fn a_lower_domains_newidle_active_balance_survives_the_next_domain() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "m": {"phases": {"pin": {"cpus": [0], "run": 200000},
+                         "free": {"cpus": [0,1,2,3,4,5,6,7], "run": 600000}}},
+        "b": {"cpus": [2], "delay": 3140, "loop": -1, "run": 6500,
+              "timer": {"ref": "tb", "period": 8000}},
+        "h3": {"cpus": [3], "loop": 1, "run": 900000},
+        "h6": {"cpus": [6], "loop": 1, "run": 900000},
+        "h7": {"cpus": [7], "loop": 1, "run": 900000},
+        "x1": {"cpus": [5], "loop": 1, "run": 900000},
+        "x2": {"cpus": [5], "loop": 1, "run": 900000}}}"#;
+    let (_, lines) = traced(DYN_2X2B2L, json, 400, &["cpufreq.governor=performance"]);
+    let up = lines
+        .iter()
+        .filter(|l| l.contains("sched_migrate_task:") && field(l, "comm") == "m-0")
+        .find(|l| t_us(l) > 200_000 && field(l, "dest_cpu") == "2")
+        .expect("m reaches big CPU 2");
+    assert!(up.contains("migration/0-"), "{up}");
+    let t = t_us(up);
+    let b_sleeps_then = lines.iter().any(|l| {
+        l.contains("[002]")
+            && l.contains("sched_switch:")
+            && field(l, "prev_comm") == "b-1"
+            && field(l, "prev_state") != "0"
+            && t_us(l) == t
+    });
+    assert!(b_sleeps_then, "m moved at {t} µs, not when b slept");
+}

@@ -406,14 +406,25 @@ impl Sim<'_> {
             self.rd_overload = v;
         }
         if let Some(a) = active {
-            // sched_balance_rq(): busiest->active_balance = 1, then stop_one_cpu_nowait()
-            self.set_active_balance(a.src, true);
-            let work = super::class::StopWork::ActiveBalance {
-                dst: a.dst,
-                reason: a.reason,
-            };
-            self.stop_one_cpu_nowait(out, a.src, work, cpu, now);
+            self.start_active_balance(out, a, cpu, now);
         }
+    }
+
+    /// `sched_balance_rq()` (v6.11): `busiest->active_balance = 1`, then
+    /// `stop_one_cpu_nowait(active_load_balance_cpu_stop)` from `cpu`.
+    fn start_active_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        a: crate::policy::lb::ActiveBalance,
+        cpu: usize,
+        now: Nanos,
+    ) {
+        self.set_active_balance(a.src, true);
+        let work = super::class::StopWork::ActiveBalance {
+            dst: a.dst,
+            reason: a.reason,
+        };
+        self.stop_one_cpu_nowait(out, a.src, work, cpu, now);
     }
 
     /// `active_load_balance_cpu_stop()` run by `src`'s stopper (class/stop.rs), which
@@ -596,6 +607,13 @@ impl Sim<'_> {
         let moves = self.lb.moves().to_vec();
         let ends = self.lb.batch_ends().to_vec();
         self.restamp_src();
+        // sched_balance_rq() at a lower domain started its stopper before the next domain
+        // was tried (v6.11): those requests stand whatever the last domain decided.
+        if !self.lb.superseded_active_is_empty() {
+            for a in self.lb.take_superseded_active() {
+                self.start_active_balance(out, a, cpu, now);
+            }
+        }
         // Without a balanced domain nothing moved and no root-domain flag changed.
         if let Some(d) = res.last {
             let rd = (d.rd_overloaded, d.rd_overutilized);

@@ -216,6 +216,7 @@ impl LoadBalancer {
     ) -> NewidleOutcome {
         if env.ttwu_pending(this_cpu) {
             self.forget_last_pass();
+            self.newidle_active.clear();
             return NewidleOutcome::nothing(jiffies, p);
         }
         if let Some(out) = self.sched_balance_newidle_gate(doms, rd, p, this_cpu, avg_idle, jiffies)
@@ -247,6 +248,7 @@ impl LoadBalancer {
                 out.domains_tried += 1;
                 out.pulled = dec.moved;
                 cont = dec.continue_balancing;
+                self.newidle_active.extend(dec.active);
                 out.last = Some(dec);
                 let domain_cost = cost.of(doms.domains(this_cpu)[level].span.weight());
                 doms.cpus[this_cpu][level].update_newidle_cost(domain_cost, jiffies, p.hz);
@@ -257,6 +259,10 @@ impl LoadBalancer {
             }
         }
         out.cost = curr_cost;
+        // the last domain's request stays its decision's; the others are superseded
+        if out.last.is_some_and(|d| d.active.is_some()) {
+            self.newidle_active.pop();
+        }
         out
     }
 
@@ -276,6 +282,7 @@ impl LoadBalancer {
         jiffies: u64,
     ) -> Option<NewidleOutcome> {
         self.forget_last_pass();
+        self.newidle_active.clear();
         let mut out = NewidleOutcome::nothing(jiffies, p);
         let Some(sd) = doms.domains(this_cpu).first() else {
             return Some(out);

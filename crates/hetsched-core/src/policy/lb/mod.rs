@@ -401,6 +401,10 @@ pub struct LoadBalancer {
     /// [`LoadBalancer::batch_ends`]).
     pub(crate) batch_ends: Vec<usize>,
     pub(crate) src_list_cpu: Option<usize>,
+    /// The active balances requested by the domains of the current newidle pass, bottom-up
+    /// (`sched_balance_newidle()` calls `sched_balance_rq()` per domain, and each starts
+    /// its stopper at once): a later domain sees these sources as `busiest->active_balance`.
+    pub(crate) newidle_active: Vec<ActiveBalance>,
 }
 
 impl LoadBalancer {
@@ -437,6 +441,20 @@ impl LoadBalancer {
         self.clear_moves();
         self.list.clear();
         self.src_list_cpu = None;
+    }
+
+    /// The active balances a newidle pass requested at domains below the last one it
+    /// balanced, bottom-up: `sched_balance_rq()` (kernel/sched/fair.c, v6.11) starts each
+    /// one's stopper (`stop_one_cpu_nowait()`) before `sched_balance_newidle()` tries the
+    /// next domain, so a higher domain's pass does not cancel them. The last domain's
+    /// request is its [`LbDecision::active`]. Taken, so that no later pass sees them.
+    pub fn take_superseded_active(&mut self) -> Vec<ActiveBalance> {
+        std::mem::take(&mut self.newidle_active)
+    }
+
+    /// No superseded request is waiting (the usual case: nothing to take).
+    pub fn superseded_active_is_empty(&self) -> bool {
+        self.newidle_active.is_empty()
     }
 
     /// The busiest runqueue of the last pass and its remaining `cfs_tasks` ids in the
@@ -603,7 +621,9 @@ impl LoadBalancer {
                     return self.out_one_pinned(doms, p, &e, this_cpu, level, dec);
                 }
                 e.flags &= !LBF_ALL_PINNED;
-                if !bcpu.active_balance {
+                // a lower domain of this newidle pass may have set busiest->active_balance
+                let pending = self.newidle_active.iter().any(|a| a.src == busiest);
+                if !bcpu.active_balance && !pending {
                     active_balance = true;
                     let misfit = e.migration_type == MigrationType::Misfit
                         || (legacy && e.src_grp_type == GroupType::MisfitTask);
