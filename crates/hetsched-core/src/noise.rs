@@ -55,7 +55,9 @@
 //! ([`Workload::system_tasks`] counts them): the simulator has them from before rt-app
 //! starts, each asleep until its first activation at its phase from the run's start,
 //! woken on the CPU it is named after; rt-app's main thread neither creates nor joins
-//! them (sim/user/main.rs). With `rtapp.main_thread = false` every task is created at
+//! them (sim/user/main.rs). Each CPU they last ran on went idle when the last of them
+//! ended there, one period before its first activation: the CPUs' `rq->idle_stamp`s at the
+//! start differ by seed, as a board's do. With `rtapp.main_thread = false` every task is created at
 //! once, theirs too (threads `bgnoise<cpu>-<index>`).
 //!
 //! # Simplifications

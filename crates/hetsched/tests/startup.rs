@@ -16,6 +16,7 @@
 
 use hetsched::hetsched_core::options::Options;
 use hetsched::hetsched_core::trace::TraceSink;
+use hetsched::hetsched_core::workload::Event;
 use hetsched::hetsched_core::{run, RunError, RunResult, RunSpec};
 use hetsched::hetsched_trace::FtraceTextSink;
 
@@ -514,4 +515,67 @@ fn the_background_exists_before_rt_app_and_is_not_its_threads() {
 fn field_opt(line: &str, key: &str) -> Option<String> {
     let at = line.find(&format!(" {key}="))? + key.len() + 2;
     line[at..].split(' ').next().map(str::to_string)
+}
+
+/// The CPUs have been idle for different times when rt-app starts (issue 22): each went
+/// idle when the system task that last ran there ended, one period before its first
+/// activation (`rq->idle_stamp`, stamped by `sched_balance_newidle()`, v6.11), so
+/// `sched_balance_find_dst_group_cpu()` sends the first thread to the LITTLE CPU idled
+/// most recently, which the noise seed decides. Before, every CPU had the same stamp and
+/// the first thread landed on CPU 0 for every seed.
+#[test]
+fn the_first_thread_lands_on_the_most_recently_idled_little() {
+    use hetsched::hetsched_core::noise::{apply_noise, NoiseConfig};
+    let cfg = NoiseConfig::default();
+    let mut seen = [0usize; 2];
+    for seed in 0..12 {
+        let mut s = spec(QEMU, FOUR, &[]);
+        s.workload = apply_noise(&s.workload, &cfg, 4, seed);
+        let system = &s.workload.tasks[s.workload.first_system_task()..];
+        // a background activation within the creation would stamp its CPU again
+        if system.iter().any(|t| t.delay_us < 2_000) {
+            continue;
+        }
+        // µs before the start that CPU c went idle: its system tasks' latest end
+        let idle_for = |c: usize| {
+            system
+                .iter()
+                .filter(|t| t.name == format!("bgnoise{c}") || t.name == format!("kthread{c}"))
+                .map(|t| {
+                    let (run, period) = match t.phases[0].events.as_slice() {
+                        [r, p] => match (&r.event, &p.event) {
+                            (Event::Run { us }, Event::Timer { period_us, .. }) => {
+                                (*us, *period_us)
+                            }
+                            _ => unreachable!("the noise model's program"),
+                        },
+                        _ => unreachable!("the noise model's program"),
+                    };
+                    let before = period - t.delay_us;
+                    if before > run {
+                        before - run
+                    } else {
+                        before
+                    }
+                })
+                .min()
+                .unwrap()
+        };
+        let (a, b) = (idle_for(0), idle_for(1));
+        if a == b {
+            continue;
+        }
+        let want = if a < b { 0 } else { 1 };
+        let (_, lines) = traced(&s);
+        assert_eq!(
+            first_util(&lines, 1001).0,
+            want,
+            "seed {seed}: idle for {a} and {b} µs"
+        );
+        seen[want] += 1;
+    }
+    assert!(
+        seen[0] > 0 && seen[1] > 0,
+        "both LITTLEs over the seeds: {seen:?}"
+    );
 }

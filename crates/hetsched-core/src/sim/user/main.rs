@@ -225,6 +225,13 @@ impl<'w> Sim<'w> {
     /// wake-up at its `delay` (`try_to_wake_up()` from that CPU, like any sleeper's). They
     /// are not rt-app's: not created, counted, synchronised or joined by its main thread,
     /// named as their task (no rt-app thread index) and writing no rt-app markers.
+    ///
+    /// Each CPU that one of them last ran on went idle when the latest of them ended
+    /// there ([`last_run_end_before_start_us`]), through a newidle pass that stamped
+    /// `rq->idle_stamp` (`sched_balance_newidle()`, v6.11): the CPUs of a board have been
+    /// idle for different times when rt-app starts, and
+    /// `sched_balance_find_dst_group_cpu()` prefers the most recently idled of equal idle
+    /// states. A CPU without a system task keeps the stamp of the 1 ms before the start.
     fn start_system_tasks(&mut self) {
         if !self.system_apart() {
             return;
@@ -232,9 +239,12 @@ impl<'w> Sim<'w> {
         let n = self.p.nr_cpus();
         let first = self.w.first_system_task();
         let mut k = 0usize;
+        let mut idle_since: Vec<Option<Nanos>> = vec![None; n];
         for ti in first..self.w.tasks.len() {
             let t = &self.w.tasks[ti];
             let (name, delay_us) = (t.name.clone(), t.delay_us);
+            let ended = last_run_end_before_start_us(t)
+                .map(|us| self.t0.saturating_sub(program::us(us)).max(1));
             for _ in 0..t.instances {
                 let pid = PID_BASE + 1 + (self.nr_start_threads + k) as u32;
                 let tid = self.spawn_thread(ti, name.clone(), pid);
@@ -246,6 +256,9 @@ impl<'w> Sim<'w> {
                 };
                 th.cpu = cpu;
                 th.recent_used_cpu = cpu;
+                if let Some(e) = ended {
+                    idle_since[cpu] = idle_since[cpu].max(Some(e));
+                }
                 th.renamed = true;
                 th.comm0 = th.comm.clone();
                 let at = self.t0 + program::us(delay_us);
@@ -261,6 +274,11 @@ impl<'w> Sim<'w> {
                     },
                 );
                 k += 1;
+            }
+        }
+        for (rq, since) in self.rqs.iter_mut().zip(idle_since) {
+            if let Some(t) = since {
+                rq.idle_stamp = t;
             }
         }
     }
@@ -481,4 +499,26 @@ impl<'w> Sim<'w> {
             self.sys_sched_setattr_uclamp(tid, t.attrs.util_min, t.attrs.util_max);
         }
     }
+}
+
+/// When a periodic system task's activation before the start ended, in µs before the
+/// start: its program is one phase of `run` then a timer of period `P` (the noise model's
+/// background, crate::noise), and its first activation at its `delay` `d < P` follows
+/// one at `d - P`, whose `run` of `R` µs ended `P - d - R` µs before the start (at
+/// capacity 1024 and fmax; when that run would reach into the start, its beginning,
+/// `P - d`). `None` for any other program.
+pub(in crate::sim) fn last_run_end_before_start_us(t: &crate::workload::TaskSpec) -> Option<u64> {
+    use crate::workload::Event;
+    let [phase] = t.phases.as_slice() else {
+        return None;
+    };
+    let [run, timer] = phase.events.as_slice() else {
+        return None;
+    };
+    let (Event::Run { us: r }, Event::Timer { period_us: p, .. }) = (&run.event, &timer.event)
+    else {
+        return None;
+    };
+    let before = p.checked_sub(t.delay_us).filter(|&b| b > 0)?;
+    Some(if before > *r { before - r } else { before })
 }
