@@ -369,7 +369,7 @@ pub enum EasMode {
 }
 
 /// `[eas]`: energy-aware scheduling (kernel/sched/fair.c, topology.c, energy_model.c).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EasOptions {
     /// `auto` (default), `on` or `off`.
@@ -386,6 +386,25 @@ pub struct EasOptions {
     pub feec_energy_margin: bool,
     /// Apply `EM_MAX_COMPLEXITY` (2048) as older kernels did.
     pub em_max_complexity: bool,
+    /// The runnable boost in the frequency term of feec's energy estimate:
+    /// `eenv_pd_max_util()` reads `cpu_util(cpu, p, dst_cpu, 1)`, `max(util_avg,
+    /// runnable_avg)` (commit 7d0583cf9ec7 "sched/fair, cpufreq: Introduce 'runnable
+    /// boosting'", v6.5). Default on (v6.11); v5.x `compute_energy()` reads
+    /// `cpu_util_next()`, without it (off in the `v5.9`/`v5.10` profiles).
+    pub runnable_boost: bool,
+}
+
+impl Default for EasOptions {
+    fn default() -> Self {
+        EasOptions {
+            mode: EasMode::default(),
+            em_version: EmVersion::default(),
+            overutilized_gate: OverutilizedGate::default(),
+            feec_energy_margin: false,
+            em_max_complexity: false,
+            runnable_boost: true,
+        }
+    }
 }
 
 /// `[rt]`: the RT class (kernel/sched/rt.c, features.h).

@@ -838,6 +838,50 @@ fn rt_throttling_leaves_fair_tasks_their_five_percent() {
     );
 }
 
+/// The RT period timer reschedules a CPU with queued RT tasks whatever runs on it
+/// (kernel/sched/rt.c, v6.11, no RT group scheduling: `do_sched_rt_period_timer()` "enqueues"
+/// an unthrottled RT class, and one with no `rt_time` but RT tasks queued, through
+/// `sched_rt_rq_enqueue()`, which ends with `resched_curr()`). A FIFO hog and a fair hog
+/// share CPU 2 with a 1 ms RT period, 0.5 ms of runtime and a 4 ms tick (HZ=250): the hog's
+/// run time is accounted only at its ticks, so at the first period timer after it starts
+/// `rt_time` is still 0; the timer's reschedule makes `put_prev_task_rt()` account the
+/// millisecond it ran, past the runtime, and the class is throttled then, one period after
+/// the hog started, not at the next tick.
+#[test]
+fn the_rt_period_timer_reschedules_a_cpu_with_queued_rt_tasks() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [2], "loop": -1, "run": 100000 },
+        "f": { "cpus": [2], "loop": -1, "run": 100000 } } }"#;
+    let (_, lines) = traced(
+        "hikey960",
+        json,
+        20,
+        &[
+            "cpufreq.governor=performance",
+            "trace.signals=false",
+            "sched.rt_period_us=1000",
+            "sched.rt_runtime_us=500",
+        ],
+    );
+    // the first switch on CPU 2 to and from rt-0 as a FIFO task (prio 89; it starts fair)
+    let switch = |side: &str| {
+        lines
+            .iter()
+            .find(|l| {
+                l.contains("[002]")
+                    && l.contains("sched_switch:")
+                    && field(l, &format!("{side}_comm")) == "rt-0"
+                    && field(l, &format!("{side}_prio")) == "89"
+            })
+            .map(|l| t_us(l))
+            .unwrap()
+    };
+    let (starts, throttled) = (switch("next"), switch("prev"));
+    assert_ne!(starts % 4000, 0, "the hog starts between two ticks");
+    assert_eq!(throttled - starts, 1000, "started at {starts} µs");
+}
+
 /// RT_RUNTIME_SHARE (kernel/sched/rt.c `balance_runtime()` → `do_balance_runtime()`,
 /// on by default until v5.10): the same FIFO hog on CPU 2, out of runtime, borrows a
 /// 1/8 part of each idle neighbour's spare runtime until it has the whole period, and

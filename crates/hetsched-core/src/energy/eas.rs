@@ -71,12 +71,25 @@ pub struct EnergyEnv {
     pub pd_cap: u64,
 }
 
-/// Options of [`find_energy_efficient_cpu`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Options of [`find_energy_efficient_cpu`]; the default is v6.11's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeecParams {
     /// v5.0–v5.17: leave `prev_cpu` only if the best CPU saves at least 1/16 (≈6 %) of
     /// `prev_delta + base_energy` (`eas.feec_energy_margin`; off in v6.x).
     pub energy_margin: bool,
+    /// v6.5+: [`eenv_pd_max_util`] reads `cpu_util(cpu, p, dst_cpu, 1)`, with the runnable
+    /// boost (commit 7d0583cf9ec7, "sched/fair, cpufreq: Introduce 'runnable boosting'");
+    /// v5.x `compute_energy()` reads `cpu_util_next()`, without (`eas.runnable_boost`).
+    pub runnable_boost: bool,
+}
+
+impl Default for FeecParams {
+    fn default() -> Self {
+        FeecParams {
+            energy_margin: false,
+            runnable_boost: true,
+        }
+    }
 }
 
 /// `em_cpu_energy(pd, max_util, sum_util, allowed_cpu_cap)`: the energy of the domain for
@@ -135,8 +148,14 @@ pub fn eenv_pd_busy_time(view: &impl EasView, cpus: &CpuSet, p: &EasTask, pd_cap
 
 /// One CPU's term of [`eenv_pd_max_util`]: the performance schedutil would request for
 /// `cpu` if `p` ran on `dst`.
-fn eenv_cpu_perf(view: &impl EasView, cpu: usize, p: &EasTask, dst: Option<usize>) -> u64 {
-    cpu_perf(view, &view.rq(cpu), cpu, p, dst)
+fn eenv_cpu_perf(
+    view: &impl EasView,
+    cpu: usize,
+    p: &EasTask,
+    dst: Option<usize>,
+    boost: bool,
+) -> u64 {
+    cpu_perf(view, &view.rq(cpu), cpu, p, dst, boost)
 }
 
 /// [`eenv_cpu_perf`] with `cpu`'s [`RqSignals`] already read.
@@ -146,9 +165,10 @@ fn cpu_perf(
     cpu: usize,
     p: &EasTask,
     dst: Option<usize>,
+    boost: bool,
 ) -> u64 {
     let used = view.uclamp_is_used();
-    let util = view.cpu_util(cpu, Some(p.id), dst, true);
+    let util = view.cpu_util(cpu, Some(p.id), dst, boost);
     let e = effective_cpu_util(rq, util, used);
     let (mut min, mut max) = (e.min, e.max);
     if dst == Some(cpu) && used {
@@ -163,19 +183,23 @@ fn cpu_perf(
 }
 
 /// `eenv_pd_max_util(eenv, pd_cpus, p, dst_cpu)` (v6.8+): the performance schedutil would
-/// request for the busiest CPU of the domain if `p` ran on `dst` (runnable boost, uclamp of
-/// the rq and, on `dst`, of the task, 1.25 headroom via `sugov_effective_cpu_perf()`),
-/// capped at `eenv.cpu_cap`.
+/// request for the busiest CPU of the domain if `p` ran on `dst` (uclamp of the rq and, on
+/// `dst`, of the task, 1.25 headroom via `sugov_effective_cpu_perf()`), capped at
+/// `eenv.cpu_cap`. `boost` ([`FeecParams::runnable_boost`]) is the `boost` it passes to
+/// `cpu_util()`: 1 from v6.5 (`max(util_avg, runnable_avg)`, so CPUs where tasks wait
+/// raise the domain's state); v5.x's `compute_energy()` takes the max of
+/// `cpu_util_next()`, the same utilisation without it (kernel/sched/fair.c, v5.10).
 pub fn eenv_pd_max_util(
     view: &impl EasView,
     eenv: &EnergyEnv,
     cpus: &CpuSet,
     p: &EasTask,
     dst: Option<usize>,
+    boost: bool,
 ) -> u64 {
     let max_util = cpus
         .iter()
-        .map(|cpu| eenv_cpu_perf(view, cpu, p, dst))
+        .map(|cpu| eenv_cpu_perf(view, cpu, p, dst, boost))
         .max()
         .unwrap_or(0);
     max_util.min(eenv.cpu_cap)
@@ -192,34 +216,37 @@ pub struct PdMaxUtil {
     top: u64,
     top_cpu: Option<usize>,
     second: u64,
+    /// The `boost` of [`eenv_pd_max_util`].
+    boost: bool,
 }
 
 impl PdMaxUtil {
     /// [`eenv_pd_busy_time`] and the terms of `cpus` without `p` (`dst_cpu = −1`) from one
     /// walk of the domain's CPUs, each CPU's signals read once: what
-    /// `find_energy_efficient_cpu()` computes for a domain it evaluates.
+    /// `find_energy_efficient_cpu()` computes for a domain it evaluates. `boost` as for
+    /// [`eenv_pd_max_util`] (the busy time never takes it).
     pub fn with_busy_time(
         view: &impl EasView,
         cpus: &CpuSet,
         p: &EasTask,
         pd_cap: u64,
+        boost: bool,
     ) -> (u64, PdMaxUtil) {
         let used = view.uclamp_is_used();
-        let mut m = PdMaxUtil::EMPTY;
+        let mut m = PdMaxUtil {
+            top: 0,
+            top_cpu: None,
+            second: 0,
+            boost,
+        };
         let mut busy = 0;
         for cpu in cpus.iter() {
             let rq = view.rq(cpu);
             busy += effective_cpu_util(&rq, view.cpu_util(cpu, Some(p.id), None, false), used).util;
-            m.add(cpu, cpu_perf(view, &rq, cpu, p, None));
+            m.add(cpu, cpu_perf(view, &rq, cpu, p, None, boost));
         }
         (busy.min(pd_cap), m)
     }
-
-    const EMPTY: PdMaxUtil = PdMaxUtil {
-        top: 0,
-        top_cpu: None,
-        second: 0,
-    };
 
     /// Takes `cpu`'s term (the CPUs ascending: the first of equal terms stays on top).
     fn add(&mut self, cpu: usize, perf: u64) {
@@ -249,7 +276,7 @@ impl PdMaxUtil {
                 } else {
                     self.top
                 };
-                others.max(eenv_cpu_perf(view, d, p, dst))
+                others.max(eenv_cpu_perf(view, d, p, dst, self.boost))
             }
         };
         max_util.min(eenv.cpu_cap)
@@ -394,7 +421,8 @@ pub fn find_energy_efficient_cpu(
         if max_spare_cpu.is_none() && prev_spare < 0 {
             continue;
         }
-        let (busy, max_util) = PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap);
+        let (busy, max_util) =
+            PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap, params.runnable_boost);
         eenv.pd_busy_time = busy;
         let base = compute_energy(view, &eenv, pd, &max_util, p, None);
         base_sum = base_sum.saturating_add(base);
@@ -572,9 +600,11 @@ mod tests {
     use crate::energy::em::tests::juno;
 
     /// Utilisation per CPU *including* the sleeping task's blocked contribution on its
-    /// previous CPU (as `cfs_rq->avg.util_avg` does); no util_est, no runnable boost.
+    /// previous CPU (as `cfs_rq->avg.util_avg` does) and `runnable_avg` for the boost; no
+    /// util_est.
     struct View {
         util: Vec<u64>,
+        runnable: Vec<u64>,
         caps: Vec<u64>,
         task_cpu: usize,
         task_util: u64,
@@ -583,8 +613,11 @@ mod tests {
     }
 
     impl EasView for View {
-        fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, _b: bool) -> u64 {
+        fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, b: bool) -> u64 {
             let mut u = self.util[cpu];
+            if b {
+                u = u.max(self.runnable[cpu]);
+            }
             if p.is_some() {
                 if self.task_cpu == cpu && dst != Some(cpu) {
                     u = u.saturating_sub(self.task_util);
@@ -614,6 +647,7 @@ mod tests {
         util[prev] = task_util;
         View {
             util,
+            runnable: vec![0; 6],
             rqs: caps.iter().map(|&c| RqSignals::cfs_only(c)).collect(),
             caps,
             task_cpu: prev,
@@ -740,6 +774,7 @@ mod tests {
         // prev on CPU 3 (its util left out without dst), busy and idle CPUs, ties.
         let mut v = view(3, 120);
         v.util = vec![300, 700, 700, 420, 0, 300];
+        v.runnable = vec![500, 700, 900, 420, 100, 0];
         let p = task(120);
         for cpus in [
             CpuSet::from_cpus(&[0, 3, 4, 5]),
@@ -750,15 +785,17 @@ mod tests {
                 cpu_cap: 1024,
                 ..EnergyEnv::default()
             };
-            let (busy, m) = PdMaxUtil::with_busy_time(&v, &cpus, &p, 4096);
-            assert_eq!(busy, eenv_pd_busy_time(&v, &cpus, &p, 4096), "{cpus:?}");
-            let dsts = std::iter::once(None).chain(cpus.iter().map(Some));
-            for dst in dsts {
-                assert_eq!(
-                    m.get(&v, &eenv, &p, dst),
-                    eenv_pd_max_util(&v, &eenv, &cpus, &p, dst),
-                    "{cpus:?} {dst:?}"
-                );
+            for boost in [true, false] {
+                let (busy, m) = PdMaxUtil::with_busy_time(&v, &cpus, &p, 4096, boost);
+                assert_eq!(busy, eenv_pd_busy_time(&v, &cpus, &p, 4096), "{cpus:?}");
+                let dsts = std::iter::once(None).chain(cpus.iter().map(Some));
+                for dst in dsts {
+                    assert_eq!(
+                        m.get(&v, &eenv, &p, dst),
+                        eenv_pd_max_util(&v, &eenv, &cpus, &p, dst, boost),
+                        "{cpus:?} {dst:?} {boost}"
+                    );
+                }
             }
         }
     }
@@ -851,9 +888,45 @@ mod tests {
             Some(&all()),
             FeecParams {
                 energy_margin: true,
+                ..FeecParams::default()
             },
         );
         assert_eq!(m, Some(0));
+    }
+
+    /// `eenv_pd_max_util()` takes the runnable boost from v6.5 (`cpu_util(cpu, p, dst_cpu,
+    /// 1)`), v5.x's `compute_energy()` does not (`cpu_util_next()`). juno: p (util 120)
+    /// slept on the big CPU 1; every LITTLE runs util 180 with tasks waiting (runnable
+    /// 400). Unboosted, the LITTLEs sit in state 0 (1.25 × 180 = 225 ≤ 236: cost 1398,
+    /// base 1398 × 720) and p on CPU 0 lifts the domain to perf 406 (1.25 × 300 = 375:
+    /// cost 1871 × 840), a delta of 565080 against 4019 × 120 = 482280 on the big prev, which
+    /// stays. Boosted, the LITTLEs already run at their top state (cost 2085): the delta is
+    /// 2085 × 120 = 250200 and p goes to CPU 0.
+    #[test]
+    fn pd_max_util_takes_the_runnable_boost_from_v6_5() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let mut v = view(1, 120);
+        for cpu in [0, 3, 4, 5] {
+            v.util[cpu] = 180;
+            v.runnable[cpu] = 400;
+        }
+        let p = task(120);
+        let feec = |runnable_boost| {
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &p,
+                1,
+                Some(&all()),
+                FeecParams {
+                    runnable_boost,
+                    ..FeecParams::default()
+                },
+            )
+        };
+        assert_eq!(feec(true), Some(0));
+        assert_eq!(feec(false), Some(1));
     }
 
     #[test]

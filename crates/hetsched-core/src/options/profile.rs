@@ -229,6 +229,11 @@ impl KernelProfile {
                 "feec's 1/16 saving rule v5.0-v5.17",
             ),
             (
+                "eas.runnable_boost",
+                json!(at_least(V6_6)),
+                "eenv_pd_max_util() reads cpu_util(.., boost=1): v6.5",
+            ),
+            (
                 "eas.em_max_complexity",
                 json!(!at_least(V6_11)),
                 "EM_MAX_COMPLEXITY: in v6.6, gone by v6.11",

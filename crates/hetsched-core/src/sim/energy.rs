@@ -135,6 +135,7 @@ impl EnergyState {
             gate: o.eas.overutilized_gate,
             feec: FeecParams {
                 energy_margin: o.eas.feec_energy_margin,
+                runnable_boost: o.eas.runnable_boost,
             },
             ou: RootDomainOverutilized::new(s.eas_enabled, t0),
             // writing a uclamp sysctl enables the key too (sysctl_sched_uclamp_handler())

@@ -553,7 +553,9 @@ impl<'w> Sim<'w> {
             return;
         }
         self.rt_period_active = true;
-        // an idle timer leaves no CPU throttled: nothing to unthrottle, no hook to call
+        // an idle timer leaves no CPU throttled: nothing to unthrottle, no hook to call;
+        // the CPU whose RT enqueue starts it is rescheduled (`sched_rt_rq_enqueue()`), as
+        // by the kernel's timer firing right after the enqueue
         self.do_sched_rt_period_timer(None, now);
         self.q.push(now + period, Ev::RtPeriod);
     }
@@ -568,12 +570,13 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `do_sched_rt_period_timer(rt_b, 1)` (v6.11): without RT_RUNTIME_SHARE each CPU's
-    /// `rt_runtime` is reset to the bandwidth's; each CPU's `rt_time` loses one runtime (a
-    /// throttled CPU first borrows under RT_RUNTIME_SHARE); a throttled RT class with
-    /// `rt_time` back under the runtime is unthrottled (`sched_rt_rq_enqueue()`: resched
-    /// when its best task beats `curr`; `enqueue_top_rt_rq()` → `cpufreq_update_util()` when
-    /// it has RT tasks). Returns `idle`.
+    /// `do_sched_rt_period_timer(rt_b, 1)` (kernel/sched/rt.c, v6.11; v3.10, v5.10, v6.6 alike):
+    /// without RT_RUNTIME_SHARE each CPU's `rt_runtime` is reset to the bandwidth's; each
+    /// CPU's `rt_time` loses one runtime (a throttled CPU first borrows under
+    /// RT_RUNTIME_SHARE), and a throttled RT class back under its runtime is unthrottled;
+    /// a CPU with no `rt_time` but queued RT tasks (none of their run time accounted since
+    /// the last period: `sched_rt_runtime_us = 0`, a period shorter than the tick) is
+    /// "enqueued" too. Either goes through [`Self::sched_rt_rq_enqueue`]. Returns `idle`.
     fn do_sched_rt_period_timer(&mut self, mut out: Option<&mut Out<'_, '_>>, now: Nanos) -> bool {
         let Some((bw_runtime, _)) = self.rt_bandwidth() else {
             return true;
@@ -590,6 +593,7 @@ impl<'w> Sim<'w> {
                 continue;
             }
             let mut enqueue = false;
+            let mut unthrottled = false;
             if self.rqs[cpu].rt_time > 0 {
                 if self.rqs[cpu].rt_throttled {
                     self.balance_runtime(cpu);
@@ -599,6 +603,7 @@ impl<'w> Sim<'w> {
                 rq.rt_time -= rq.rt_time.min(runtime);
                 if rq.rt_throttled && rq.rt_time < runtime {
                     rq.rt_throttled = false;
+                    unthrottled = true;
                     enqueue = true;
                 }
                 if rq.rt_time > 0 || nr > 0 {
@@ -606,22 +611,41 @@ impl<'w> Sim<'w> {
                 }
             } else if nr > 0 {
                 idle = false;
+                enqueue = !self.rqs[cpu].rt_throttled;
             }
-            if enqueue {
+            if unthrottled {
                 self.rq_util_changed(cpu);
             }
-            if enqueue && nr > 0 {
-                debug_assert!(out.is_some(), "unthrottled by the timer's first run");
-                if let Some(out) = out.as_deref_mut() {
-                    self.cpufreq_update_util(out, cpu, 0, now);
-                }
-                let best = self.rqs[cpu].rt.pick().map(|t| self.threads[t].eff_prio);
-                let curr = self.rqs[cpu].curr.map_or(140, |c| self.threads[c].eff_prio);
-                if best.is_some_and(|b| b < curr) {
-                    self.set_resched(cpu);
-                }
+            if enqueue {
+                self.sched_rt_rq_enqueue(out.as_deref_mut(), cpu, unthrottled, now);
             }
         }
         idle
+    }
+
+    /// `sched_rt_rq_enqueue()` without RT group scheduling (kernel/sched/rt.c, v6.11; the
+    /// same in v5.10 and v6.6; v3.10's, before `enqueue_top_rt_rq()`, only reschedules): nothing for an empty RT rq, else
+    /// `enqueue_top_rt_rq()` — which returns at once unless the class was throttled
+    /// (`rt_queued` is clear only then), and otherwise ends with `cpufreq_update_util()` —
+    /// and `resched_curr()` whatever runs: the CPU schedules even when its current task
+    /// stays (an RT task re-picked, whose run time `put_prev_task_rt()` accounts now). The
+    /// RT group scheduling form reschedules only for a priority above `curr`'s.
+    fn sched_rt_rq_enqueue(
+        &mut self,
+        out: Option<&mut Out<'_, '_>>,
+        cpu: usize,
+        unthrottled: bool,
+        now: Nanos,
+    ) {
+        if self.rqs[cpu].rt.nr_running() == 0 {
+            return;
+        }
+        if unthrottled {
+            debug_assert!(out.is_some(), "unthrottled by the timer's first run");
+            if let Some(out) = out {
+                self.cpufreq_update_util(out, cpu, 0, now);
+            }
+        }
+        self.set_resched(cpu);
     }
 }
