@@ -115,3 +115,92 @@ fn throttled_rt_does_not_hold_the_top_opp() {
     assert_eq!(back.1, 1_100_000, "{f:?}");
     assert!(back.0 < 1_010_000, "{f:?}");
 }
+
+/// `(t µs, kHz)` of the frequency `cpu` runs at when each `sched_switch` to a thread
+/// whose comm starts with `name` happens (the last `cpu_frequency` of `cpu` before it).
+fn freq_at_runs(lines: &[String], cpu: usize, name: &str) -> Vec<(i64, u64)> {
+    let id = cpu.to_string();
+    let mut khz = 0;
+    let mut out = Vec::new();
+    for l in lines {
+        if l.contains("cpu_frequency:") && field(l, "cpu_id") == id {
+            khz = field(l, "state").parse().unwrap();
+        } else if l.contains("sched_switch:") && field(l, "next_comm").starts_with(name) {
+            out.push((t_us(l), khz));
+        }
+    }
+    out
+}
+
+/// `cpu_bw_dl()` (kernel/sched/sched.h, v6.11) is a floor of schedutil's request
+/// (`effective_cpu_util()`'s `min`, `sugov_effective_cpu_perf()`): a SCHED_DEADLINE task
+/// of 3 ms every 10 ms on m1pro's P-core 2 (capacity 1024, 3036 MHz) has `dl_bw` =
+/// `to_ratio(10 ms, 3 ms)` = 314572, so `running_bw × 1024 >> BW_SHIFT` = 307, which asks
+/// for at least 3036 MHz × 307 / 1024 = 910 MHz, the 1056 MHz OPP. The task runs 300 µs a
+/// period, its DL utilisation (`sched_pelt_dl`) stays far below 307, yet every run finds
+/// the policy at 1056 MHz (`cpu_bw_dl()` was 0 here before: the lowest OPP, 600 MHz).
+#[test]
+fn deadline_bandwidth_is_a_frequency_floor() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "d": {"cpus": [2], "policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 10000,
+              "loop": -1, "run": 300, "timer": {"ref": "t", "period": 10000}}}}"#;
+    let lines = trace_to_end("m1pro", json, &["cpufreq.start=min"]);
+    let util_dl: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_pelt_dl:") && field(l, "cpu") == "2")
+        .map(|l| field(l, "util").parse().unwrap())
+        .collect();
+    assert!(!util_dl.is_empty());
+    assert!(util_dl.iter().all(|&u| u < 100), "{util_dl:?}");
+    let runs = freq_at_runs(&lines, 2, "d-");
+    assert!(runs.len() > 90, "{runs:?}");
+    assert!(runs.iter().all(|&(_, khz)| khz == 1_056_000), "{runs:?}");
+}
+
+/// The GRUB inactive timer (kernel/sched/deadline.c v6.11, `task_non_contending()` →
+/// `inactive_task_timer()`): a deadline task that blocks keeps its bandwidth in
+/// `running_bw` until its 0-lag time, `deadline − runtime × dl_period / dl_runtime`; only
+/// then `sub_running_bw()` calls `cpufreq_update_util()` and the floor goes. On juno's
+/// big CPU 1, a task of 50 ms every 100 ms (`cpu_bw_dl()` 512: 550 MHz → the 625 MHz OPP)
+/// woken at `w` with a new period and running `r` µs blocks at `w + r`; its 0-lag time is
+/// `w + 100 ms − (50 ms − r) × 2` = `w + 2r` (the budget charged in wall-clock time, as
+/// hetsched does: a known difference), where the policy drops to 450 MHz — not at the
+/// block.
+#[test]
+fn deadline_bandwidth_leaves_at_the_zero_lag_time() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "d": {"cpus": [1], "policy": "SCHED_DEADLINE", "dl-runtime": 50000, "dl-period": 100000,
+              "loop": -1, "run": 2000, "timer": {"ref": "t", "period": 100000}}}}"#;
+    let lines = trace_to_end("juno_r0", json, &["cpufreq.fast_switch=true"]);
+    let f = freqs(&lines, 1);
+    let mut checked = 0;
+    for w in wakeups(&lines, "d-0") {
+        let w = (w.0 * 1e6).round() as i64;
+        let switch = |prev: bool| {
+            let key = if prev { "prev_comm" } else { "next_comm" };
+            lines
+                .iter()
+                .filter(|l| l.contains("sched_switch:") && field(l, key) == "d-0")
+                .map(|l| t_us(l))
+                .find(|&t| t >= w)
+                .unwrap()
+        };
+        let (start, block) = (switch(false), switch(true));
+        let zerolag = w + 2 * (block - start);
+        // 625 MHz from the wake-up to the 0-lag time, 450 MHz from it
+        let at = |t: i64| f.iter().rev().find(|&&(ft, _)| ft <= t).unwrap().1;
+        assert_eq!(at(w), 625_000, "wake-up at {w}: {f:?}");
+        assert_eq!(
+            at(zerolag - 1),
+            625_000,
+            "block at {block}, 0-lag {zerolag}: {f:?}"
+        );
+        assert!(zerolag > block + 1000, "{w} {block} {zerolag}");
+        assert!(
+            f.contains(&(zerolag, 450_000)),
+            "block at {block}, 0-lag {zerolag}: {f:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 9, "{checked}");
+}

@@ -18,7 +18,7 @@ use super::select_fair::WF_TTWU;
 use crate::sched::CpuSet;
 
 /// `BW_SHIFT`: bandwidths and densities are fractions of `1 << BW_SHIFT`.
-pub const BW_SHIFT: u32 = 20;
+pub use crate::sched::rt::BW_SHIFT;
 /// `SCHED_CAPACITY_SHIFT`.
 const SCHED_CAPACITY_SHIFT: u32 = 10;
 

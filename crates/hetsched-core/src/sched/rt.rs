@@ -10,7 +10,8 @@
 //!   a task whose budget is spent is throttled until its replenishment at the deadline
 //!   (`start_dl_timer()` → `replenish_dl_entity()`), and a wake-up after the deadline or
 //!   with too much budget left for the remaining time starts a new period
-//!   (`update_dl_entity()` → `dl_entity_overflow()`).
+//!   (`update_dl_entity()` → `dl_entity_overflow()`); GRUB's per-rq bandwidth sums
+//!   (`running_bw`, `this_bw`) are kept by the engine (sim/class/deadline.rs).
 //!
 //! Simplifications (documented in docs/kernel-mapping.md): no RT bandwidth throttling
 //! (`sched_rt_runtime_us`), no DL admission control, GRUB reclaiming or `dl_server`; the
@@ -89,11 +90,31 @@ impl RtRq {
     }
 }
 
-/// `struct dl_rq`: tasks by absolute deadline.
+/// `BW_SHIFT` (kernel/sched/sched.h): bandwidths are fractions of `1 << BW_SHIFT`.
+pub const BW_SHIFT: u32 = 20;
+
+/// `to_ratio(period, runtime)` (kernel/sched/core.c, v6.11): `runtime << BW_SHIFT / period`
+/// (0 for a zero period).
+pub fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    (runtime << BW_SHIFT) / period
+}
+
+/// `struct dl_rq`: tasks by absolute deadline, and GRUB's two sums of the deadline
+/// bandwidths (`dl_se->dl_bw`) of the rq's tasks (kernel/sched/deadline.c, v6.11).
 #[derive(Debug, Clone, Default)]
 pub struct DlRq {
     queue: BTreeSet<(Nanos, u64, usize)>,
     seq: u64,
+    /// `running_bw`: the active utilisation, the bandwidth of the tasks that are runnable
+    /// (throttled ones included) or blocked before their 0-lag time
+    /// (`add_running_bw()`/`sub_running_bw()`); `cpu_bw_dl()` reads it.
+    pub running_bw: u64,
+    /// `this_bw`: the bandwidth of every deadline task assigned to the rq, blocked or not
+    /// (`add_rq_bw()`/`sub_rq_bw()`); never less than `running_bw`.
+    pub this_bw: u64,
 }
 
 impl DlRq {
@@ -145,17 +166,42 @@ pub struct DlEntity {
     pub deadline: Nanos,
     /// Throttled until replenishment.
     pub throttled: bool,
+    /// `dl_bw`: `to_ratio(dl_period, dl_runtime)` (`__setparam_dl()`; the period is the
+    /// deadline when none is given).
+    pub dl_bw: u64,
+    /// `dl_non_contending`: blocked before its 0-lag time, its bandwidth still in its rq's
+    /// `running_bw` until the inactive timer fires (`task_non_contending()`).
+    pub dl_non_contending: bool,
 }
 
 impl DlEntity {
     /// A DL entity from rt-app's `dl-runtime`/`dl-period`/`dl-deadline` in ns.
     pub fn new(runtime: Nanos, deadline: Nanos, period: Nanos) -> DlEntity {
+        let bw_period = if period == 0 { deadline } else { period };
         DlEntity {
             dl_runtime: runtime,
             dl_deadline: deadline,
             dl_period: period,
+            dl_bw: to_ratio(bw_period, runtime),
             ..DlEntity::default()
         }
+    }
+
+    /// The 0-lag time relative to `now` (`task_non_contending()`, kernel/sched/deadline.c,
+    /// v6.11): `deadline − runtime × dl_period / dl_runtime − now`, when the remaining
+    /// budget would be used up at the task's bandwidth; negative once passed. In the
+    /// kernel's signed 64-bit arithmetic (`div64_long()`). `None` for a zero `dl_runtime`
+    /// (the kernel returns first).
+    pub fn zerolag_time(&self, now: Nanos) -> Option<i64> {
+        if self.dl_runtime == 0 {
+            return None;
+        }
+        let lag = self.runtime.wrapping_mul(self.dl_period as i64) / self.dl_runtime as i64;
+        Some(
+            (self.deadline as i64)
+                .wrapping_sub(lag)
+                .wrapping_sub(now as i64),
+        )
     }
 
     /// `setup_new_dl_entity()` / `replenish_dl_new_period()`: a fresh period at `now`.
@@ -263,5 +309,27 @@ mod tests {
         assert_eq!(dl.deadline, 200 * ms);
         assert_eq!(dl.runtime, 9 * ms as i64);
         assert_eq!(dl.next_period(), 200 * ms);
+    }
+
+    /// `__setparam_dl()`'s `dl_bw` = `to_ratio(period, runtime)` in `BW_SHIFT` units, and
+    /// `task_non_contending()`'s 0-lag time: the remaining budget spent at the task's
+    /// bandwidth ends `runtime × dl_period / dl_runtime` before the deadline.
+    #[test]
+    fn dl_bw_and_zerolag_time() {
+        let (us, ms) = (1_000, 1_000_000);
+        let mut dl = DlEntity::new(50 * ms, 100 * ms, 100 * ms);
+        assert_eq!(dl.dl_bw, 1 << (BW_SHIFT - 1));
+        assert_eq!(DlEntity::new(3 * ms, 10 * ms, 10 * ms).dl_bw, 314_572);
+        // no period: the deadline's
+        assert_eq!(DlEntity::new(3 * ms, 10 * ms, 0).dl_bw, 314_572);
+        dl.new_period(0);
+        // 1.5 ms run: 48.5 ms left → 97 ms before the deadline → 1.5 ms after now
+        dl.runtime -= 1500 * us as i64;
+        assert_eq!(dl.zerolag_time(1500 * us), Some(1500 * us as i64));
+        assert_eq!(dl.zerolag_time(4 * ms), Some(-(1000 * us as i64)));
+        // an overrun: the 0-lag time is past the deadline
+        dl.runtime = -(ms as i64);
+        assert_eq!(dl.zerolag_time(50 * ms), Some(52 * ms as i64));
+        assert_eq!(DlEntity::default().zerolag_time(0), None);
     }
 }

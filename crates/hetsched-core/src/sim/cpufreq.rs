@@ -12,7 +12,7 @@
 //! Simplification: every `cpufreq_update_util()` is treated as local
 //! (`cpufreq_this_cpu_can_update()` is not modelled).
 
-use super::energy::{cpu_util_cfs, cpu_util_cfs_boost_of, rq_signals};
+use super::energy::{cpu_bw_dl, cpu_util_cfs, cpu_util_cfs_boost_of, rq_signals};
 use super::program::Op;
 use super::{g_power, Ev, Out, Rq, Sim};
 use crate::cpufreq::conservative::CsPolicy;
@@ -300,9 +300,8 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
-    fn bw_dl(&self, _j: usize) -> u64 {
-        // cpu_bw_dl() is not modelled (rq_signals() gives 0)
-        0
+    fn bw_dl(&self, j: usize) -> u64 {
+        cpu_bw_dl(&self.rqs[self.cpus[j]])
     }
 
     fn changed(&self) -> Option<u64> {

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → [`Sim::cpufreq_update_util`] |
 //! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → [`Sim::cpufreq_update_util`] |
-//! | `enqueue_top_rt_rq()` (RT enqueue and dequeue, not while throttled; the unthrottle), `add/sub_running_bw()` (DL) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT and DL, `Sim::sched_rt_period_timer` → [`Sim::cpufreq_update_util`] |
+//! | `enqueue_top_rt_rq()` (RT enqueue and dequeue, not while throttled; the unthrottle), `add/sub_running_bw()` (DL: enqueue and dequeue with ENQUEUE_RESTORE/DEQUEUE_SAVE or a queued migration, a wake-up after the 0-lag time, a block after it or the inactive timer at it, a wake-up's migration of a non-contending task) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT, `Sim::sched_rt_period_timer`, `add_running_bw`/`sub_running_bw` in sim/class/deadline.rs → [`Sim::cpufreq_update_util`] |
 //! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | `Sim::apply_freq` (sim/cpufreq.rs: now, or at `Ev::FreqApply` one transition latency later) |
 //! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
 //! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` (not for a new task) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
@@ -20,8 +20,7 @@
 //! `cpufreq_this_cpu_can_update()`); a frequency change brings the PELT clock and the work
 //! of every CPU of the policy up to date at the old speed before the new one applies (the
 //! kernel scales the whole next clock delta by the frequency read at that update, an error
-//! bounded by one tick); `cpu_bw_dl()` is 0 (DL running bandwidth is not tracked; DL tasks
-//! count through `cpu_util_dl()`); no IRQ time; no task ever sleeps in I/O, so the
+//! bounded by one tick); no IRQ time; no task ever sleeps in I/O, so the
 //! iowait boost is never requested (`SCHED_CPUFREQ_IOWAIT` is never passed).
 
 use super::{g_overutilized, Class, Out, Rq, Sim};
@@ -169,14 +168,21 @@ pub(in crate::sim) fn cpu_util_cfs_boost_of(rq: &Rq, util_cfs: u64) -> u64 {
     util_cfs.max(rq.cfs.avg.runnable_avg.min(rq.cap))
 }
 
-/// What `effective_cpu_util()` reads of an rq besides CFS: RT and DL utilisation, RT
-/// runnable, and the rq clamps. Simplified: no IRQ time, `cpu_bw_dl()` = 0.
+/// `cpu_bw_dl(rq)` (kernel/sched/sched.h, v6.11): the rq's active deadline bandwidth
+/// (GRUB's `running_bw`, sim/class/deadline.rs) in capacity units,
+/// `(running_bw × SCHED_CAPACITY_SCALE) >> BW_SHIFT`.
+pub(in crate::sim) fn cpu_bw_dl(rq: &Rq) -> u64 {
+    (rq.dl.running_bw * crate::platform::SCHED_CAPACITY_SCALE) >> crate::sched::rt::BW_SHIFT
+}
+
+/// What `effective_cpu_util()` reads of an rq besides CFS: RT and DL utilisation, the DL
+/// bandwidth, RT runnable, and the rq clamps. Simplified: no IRQ time.
 pub(in crate::sim) fn rq_signals(rq: &Rq, uc: &UclampRq) -> RqSignals {
     RqSignals {
         arch_capacity: rq.cap,
         util_rt: rq.avg_rt.util_avg,
         util_dl: rq.avg_dl.util_avg,
-        bw_dl: 0,
+        bw_dl: cpu_bw_dl(rq),
         util_irq: 0,
         // rt_rq_is_runnable(): rt_queued, which a throttle clears (sched_rt_rq_dequeue())
         rt_runnable: rq.rt.nr_running() > 0 && !rq.rt_throttled,

@@ -108,6 +108,8 @@ impl Sim<'_> {
             dl,
             dl_key: (0, 0),
             dl_gen: 0,
+            dl_inactive_gen: 0,
+            dl_inactive_active: false,
             res_blocked: false,
             affinity,
             state: TState::Sleeping,

@@ -222,6 +222,12 @@ impl<'w> Sim<'w> {
                         self.dl_replenish(out, tid as usize, now);
                     }
                 }
+                Ev::DlInactive { tid, gen } => {
+                    let t = &self.threads[tid as usize];
+                    if t.dl_inactive_active && t.dl_inactive_gen == gen {
+                        self.inactive_task_timer(out, tid as usize, now);
+                    }
+                }
                 Ev::FreqApply { pd } => self.freq_apply_event(out, pd as usize, now),
                 Ev::IrqWork { pd, cpu } => {
                     self.governor_irq_work(out, pd as usize, cpu as usize, now)

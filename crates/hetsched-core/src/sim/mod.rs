@@ -168,6 +168,8 @@ enum Ev {
     NohzKick,
     /// A throttled deadline task's replenishment timer (`dl_task_timer()`).
     DlReplenish { tid: u32, gen: u32 },
+    /// A blocked deadline task's inactive timer at its 0-lag time (`inactive_task_timer()`).
+    DlInactive { tid: u32, gen: u32 },
     /// A slow-path frequency transition of a performance domain completes.
     FreqApply { pd: u32 },
     /// The governor's irq_work of a performance domain's policy, raised on `cpu`: it wakes
@@ -246,6 +248,11 @@ struct Thread {
     dl: DlEntity,
     dl_key: (Nanos, u64),
     dl_gen: u32,
+    /// The generation of the inactive timer (`dl_se->inactive_timer`, `Ev::DlInactive`): a
+    /// cancel moves it on.
+    dl_inactive_gen: u32,
+    /// `hrtimer_active(&dl_se->inactive_timer)`: armed and not yet fired or cancelled.
+    dl_inactive_active: bool,
     /// Blocked on a resource (counted in `nr_res_blocked`).
     res_blocked: bool,
     affinity: CpuSet,

@@ -7,6 +7,7 @@
 //! (`pull_dl_task()` from `balance_dl()` and the class changes).
 
 use crate::policy::dl::{self as pdl, DlPush, DlRqView, DlTask};
+use crate::sched::rt::to_ratio;
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
@@ -76,9 +77,15 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `enqueue_task_dl()`: ENQUEUE_WAKEUP → `update_dl_entity()`; a new task, or one
-    /// restored (ENQUEUE_RESTORE, entering the class) with its deadline in the past, starts
-    /// a period (`setup_new_dl_entity()`); `add_running_bw()` → `cpufreq_update_util()`.
+    /// `enqueue_task_dl()` → `enqueue_dl_entity()` (kernel/sched/deadline.c, v6.11): a task
+    /// restored (ENQUEUE_RESTORE: entering the class) or moved here queued
+    /// (ENQUEUE_MIGRATING) brings its bandwidth to the rq (`add_rq_bw()`,
+    /// `add_running_bw()`), as does a new task here (ENQUEUE_INITIAL: threads created
+    /// SCHED_DEADLINE, which the kernel's `sched_fork()` refuses); a wake-up is
+    /// `task_contending()`, throttled or not. Then ENQUEUE_WAKEUP → `update_dl_entity()`; a
+    /// new task, or one restored with its deadline in the past, starts a period
+    /// (`setup_new_dl_entity()`). `cpufreq_update_util()` runs only from
+    /// `add_running_bw()`.
     pub(in crate::sim) fn enqueue_task_dl(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -87,13 +94,23 @@ impl<'w> Sim<'w> {
         now: Nanos,
         flags: u32,
     ) {
-        self.threads[tid].enqueue_migrated = false;
+        let migrated = std::mem::take(&mut self.threads[tid].enqueue_migrated);
         let initial = flags & super::ENQUEUE_INITIAL != 0;
         let restore = flags & super::ENQUEUE_RESTORE != 0;
+        let migrating = flags & super::ENQUEUE_MIGRATING != 0;
+        let wakeup = !initial && self.threads[tid].state != TState::Runnable;
+        if initial || restore || migrating {
+            self.add_rq_bw(cpu, tid);
+            self.add_running_bw(out, cpu, tid, now);
+        }
+        if wakeup {
+            // ENQUEUE_MIGRATED: the wake-up's set_task_cpu() moved it
+            self.task_contending(out, cpu, tid, now, migrated);
+        }
         let t = &mut self.threads[tid];
         if initial || t.dl.deadline == 0 || (restore && t.dl.deadline < now) {
             t.dl.new_period(now);
-        } else if t.state != TState::Runnable {
+        } else if wakeup {
             t.dl.update_at_wakeup(now);
         }
         let d = t.dl.deadline;
@@ -109,16 +126,200 @@ impl<'w> Sim<'w> {
         t.cpu = cpu;
         self.refresh_view(cpu);
         self.add_nr_running(cpu);
+    }
+
+    /// `__add_running_bw()` via `add_running_bw()` (kernel/sched/deadline.c, v6.11): `tid`'s
+    /// `dl_bw` joins `cpu`'s `running_bw` (not for a special entity: the sugov threads),
+    /// then `cpufreq_update_util(rq, 0)` ("kick cpufreq"), whose `cpu_bw_dl()` reads it.
+    fn add_running_bw(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
+        if self.threads[tid].kthread.is_some() {
+            return; // dl_entity_is_special()
+        }
+        let bw = self.threads[tid].dl.dl_bw;
+        let dl = &mut self.rqs[cpu].dl;
+        dl.running_bw += bw;
+        // SCHED_WARN_ON(dl_rq->running_bw > dl_rq->this_bw)
+        debug_assert!(
+            dl.running_bw <= dl.this_bw,
+            "CPU {cpu}: running_bw > this_bw"
+        );
+        self.rq_util_changed(cpu);
+        self.cpufreq_update_util(out, cpu, 0, now);
+    }
+
+    /// `__sub_running_bw()` via `sub_running_bw()` (v6.11): `tid`'s `dl_bw` leaves `cpu`'s
+    /// `running_bw` (0 on an underflow, which the kernel warns of), then
+    /// `cpufreq_update_util(rq, 0)`.
+    fn sub_running_bw(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
+        if self.threads[tid].kthread.is_some() {
+            return;
+        }
+        let bw = self.threads[tid].dl.dl_bw;
+        let dl = &mut self.rqs[cpu].dl;
+        debug_assert!(bw <= dl.running_bw, "CPU {cpu}: running_bw underflow");
+        dl.running_bw = dl.running_bw.saturating_sub(bw);
+        self.rq_util_changed(cpu);
+        self.cpufreq_update_util(out, cpu, 0, now);
+    }
+
+    /// `add_rq_bw()` (v6.11): `tid`'s `dl_bw` joins `cpu`'s `this_bw`.
+    fn add_rq_bw(&mut self, cpu: usize, tid: usize) {
         if self.threads[tid].kthread.is_none() {
-            // add_running_bw() (not for a special entity) → cpufreq_update_util()
-            self.cpufreq_update_util(out, cpu, 0, now);
+            self.rqs[cpu].dl.this_bw += self.threads[tid].dl.dl_bw;
         }
     }
 
-    /// `switched_to_dl()` (kernel/sched/deadline.c, v6.11): the running task starts the DL
-    /// signal (its past counted as not DL); a queued one asks for a push when the rq is
-    /// overloaded (`deadline_queue_push_tasks()`) and preempts curr unless an earlier
-    /// deadline runs; a sleeping one waits for its wake-up.
+    /// `sub_rq_bw()` (v6.11): `tid`'s `dl_bw` leaves `cpu`'s `this_bw` (0 on an underflow).
+    fn sub_rq_bw(&mut self, cpu: usize, tid: usize) {
+        if self.threads[tid].kthread.is_some() {
+            return;
+        }
+        let bw = self.threads[tid].dl.dl_bw;
+        let dl = &mut self.rqs[cpu].dl;
+        debug_assert!(bw <= dl.this_bw, "CPU {cpu}: this_bw underflow");
+        dl.this_bw = dl.this_bw.saturating_sub(bw);
+        debug_assert!(
+            dl.running_bw <= dl.this_bw,
+            "CPU {cpu}: running_bw > this_bw"
+        );
+    }
+
+    /// `task_non_contending()` (kernel/sched/deadline.c, v6.11) for `tid` leaving `cpu`
+    /// with DEQUEUE_SLEEP (it blocks or, TASK_DEAD, exits): its bandwidth stays in
+    /// `running_bw` until its 0-lag time, `deadline − runtime × dl_period / dl_runtime`,
+    /// when the inactive timer (`Ev::DlInactive`) removes it; if that time has passed (or
+    /// the timer is still active) `sub_running_bw()` runs now, and an exiting task also
+    /// leaves `this_bw` (`sub_rq_bw()`). Nothing for a special entity. The root domain's
+    /// bandwidth (`__dl_sub()`) of an exiting task is released at its exit here
+    /// ([`Sim::task_dead_dl`]), not at this point.
+    pub(in crate::sim) fn task_non_contending(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+    ) {
+        let t = &self.threads[tid];
+        let Some(zerolag) = t.dl.zerolag_time(now) else {
+            return; // dl_runtime == 0
+        };
+        if t.kthread.is_some() {
+            return; // dl_entity_is_special()
+        }
+        debug_assert!(!t.dl.dl_non_contending, "WARN_ON(dl_se->dl_non_contending)");
+        let dead = t.state == TState::Dead;
+        if zerolag < 0 || t.dl_inactive_active {
+            self.sub_running_bw(out, cpu, tid, now);
+            if dead {
+                self.sub_rq_bw(cpu, tid);
+            }
+            return;
+        }
+        let t = &mut self.threads[tid];
+        t.dl.dl_non_contending = true;
+        t.dl_inactive_gen = t.dl_inactive_gen.wrapping_add(1);
+        t.dl_inactive_active = true;
+        let gen = t.dl_inactive_gen;
+        // hrtimer_start(timer, ns_to_ktime(zerolag_time), HRTIMER_MODE_REL_HARD)
+        self.q.push(
+            now + zerolag as Nanos,
+            Ev::DlInactive {
+                tid: tid as u32,
+                gen,
+            },
+        );
+    }
+
+    /// `task_contending()` (v6.11) for `tid` woken onto `cpu`: one moved by the wake-up
+    /// (ENQUEUE_MIGRATED) brings its bandwidth to `this_bw`; one still non-contending
+    /// (woken before its 0-lag time) only cancels its inactive timer, its bandwidth never
+    /// left `running_bw`; otherwise `add_running_bw()`.
+    fn task_contending(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        migrated: bool,
+    ) {
+        if self.threads[tid].dl.dl_runtime == 0 {
+            return;
+        }
+        if migrated {
+            self.add_rq_bw(cpu, tid);
+        }
+        let t = &mut self.threads[tid];
+        if t.dl.dl_non_contending {
+            t.dl.dl_non_contending = false;
+            self.cancel_inactive_timer(tid);
+        } else {
+            self.add_running_bw(out, cpu, tid, now);
+        }
+    }
+
+    /// `hrtimer_try_to_cancel(&p->dl.inactive_timer)`: always cancelled here (the handler
+    /// never runs concurrently).
+    fn cancel_inactive_timer(&mut self, tid: usize) {
+        let t = &mut self.threads[tid];
+        if t.dl_inactive_active {
+            t.dl_inactive_active = false;
+            t.dl_inactive_gen = t.dl_inactive_gen.wrapping_add(1);
+        }
+    }
+
+    /// `inactive_task_timer()` (kernel/sched/deadline.c, v6.11): at `tid`'s 0-lag time, a
+    /// task still non-contending leaves its rq's `running_bw` (`sub_running_bw()`, whose
+    /// `cpufreq_update_util()` is this CPU's frequency update); an exited one leaves its
+    /// `this_bw` too. The timer's interrupt does not wake an idle CPU here (as for
+    /// `dl_task_timer()`).
+    pub(in crate::sim) fn inactive_task_timer(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+    ) {
+        self.threads[tid].dl_inactive_active = false;
+        let cpu = self.threads[tid].cpu;
+        self.update_rq_clock(cpu, now);
+        let t = &self.threads[tid];
+        if !t.dl.dl_non_contending {
+            return;
+        }
+        let dead = t.state == TState::Dead;
+        self.sub_running_bw(out, cpu, tid, now);
+        if dead {
+            self.sub_rq_bw(cpu, tid);
+        }
+        self.threads[tid].dl.dl_non_contending = false;
+    }
+
+    /// `migrate_task_rq_dl()` (kernel/sched/deadline.c, v6.11) for `tid` woken away from
+    /// `from` (TASK_WAKING, `set_task_cpu()` in `try_to_wake_up()`): a task still
+    /// non-contending takes its bandwidth out of `from`'s `running_bw` now
+    /// (`sub_running_bw()`, a frequency update of `from`) and its inactive timer is
+    /// cancelled; its bandwidth leaves `from`'s `this_bw`. `task_contending()` adds both on
+    /// the new CPU.
+    pub(in crate::sim) fn migrate_task_rq_dl(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        from: usize,
+        now: Nanos,
+    ) {
+        if self.threads[tid].dl.dl_non_contending {
+            self.update_rq_clock(from, now);
+            self.sub_running_bw(out, from, tid, now);
+            self.threads[tid].dl.dl_non_contending = false;
+            self.cancel_inactive_timer(tid);
+        }
+        self.sub_rq_bw(from, tid);
+    }
+
+    /// `switched_to_dl()` (kernel/sched/deadline.c, v6.11): the inactive timer is
+    /// cancelled; the running task starts the DL signal (its past counted as not DL); a
+    /// queued one asks for a push when the rq is overloaded (`deadline_queue_push_tasks()`)
+    /// and preempts curr unless an earlier deadline runs; a sleeping one brings its
+    /// bandwidth to the rq's `this_bw` (`add_rq_bw()`) and waits for its wake-up.
     pub(in crate::sim) fn switched_to_dl(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -126,7 +327,9 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
+        self.cancel_inactive_timer(tid);
         if self.threads[tid].state != TState::Runnable {
+            self.add_rq_bw(cpu, tid);
             return;
         }
         if self.rqs[cpu].curr == Some(tid) {
@@ -142,21 +345,28 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `dequeue_task_dl()`; `sub_running_bw()` → `cpufreq_update_util()`.
+    /// `dequeue_task_dl()` → `dequeue_dl_entity()` (kernel/sched/deadline.c, v6.11): out of
+    /// the tree; DEQUEUE_SAVE or DEQUEUE_MIGRATING takes the task's bandwidth from the rq
+    /// (`sub_running_bw()`, `sub_rq_bw()`); DEQUEUE_SLEEP is `task_non_contending()`.
+    /// `cpufreq_update_util()` runs only from `sub_running_bw()`.
     pub(in crate::sim) fn dequeue_task_dl(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
+        flags: u32,
     ) {
         let key = self.threads[tid].dl_key;
         self.rqs[cpu].dl.dequeue(tid, key);
         self.dec_dl_deadline(cpu);
         self.refresh_view(cpu);
-        if self.threads[tid].kthread.is_none() {
-            // sub_running_bw() (not for a special entity) → cpufreq_update_util()
-            self.cpufreq_update_util(out, cpu, 0, now);
+        if flags & (super::DEQUEUE_SAVE | super::DEQUEUE_MIGRATING) != 0 {
+            self.sub_running_bw(out, cpu, tid, now);
+            self.sub_rq_bw(cpu, tid);
+        }
+        if flags & super::DEQUEUE_SLEEP != 0 {
+            self.task_non_contending(out, cpu, tid, now);
         }
     }
 
@@ -543,7 +753,11 @@ impl<'w> Sim<'w> {
         Ok(())
     }
 
-    /// `task_dead_dl()`: an exiting SCHED_DEADLINE task's bandwidth leaves the root domain.
+    /// An exiting SCHED_DEADLINE task's bandwidth leaves the root domain at its exit, as
+    /// `task_dead_dl()` did to v4.12 ("XXX we should retain the bw until 0-lag"); from v4.13
+    /// `task_non_contending()` / `inactive_task_timer()` release it (`__dl_sub()`) at the
+    /// task's 0-lag time, which is not modelled for the root domain (only for the rq's
+    /// `running_bw` and `this_bw`).
     pub(in crate::sim) fn task_dead_dl(&mut self, tid: usize) {
         let t = &self.threads[tid];
         if t.class != Class::Dl || t.kthread.is_some() {
@@ -561,17 +775,7 @@ impl<'w> Sim<'w> {
 
 /// `DL_SCALE`: the runtime granularity (a runtime under `1 << DL_SCALE` ns is refused).
 const DL_SCALE: u32 = 10;
-/// `BW_SHIFT`: bandwidths are fractions of `1 << BW_SHIFT`.
-const BW_SHIFT: u32 = 20;
 /// `sysctl_sched_dl_period_min` (µs).
 const DL_PERIOD_MIN_US: u64 = 100;
 /// `sysctl_sched_dl_period_max` (µs): `1 << 22`.
 const DL_PERIOD_MAX_US: u64 = 1 << 22;
-
-/// `to_ratio(period, runtime)` (kernel/sched/core.c): `runtime << BW_SHIFT / period`.
-pub(in crate::sim) fn to_ratio(period: u64, runtime: u64) -> u64 {
-    if period == 0 {
-        return 0;
-    }
-    (runtime << BW_SHIFT) / period
-}

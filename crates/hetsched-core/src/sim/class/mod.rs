@@ -59,6 +59,9 @@ pub(in crate::sim) const ENQUEUE_HEAD: u32 = 0x10;
 /// `ENQUEUE_INITIAL`: the first enqueue of a new task (`wake_up_new_task()`); the fair
 /// class places with it only from v6.12 (`fair.enqueue_initial`).
 pub(in crate::sim) const ENQUEUE_INITIAL: u32 = 0x80;
+/// `ENQUEUE_MIGRATING`: `task_on_rq_migrating()`, a queued task arriving from another rq
+/// (`activate_task()` after `deactivate_task()` with DEQUEUE_MIGRATING).
+pub(in crate::sim) const ENQUEUE_MIGRATING: u32 = 0x100;
 
 /// Scheduling class a thread is in now (`p->sched_class`). Ordered as
 /// `sched_class_above()` ranks them: a later variant is above an earlier one.
@@ -111,7 +114,7 @@ impl Class {
         match self {
             Class::Fair => s.dequeue_fair(out, cpu, tid, now, flags),
             Class::Rt => s.dequeue_task_rt(out, cpu, tid, now),
-            Class::Dl => s.dequeue_task_dl(out, cpu, tid, now),
+            Class::Dl => s.dequeue_task_dl(out, cpu, tid, now, flags),
             Class::Stop => s.dequeue_task_stop(cpu),
         }
     }

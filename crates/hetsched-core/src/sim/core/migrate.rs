@@ -36,11 +36,12 @@ impl<'w> Sim<'w> {
         self.migrations[m.reason as usize] += 1;
     }
 
-    /// `attach_task()` (kernel/sched/fair.c, v6.11): `activate_task()` on the destination,
-    /// then `wakeup_preempt()`.
+    /// `attach_task()` (kernel/sched/fair.c, v6.11): `activate_task()` on the destination
+    /// (ENQUEUE_MIGRATING: `p->on_rq` is still TASK_ON_RQ_MIGRATING), then
+    /// `wakeup_preempt()`.
     pub(in crate::sim) fn attach_task(&mut self, out: &mut Out<'_, '_>, m: Migration, now: Nanos) {
         self.update_rq_clock(m.dst, now);
-        self.enqueue_task(out, m.dst, m.task, now, 0);
+        self.enqueue_task(out, m.dst, m.task, now, class::ENQUEUE_MIGRATING);
         self.wakeup_preempt(m.dst, m.task);
     }
 }

@@ -305,6 +305,10 @@ impl<'w> Sim<'w> {
         }
         if !(self.threads[tid].class == Class::Dl && self.threads[tid].dl.throttled) {
             self.dequeue_task(out, cpu, tid, now, class::DEQUEUE_SLEEP);
+        } else {
+            // dequeue_task_dl() of a throttled task, out of the tree: dequeue_dl_entity()'s
+            // DEQUEUE_SLEEP still makes it non-contending
+            self.task_non_contending(out, cpu, tid, now);
         }
         let t = &mut self.threads[tid];
         t.state = TState::Sleeping;
@@ -336,9 +340,14 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         self.update_rq_clock(cpu, now);
+        if self.threads[tid].class == Class::Dl {
+            self.update_curr_dl(cpu, tid, now); // dequeue_task_dl() → update_curr_dl()
+        }
+        // do_task_dead(): TASK_DEAD before __schedule() dequeues it (task_non_contending()
+        // reads it)
+        self.threads[tid].state = TState::Dead;
         self.dequeue_task(out, cpu, tid, now, class::DEQUEUE_SLEEP);
         self.task_dead_dl(tid);
-        self.threads[tid].state = TState::Dead;
         if !self.is_rtapp_main(tid) {
             self.alive -= 1;
             if self.markers.task {

@@ -132,8 +132,9 @@ impl<'w> Sim<'w> {
     }
 
     /// `set_task_cpu()` of a task that is not queued (a wake-up's migration), run on
-    /// `on`, the waking CPU: `migrate_task_rq()` (`migrate_task_rq_fair()`),
-    /// `sched_migrate_task` in `on`'s context, the new CPU.
+    /// `on`, the waking CPU: `migrate_task_rq()` (`migrate_task_rq_fair()`;
+    /// `migrate_task_rq_dl()` after `sched_migrate_task`, as `set_task_cpu()` traces
+    /// first), `sched_migrate_task` in `on`'s context, the new CPU.
     pub(in crate::sim) fn migrate_sleeping(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -150,6 +151,9 @@ impl<'w> Sim<'w> {
         }
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, on, now);
+        if self.threads[tid].class == Class::Dl {
+            self.migrate_task_rq_dl(out, tid, from, now);
+        }
         self.threads[tid].cpu = to;
     }
 

@@ -165,6 +165,8 @@ impl<'w> Sim<'w> {
             dl: DlEntity::default(),
             dl_key: (0, 0),
             dl_gen: 0,
+            dl_inactive_gen: 0,
+            dl_inactive_active: false,
             res_blocked: false,
             affinity: CpuSet::first_n(self.p.nr_cpus()),
             state: TState::Sleeping,
