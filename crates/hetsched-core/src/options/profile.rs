@@ -178,6 +178,11 @@ impl KernelProfile {
                 "avg_idle capped after the update, at 2 x max_idle_balance_cost: v3.13",
             ),
             (
+                "sched.sched_idle_cpu",
+                json!(at_least(V5_9)),
+                "sched_idle_cpu(): wake-up fallback v5.4, as idle and the balance rules v5.6",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",
