@@ -136,6 +136,11 @@ impl KernelProfile {
                 "CFS check_preempt_tick() caps the slice at sched_latency: v6.3-v6.5 (the CFS rules of the v6.x profiles)",
             ),
             (
+                "fair.cfs_base_slice",
+                json!(at_least(V6_6)),
+                "CFS sched_slice() floored at min_granularity (BASE_SLICE): v5.12 (the CFS rules of the v6.x profiles)",
+            ),
+            (
                 "fair.base_slice_ns",
                 json!(if at_least(V6_17) { 700_000 } else { 750_000 }),
                 "sysctl_sched_base_slice 0.75 ms, 0.7 ms from v6.15",

@@ -4,7 +4,8 @@
 //! Models `kernel/sched/fair.c` of v6.11: `avg_vruntime()`, `entity_eligible()`,
 //! `update_min_vruntime()`, `update_curr()`/`update_deadline()`, `pick_eevdf()`,
 //! `place_entity()`, `update_entity_lag()`, `check_preempt_wakeup_fair()`, `set_next_entity()`
-//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`
+//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()` (its v5.12 BASE_SLICE
+//! floor an option, off for v5.11 and earlier), `check_preempt_tick()`
 //! (its v6.3 slice cap an option, off for v6.2 and earlier),
 //! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS.
 //!
@@ -62,6 +63,8 @@ pub struct FairParams {
     pub start_debit: bool,
     /// CFS `check_preempt_tick()` caps the ideal slice at `sysctl_sched_latency` (v6.3–v6.5).
     pub tick_slice_cap: bool,
+    /// CFS BASE_SLICE: `sched_slice()` floored at `sysctl_sched_min_granularity` (v5.12–v6.5).
+    pub cfs_base_slice: bool,
     /// `TICK_NSEC`.
     pub tick_nsec: u64,
 }
@@ -329,7 +332,10 @@ impl CfsRq {
         }
     }
 
-    /// `sched_slice()` of CFS (v6.5) for `se` once enqueued.
+    /// `sched_slice()` of CFS (kernel/sched/fair.c, v6.5) for `se` once enqueued: its
+    /// weight's share of `__sched_period()`, with BASE_SLICE (`cfs_base_slice`, v5.12–v6.5)
+    /// at least `sysctl_sched_min_granularity`; v5.11 and earlier have no floor (v4.20,
+    /// v5.10: `return slice` after the `__calc_delta()` walk).
     pub fn sched_slice(&self, ents: &[SchedEntity], se: usize, p: &FairParams) -> u64 {
         let mut nr = u64::from(self.nr_running);
         let mut load = self.load_weight;
@@ -347,6 +353,9 @@ impl CfsRq {
             inv_weight: (u64::from(u32::MAX) / load.max(1)).min(u64::from(u32::MAX)) as u32,
         };
         let slice = super::calc_delta(period, ents[se].load.weight, &lw);
+        if !p.cfs_base_slice {
+            return slice;
+        }
         // BASE_SLICE: never less than the minimum granularity.
         slice.max(p.min_granularity)
     }
@@ -605,6 +614,7 @@ mod tests {
             gentle_fair_sleepers: true,
             start_debit: true,
             tick_slice_cap: true,
+            cfs_base_slice: true,
             tick_nsec: 4_000_000,
         }
     }
@@ -805,6 +815,38 @@ mod tests {
         };
         assert!(resched(true), "v6.3-v6.5: 25 ms > min(26.96 ms, 24 ms)");
         assert!(!resched(false), "v6.2 and earlier: 25 ms < 26.96 ms");
+    }
+
+    /// CFS `sched_slice()` floors the slice at `sysctl_sched_min_granularity` from v5.12
+    /// (BASE_SLICE); v5.11 and earlier give a light entity its share of the period alone.
+    /// A nice 19 curr (weight 15) beside a nice 0 task: 24 ms × 15 / 1039 = 0.35 ms, or
+    /// 3 ms with the floor. After 1 ms the tick reschedules it without the floor (1 ms >
+    /// 0.35 ms), not with it (1 ms < 3 ms, and under the minimum granularity).
+    #[test]
+    fn the_cfs_slice_has_the_min_granularity_floor_from_v5_12() {
+        let resched = |floor: bool| {
+            let p = FairParams {
+                cfs_base_slice: floor,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![ent(19, &p), ent(0, &p)];
+            let mut rq = CfsRq::default();
+            for i in 0..ents.len() {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.set_next_entity(&mut ents, 0, 0);
+            let slice = rq.sched_slice(&ents, 0, &p);
+            rq.update_curr(&mut ents, 1_000_000, &p);
+            (slice, rq.check_preempt_tick(&ents, &p))
+        };
+        let (slice, tick) = resched(false);
+        assert_eq!(slice, 346_487, "v5.11 and earlier: 24 ms × 15 / 1039");
+        assert!(tick);
+        assert_eq!(
+            resched(true),
+            (3_000_000, false),
+            "v5.12-v6.5: the 3 ms floor"
+        );
     }
 
     /// CFS `task_fork_fair()` (v3.10–v6.5): the child starts at its parent's vruntime,
