@@ -141,6 +141,11 @@ impl KernelProfile {
                 "CFS sched_slice() floored at min_granularity (BASE_SLICE): v5.12 (the CFS rules of the v6.x profiles)",
             ),
             (
+                "fair.idle_min_granularity",
+                json!(at_least(V6_6)),
+                "CFS SCHED_IDLE slice floor sysctl_sched_idle_min_granularity and sleeper credit: v5.16 (the CFS rules of the v6.x profiles)",
+            ),
+            (
                 "fair.base_slice_ns",
                 json!(if at_least(V6_17) { 700_000 } else { 750_000 }),
                 "sysctl_sched_base_slice 0.75 ms, 0.7 ms from v6.15",
