@@ -83,6 +83,23 @@ pub struct SchedOptions {
     /// balance's estimate of the idle time to come (`avg_idle`): `v3_13` (default; v3.13+
     /// `ttwu_do_activate()`) or `v3_10`.
     pub avg_idle: AvgIdleVersion,
+    /// `sched_idle_cpu()` and its uses (kernel/sched/fair.c): a CPU whose runnable tasks
+    /// are all SCHED_IDLE (`sched_idle_rq()`) counts as idle for the wake-up
+    /// (`select_idle_sibling()`'s target, prev and recent CPU, `select_idle_cpu()`,
+    /// `select_idle_capacity()`) and for the slow path's `sched_balance_find_dst_group_cpu()`
+    /// (`find_idlest_group_cpu()` before v6.10), which takes it at once; it is not busy for
+    /// the balance interval (`sched_balance_domains()`, `rebalance_domains()` before v6.10:
+    /// `busy = idle != CPU_IDLE && !sched_idle_cpu(cpu)`); and a dequeue that leaves it so
+    /// sets `rq->next_balance = jiffies` (`dequeue_task_fair()`). Default on, as from v5.6:
+    /// v5.4 brought `sched_idle_cpu()` as a fallback behind idle CPUs ("sched/fair: Fall
+    /// back to sched-idle CPU if idle CPU isn't found", 3c29e651e16d), v5.6 made it equal
+    /// to an idle CPU in the scans ("sched/fair: Make sched-idle CPU selection consistent
+    /// throughout") and added the two balance rules ("sched/fair: Load balance
+    /// aggressively for SCHED_IDLE CPUs", 323af6deaf70), and v5.7's
+    /// `select_idle_capacity()` had it from the start. Off: none of it (v4.20 and
+    /// earlier). Every release between v4.20 and v5.9 that changed it is between two
+    /// profiles, so one switch covers them; v5.4–v5.5's fallback form is not modelled.
+    pub sched_idle_cpu: bool,
 }
 
 /// The `rq->avg_idle` update at a wake-up (`sched.avg_idle`; kernel/sched/core.c).
@@ -111,6 +128,7 @@ impl Default for SchedOptions {
             rt_runtime_share: false,
             capacity_aware: true,
             avg_idle: AvgIdleVersion::V3_13,
+            sched_idle_cpu: true,
         }
     }
 }

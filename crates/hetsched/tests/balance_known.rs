@@ -1,5 +1,6 @@
 //! The fair load balancer's timing as v6.11 has it, checked from the trace: when a CPU
-//! running only SCHED_IDLE tasks balances, and when one that is left with them does. A CPU's periodic pass shows as its
+//! running only SCHED_IDLE tasks balances, and when one that is left with them does (both
+//! v5.6+: not in the `v4.20` profile). A CPU's periodic pass shows as its
 //! `sched_cpu_capacity` line (`update_cpu_capacity()` of the local group at the base
 //! domain), traced on the CPU itself.
 
@@ -35,6 +36,24 @@ fn a_cpu_running_only_sched_idle_tasks_balances_at_the_idle_interval() {
         .collect();
     // 300 ms at one pass per 8 ms: 37; at one per 124 ms: 2 or 3.
     assert!(passes.len() >= 30, "{passes:?}");
+}
+
+/// v4.20's `rebalance_domains()` has no `sched_idle_cpu()`: its interval is busy whenever
+/// `idle != CPU_IDLE` (`get_sd_balance_interval(sd, idle != CPU_IDLE)`), so the CPU of
+/// the SCHED_IDLE hog above balances its MC domain at the busy interval, 32 × 8 ms − 1
+/// jiffy (v4.20's `busy_factor`: 252 ms), not every 8 ms (`sched.sched_idle_cpu` off in
+/// the `v4.20` profile).
+#[test]
+fn before_v5_6_a_cpu_running_only_sched_idle_tasks_balances_at_the_busy_interval() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 500000}}}"#;
+    let (_, lines) = traced("hikey620", json, 400, &["kernel=v4.20"]);
+    let passes: Vec<i64> = cpu0_passes(&lines)
+        .into_iter()
+        .filter(|&t| (100_000..400_000).contains(&t))
+        .collect();
+    // 300 ms at one pass per 252 ms: 1 or 2.
+    assert!(passes.len() <= 2, "{passes:?}");
 }
 
 /// `dequeue_task_fair()` (v6.11): a dequeue that leaves the rq with SCHED_IDLE tasks only
@@ -107,4 +126,27 @@ fn a_lower_domains_newidle_active_balance_survives_the_next_domain() {
             && t_us(l) == t
     });
     assert!(b_sleeps_then, "m moved at {t} µs, not when b slept");
+}
+
+/// v4.20's `dequeue_task_fair()` has no `was_sched_idle` rule: after each of `n`'s sleeps
+/// above CPU 0 keeps the busy interval it set while `n` ran, and no pass follows within a
+/// jiffy (`sched.sched_idle_cpu` off in the `v4.20` profile).
+#[test]
+fn before_v5_6_a_dequeue_leaving_only_sched_idle_tasks_does_not_bring_the_balance_forward() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
+        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
+    let (_, lines) = traced("hikey620", json, 800, &["kernel=v4.20"]);
+    let passes = cpu0_passes(&lines);
+    let sleeps: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
+        .filter(|l| field(l, "prev_state") != "0")
+        .map(|l| t_us(l))
+        .collect();
+    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    for s in sleeps {
+        let next = passes.iter().find(|&&t| t >= s).copied();
+        assert!(next.is_none_or(|t| t - s > 4_000), "sleep at {s}: {next:?}");
+    }
 }

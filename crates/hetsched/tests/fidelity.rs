@@ -361,6 +361,53 @@ fn a_switch_to_sched_idle_takes_the_idle_weight() {
     assert!(a.cpu_time_s < 0.045, "a ran {:.3} s", a.cpu_time_s);
 }
 
+/// The CFS of v5.16–v6.5 floors a SCHED_IDLE entity's slice among non-idle ones at
+/// `sysctl_sched_idle_min_granularity` (0.75 ms, unscaled; `sched_slice()`), not at
+/// `sysctl_sched_min_granularity` (0.75 ms × 4 = 3 ms on hikey620's 8 CPUs). A SCHED_IDLE
+/// hog beside a nice-0 hog on CPU 0 under `kernel=v6.6` with `fair.variant=cfs` (v6.5's
+/// rules) and a 1 ms tick: each time it is picked it runs one tick (1 ms > 0.75 ms) with
+/// `fair.idle_min_granularity`, three without (v5.15 and earlier: `check_preempt_tick()`
+/// waits out the 3 ms minimum granularity, then finds its vruntime far past `n`'s). The
+/// stints from 10 ms on are read (at the start `i` is switched out as soon as `n` comes).
+#[test]
+fn a_sched_idle_task_runs_its_idle_min_granularity_under_v6_5_cfs() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
+      "tasks": {
+        "n": { "cpus": [0], "loop": -1, "run": 100000 },
+        "i": { "cpus": [0], "policy": "SCHED_IDLE", "loop": -1, "run": 100000 } } }"#;
+    let stints = |rule: &str| -> Vec<i64> {
+        let sets = [
+            "kernel=v6.6",
+            "fair.variant=cfs",
+            rule,
+            "sched.hz=1000",
+            "cpufreq.fast_switch=true",
+            "trace.signals=false",
+        ];
+        let (_, lines) = traced("hikey620", json, 2000, &sets);
+        let mut start = None;
+        let mut out = Vec::new();
+        for l in lines.iter().filter(|l| l.contains("sched_switch:")) {
+            if field(l, "next_comm") == "i-1" && t_us(l) >= 10_000 {
+                start = Some(t_us(l));
+            } else if field(l, "prev_comm") == "i-1" {
+                out.extend(start.take().map(|s| t_us(l) - s));
+            }
+        }
+        out
+    };
+    let with = stints("fair.idle_min_granularity=true");
+    assert!(
+        with.len() >= 3 && with.iter().all(|&d| d == 1_000),
+        "{with:?}"
+    );
+    let without = stints("fair.idle_min_granularity=false");
+    assert!(
+        without.len() >= 2 && without.iter().all(|&d| d == 3_000),
+        "{without:?}"
+    );
+}
+
 /// v6.11's `wake_up_new_task()` enqueues without ENQUEUE_INITIAL, so a new task's first
 /// request is a full slice (`place_entity()` halves it only with the flag, which v6.12
 /// passes: `kernel=v6.12` or `fair.enqueue_initial`). Two hogs forked onto CPU 0 at the

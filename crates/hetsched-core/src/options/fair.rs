@@ -52,6 +52,23 @@ pub struct FairOptions {
     /// CFS `check_preempt_tick()` caps the ideal slice at `sched_latency` (v6.3–v6.5:
     /// "sched/fair: Limit sched slice duration"); off for v6.2 and earlier.
     pub tick_slice_cap: bool,
+    /// CFS BASE_SLICE (kernel/sched/features.h, v5.12–v6.5, with ALT_PERIOD: "sched,fair:
+    /// Alternative sched_slice()"): `sched_slice()` is never less than
+    /// `sysctl_sched_min_granularity`. Off for v5.11 and earlier, whose `sched_slice()` is
+    /// the weight's share of `__sched_period()` alone, however light the entity. (ALT_PERIOD's
+    /// `rq->cfs.h_nr_running` is the root queue's `nr_running` without task groups.)
+    pub cfs_base_slice: bool,
+    /// CFS SCHED_IDLE slices (v5.16–v6.5, "sched: Reduce sched slice for SCHED_IDLE
+    /// entities"): under BASE_SLICE a SCHED_IDLE entity's slice is floored at
+    /// `sysctl_sched_idle_min_granularity` (0.75 ms, not scaled with the CPU count) instead
+    /// of `sysctl_sched_min_granularity`, unless its queue holds SCHED_IDLE entities only
+    /// (`se_is_idle(se) && !sched_idle_cfs_rq(cfs_rq)` in `sched_slice()`); and
+    /// `place_entity()` credits a waking SCHED_IDLE entity `sysctl_sched_min_granularity`
+    /// instead of `sysctl_sched_latency` (both halved by GENTLE_FAIR_SLEEPERS). A task's
+    /// `se_is_idle()` is its SCHED_IDLE policy with `CONFIG_FAIR_GROUP_SCHED` (arm64's
+    /// defconfig selects it through SCHED_AUTOGROUP; the tasks are all in the root group
+    /// here); without it `se_is_idle()` is 0 and neither applies. Off for v5.15 and earlier.
+    pub idle_min_granularity: bool,
     /// Wake-up placement on asymmetric systems: `v6_11` (default; `select_idle_capacity()`,
     /// v5.7+) or `wake_cap` (v4.12–v5.6: `wake_cap()` disables wake_affine for a task that
     /// does not fit the smaller of the waking and previous CPUs and sends it to the slow path).
@@ -103,6 +120,8 @@ impl Default for FairOptions {
             gentle_fair_sleepers: true,
             start_debit: true,
             tick_slice_cap: true,
+            cfs_base_slice: true,
+            idle_min_granularity: true,
             wakeup: WakeupVariant::V6_11,
             wa_idle: true,
             wa_weight: true,
@@ -165,6 +184,8 @@ impl FairOptions {
             gentle_fair_sleepers: self.gentle_fair_sleepers,
             start_debit: self.start_debit,
             tick_slice_cap: self.tick_slice_cap,
+            cfs_base_slice: self.cfs_base_slice,
+            idle_min_granularity: self.idle_min_granularity,
             tick_nsec: tick_ns,
         }
     }

@@ -136,6 +136,16 @@ impl KernelProfile {
                 "CFS check_preempt_tick() caps the slice at sched_latency: v6.3-v6.5 (the CFS rules of the v6.x profiles)",
             ),
             (
+                "fair.cfs_base_slice",
+                json!(at_least(V6_6)),
+                "CFS sched_slice() floored at min_granularity (BASE_SLICE): v5.12 (the CFS rules of the v6.x profiles)",
+            ),
+            (
+                "fair.idle_min_granularity",
+                json!(at_least(V6_6)),
+                "CFS SCHED_IDLE slice floor sysctl_sched_idle_min_granularity and sleeper credit: v5.16 (the CFS rules of the v6.x profiles)",
+            ),
+            (
                 "fair.base_slice_ns",
                 json!(if at_least(V6_17) { 700_000 } else { 750_000 }),
                 "sysctl_sched_base_slice 0.75 ms, 0.7 ms from v6.15",
@@ -176,6 +186,11 @@ impl KernelProfile {
                 "sched.avg_idle",
                 json!(if at_least(V4_4) { "v3_13" } else { "v3_10" }),
                 "avg_idle capped after the update, at 2 x max_idle_balance_cost: v3.13",
+            ),
+            (
+                "sched.sched_idle_cpu",
+                json!(at_least(V5_9)),
+                "sched_idle_cpu(): wake-up fallback v5.4, as idle and the balance rules v5.6",
             ),
             (
                 "balance.misfit",

@@ -28,7 +28,8 @@ pub trait FairWakeView {
     /// `available_idle_cpu(cpu)`: idle (idle task current, nothing queued, no pending
     /// wakeup) and not a preempted vCPU.
     fn available_idle_cpu(&self, cpu: usize) -> bool;
-    /// `sched_idle_cpu(cpu)`: only `SCHED_IDLE` tasks are runnable.
+    /// `sched_idle_cpu(cpu)`: only `SCHED_IDLE` tasks are runnable (v5.4+; the engine's
+    /// view answers false where `sched.sched_idle_cpu` is off, as for v4.20 and earlier).
     fn sched_idle_cpu(&self, cpu: usize) -> bool;
     /// `rq->nr_running` (all classes).
     fn nr_running(&self, cpu: usize) -> u32;

@@ -4,9 +4,12 @@
 //! Models `kernel/sched/fair.c` of v6.11: `avg_vruntime()`, `entity_eligible()`,
 //! `update_min_vruntime()`, `update_curr()`/`update_deadline()`, `pick_eevdf()`,
 //! `place_entity()`, `update_entity_lag()`, `check_preempt_wakeup_fair()`, `set_next_entity()`
-//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()`, `check_preempt_tick()`
+//! with RUN_TO_PARITY. The CFS option models v6.5's `sched_slice()` (its v5.12 BASE_SLICE
+//! floor an option, off for v5.11 and earlier; its v5.16 SCHED_IDLE floor another),
+//! `check_preempt_tick()`
 //! (its v6.3 slice cap an option, off for v6.2 and earlier),
-//! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS.
+//! `wakeup_preempt_entity()` and `place_entity()` with START_DEBIT and GENTLE_FAIR_SLEEPERS
+//! (and v5.16's smaller sleeper credit for SCHED_IDLE, with the SCHED_IDLE floor).
 //!
 //! Simplifications: no group scheduling (every entity is a task on the root cfs_rq);
 //! no DELAY_DEQUEUE / PREEMPT_SHORT (they arrived in v6.12); the CFS option has no
@@ -19,6 +22,11 @@
 use super::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
 use crate::pelt::{init_entity_runnable_average, RemovedLoad, SchedAvg};
 use serde::{Deserialize, Serialize};
+
+/// `sysctl_sched_idle_min_granularity` (kernel/sched/fair.c, v5.16–v6.5): 0.75 ms, the
+/// floor of a SCHED_IDLE entity's CFS slice. Not scaled with the CPU count: `update_sysctl()`
+/// scales `sched_min_granularity`, `sched_latency` and `sched_wakeup_granularity` only.
+pub const SYSCTL_SCHED_IDLE_MIN_GRANULARITY: u64 = 750_000;
 
 /// Which fair-class rules run.
 #[derive(
@@ -62,6 +70,12 @@ pub struct FairParams {
     pub start_debit: bool,
     /// CFS `check_preempt_tick()` caps the ideal slice at `sysctl_sched_latency` (v6.3–v6.5).
     pub tick_slice_cap: bool,
+    /// CFS BASE_SLICE: `sched_slice()` floored at `sysctl_sched_min_granularity` (v5.12–v6.5).
+    pub cfs_base_slice: bool,
+    /// CFS SCHED_IDLE slices (v5.16–v6.5): a SCHED_IDLE entity's BASE_SLICE floor is
+    /// [`SYSCTL_SCHED_IDLE_MIN_GRANULARITY`] beside non-idle entities, and its sleeper credit
+    /// in `place_entity()` is `sysctl_sched_min_granularity` instead of `sysctl_sched_latency`.
+    pub idle_min_granularity: bool,
     /// `TICK_NSEC`.
     pub tick_nsec: u64,
 }
@@ -89,6 +103,9 @@ pub struct SchedEntity {
     pub on_rq: bool,
     /// PELT signals (with util_est).
     pub avg: SchedAvg,
+    /// `se_is_idle(se)`: the task has SCHED_IDLE (`task_has_idle_policy()`, the
+    /// `CONFIG_FAIR_GROUP_SCHED` form for a task entity), kept with its policy by the engine.
+    pub idle: bool,
 }
 
 impl SchedEntity {
@@ -106,6 +123,7 @@ impl SchedEntity {
             exec_start: 0,
             on_rq: false,
             avg,
+            idle: false,
         }
     }
 }
@@ -329,7 +347,28 @@ impl CfsRq {
         }
     }
 
-    /// `sched_slice()` of CFS (v6.5) for `se` once enqueued.
+    /// `sched_idle_cfs_rq()` (kernel/sched/fair.c, v5.16–v6.5): the queue has entities and
+    /// all are SCHED_IDLE (`cfs_rq->nr_running == cfs_rq->idle_nr_running`, curr included
+    /// while on_rq).
+    pub fn sched_idle_cfs_rq(&self, ents: &[SchedEntity]) -> bool {
+        let curr = self
+            .curr
+            .filter(|&c| ents[c].on_rq && !self.queue.contains(&c));
+        let idle = self
+            .queue
+            .iter()
+            .chain(curr.iter())
+            .filter(|&&i| ents[i].idle);
+        self.nr_running > 0 && idle.count() == self.nr_running as usize
+    }
+
+    /// `sched_slice()` of CFS (kernel/sched/fair.c, v6.5) for `se` once enqueued: its
+    /// weight's share of `__sched_period()`, with BASE_SLICE (`cfs_base_slice`, v5.12–v6.5)
+    /// at least `sysctl_sched_min_granularity`; v5.11 and earlier have no floor (v4.20,
+    /// v5.10: `return slice` after the `__calc_delta()` walk). With `idle_min_granularity`
+    /// (v5.16–v6.5) the floor of a SCHED_IDLE `se` is `sysctl_sched_idle_min_granularity`
+    /// unless the queue (as it is, without `se` if not yet enqueued) is all SCHED_IDLE:
+    /// `se_is_idle(init_se) && !sched_idle_cfs_rq(cfs_rq)`.
     pub fn sched_slice(&self, ents: &[SchedEntity], se: usize, p: &FairParams) -> u64 {
         let mut nr = u64::from(self.nr_running);
         let mut load = self.load_weight;
@@ -347,11 +386,23 @@ impl CfsRq {
             inv_weight: (u64::from(u32::MAX) / load.max(1)).min(u64::from(u32::MAX)) as u32,
         };
         let slice = super::calc_delta(period, ents[se].load.weight, &lw);
-        // BASE_SLICE: never less than the minimum granularity.
-        slice.max(p.min_granularity)
+        if !p.cfs_base_slice {
+            return slice;
+        }
+        // BASE_SLICE: never less than the minimum granularity (the SCHED_IDLE one for a
+        // SCHED_IDLE entity among others, v5.16+).
+        let min_gran = if p.idle_min_granularity && ents[se].idle && !self.sched_idle_cfs_rq(ents) {
+            SYSCTL_SCHED_IDLE_MIN_GRANULARITY
+        } else {
+            p.min_granularity
+        };
+        slice.max(min_gran)
     }
 
-    /// `place_entity()`: EEVDF lag-preserving placement, or CFS's min_vruntime rules.
+    /// `place_entity()`: EEVDF lag-preserving placement, or CFS's min_vruntime rules, where
+    /// a waking entity is credited `sysctl_sched_latency` (halved by GENTLE_FAIR_SLEEPERS),
+    /// or `sysctl_sched_min_granularity` for a SCHED_IDLE one with `idle_min_granularity`
+    /// (v5.16–v6.5: `if (se_is_idle(se)) thresh = sysctl_sched_min_granularity`).
     /// `initial` is ENQUEUE_INITIAL (a new task).
     pub fn place_entity(
         &mut self,
@@ -390,7 +441,11 @@ impl CfsRq {
                     vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
                 }
                 if !initial {
-                    let mut thresh = p.sched_latency;
+                    let mut thresh = if p.idle_min_granularity && ents[se].idle {
+                        p.min_granularity
+                    } else {
+                        p.sched_latency
+                    };
                     if p.gentle_fair_sleepers {
                         thresh >>= 1;
                     }
@@ -605,6 +660,8 @@ mod tests {
             gentle_fair_sleepers: true,
             start_debit: true,
             tick_slice_cap: true,
+            cfs_base_slice: true,
+            idle_min_granularity: true,
             tick_nsec: 4_000_000,
         }
     }
@@ -805,6 +862,108 @@ mod tests {
         };
         assert!(resched(true), "v6.3-v6.5: 25 ms > min(26.96 ms, 24 ms)");
         assert!(!resched(false), "v6.2 and earlier: 25 ms < 26.96 ms");
+    }
+
+    /// CFS `sched_slice()` floors the slice at `sysctl_sched_min_granularity` from v5.12
+    /// (BASE_SLICE); v5.11 and earlier give a light entity its share of the period alone.
+    /// A nice 19 curr (weight 15) beside a nice 0 task: 24 ms × 15 / 1039 = 0.35 ms, or
+    /// 3 ms with the floor. After 1 ms the tick reschedules it without the floor (1 ms >
+    /// 0.35 ms), not with it (1 ms < 3 ms, and under the minimum granularity).
+    #[test]
+    fn the_cfs_slice_has_the_min_granularity_floor_from_v5_12() {
+        let resched = |floor: bool| {
+            let p = FairParams {
+                cfs_base_slice: floor,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![ent(19, &p), ent(0, &p)];
+            let mut rq = CfsRq::default();
+            for i in 0..ents.len() {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.set_next_entity(&mut ents, 0, 0);
+            let slice = rq.sched_slice(&ents, 0, &p);
+            rq.update_curr(&mut ents, 1_000_000, &p);
+            (slice, rq.check_preempt_tick(&ents, &p))
+        };
+        let (slice, tick) = resched(false);
+        assert_eq!(slice, 346_487, "v5.11 and earlier: 24 ms × 15 / 1039");
+        assert!(tick);
+        assert_eq!(
+            resched(true),
+            (3_000_000, false),
+            "v5.12-v6.5: the 3 ms floor"
+        );
+    }
+
+    /// A SCHED_IDLE entity (`se_is_idle()`).
+    fn idle_ent(p: &FairParams) -> SchedEntity {
+        SchedEntity {
+            idle: true,
+            ..SchedEntity::new(LoadWeight::for_nice(0, true), p.base_slice)
+        }
+    }
+
+    /// CFS `sched_slice()` (v5.16–v6.5) floors a SCHED_IDLE entity beside a non-idle one at
+    /// `sysctl_sched_idle_min_granularity` (0.75 ms, unscaled), not the scaled minimum
+    /// granularity (3 ms here); v5.15 and earlier use the latter. Its share of the period is
+    /// 24 ms × 3 / 1027 = 70 µs, so the floor decides: after 1 ms as curr the tick
+    /// reschedules it (1 ms > 0.75 ms) only with the SCHED_IDLE floor. On a queue of
+    /// SCHED_IDLE entities only (`sched_idle_cfs_rq()`) the floor stays 3 ms: nine of them
+    /// share a 27 ms period, 3 ms less `__calc_delta()`'s few ns, raised to 3 ms.
+    #[test]
+    fn a_sched_idle_cfs_slice_has_the_idle_min_granularity_floor_from_v5_16() {
+        let run = |rule: bool, others: Vec<bool>| {
+            let p = FairParams {
+                idle_min_granularity: rule,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![idle_ent(&p)];
+            ents.extend(
+                others
+                    .iter()
+                    .map(|&i| if i { idle_ent(&p) } else { ent(0, &p) }),
+            );
+            let mut rq = CfsRq::default();
+            for i in 0..ents.len() {
+                rq.enqueue_entity(&mut ents, i);
+            }
+            rq.set_next_entity(&mut ents, 0, 0);
+            assert_eq!(rq.sched_idle_cfs_rq(&ents), others.iter().all(|&i| i));
+            let slice = rq.sched_slice(&ents, 0, &p);
+            rq.update_curr(&mut ents, 1_000_000, &p);
+            (slice, rq.check_preempt_tick(&ents, &p))
+        };
+        assert_eq!(run(true, vec![false]), (750_000, true), "v5.16-v6.5");
+        assert_eq!(
+            run(false, vec![false]),
+            (3_000_000, false),
+            "v5.15 and earlier"
+        );
+        assert_eq!(run(true, vec![true; 8]).0, 3_000_000, "all SCHED_IDLE");
+    }
+
+    /// CFS `place_entity()` (v5.16–v6.5) credits a waking SCHED_IDLE entity
+    /// `sysctl_sched_min_granularity` / 2 (GENTLE_FAIR_SLEEPERS) below `min_vruntime`, not
+    /// `sysctl_sched_latency` / 2: 1.5 ms instead of 12 ms here. A normal entity keeps 12 ms.
+    #[test]
+    fn a_waking_sched_idle_cfs_entity_gets_the_min_granularity_credit_from_v5_16() {
+        let placed = |rule: bool, idle: bool| {
+            let p = FairParams {
+                idle_min_granularity: rule,
+                ..params(FairVariant::Cfs)
+            };
+            let mut ents = vec![if idle { idle_ent(&p) } else { ent(0, &p) }];
+            let mut rq = CfsRq {
+                min_vruntime: 100_000_000,
+                ..CfsRq::default()
+            };
+            rq.place_entity(&mut ents, 0, false, &p);
+            rq.min_vruntime - ents[0].vruntime
+        };
+        assert_eq!(placed(true, true), 1_500_000, "v5.16-v6.5");
+        assert_eq!(placed(false, true), 12_000_000, "v5.15 and earlier");
+        assert_eq!(placed(true, false), 12_000_000);
     }
 
     /// CFS `task_fork_fair()` (v3.10–v6.5): the child starts at its parent's vruntime,

@@ -455,7 +455,9 @@ impl Sim<'_> {
     /// `sched_balance_domains(rq, idle)` (kernel/sched/fair.c, v6.11): each domain of `cpu`
     /// that is due, bottom-up. The CPU is busy for `get_sd_balance_interval()` when not
     /// idle and not running SCHED_IDLE tasks only (`busy = idle != CPU_IDLE &&
-    /// !sched_idle_cpu(cpu)`, again after a pass that moved tasks).
+    /// !sched_idle_cpu(cpu)`, again after a pass that moved tasks; v5.6+, 323af6deaf70).
+    /// Without `sched.sched_idle_cpu` busy is `idle != CPU_IDLE` alone, as in v4.20's
+    /// `rebalance_domains()`.
     pub(in crate::sim) fn sched_balance_domains(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -465,7 +467,11 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let jiffies = self.jiffies(now);
-        let mut busy = idle == CpuIdleType::NotIdle && !self.sched_idle_cpu(cpu);
+        let sched_idle_rule = self.s.options.sched.sched_idle_cpu;
+        let busy_of = |s: &Self, idle| {
+            idle == CpuIdleType::NotIdle && !(sched_idle_rule && s.sched_idle_cpu(cpu))
+        };
+        let mut busy = busy_of(self, idle);
         let mut next_balance = jiffies + 60 * self.lbp.hz;
         let mut cont = true;
         let (mut need_decay, mut max_cost) = (false, 0);
@@ -539,7 +545,7 @@ impl Sim<'_> {
                     } else {
                         CpuIdleType::NotIdle
                     };
-                    busy = idle == CpuIdleType::NotIdle && !self.sched_idle_cpu(cpu);
+                    busy = busy_of(self, idle);
                 }
                 let sd = &mut self.doms.cpus[cpu][level];
                 sd.last_balance = jiffies;

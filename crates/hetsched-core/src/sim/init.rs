@@ -283,10 +283,11 @@ impl<'w> Sim<'w> {
             .map(|us| (us * 1000).clamp(100_000, 100_000_000))
             .unwrap_or(s.fair.base_slice);
         self.cfs_stamp.push(0);
-        self.ents.push(SchedEntity::new(
-            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
-            slice,
-        ));
+        let idle = policy == SchedPolicy::Idle;
+        self.ents.push(SchedEntity {
+            idle,
+            ..SchedEntity::new(LoadWeight::for_nice(nice, idle), slice)
+        });
         tid
     }
 }

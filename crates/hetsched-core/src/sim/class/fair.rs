@@ -93,7 +93,8 @@ impl<'w> Sim<'w> {
     /// (a change of priority, class or weight: they stay attached; without DEQUEUE_MOVE
     /// min_vruntime is not advanced). A dequeue that leaves the rq running SCHED_IDLE
     /// tasks only sets `rq->next_balance = jiffies` (`was_sched_idle`, kernel/sched/fair.c
-    /// `dequeue_task_fair()`, v6.11): the next tick balances, at the idle interval.
+    /// `dequeue_task_fair()`, v5.6–v6.11): the next tick balances, at the idle interval;
+    /// not without `sched.sched_idle_cpu` (v4.20 and earlier).
     pub(in crate::sim) fn dequeue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -127,8 +128,8 @@ impl<'w> Sim<'w> {
         if migrating {
             self.ents[tid].avg.last_update_time = 0;
         }
-        // "balance early to pull high priority tasks"
-        if !was_sched_idle && self.sched_idle_cpu(cpu) {
+        // "balance early to pull high priority tasks" (v5.6+, 323af6deaf70)
+        if self.s.options.sched.sched_idle_cpu && !was_sched_idle && self.sched_idle_cpu(cpu) {
             self.rqs[cpu].next_balance = self.jiffies(now);
         }
         if self.s.options.pelt.util_est

@@ -56,6 +56,10 @@ pub(super) struct WakeEnv<'a> {
     /// Some thread may have `SCHED_IDLE` (see [`workload_may_use_idle_policy`]); when
     /// not, `cfs.idle_h_nr_running` is 0 on every CPU.
     pub idle_policy_possible: bool,
+    /// `sched.sched_idle_cpu`: the kernel has `sched_idle_cpu()` (v5.4+) and the wake-up
+    /// uses it as an idle CPU (v5.6+); false for v4.20 and earlier, whose scans see only
+    /// `available_idle_cpu()`.
+    pub sched_idle_cpu: bool,
     /// The CPUs running their idle task (`Sim::idle_curr`).
     pub idle_curr: &'a CpuSet,
     /// The domains whose `sd_llc_shared->nr_idle_scan` bounds the idle scan, when
@@ -108,9 +112,16 @@ impl FairWakeView for WakeEnv<'_> {
         self.rqs[cpu].curr.is_none() && self.nr_all(cpu) == 0
     }
 
+    /// `sched_idle_cpu(cpu)` where the wake-up reads it (kernel/sched/fair.c, v5.6+:
+    /// `select_idle_sibling()`'s target, prev and recent CPU, `select_idle_cpu()`, v5.7+
+    /// `select_idle_capacity()`, and `sched_balance_find_dst_group_cpu()`, which was
+    /// `find_idlest_group_cpu()`); false without `sched.sched_idle_cpu` (v4.20 and earlier
+    /// have no such test: those scans see `available_idle_cpu()` alone).
     fn sched_idle_cpu(&self, cpu: usize) -> bool {
         // without any SCHED_IDLE thread idle_h_nr_running is 0 and the test is false
-        self.idle_policy_possible && sched_idle_rq(&self.rqs[cpu], self.threads, true)
+        self.sched_idle_cpu
+            && self.idle_policy_possible
+            && sched_idle_rq(&self.rqs[cpu], self.threads, true)
     }
 
     fn nr_running(&self, cpu: usize) -> u32 {
@@ -199,7 +210,7 @@ impl FairWakeView for WakeEnv<'_> {
     /// `sched_idle_cpu()` (a SCHED_IDLE task running) is possible only when the
     /// workload has such tasks, then every CPU is a candidate.
     fn idle_candidates(&self) -> CpuSet {
-        if self.idle_policy_possible {
+        if self.sched_idle_cpu && self.idle_policy_possible {
             return CpuSet::first_n(crate::sched::cpuset::MAX_CPUS);
         }
         *self.idle_curr
@@ -299,6 +310,7 @@ impl Sim<'_> {
             p_attached: attached && ttwu,
             p_queued: false,
             idle_policy_possible: self.idle_policy_possible,
+            sched_idle_cpu: self.s.options.sched.sched_idle_cpu,
             idle_curr: &self.idle_curr,
             sis_util: self.s.options.fair.sis_util.then_some(&self.doms),
         };

@@ -117,10 +117,13 @@ impl<'w> Sim<'w> {
     }
 
     /// `set_load_weight(p, true)`: the weight of the policy and nice value, through the
-    /// fair class's `reweight_task()` while `tid` is fair (dequeued by the caller).
+    /// fair class's `reweight_task()` while `tid` is fair (dequeued by the caller). The
+    /// entity's `se_is_idle()` follows the policy (the kernel reads `p->policy`).
     fn set_load_weight(&mut self, tid: usize, cpu: usize) {
         let t = &self.threads[tid];
-        let lw = LoadWeight::for_nice(t.nice, t.policy == SchedPolicy::Idle);
+        let idle = t.policy == SchedPolicy::Idle;
+        self.ents[tid].idle = idle;
+        let lw = LoadWeight::for_nice(t.nice, idle);
         if t.class == Class::Fair {
             self.reweight_task_fair(cpu, tid, lw);
         } else {

@@ -249,10 +249,11 @@ impl<'w> Sim<'w> {
         c.dl = dl;
         c.uclamp_req = req;
         c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1], rt_default);
-        self.ents[child] = SchedEntity::new(
-            LoadWeight::for_nice(nice, policy == SchedPolicy::Idle),
-            self.s.fair.base_slice,
-        );
+        let idle = policy == SchedPolicy::Idle;
+        self.ents[child] = SchedEntity {
+            idle,
+            ..SchedEntity::new(LoadWeight::for_nice(nice, idle), self.s.fair.base_slice)
+        };
     }
 
     /// `prctl(PR_SET_NAME)`: the thread takes its own name (`task_rename`).
