@@ -323,7 +323,10 @@ pub fn rd_pd_order(em: &EnergyModel) -> Vec<usize> {
 /// `sd_span` is the span of `this_cpu`'s `sd_asym_cpucapacity` domain, walked up until it
 /// spans `prev_cpu` (`None` when there is none: the kernel returns −1). Per performance
 /// domain only the CPU with the most spare capacity and `prev_cpu` are evaluated; a CPU
-/// is a candidate if `util_fits_cpu()` (with max-aggregated clamps) is not 0. The winner
+/// is a candidate if `util_fits_cpu()` is not 0, with its rq clamps max-aggregated with
+/// p's (`util_min = max(rq_util_min, p_util_min)`, the same for max) when the rq is not
+/// uclamp-idle; a uclamp-idle CPU keeps the values of the domain's last non-idle CPU
+/// before it (p's own if none: the variables are per domain). The winner
 /// must fit better, or fit as well with less energy, than `prev_cpu`. The domains are
 /// walked in `rd->pd` order (`rd_pd`, from [`rd_pd_order`]); within a domain the CPUs
 /// ascend and the first CPU with the most spare capacity is the candidate.
@@ -383,7 +386,8 @@ pub fn find_energy_efficient_cpu(
         let mut max_spare: i64 = -1;
         let mut max_spare_cpu: Option<usize> = None;
         let mut max_fits: i32 = -1;
-        // Once per domain: a uclamp-idle CPU keeps the last non-idle CPU's aggregation.
+        // Declared once per domain; reassigned for each non-uclamp-idle CPU only, so a
+        // uclamp-idle CPU keeps the last non-idle CPU's values (p's before any).
         let (mut util_min, mut util_max) = (p_util_min, p_util_max);
         for cpu in cpus.iter() {
             if !sd.contains(cpu) || !p.allowed.contains(cpu) {
@@ -393,8 +397,10 @@ pub fn find_energy_efficient_cpu(
             let cap = view.capacity_of(cpu);
             let rq = view.rq(cpu);
             if used && !rq.uclamp_idle {
-                util_min = util_min.max(rq.uclamp_min);
-                util_max = util_max.max(rq.uclamp_max);
+                // util_min = max(rq_util_min, p_util_min): this CPU's own rq clamps,
+                // not a running maximum over the domain.
+                util_min = rq.uclamp_min.max(p_util_min);
+                util_max = rq.uclamp_max.max(p_util_max);
             }
             let fits = util_fits_cpu(
                 util,
@@ -998,5 +1004,57 @@ mod tests {
             FeecParams::default(),
         );
         assert_eq!(got, Some(1));
+    }
+
+    /// juno with uclamp in use, p (util 100) slept on the big CPU 1; the LITTLE domain
+    /// {0, 3, 4, 5}: CPU 0 runs a task (util 100), CPU 3 another (util 50), CPUs 4 and 5
+    /// are uclamp-idle.
+    fn two_busy_littles(p_util: u64) -> View {
+        let mut v = view(1, p_util);
+        v.util[0] = 100;
+        v.util[3] = 50;
+        v.uclamp_used = true;
+        for (cpu, rq) in v.rqs.iter_mut().enumerate() {
+            rq.uclamp_idle = ![0, 3].contains(&cpu);
+        }
+        v
+    }
+
+    /// v6.11 `find_energy_efficient_cpu()` tests each non-uclamp-idle CPU with
+    /// `util_min = max(rq_util_min, p_util_min)`, `util_max = max(rq_util_max,
+    /// p_util_max)`: its own rq clamps, not a maximum over the domain's CPUs walked so far.
+    /// * util_min: CPU 0's rq min is 512 (> 446: −1 there), CPU 3's is 0. CPU 3 and the
+    ///   idle CPUs 4 and 5 after it fit (1), CPU 4 has the most spare capacity and is
+    ///   cheaper than the big prev. A running maximum gave 512 to CPUs 3–5 (all −1), so
+    ///   the LITTLE candidate lost to the fitting big domain and p stayed on CPU 1.
+    /// * util_max: CPU 0 runs a default task (rq max 1024), CPU 3 one capped at 300; p
+    ///   (util 500, max 300) fits CPUs 3–5 through `uclamp_max_fits` (300 ≤ 446); each
+    ///   is full with p (spare 0), so the first, CPU 3, is the candidate and wins. A
+    ///   running maximum kept 1024 there: no fit, p stayed on CPU 1.
+    #[test]
+    fn feec_rq_clamps_are_taken_per_cpu_not_accumulated_over_the_domain() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let feec = |v: &View, p: &EasTask| {
+            find_energy_efficient_cpu(
+                v,
+                &em,
+                &rd_pd_order(&em),
+                p,
+                1,
+                Some(&all()),
+                FeecParams::default(),
+            )
+        };
+        let mut v = two_busy_littles(100);
+        v.rqs[0].uclamp_min = 512;
+        assert_eq!(feec(&v, &task(100)), Some(4));
+
+        let mut v = two_busy_littles(500);
+        v.rqs[3].uclamp_max = 300;
+        let p = EasTask {
+            uclamp_max: 300,
+            ..task(500)
+        };
+        assert_eq!(feec(&v, &p), Some(3));
     }
 }
