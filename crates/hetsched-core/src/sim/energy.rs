@@ -135,6 +135,7 @@ impl EnergyState {
             feec: FeecParams {
                 energy_margin: o.eas.feec_energy_margin,
                 runnable_boost: o.eas.runnable_boost,
+                perf_estimation: o.cpufreq.schedutil_version,
             },
             ou: RootDomainOverutilized::new(s.eas_enabled, t0),
             // writing a uclamp sysctl enables the key too (sysctl_sched_uclamp_handler())
