@@ -259,7 +259,10 @@ pub struct CpufreqOptions {
     /// each is resolved to an OPP with `cpufreq_driver_resolve_freq()` (RELATION_L).
     pub userspace_khz: Vec<u64>,
     /// schedutil estimation: `v6_8` (default; `sugov_effective_cpu_perf`, runnable boost) or
-    /// `v5_x` (`schedutil_cpu_util`, headroom in `get_next_freq`).
+    /// `v5_x` (`schedutil_cpu_util`, headroom in `get_next_freq`). EAS's energy estimate
+    /// follows it (the same v6.8 commit): `v5_x` clamps a CPU's frequency term with
+    /// `effective_cpu_util(FREQUENCY_UTIL, p)` first and `em_cpu_energy()` adds the 1.25
+    /// headroom after (`map_util_perf()`), where `v6_8` takes `sugov_effective_cpu_perf()`.
     #[schemars(with = "String")]
     pub schedutil_version: SchedutilVersion,
     /// The CFS utilisation schedutil's `sugov_get_util()` reads: `boost` (default, v6.5+:

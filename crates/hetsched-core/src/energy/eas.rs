@@ -17,8 +17,12 @@
 
 use super::em::{EmPerfDomain, EmVersion, EnergyModel, EM_MAX_COMPLEXITY};
 use super::util_fits_cpu;
-use crate::cpufreq::schedutil::{map_util_freq, sugov_effective_cpu_perf};
-use crate::cpufreq::{effective_cpu_util, scale_irq_capacity, RqSignals};
+use crate::cpufreq::schedutil::{
+    map_util_freq, map_util_perf, sugov_effective_cpu_perf, SchedutilVersion,
+};
+use crate::cpufreq::{
+    effective_cpu_util, scale_irq_capacity, schedutil_cpu_util, CpuUtilType, RqSignals,
+};
 use crate::platform::Platform;
 use crate::sched::CpuSet;
 
@@ -81,6 +85,15 @@ pub struct FeecParams {
     /// boost (commit 7d0583cf9ec7, "sched/fair, cpufreq: Introduce 'runnable boosting'");
     /// v5.x `compute_energy()` reads `cpu_util_next()`, without (`eas.runnable_boost`).
     pub runnable_boost: bool,
+    /// How a CPU's frequency term and the 1.25 headroom combine
+    /// (`cpufreq.schedutil_version`: the same v6.8 commit 9c0b4bb7f630, "sched/cpufreq:
+    /// Rework schedutil governor performance estimation", changed schedutil and EAS).
+    /// [`SchedutilVersion::V6_8`]: [`eenv_pd_max_util`] applies the headroom inside the
+    /// clamps, `sugov_effective_cpu_perf()` = `max(min, min(1.25·util, max))`.
+    /// [`SchedutilVersion::V5`] (v5.x–v6.7): `effective_cpu_util(cpu, util,
+    /// FREQUENCY_UTIL, tsk)` clamps first (`uclamp_rq_util_with()`) and `em_cpu_energy()`
+    /// adds the headroom after (`map_util_perf()`), `1.25·clamp(util, min, max)`.
+    pub perf_estimation: SchedutilVersion,
 }
 
 impl Default for FeecParams {
@@ -88,6 +101,7 @@ impl Default for FeecParams {
         FeecParams {
             energy_margin: false,
             runnable_boost: true,
+            perf_estimation: SchedutilVersion::V6_8,
         }
     }
 }
@@ -100,8 +114,11 @@ impl Default for FeecParams {
 ///   [`EmPerfDomain::em_pd_get_efficient_state`], energy = `cost × sum_util`.
 /// * v6.8 ([`EmVersion::V5`]): `freq = fmax × max_util / scale_cpu` (`map_util_freq`), the
 ///   lowest efficient state at or above it, energy = `cost × sum_util / scale_cpu`. Before
-///   v6.8 the 1.25 headroom was applied here; from v6.8 it comes with `max_util` from
-///   [`eenv_pd_max_util`], so it is applied exactly once in every version modelled.
+///   v6.8 the 1.25 headroom was applied here, first (`max_util = map_util_perf(max_util)`,
+///   v6.6): [`compute_energy`] applies it before calling this when
+///   [`FeecParams::perf_estimation`] is [`SchedutilVersion::V5`]; from v6.8 it comes with
+///   `max_util` from [`eenv_pd_max_util`], so it is applied exactly once in every version
+///   modelled.
 pub fn em_cpu_energy(pd: &EmPerfDomain, max_util: u64, sum_util: u64, allowed_cpu_cap: u64) -> u64 {
     if sum_util == 0 || pd.table.is_empty() {
         return 0;
@@ -153,22 +170,31 @@ fn eenv_cpu_perf(
     cpu: usize,
     p: &EasTask,
     dst: Option<usize>,
-    boost: bool,
+    params: FeecParams,
 ) -> u64 {
-    cpu_perf(view, &view.rq(cpu), cpu, p, dst, boost)
+    cpu_perf(view, &view.rq(cpu), cpu, p, dst, params)
 }
 
-/// [`eenv_cpu_perf`] with `cpu`'s [`RqSignals`] already read.
+/// [`eenv_cpu_perf`] with `cpu`'s [`RqSignals`] already read. v6.8+: uclamp and headroom
+/// by `sugov_effective_cpu_perf()`. Before v6.8 ([`FeecParams::perf_estimation`] =
+/// [`SchedutilVersion::V5`]): `effective_cpu_util(cpu, util, FREQUENCY_UTIL, tsk)`
+/// (kernel/sched/core.c, v6.6; `schedutil_cpu_util()` in v5.10's `compute_energy()`),
+/// the utilisation clamped by `uclamp_rq_util_with(rq, util, tsk)` (`tsk` = p on `dst`
+/// only), without headroom: [`compute_energy`] adds it as `em_cpu_energy()` did.
 fn cpu_perf(
     view: &impl EasView,
     rq: &RqSignals,
     cpu: usize,
     p: &EasTask,
     dst: Option<usize>,
-    boost: bool,
+    params: FeecParams,
 ) -> u64 {
     let used = view.uclamp_is_used();
-    let util = view.cpu_util(cpu, Some(p.id), dst, boost);
+    let util = view.cpu_util(cpu, Some(p.id), dst, params.runnable_boost);
+    if params.perf_estimation == SchedutilVersion::V5 {
+        let tsk = (dst == Some(cpu)).then_some((p.uclamp_min, p.uclamp_max));
+        return schedutil_cpu_util(rq, util, CpuUtilType::Frequency, tsk, used);
+    }
     let e = effective_cpu_util(rq, util, used);
     let (mut min, mut max) = (e.min, e.max);
     if dst == Some(cpu) && used {
@@ -185,21 +211,23 @@ fn cpu_perf(
 /// `eenv_pd_max_util(eenv, pd_cpus, p, dst_cpu)` (v6.8+): the performance schedutil would
 /// request for the busiest CPU of the domain if `p` ran on `dst` (uclamp of the rq and, on
 /// `dst`, of the task, 1.25 headroom via `sugov_effective_cpu_perf()`), capped at
-/// `eenv.cpu_cap`. `boost` ([`FeecParams::runnable_boost`]) is the `boost` it passes to
-/// `cpu_util()`: 1 from v6.5 (`max(util_avg, runnable_avg)`, so CPUs where tasks wait
-/// raise the domain's state); v5.x's `compute_energy()` takes the max of
-/// `cpu_util_next()`, the same utilisation without it (kernel/sched/fair.c, v5.10).
+/// `eenv.cpu_cap`; before v6.8 ([`FeecParams::perf_estimation`]) the utilisation clamped
+/// by `effective_cpu_util(cpu, util, FREQUENCY_UTIL, tsk)`, without headroom.
+/// [`FeecParams::runnable_boost`] is the `boost` it passes to `cpu_util()`: 1 from v6.5
+/// (`max(util_avg, runnable_avg)`, so CPUs where tasks wait raise the domain's state);
+/// v5.x's `compute_energy()` takes the max of `cpu_util_next()`, the same utilisation
+/// without it (kernel/sched/fair.c, v5.10).
 pub fn eenv_pd_max_util(
     view: &impl EasView,
     eenv: &EnergyEnv,
     cpus: &CpuSet,
     p: &EasTask,
     dst: Option<usize>,
-    boost: bool,
+    params: FeecParams,
 ) -> u64 {
     let max_util = cpus
         .iter()
-        .map(|cpu| eenv_cpu_perf(view, cpu, p, dst, boost))
+        .map(|cpu| eenv_cpu_perf(view, cpu, p, dst, params))
         .max()
         .unwrap_or(0);
     max_util.min(eenv.cpu_cap)
@@ -216,34 +244,34 @@ pub struct PdMaxUtil {
     top: u64,
     top_cpu: Option<usize>,
     second: u64,
-    /// The `boost` of [`eenv_pd_max_util`].
-    boost: bool,
+    /// The `params` of [`eenv_pd_max_util`].
+    params: FeecParams,
 }
 
 impl PdMaxUtil {
     /// [`eenv_pd_busy_time`] and the terms of `cpus` without `p` (`dst_cpu = −1`) from one
     /// walk of the domain's CPUs, each CPU's signals read once: what
-    /// `find_energy_efficient_cpu()` computes for a domain it evaluates. `boost` as for
-    /// [`eenv_pd_max_util`] (the busy time never takes it).
+    /// `find_energy_efficient_cpu()` computes for a domain it evaluates. `params` as for
+    /// [`eenv_pd_max_util`] (the busy time never takes the boost).
     pub fn with_busy_time(
         view: &impl EasView,
         cpus: &CpuSet,
         p: &EasTask,
         pd_cap: u64,
-        boost: bool,
+        params: FeecParams,
     ) -> (u64, PdMaxUtil) {
         let used = view.uclamp_is_used();
         let mut m = PdMaxUtil {
             top: 0,
             top_cpu: None,
             second: 0,
-            boost,
+            params,
         };
         let mut busy = 0;
         for cpu in cpus.iter() {
             let rq = view.rq(cpu);
             busy += effective_cpu_util(&rq, view.cpu_util(cpu, Some(p.id), None, false), used).util;
-            m.add(cpu, cpu_perf(view, &rq, cpu, p, None, boost));
+            m.add(cpu, cpu_perf(view, &rq, cpu, p, None, params));
         }
         (busy.min(pd_cap), m)
     }
@@ -276,7 +304,7 @@ impl PdMaxUtil {
                 } else {
                     self.top
                 };
-                others.max(eenv_cpu_perf(view, d, p, dst, self.boost))
+                others.max(eenv_cpu_perf(view, d, p, dst, self.params))
             }
         };
         max_util.min(eenv.cpu_cap)
@@ -285,7 +313,10 @@ impl PdMaxUtil {
 
 /// `compute_energy(eenv, pd, pd_cpus, p, dst_cpu)`: energy of the domain with `p` on `dst`
 /// (`None`: without `p`, the "base" energy); `max_util` is the domain's
-/// [`PdMaxUtil`].
+/// [`PdMaxUtil`]. Before v6.8 ([`SchedutilVersion::V5`]) `em_cpu_energy()` began with
+/// `max_util = map_util_perf(max_util)`, the 1.25 headroom, before its
+/// `min(max_util, allowed_cpu_cap)` (include/linux/energy_model.h, v6.6; v5.10's
+/// `map_util_freq()` put the same factor on the frequency).
 pub fn compute_energy(
     view: &impl EasView,
     eenv: &EnergyEnv,
@@ -294,7 +325,11 @@ pub fn compute_energy(
     p: &EasTask,
     dst: Option<usize>,
 ) -> u64 {
-    let max_util = max_util.get(view, eenv, p, dst);
+    let headroom = max_util.params.perf_estimation == SchedutilVersion::V5;
+    let mut max_util = max_util.get(view, eenv, p, dst);
+    if headroom {
+        max_util = map_util_perf(max_util);
+    }
     let mut busy = eenv.pd_busy_time;
     if dst.is_some() {
         busy = eenv.pd_cap.min(busy + eenv.task_busy_time);
@@ -323,7 +358,10 @@ pub fn rd_pd_order(em: &EnergyModel) -> Vec<usize> {
 /// `sd_span` is the span of `this_cpu`'s `sd_asym_cpucapacity` domain, walked up until it
 /// spans `prev_cpu` (`None` when there is none: the kernel returns −1). Per performance
 /// domain only the CPU with the most spare capacity and `prev_cpu` are evaluated; a CPU
-/// is a candidate if `util_fits_cpu()` (with max-aggregated clamps) is not 0. The winner
+/// is a candidate if `util_fits_cpu()` is not 0, with its rq clamps max-aggregated with
+/// p's (`util_min = max(rq_util_min, p_util_min)`, the same for max) when the rq is not
+/// uclamp-idle; a uclamp-idle CPU keeps the values of the domain's last non-idle CPU
+/// before it (p's own if none: the variables are per domain). The winner
 /// must fit better, or fit as well with less energy, than `prev_cpu`. The domains are
 /// walked in `rd->pd` order (`rd_pd`, from [`rd_pd_order`]); within a domain the CPUs
 /// ascend and the first CPU with the most spare capacity is the candidate.
@@ -383,7 +421,8 @@ pub fn find_energy_efficient_cpu(
         let mut max_spare: i64 = -1;
         let mut max_spare_cpu: Option<usize> = None;
         let mut max_fits: i32 = -1;
-        // Once per domain: a uclamp-idle CPU keeps the last non-idle CPU's aggregation.
+        // Declared once per domain; reassigned for each non-uclamp-idle CPU only, so a
+        // uclamp-idle CPU keeps the last non-idle CPU's values (p's before any).
         let (mut util_min, mut util_max) = (p_util_min, p_util_max);
         for cpu in cpus.iter() {
             if !sd.contains(cpu) || !p.allowed.contains(cpu) {
@@ -393,8 +432,10 @@ pub fn find_energy_efficient_cpu(
             let cap = view.capacity_of(cpu);
             let rq = view.rq(cpu);
             if used && !rq.uclamp_idle {
-                util_min = util_min.max(rq.uclamp_min);
-                util_max = util_max.max(rq.uclamp_max);
+                // util_min = max(rq_util_min, p_util_min): this CPU's own rq clamps,
+                // not a running maximum over the domain.
+                util_min = rq.uclamp_min.max(p_util_min);
+                util_max = rq.uclamp_max.max(p_util_max);
             }
             let fits = util_fits_cpu(
                 util,
@@ -421,8 +462,7 @@ pub fn find_energy_efficient_cpu(
         if max_spare_cpu.is_none() && prev_spare < 0 {
             continue;
         }
-        let (busy, max_util) =
-            PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap, params.runnable_boost);
+        let (busy, max_util) = PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap, params);
         eenv.pd_busy_time = busy;
         let base = compute_energy(view, &eenv, pd, &max_util, p, None);
         base_sum = base_sum.saturating_add(base);
@@ -785,15 +825,21 @@ mod tests {
                 cpu_cap: 1024,
                 ..EnergyEnv::default()
             };
-            for boost in [true, false] {
-                let (busy, m) = PdMaxUtil::with_busy_time(&v, &cpus, &p, 4096, boost);
+            let forms = [SchedutilVersion::V6_8, SchedutilVersion::V5];
+            for (runnable_boost, perf_estimation) in [true, false].into_iter().zip(forms) {
+                let params = FeecParams {
+                    runnable_boost,
+                    perf_estimation,
+                    ..FeecParams::default()
+                };
+                let (busy, m) = PdMaxUtil::with_busy_time(&v, &cpus, &p, 4096, params);
                 assert_eq!(busy, eenv_pd_busy_time(&v, &cpus, &p, 4096), "{cpus:?}");
                 let dsts = std::iter::once(None).chain(cpus.iter().map(Some));
                 for dst in dsts {
                     assert_eq!(
                         m.get(&v, &eenv, &p, dst),
-                        eenv_pd_max_util(&v, &eenv, &cpus, &p, dst, boost),
-                        "{cpus:?} {dst:?} {boost}"
+                        eenv_pd_max_util(&v, &eenv, &cpus, &p, dst, params),
+                        "{cpus:?} {dst:?} {params:?}"
                     );
                 }
             }
@@ -998,5 +1044,113 @@ mod tests {
             FeecParams::default(),
         );
         assert_eq!(got, Some(1));
+    }
+
+    /// juno with uclamp in use, p (util 100) slept on the big CPU 1; the LITTLE domain
+    /// {0, 3, 4, 5}: CPU 0 runs a task (util 100), CPU 3 another (util 50), CPUs 4 and 5
+    /// are uclamp-idle.
+    fn two_busy_littles(p_util: u64) -> View {
+        let mut v = view(1, p_util);
+        v.util[0] = 100;
+        v.util[3] = 50;
+        v.uclamp_used = true;
+        for (cpu, rq) in v.rqs.iter_mut().enumerate() {
+            rq.uclamp_idle = ![0, 3].contains(&cpu);
+        }
+        v
+    }
+
+    /// v6.11 `find_energy_efficient_cpu()` tests each non-uclamp-idle CPU with
+    /// `util_min = max(rq_util_min, p_util_min)`, `util_max = max(rq_util_max,
+    /// p_util_max)`: its own rq clamps, not a maximum over the domain's CPUs walked so far.
+    /// * util_min: CPU 0's rq min is 512 (> 446: −1 there), CPU 3's is 0. CPU 3 and the
+    ///   idle CPUs 4 and 5 after it fit (1), CPU 4 has the most spare capacity and is
+    ///   cheaper than the big prev. A running maximum gave 512 to CPUs 3–5 (all −1), so
+    ///   the LITTLE candidate lost to the fitting big domain and p stayed on CPU 1.
+    /// * util_max: CPU 0 runs a default task (rq max 1024), CPU 3 one capped at 300; p
+    ///   (util 500, max 300) fits CPUs 3–5 through `uclamp_max_fits` (300 ≤ 446); each
+    ///   is full with p (spare 0), so the first, CPU 3, is the candidate and wins. A
+    ///   running maximum kept 1024 there: no fit, p stayed on CPU 1.
+    #[test]
+    fn feec_rq_clamps_are_taken_per_cpu_not_accumulated_over_the_domain() {
+        let em = EnergyModel::build(&juno(), EmVersion::V6_9);
+        let feec = |v: &View, p: &EasTask| {
+            find_energy_efficient_cpu(
+                v,
+                &em,
+                &rd_pd_order(&em),
+                p,
+                1,
+                Some(&all()),
+                FeecParams::default(),
+            )
+        };
+        let mut v = two_busy_littles(100);
+        v.rqs[0].uclamp_min = 512;
+        assert_eq!(feec(&v, &task(100)), Some(4));
+
+        let mut v = two_busy_littles(500);
+        v.rqs[3].uclamp_max = 300;
+        let p = EasTask {
+            uclamp_max: 300,
+            ..task(500)
+        };
+        assert_eq!(feec(&v, &p), Some(3));
+    }
+
+    /// Before v6.8 (`cpufreq.schedutil_version = v5_x`, the `v5.9`–`v6.6` profiles) a CPU's
+    /// frequency term is clamped first and the 1.25 headroom comes after:
+    /// `effective_cpu_util(cpu, util, FREQUENCY_UTIL, p)` → `uclamp_rq_util_with()` =
+    /// `clamp(util, min, max)`, then `em_cpu_energy()`'s `map_util_perf()` (v6.6); v6.8+
+    /// takes `sugov_effective_cpu_perf()` = `max(min, min(1.25·util, max))`.
+    /// juno with the v5.x EM (`cost = fmax × P / f`) and the LITTLE 775 MHz and 850 MHz
+    /// states made costly (200 mW: cost 850000 × 200000 / 775000 = 219354; 250 mW: 250000);
+    /// uclamp in use, every rq uclamp-idle. p (util 300, util_max 300) slept on the big
+    /// CPU 1. The big domain runs p at 450 MHz either way (300 or 375 → 322265 or
+    /// 402832 kHz; cost 1100000 × 168000 / 450000 = 410666): delta 410666 × 300 / 1024 =
+    /// 120312. On the idle LITTLE CPU 0 the v6.8 form asks min(375, 300) = 300 → 571748
+    /// kHz → 575 MHz (cost 68000): delta 68000 × 300 / 446 = 45739, so p moves there; the
+    /// pre-v6.8 form asks 1.25 × 300 = 375 → 714686 kHz → 775 MHz: delta 219354 × 300 /
+    /// 446 = 147547, more than the big prev's, so p stays on CPU 1.
+    #[test]
+    fn pre_v6_8_energy_estimate_clamps_before_the_headroom() {
+        let mut plat = juno();
+        plat.perf_domains[0].opps[3].power_uw = Some(200_000);
+        plat.perf_domains[0].opps[4].power_uw = Some(250_000);
+        let em = EnergyModel::build(&plat, EmVersion::V5);
+        let little = em.pds[0].as_ref().unwrap();
+        assert_eq!(
+            col_cost(little),
+            vec![62_333, 68_000, 74_071, 219_354, 250_000]
+        );
+        let mut v = view(1, 300);
+        v.uclamp_used = true;
+        for rq in v.rqs.iter_mut() {
+            rq.uclamp_idle = true;
+        }
+        let p = EasTask {
+            uclamp_max: 300,
+            ..task(300)
+        };
+        let feec = |perf_estimation| {
+            find_energy_efficient_cpu(
+                &v,
+                &em,
+                &rd_pd_order(&em),
+                &p,
+                1,
+                Some(&all()),
+                FeecParams {
+                    perf_estimation,
+                    ..FeecParams::default()
+                },
+            )
+        };
+        assert_eq!(feec(SchedutilVersion::V6_8), Some(0));
+        assert_eq!(feec(SchedutilVersion::V5), Some(1));
+    }
+
+    fn col_cost(pd: &EmPerfDomain) -> Vec<u64> {
+        pd.table.iter().map(|s| s.cost).collect()
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! | Kernel site | Call |
 //! |---|---|
-//! | end of `enqueue_task_fair()`, **except** the first enqueue of a new task (`ENQUEUE_INITIAL`: its inflated initial util would trip the flag) | [`RootDomainOverutilized::check_update_overutilized_status`] with [`cpu_overutilized`] of the enqueue CPU |
+//! | end of `enqueue_task_fair()` (after `add_nr_running()`), **only for a wake-up**: `if (!task_new)` with `task_new = !(flags & ENQUEUE_WAKEUP)`, so neither a new task's first enqueue (its inflated initial util would trip the flag) nor a balancer or affinity move, a restore or a priority change checks | [`RootDomainOverutilized::check_update_overutilized_status`] with [`cpu_overutilized`] of the enqueue CPU |
 //! | `task_tick_fair()` (every tick of a CPU running a CFS task; `check_update_overutilized_status(task_rq(curr))`) | same, for the ticking CPU |
 //! | `update_sd_lb_stats()` in every load balance: `sg_overutilized` = any CPU of the domain overutilised | [`RootDomainOverutilized::update_sd_lb_stats`] with `root = !sd->parent`: at the root the flag is written (set **or cleared**), below it is only set |
 //! | reading: `select_task_rq_fair()` (feec only if not overutilised), `sched_balance_find_src_group()` (EAS bail-out when not overutilised) | [`RootDomainOverutilized::is_rd_overutilized`] |

@@ -256,7 +256,7 @@ impl KernelProfile {
             (
                 "cpufreq.schedutil_version",
                 json!(if at_least(V6_11) { "v6_8" } else { "v5_x" }),
-                "sugov_effective_cpu_perf(): v6.8",
+                "sugov_effective_cpu_perf() in schedutil and EAS's estimate: v6.8",
             ),
             (
                 "cpufreq.schedutil_cfs_util",
