@@ -83,6 +83,13 @@ pub struct SchedOptions {
     /// balance's estimate of the idle time to come (`avg_idle`): `v3_13` (default; v3.13+
     /// `ttwu_do_activate()`) or `v3_10`.
     pub avg_idle: AvgIdleVersion,
+    /// The CBS budget is charged scale-invariant (kernel/sched/deadline.c,
+    /// `update_curr_dl_se()` v6.11, `update_curr_dl()` from v4.16): a deadline task's run
+    /// time is scaled by the CPU's frequency and capacity before it leaves the runtime,
+    /// `cap_scale(cap_scale(delta_exec, arch_scale_freq_capacity(cpu)),
+    /// arch_scale_cpu_capacity(cpu))`, so it runs longer in wall-clock time below the top
+    /// OPP and on smaller CPUs. `false`: the wall-clock charge of v4.4. Default on.
+    pub dl_scale_invariant: bool,
 }
 
 /// The `rq->avg_idle` update at a wake-up (`sched.avg_idle`; kernel/sched/core.c).
@@ -111,6 +118,7 @@ impl Default for SchedOptions {
             rt_runtime_share: false,
             capacity_aware: true,
             avg_idle: AvgIdleVersion::V3_13,
+            dl_scale_invariant: true,
         }
     }
 }

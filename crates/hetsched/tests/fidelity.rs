@@ -1044,14 +1044,16 @@ fn deadline_admission_refuses_what_the_kernel_refuses() {
 
 /// A SCHED_DEADLINE task woken while throttled waits for its replenishment timer out of
 /// the tree (kernel/sched/deadline.c, v6.11 `enqueue_dl_entity()`: `if (dl_se->dl_throttled
-/// && start_dl_timer(dl_se)) return;`). A 600 µs budget every 10 ms for work that takes
-/// ~1 ms at the LITTLE CPU's lowest OPP throttles it in every period; before, the wake-up
-/// queued it and the replenishment queued it again, so it ran on after it had blocked and
-/// was later found running on two CPUs.
+/// && start_dl_timer(dl_se)) return;`). A 100 µs budget every 10 ms for work that takes
+/// ~1 ms at the LITTLE CPU's lowest OPP throttles it in every period: the budget is charged
+/// scaled by the frequency (533 / 1844 MHz: 295) and the capacity (462), so it lasts
+/// 100 µs × 1024 / 295 × 1024 / 462 = 769 µs of wall-clock time (`update_curr_dl_se()`,
+/// v6.11). Before, the wake-up queued it and the replenishment queued it again, so it ran
+/// on after it had blocked and was later found running on two CPUs.
 #[test]
 fn a_throttled_deadline_task_is_queued_once_by_its_replenishment() {
     let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
-      "tasks": { "d": { "cpus": [0, 1], "policy": "SCHED_DEADLINE", "dl-runtime": 600,
+      "tasks": { "d": { "cpus": [0, 1], "policy": "SCHED_DEADLINE", "dl-runtime": 100,
         "dl-period": 10000, "loop": -1, "run": 300,
         "timer": { "ref": "unique", "period": 10000 } } } }"#;
     let (r, lines) = traced("hikey960", json, 300, &["cpufreq.governor=powersave"]);
@@ -1071,8 +1073,9 @@ fn a_throttled_deadline_task_is_queued_once_by_its_replenishment() {
         }
     }
     // each ~1 ms run is split by the throttle over two periods: about 15 loops in 300 ms,
-    // and no more than the budget, 600 µs a period, plus the overrun the tick lets through
-    // (HRTICK off: the exhausted budget is seen at the next tick, 4 ms at most)
+    // and no more than the budget, 769 µs a period in wall-clock time, plus the overrun the
+    // tick lets through (HRTICK off: the exhausted budget is seen at the next tick, 4 ms at
+    // most)
     assert!(ins >= 12, "{ins}");
-    assert!(d.cpu_time_s <= 30.0 * 0.000_6 + 0.004, "{}", d.cpu_time_s);
+    assert!(d.cpu_time_s <= 30.0 * 0.000_769 + 0.004, "{}", d.cpu_time_s);
 }

@@ -178,6 +178,11 @@ impl KernelProfile {
                 "avg_idle capped after the update, at 2 x max_idle_balance_cost: v3.13",
             ),
             (
+                "sched.dl_scale_invariant",
+                json!(at_least(V4_20)),
+                "update_curr_dl() charges the CBS budget scaled by frequency and capacity: v4.16",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",
