@@ -15,7 +15,9 @@ impl<'w> Sim<'w> {
     /// `update_curr_dl()` → `update_curr_dl_se()` (kernel/sched/deadline.c, v6.11): charges
     /// the running deadline task's budget with its run time since the last update, scaled
     /// ([`Self::dl_scaled_delta_exec`]); throttles it when spent (`dl_runtime_exceeded()` →
-    /// `start_dl_timer()`). A special entity (the `sugov:N` threads) is charged nothing.
+    /// `start_dl_timer()`), then counts the run time in the CPU's RT bandwidth
+    /// ([`Self::dl_account_rt_time`]). A special entity (the `sugov:N` threads) is charged
+    /// nothing, in either.
     pub(in crate::sim) fn update_curr_dl(&mut self, cpu: usize, tid: usize, now: Nanos) {
         let dt = now.saturating_sub(self.rqs[cpu].seg_start_dl);
         self.rqs[cpu].seg_start_dl = now;
@@ -41,6 +43,33 @@ impl<'w> Sim<'w> {
                 },
             );
             self.set_resched(cpu);
+        }
+        self.dl_account_rt_time(cpu, dt);
+    }
+
+    /// The end of `update_curr_dl_se()` (kernel/sched/deadline.c, v6.11; the same in
+    /// v4.4's, v4.20's and v5.10's `update_curr_dl()`, so in every profile with
+    /// SCHED_DEADLINE):
+    /// "Because -- for now -- we share the rt bandwidth", a deadline task's run time, in
+    /// wall-clock time (`delta_exec`, not scaled), is added to its CPU's `rt_rq->rt_time`
+    /// when RT bandwidth is enabled (`rt_bandwidth_enabled()`: `sched_rt_runtime_us` ≥ 0)
+    /// and `sched_rt_bandwidth_account()` (kernel/sched/rt.c, v6.11 and v5.10 alike) holds:
+    /// the period timer is armed (`hrtimer_active()`) or `rt_time` is below the
+    /// bandwidth's runtime. Deadline time thus counts against `sched_rt_runtime_us`; the
+    /// RT class sees the overrun at its next `update_curr_rt()` (nothing throttles here),
+    /// and the period timer, when an RT task starts it, pays off what deadline tasks
+    /// accrued while it was idle (`do_start_rt_bandwidth()`: "Kick the timer right away").
+    fn dl_account_rt_time(&mut self, cpu: usize, delta_exec: Nanos) {
+        let Some((runtime, _)) = self.rt_bandwidth() else {
+            return;
+        };
+        if delta_exec == 0 {
+            return; // update_curr_dl_se(): `if (unlikely(delta_exec <= 0)) return;`
+        }
+        let armed = self.rt_period_active;
+        let rq = &mut self.rqs[cpu];
+        if armed || rq.rt_time < runtime {
+            rq.rt_time += delta_exec;
         }
     }
 
