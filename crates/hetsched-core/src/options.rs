@@ -100,6 +100,13 @@ pub struct SchedOptions {
     /// earlier). Every release between v4.20 and v5.9 that changed it is between two
     /// profiles, so one switch covers them; v5.4–v5.5's fallback form is not modelled.
     pub sched_idle_cpu: bool,
+    /// The CBS budget is charged scale-invariant (kernel/sched/deadline.c,
+    /// `update_curr_dl_se()` v6.11, `update_curr_dl()` from v4.16): a deadline task's run
+    /// time is scaled by the CPU's frequency and capacity before it leaves the runtime,
+    /// `cap_scale(cap_scale(delta_exec, arch_scale_freq_capacity(cpu)),
+    /// arch_scale_cpu_capacity(cpu))`, so it runs longer in wall-clock time below the top
+    /// OPP and on smaller CPUs. `false`: the wall-clock charge of v4.4. Default on.
+    pub dl_scale_invariant: bool,
 }
 
 /// The `rq->avg_idle` update at a wake-up (`sched.avg_idle`; kernel/sched/core.c).
@@ -129,6 +136,7 @@ impl Default for SchedOptions {
             capacity_aware: true,
             avg_idle: AvgIdleVersion::V3_13,
             sched_idle_cpu: true,
+            dl_scale_invariant: true,
         }
     }
 }

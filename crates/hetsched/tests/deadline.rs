@@ -1,7 +1,8 @@
 //! The deadline class's placement against kernel/sched/deadline.c (v6.11): capacity
 //! fitness at wake-up (`select_task_rq_dl()` → `find_later_rq()` → `cpudl_find()`), pull
 //! when a CPU's deadline task leaves (`balance_dl()` → `pull_dl_task()`), and push of a
-//! preempted deadline task (`set_next_task_dl()` → `push_dl_tasks()`).
+//! preempted deadline task (`set_next_task_dl()` → `push_dl_tasks()`); the CBS budget's
+//! scaled charge (`update_curr_dl_se()` → `dl_scaled_delta_exec()` form).
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -149,4 +150,57 @@ fn rt_placement_avoids_a_cpu_running_a_deadline_task() {
         }
     }
     assert!(wakes > 30, "{wakes} wake-ups");
+}
+
+/// (switch-in µs, switch-out µs) of each run of the thread `comm`.
+fn spans_of(lines: &[String], comm: &str) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut since = None;
+    for l in lines.iter().filter(|l| l.contains("sched_switch:")) {
+        if field(l, "next_comm") == comm {
+            since = Some(t_us(l));
+        } else if field(l, "prev_comm") == comm {
+            // the thread's first run, before it moved to its CPU, has no switch-in
+            if let Some(a) = since.take() {
+                out.push((a, t_us(l)));
+            }
+        }
+    }
+    out
+}
+
+/// `update_curr_dl_se()` (kernel/sched/deadline.c, v6.11; from v4.16) charges the CBS
+/// budget `cap_scale(cap_scale(delta_exec, arch_scale_freq_capacity(cpu)),
+/// arch_scale_cpu_capacity(cpu))`: a CPU-bound deadline task of 10 ms every 100 ms pinned
+/// to hikey960's LITTLE CPU 0 (capacity 462, at its top OPP) spends its budget in 10 ms ×
+/// 1024 / 462 = 22.2 ms of wall-clock time, seen at the next tick (HZ 250: 24 ms from the
+/// period's start), and runs about 222 ms a second. On a big CPU (capacity 1024, at the top
+/// OPP), and in the `v4.4` profile's wall-clock charge, it stops at 12 ms and runs about
+/// 100 ms a second. (The first whole run starts 120 µs after a tick; a budget overrun
+/// carries into the next period's, as `replenish_dl_entity()` adds `dl_runtime` to it.)
+#[test]
+fn a_deadline_budget_is_charged_scaled_by_capacity() {
+    let json = |cpu: usize| {
+        format!(
+            r#"{{ "global": {{ "duration": 1, "calibration": "CPU0" }},
+              "tasks": {{ "d": {{ "cpus": [{cpu}], "policy": "SCHED_DEADLINE",
+                "dl-runtime": 10000, "dl-period": 100000, "loop": -1, "run": 100000 }} }} }}"#
+        )
+    };
+    let spans = |cpu: usize, sets: &[&str]| {
+        let (_, lines) = traced("hikey960", &json(cpu), 1000, sets);
+        let s = spans_of(&lines, "d-0");
+        let first = s[0].1 - s[0].0;
+        let total: i64 = s.iter().map(|&(a, b)| b - a).sum();
+        (first, total, s)
+    };
+    let (first, total, s) = spans(0, &SETS);
+    assert_eq!(first, 23_880, "{s:?}");
+    assert!((200_000..235_000).contains(&total), "{total} µs: {s:?}");
+    let v4_4 = [SETS[0], SETS[1], "kernel=v4.4"];
+    for (cpu, sets) in [(0, &v4_4[..]), (4, &SETS[..])] {
+        let (first, total, s) = spans(cpu, sets);
+        assert_eq!(first, 11_880, "CPU {cpu} {sets:?}: {s:?}");
+        assert!((85_000..115_000).contains(&total), "{total} µs: {s:?}");
+    }
 }

@@ -885,6 +885,44 @@ fn rt_throttling_leaves_fair_tasks_their_five_percent() {
     );
 }
 
+/// Deadline run time counts against the RT bandwidth (kernel/sched/deadline.c, v6.11
+/// `update_curr_dl_se()`: `if (sched_rt_bandwidth_account(rt_rq)) rt_rq->rt_time +=
+/// delta_exec;`, "we share the rt bandwidth"). On hikey960's big CPU 4 at its top OPP, a
+/// deadline task of 30 ms every 100 ms that always has work, a FIFO hog and a fair hog
+/// share the CPU for 3 s: the deadline task runs about 0.9 s, and the RT class is throttled
+/// once RT and deadline time together pass 0.95 s of a period, so the hog gets about
+/// 0.65 s a second and the fair task about 0.05 s — where with the RT time alone counted
+/// the hog took the 0.7 s a second the deadline task left and the fair task nothing.
+#[test]
+fn deadline_time_counts_against_the_rt_bandwidth() {
+    let json = r#"{ "global": { "duration": 3, "calibration": "CPU0" },
+      "tasks": {
+        "d": { "policy": "SCHED_DEADLINE", "dl-runtime": 30000, "dl-period": 100000,
+               "cpus": [4], "loop": -1, "run": 100000 },
+        "rt": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4], "loop": -1, "run": 100000 },
+        "f": { "cpus": [4], "loop": -1, "run": 100000 } } }"#;
+    let (r, _) = traced(
+        "hikey960",
+        json,
+        3000,
+        &["cpufreq.governor=performance", "trace.signals=false"],
+    );
+    let cpu_time = |comm: &str| {
+        r.tasks
+            .iter()
+            .find(|t| t.comm.starts_with(comm))
+            .unwrap_or_else(|| panic!("{comm}: {:?}", r.tasks))
+            .cpu_time_s
+    };
+    let (d, rt, f) = (cpu_time("d-"), cpu_time("rt-"), cpu_time("f-"));
+    assert!((0.88..0.95).contains(&d), "deadline {d:.3} s");
+    assert!(
+        (1.85..2.0).contains(&rt),
+        "RT hog {rt:.3} s (deadline {d:.3} s)"
+    );
+    assert!((0.1..0.2).contains(&f), "fair {f:.3} s (RT {rt:.3} s)");
+}
+
 /// The RT period timer reschedules a CPU with queued RT tasks whatever runs on it
 /// (kernel/sched/rt.c, v6.11, no RT group scheduling: `do_sched_rt_period_timer()` "enqueues"
 /// an unthrottled RT class, and one with no `rt_time` but RT tasks queued, through
@@ -1091,14 +1129,16 @@ fn deadline_admission_refuses_what_the_kernel_refuses() {
 
 /// A SCHED_DEADLINE task woken while throttled waits for its replenishment timer out of
 /// the tree (kernel/sched/deadline.c, v6.11 `enqueue_dl_entity()`: `if (dl_se->dl_throttled
-/// && start_dl_timer(dl_se)) return;`). A 600 µs budget every 10 ms for work that takes
-/// ~1 ms at the LITTLE CPU's lowest OPP throttles it in every period; before, the wake-up
-/// queued it and the replenishment queued it again, so it ran on after it had blocked and
-/// was later found running on two CPUs.
+/// && start_dl_timer(dl_se)) return;`). A 100 µs budget every 10 ms for work that takes
+/// ~1 ms at the LITTLE CPU's lowest OPP throttles it in every period: the budget is charged
+/// scaled by the frequency (533 / 1844 MHz: 295) and the capacity (462), so it lasts
+/// 100 µs × 1024 / 295 × 1024 / 462 = 769 µs of wall-clock time (`update_curr_dl_se()`,
+/// v6.11). Before, the wake-up queued it and the replenishment queued it again, so it ran
+/// on after it had blocked and was later found running on two CPUs.
 #[test]
 fn a_throttled_deadline_task_is_queued_once_by_its_replenishment() {
     let json = r#"{ "global": { "duration": 1, "calibration": "CPU0" },
-      "tasks": { "d": { "cpus": [0, 1], "policy": "SCHED_DEADLINE", "dl-runtime": 600,
+      "tasks": { "d": { "cpus": [0, 1], "policy": "SCHED_DEADLINE", "dl-runtime": 100,
         "dl-period": 10000, "loop": -1, "run": 300,
         "timer": { "ref": "unique", "period": 10000 } } } }"#;
     let (r, lines) = traced("hikey960", json, 300, &["cpufreq.governor=powersave"]);
@@ -1118,8 +1158,9 @@ fn a_throttled_deadline_task_is_queued_once_by_its_replenishment() {
         }
     }
     // each ~1 ms run is split by the throttle over two periods: about 15 loops in 300 ms,
-    // and no more than the budget, 600 µs a period, plus the overrun the tick lets through
-    // (HRTICK off: the exhausted budget is seen at the next tick, 4 ms at most)
+    // and no more than the budget, 769 µs a period in wall-clock time, plus the overrun the
+    // tick lets through (HRTICK off: the exhausted budget is seen at the next tick, 4 ms at
+    // most)
     assert!(ins >= 12, "{ins}");
-    assert!(d.cpu_time_s <= 30.0 * 0.000_6 + 0.004, "{}", d.cpu_time_s);
+    assert!(d.cpu_time_s <= 30.0 * 0.000_769 + 0.004, "{}", d.cpu_time_s);
 }

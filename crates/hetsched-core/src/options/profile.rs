@@ -193,6 +193,11 @@ impl KernelProfile {
                 "sched_idle_cpu(): wake-up fallback v5.4, as idle and the balance rules v5.6",
             ),
             (
+                "sched.dl_scale_invariant",
+                json!(at_least(V4_20)),
+                "update_curr_dl() charges the CBS budget scaled by frequency and capacity: v4.16",
+            ),
+            (
                 "balance.misfit",
                 json!(at_least(V4_20)),
                 "misfit balancing: v4.20",

@@ -6,7 +6,8 @@
 //!   requeues to the tail when its `RR_TIMESLICE` (100 ms) is used up
 //!   (`task_tick_rt()`), `sched_yield()` requeues to the tail (`yield_task_rt()`).
 //! - [`DlRq`] is `struct dl_rq`'s earliest-deadline-first order (kernel/sched/deadline.c,
-//!   v6.11) with the constant-bandwidth server: `update_curr_dl()` charges the budget,
+//!   v6.11) with the constant-bandwidth server: `update_curr_dl()` charges the budget
+//!   (scaled by frequency and capacity, sim/class/deadline.rs),
 //!   a task whose budget is spent is throttled until its replenishment at the deadline
 //!   (`start_dl_timer()` → `replenish_dl_entity()`), and a wake-up after the deadline or
 //!   with too much budget left for the remaining time starts a new period

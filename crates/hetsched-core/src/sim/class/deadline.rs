@@ -7,20 +7,26 @@
 //! (`pull_dl_task()` from `balance_dl()` and the class changes).
 
 use crate::policy::dl::{self as pdl, DlPush, DlRqView, DlTask};
+use crate::sched::cap_scale;
 use crate::sched::rt::to_ratio;
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    /// `update_curr_dl()`: charges the running deadline task's budget; throttles it when
-    /// spent (`dl_runtime_exceeded()` → `start_dl_timer()`).
+    /// `update_curr_dl()` → `update_curr_dl_se()` (kernel/sched/deadline.c, v6.11): charges
+    /// the running deadline task's budget with its run time since the last update, scaled
+    /// ([`Self::dl_scaled_delta_exec`]); throttles it when spent (`dl_runtime_exceeded()` →
+    /// `start_dl_timer()`), then counts the run time in the CPU's RT bandwidth
+    /// ([`Self::dl_account_rt_time`]). A special entity (the `sugov:N` threads) is charged
+    /// nothing, in either.
     pub(in crate::sim) fn update_curr_dl(&mut self, cpu: usize, tid: usize, now: Nanos) {
         let dt = now.saturating_sub(self.rqs[cpu].seg_start_dl);
         self.rqs[cpu].seg_start_dl = now;
-        let t = &mut self.threads[tid];
-        if t.kthread.is_some() {
+        if self.threads[tid].kthread.is_some() {
             return; // update_curr_dl_se(): dl_entity_is_special() (SCHED_FLAG_SUGOV)
         }
-        t.dl.runtime -= dt as i64;
+        let scaled = self.dl_scaled_delta_exec(cpu, dt);
+        let t = &mut self.threads[tid];
+        t.dl.runtime -= scaled as i64;
         if t.dl.runtime <= 0 && !t.dl.throttled && t.state == TState::Runnable {
             t.dl.throttled = true;
             t.dl_gen = t.dl_gen.wrapping_add(1);
@@ -38,6 +44,48 @@ impl<'w> Sim<'w> {
             );
             self.set_resched(cpu);
         }
+        self.dl_account_rt_time(cpu, dt);
+    }
+
+    /// The end of `update_curr_dl_se()` (kernel/sched/deadline.c, v6.11; the same in
+    /// v4.4's, v4.20's and v5.10's `update_curr_dl()`, so in every profile with
+    /// SCHED_DEADLINE):
+    /// "Because -- for now -- we share the rt bandwidth", a deadline task's run time, in
+    /// wall-clock time (`delta_exec`, not scaled), is added to its CPU's `rt_rq->rt_time`
+    /// when RT bandwidth is enabled (`rt_bandwidth_enabled()`: `sched_rt_runtime_us` ≥ 0)
+    /// and `sched_rt_bandwidth_account()` (kernel/sched/rt.c, v6.11 and v5.10 alike) holds:
+    /// the period timer is armed (`hrtimer_active()`) or `rt_time` is below the
+    /// bandwidth's runtime. Deadline time thus counts against `sched_rt_runtime_us`; the
+    /// RT class sees the overrun at its next `update_curr_rt()` (nothing throttles here),
+    /// and the period timer, when an RT task starts it, pays off what deadline tasks
+    /// accrued while it was idle (`do_start_rt_bandwidth()`: "Kick the timer right away").
+    fn dl_account_rt_time(&mut self, cpu: usize, delta_exec: Nanos) {
+        let Some((runtime, _)) = self.rt_bandwidth() else {
+            return;
+        };
+        if delta_exec == 0 {
+            return; // update_curr_dl_se(): `if (unlikely(delta_exec <= 0)) return;`
+        }
+        let armed = self.rt_period_active;
+        let rq = &mut self.rqs[cpu];
+        if armed || rq.rt_time < runtime {
+            rq.rt_time += delta_exec;
+        }
+    }
+
+    /// `update_curr_dl_se()`'s `scaled_delta_exec` (kernel/sched/deadline.c, v6.11; v4.16's
+    /// `update_curr_dl()`, "sched/deadline: Make bandwidth enforcement scale-invariant"),
+    /// for a task without SCHED_FLAG_RECLAIM (GRUB reclaiming is not
+    /// modelled): `cap_scale(cap_scale(delta_exec, arch_scale_freq_capacity(cpu)),
+    /// arch_scale_cpu_capacity(cpu))`, each step rounded down — the CPU's `freq_scale`
+    /// (1024 without frequency invariance) and its original capacity. Wall-clock time
+    /// without `sched.dl_scale_invariant` (v4.4).
+    fn dl_scaled_delta_exec(&self, cpu: usize, delta_exec: Nanos) -> Nanos {
+        if !self.s.options.sched.dl_scale_invariant {
+            return delta_exec;
+        }
+        let rq = &self.rqs[cpu];
+        cap_scale(cap_scale(delta_exec, rq.freq_scale), rq.cap)
     }
 
     /// `inc_dl_deadline()` before a deadline task enters `cpu`'s tree: the first makes the
