@@ -375,11 +375,15 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `balance_rt(rq, prev)` before the pick (`put_prev_task_balance()`): an RT `prev`
-    /// that left the rq, and whose priority the rq no longer reaches, makes the CPU pull
-    /// (`pull_rt_task()`): with RT_PUSH_IPI (`rt.push_ipi`, the default) the
-    /// overloaded CPUs are asked to push (their irq_work, after this operation); without
-    /// it, the higher RT tasks queued elsewhere are pulled here now.
+    /// `balance_rt(rq, prev)` (kernel/sched/rt.c, v6.11) before the pick
+    /// (`put_prev_task_balance()`, which reaches it for an RT, deadline or stopper `prev`
+    /// when no stopper or deadline task is queued): a `prev` not on the RT rq
+    /// (`on_rt_rq()`), whose priority the rq no longer reaches (`need_pull_rt_task()`:
+    /// always for a deadline `prev`, prio −1; for the stopper, prio 0, unless a FIFO 99
+    /// task is queued), makes the CPU pull (`pull_rt_task()`): with RT_PUSH_IPI
+    /// (`rt.push_ipi`, the default) the overloaded CPUs are asked to push (their irq_work,
+    /// after this operation); without it, the higher RT tasks queued elsewhere are pulled
+    /// here now.
     pub(in crate::sim) fn balance_rt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -387,7 +391,7 @@ impl<'w> Sim<'w> {
         prev: usize,
         now: Nanos,
     ) {
-        if self.threads[prev].class != Class::Rt || self.rqs[cpu].rt.iter().any(|t| t == prev) {
+        if self.rqs[cpu].rt.iter().any(|t| t == prev) {
             return;
         }
         let pushables = self.rt_pushables();

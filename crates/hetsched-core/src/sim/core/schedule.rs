@@ -29,9 +29,7 @@ impl<'w> Sim<'w> {
             class.update_curr(self, cpu, p, now);
         }
         if let Some(p) = prev {
-            // put_prev_task_balance(): the DL and RT classes' balance() may pull first
-            self.balance_dl(out, cpu, p, now);
-            self.balance_rt(out, cpu, p, now);
+            self.put_prev_task_balance(out, cpu, p, now);
         }
         let mut next = self.pick_next(cpu);
         if next.is_some() && next == prev {
@@ -65,6 +63,37 @@ impl<'w> Sim<'w> {
             None => self.set_next_task_idle(cpu),
         }
         self.context_switch(out, cpu, prev, next, now);
+    }
+
+    /// `put_prev_task_balance()` (kernel/sched/core.c, v6.11): `for_class_range(class,
+    /// prev->sched_class, &idle_sched_class)` calls each class's `balance()` from prev's
+    /// class down, and stops at the first that knows a task of its class or above is
+    /// runnable: `balance_stop()` (the stopper queued), `balance_dl()` (a deadline `prev`
+    /// that left pulls; then the stopper or a deadline task queued), `balance_rt()` (an RT
+    /// pull when `rq->rt.highest_prio.curr > prev->prio`, also for a deadline or stopper
+    /// `prev`; then any of the three queued). So a CPU whose `sugov:N`, deadline task or
+    /// `migration/N` leaves pulls RT work. Before v5.4 the same pulls were made in
+    /// `pick_next_task_dl()`/`pick_next_task_rt()`, which the pick reached only when the
+    /// classes above had nothing (`need_pull_rt_task(rq, prev)` for any `prev`, v4.4). The
+    /// fair class's `balance()` (newidle) is the one [`Self::schedule`] runs after an empty
+    /// pick.
+    fn put_prev_task_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        let class = self.threads[prev].class;
+        if class >= Class::Stop && self.rqs[cpu].stop.is_some() {
+            return; // balance_stop(): sched_stop_runnable()
+        }
+        if class >= Class::Dl && self.balance_dl(out, cpu, prev, now) {
+            return;
+        }
+        if class >= Class::Rt {
+            self.balance_rt(out, cpu, prev, now);
+        }
     }
 
     /// `pick_next_task()` chose `prev` again (`sched.repick`): v6.11's

@@ -1,0 +1,96 @@
+//! The RT class against kernel/sched/rt.c and core.c (v6.11), from the trace: what a
+//! second reading of the class found (pulls after a deadline task or the stopper, the
+//! equal-priority wake-up preemption, the balance callbacks of a re-pick, SCHED_RR's
+//! requeue and slice).
+
+// Test helpers panic on unexpected failures by design.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{field, t_us, traced};
+
+/// The first `sched_migrate_task` of `comm` from `orig` to `dest`.
+fn first_move<'a>(lines: &'a [String], comm: &str, orig: &str, dest: &str) -> Option<&'a String> {
+    lines.iter().find(|m| {
+        m.contains("sched_migrate_task:")
+            && field(m, "comm") == comm
+            && field(m, "orig_cpu") == orig
+            && field(m, "dest_cpu") == dest
+    })
+}
+
+/// `put_prev_task_balance()` (core.c, v6.11) walks the classes from prev's down, so a
+/// CPU whose deadline task leaves runs `balance_rt()`, and `need_pull_rt_task()` (the RT
+/// rq's best prio 99 > the deadline prev's −1) makes it pull. `b` (FIFO 10, CPUs 4–5
+/// after its first phase) waits on CPU 5 behind `a` (FIFO 50, pinned to CPU 5): CPU 4
+/// runs the deadline task `c` (CPUPRI_HIGHER, so `find_lowest_rq()` skips it). When `c`
+/// sleeps at 10 ms, `b` moves to CPU 4 at once (pushed by CPU 5 with RT_PUSH_IPI, pulled
+/// by CPU 4 without) instead of waiting for `a` to sleep at 21 ms.
+#[test]
+fn a_cpu_whose_deadline_task_sleeps_pulls_rt_work() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "c": { "policy": "SCHED_DEADLINE", "dl-runtime": 12000, "dl-period": 100000,
+               "cpus": [4], "run": 10000, "sleep": 100000 },
+        "b": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                 "p1": { "cpus": [5], "run": 500 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
+        "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
+               "sleep": 1000, "run": 20000 } } }"#;
+    for (ipi, reason, on) in [("true", "rt_push", "005"), ("false", "rt_pull", "004")] {
+        let sets = [
+            "cpufreq.governor=performance",
+            "rtapp.main_thread=false",
+            &format!("rt.push_ipi={ipi}"),
+        ];
+        let (r, lines) = traced("hikey960", json, 30, &sets);
+        let c_sleeps = lines
+            .iter()
+            .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "c-0")
+            .map(|l| t_us(l))
+            .unwrap();
+        assert_eq!(c_sleeps, 10_000);
+        let moved = first_move(&lines, "b-1", "5", "4")
+            .unwrap_or_else(|| panic!("rt_push_ipi={ipi}: b never moved to CPU 4"));
+        assert_eq!(t_us(moved), c_sleeps, "rt_push_ipi={ipi}");
+        assert!(
+            moved.contains(&format!("[{on}]")),
+            "rt_push_ipi={ipi}: {moved}"
+        );
+        assert!(
+            r.migrations[reason] >= 1,
+            "rt_push_ipi={ipi}: {:?}",
+            r.migrations
+        );
+    }
+}
+
+/// The same walk for the stopper: `migration/4` moves `c` (FIFO 30), which left CPU 4
+/// by changing its affinity at 10 ms (`migration_cpu_stop()`); when the stopper sleeps,
+/// `balance_stop()` and `balance_dl()` find nothing queued and `balance_rt()` pulls
+/// (prio 99 > the stopper's 0): `b`, waiting on CPU 5 behind `a`, moves to CPU 4 then.
+#[test]
+fn a_cpu_whose_stopper_sleeps_pulls_rt_work() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "c": { "policy": "SCHED_FIFO", "priority": 30, "phases": {
+                 "p1": { "cpus": [4], "run": 10000 },
+                 "p2": { "cpus": [6], "loop": -1, "run": 100000 } } },
+        "b": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                 "p1": { "cpus": [5], "run": 500 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
+        "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
+               "sleep": 1000, "run": 20000 } } }"#;
+    let sets = ["cpufreq.governor=performance", "rtapp.main_thread=false"];
+    let (_, lines) = traced("hikey960", json, 30, &sets);
+    let stop = lines
+        .iter()
+        .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "migration/4")
+        .unwrap_or_else(|| panic!("migration/4 never ran"));
+    let c_moved = first_move(&lines, "c-0", "4", "6").unwrap();
+    assert_eq!(t_us(c_moved), 10_000);
+    let moved =
+        first_move(&lines, "b-1", "5", "4").unwrap_or_else(|| panic!("b never moved to CPU 4"));
+    assert_eq!(t_us(moved), t_us(stop), "{moved}");
+}
