@@ -94,3 +94,39 @@ fn a_cpu_whose_stopper_sleeps_pulls_rt_work() {
         first_move(&lines, "b-1", "5", "4").unwrap_or_else(|| panic!("b never moved to CPU 4"));
     assert_eq!(t_us(moved), t_us(stop), "{moved}");
 }
+
+/// `wakeup_preempt_rt()` → `check_preempt_equal_prio()` (rt.c, v6.11): `p` (FIFO 20,
+/// pinned to CPU 4) wakes at 2 ms on CPU 4, where `a` (FIFO 20, CPUs 4–5) runs, while
+/// CPU 5 runs only the fair hog `f`. `a` could move (cpupri finds CPU 5) and `p` cannot,
+/// so `p` goes to the head of its list and preempts at once; `set_next_task_rt()`'s push
+/// moves `a` to CPU 5. Without it `p` would wait for `a`, which never sleeps.
+#[test]
+fn a_pinned_rt_task_preempts_a_movable_one_of_its_priority() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "p": { "policy": "SCHED_FIFO", "priority": 20, "cpus": [4], "phases": {
+                 "d": { "loop": 1, "sleep": 2000 },
+                 "l": { "loop": -1, "run": 1000, "timer": { "ref": "tp", "period": 10000 } } } },
+        "a": { "policy": "SCHED_FIFO", "priority": 20, "phases": {
+                 "p1": { "cpus": [4], "run": 500 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
+        "f": { "cpus": [5], "loop": -1, "run": 100000 } } }"#;
+    let sets = ["cpufreq.governor=performance", "rtapp.main_thread=false"];
+    let (r, lines) = traced("hikey960", json, 30, &sets);
+    let woke = lines
+        .iter()
+        .find(|l| l.contains("sched_wakeup:") && field(l, "comm") == "p-0")
+        .unwrap();
+    assert_eq!(t_us(woke), 2_000, "{woke}");
+    assert!(woke.contains("target_cpu=004"), "{woke}");
+    let ran = lines
+        .iter()
+        .find(|l| l.contains("sched_switch:") && field(l, "next_comm") == "p-0" && t_us(l) >= 2_000)
+        .unwrap();
+    assert_eq!(t_us(ran), 2_000, "{ran}");
+    assert_eq!(field(ran, "prev_comm"), "a-1", "{ran}");
+    let pushed =
+        first_move(&lines, "a-1", "4", "5").unwrap_or_else(|| panic!("a never left CPU 4"));
+    assert_eq!(t_us(pushed), 2_000, "{pushed}");
+    assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
+}

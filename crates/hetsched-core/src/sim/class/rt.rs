@@ -125,11 +125,40 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `wakeup_preempt_rt()`: a higher RT priority preempts.
+    /// `wakeup_preempt_rt()` (kernel/sched/rt.c, v6.11; v4.4 alike): a higher RT priority
+    /// preempts; an equal one not yet asked to reschedule goes through
+    /// [`Self::check_preempt_equal_prio`].
     pub(in crate::sim) fn wakeup_preempt_rt(&mut self, cpu: usize, curr: usize, tid: usize) {
-        if self.threads[tid].eff_prio < self.threads[curr].eff_prio {
+        let (p, c) = (self.threads[tid].eff_prio, self.threads[curr].eff_prio);
+        if p < c {
             self.set_resched(cpu);
+            return;
         }
+        if p == c && !self.rqs[cpu].need_resched {
+            self.check_preempt_equal_prio(cpu, curr, tid);
+        }
+    }
+
+    /// `check_preempt_equal_prio()` (kernel/sched/rt.c, v6.11): when `curr` may run
+    /// elsewhere (more than one allowed CPU and `cpupri_find()` finds a lower level among
+    /// them) but the woken `p` of its priority cannot (one allowed CPU, or no CPU for it in
+    /// cpupri), `p` goes to the head of its list (`requeue_task_rt(rq, p, 1)`) and the CPU
+    /// reschedules: `p` runs, and `set_next_task_rt()`'s push moves `curr` away.
+    fn check_preempt_equal_prio(&mut self, cpu: usize, curr: usize, tid: usize) {
+        let cpupri = self.rt_cpupri();
+        let c = &self.threads[curr];
+        if c.affinity.weight() == 1 || cpupri.find(c.eff_prio, &c.affinity).is_none() {
+            return;
+        }
+        let p = &self.threads[tid];
+        if p.affinity.weight() != 1 && cpupri.find(p.eff_prio, &p.affinity).is_some() {
+            return;
+        }
+        let (prio, key) = (p.eff_prio, p.rt_key);
+        let rt = &mut self.rqs[cpu].rt;
+        rt.dequeue(tid, key);
+        self.threads[tid].rt_key = rt.enqueue(tid, prio, true);
+        self.set_resched(cpu);
     }
 
     /// `put_prev_task_rt()`: the RT signal, running until now.
