@@ -130,3 +130,33 @@ fn a_pinned_rt_task_preempts_a_movable_one_of_its_priority() {
     assert_eq!(t_us(pushed), 2_000, "{pushed}");
     assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
 }
+
+/// `__schedule()`'s `prev == next` branch runs the balance callbacks (core.c, v6.11), so
+/// the push `set_next_task_rt()` queues for a re-picked RT task runs. `l` (FIFO 10) leaves
+/// CPU 6 at 2 ms by narrowing its affinity to CPUs 4–5; `migration_cpu_stop()` puts it
+/// on CPU 4 (`cpumask_any_and_distribute()`), queued behind `h` (FIFO 50, pinned to CPU 4),
+/// with no push (a migration is not a wake-up) and, without RT_PUSH_IPI, no pull by CPU 6
+/// (`l` may not run there). `h` yields every 1 ms with no peer of its priority and is
+/// picked again: the re-pick's push moves `l` to the idle CPU 5 at `h`'s next yield.
+#[test]
+fn a_re_picked_rt_task_pushes() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "h": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [4], "loop": -1,
+               "run": 1000, "yield": "" },
+        "l": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                 "p1": { "cpus": [6], "run": 2000 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } } } }"#;
+    let sets = [
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+        "rt.push_ipi=false",
+    ];
+    let (r, lines) = traced("hikey960", json, 30, &sets);
+    let to4 =
+        first_move(&lines, "l-1", "6", "4").unwrap_or_else(|| panic!("l never went to CPU 4"));
+    assert_eq!(t_us(to4), 2_000, "{to4}");
+    let to5 = first_move(&lines, "l-1", "4", "5").unwrap_or_else(|| panic!("l never left CPU 4"));
+    assert!((2_000..=3_000).contains(&t_us(to5)), "{to5}");
+    assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
+}

@@ -100,8 +100,11 @@ impl<'w> Sim<'w> {
     /// `pick_next_task_fair()` on an rq with only fair tasks skips put/set for the same
     /// task (`CONFIG_FAIR_GROUP_SCHED`) but moves it to the head of `cfs_tasks` and runs
     /// `update_misfit_status()`; otherwise `put_prev_task()` (`put_prev_task_balance()`)
-    /// and `set_next_task()` run as for another task. v6.12's `put_prev_set_next_task()`
-    /// does nothing for the same task.
+    /// and `set_next_task()` run as for another task, and `__schedule()`'s `prev == next`
+    /// branch runs the balance callbacks (`__balance_callbacks()`): the push
+    /// `set_next_task_rt()` (`rt_queue_push_tasks()`) or `set_next_task_dl()`
+    /// (`deadline_queue_push_tasks()`) queued, as after a switch. v6.12's
+    /// `put_prev_set_next_task()` does nothing for the same task.
     fn repick(&mut self, out: &mut Out<'_, '_>, cpu: usize, n: usize, now: Nanos) {
         if self.s.options.sched.repick != crate::options::RepickVersion::V6_11 {
             return;
@@ -115,6 +118,24 @@ impl<'w> Sim<'w> {
         } else {
             class.put_prev_task(self, out, cpu, n, now);
             class.set_next_task(self, out, cpu, n, Some(n), true, now);
+            self.set_next_balance_callback(out, cpu, class, now);
+        }
+    }
+
+    /// The balance callback a pick's `set_next_task()` queued, run after the switch or the
+    /// re-pick (`__balance_callbacks()`): `rt_queue_push_tasks()` for an RT task,
+    /// `deadline_queue_push_tasks()` for a deadline one.
+    fn set_next_balance_callback(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        class: Class,
+        now: Nanos,
+    ) {
+        match class {
+            Class::Rt => self.rt_balance_callback(out, cpu, now),
+            Class::Dl => self.dl_balance_callback(out, cpu, now),
+            _ => {}
         }
     }
 
@@ -168,13 +189,8 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                match self.threads[n].class {
-                    // the balance callback set_next_task_rt() queued (rt_queue_push_tasks())
-                    Class::Rt => self.rt_balance_callback(out, cpu, now),
-                    // set_next_task_dl()'s (deadline_queue_push_tasks())
-                    Class::Dl => self.dl_balance_callback(out, cpu, now),
-                    _ => {}
-                }
+                let class = self.threads[n].class;
+                self.set_next_balance_callback(out, cpu, class, now);
                 if self.threads[n].kthread.is_some() {
                     self.kthread_switched_in(out, cpu, n, now);
                 } else {
