@@ -160,3 +160,71 @@ fn a_re_picked_rt_task_pushes() {
     assert!((2_000..=3_000).contains(&t_us(to5)), "{to5}");
     assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
 }
+
+/// `task_tick_rt()` (rt.c, v6.11) requeues a SCHED_RR task whose slice ran out, and
+/// reschedules, only when another task shares its priority
+/// (`rt_se->run_list.prev != rt_se->run_list.next`). `h` (SCHED_RR 50, pinned to CPU 4)
+/// runs without a break; `l` (FIFO 10) comes to CPU 4 at 2 ms as in
+/// [`a_re_picked_rt_task_pushes`] (no push, no pull without RT_PUSH_IPI). A queued task of
+/// another priority does not make `h`'s slice ends reschedule, so no re-pick pushes `l`:
+/// it waits on CPU 4 and never reaches the idle CPU 5.
+#[test]
+fn an_rr_slice_end_with_no_peer_of_its_priority_does_not_reschedule() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "h": { "policy": "SCHED_RR", "priority": 50, "cpus": [4], "loop": -1,
+               "run": 100000 },
+        "l": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
+                 "p1": { "cpus": [6], "run": 2000 },
+                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } } } }"#;
+    let sets = [
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+        "rt.push_ipi=false",
+    ];
+    let (r, lines) = traced("hikey960", json, 350, &sets);
+    let to4 =
+        first_move(&lines, "l-1", "6", "4").unwrap_or_else(|| panic!("l never went to CPU 4"));
+    assert_eq!(t_us(to4), 2_000, "{to4}");
+    assert!(
+        first_move(&lines, "l-1", "4", "5").is_none(),
+        "l was pushed"
+    );
+    let l = r.tasks.iter().find(|t| t.comm == "l-1").unwrap();
+    assert!(l.cpu_time_s < 0.003, "l ran {:.4} s", l.cpu_time_s);
+}
+
+/// The SCHED_RR slice is `RR_TIMESLICE` = `100 * HZ / 1000` jiffies (include/linux/sched/rt.h,
+/// v6.11), counted down at each tick: at HZ 300 that is 30 ticks, 99.99 ms, not the 31
+/// ticks (103.3 ms) that 100 ms in ns takes when a tick is 3 333 333 ns. Two SCHED_RR tasks
+/// of one priority pinned to CPU 4 take turns every 30 ticks.
+#[test]
+fn the_rr_slice_is_counted_in_jiffies() {
+    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
+      "tasks": {
+        "r1": { "policy": "SCHED_RR", "priority": 20, "cpus": [4], "loop": -1, "run": 100000 },
+        "r2": { "policy": "SCHED_RR", "priority": 20, "cpus": [4], "loop": -1, "run": 100000 } } }"#;
+    for (hz, tick_ns) in [(300u64, 3_333_333u64), (250, 4_000_000), (100, 10_000_000)] {
+        let hz_set = format!("sched.hz={hz}");
+        let sets = [
+            "cpufreq.governor=performance",
+            "rtapp.main_thread=false",
+            &hz_set,
+        ];
+        let (_, lines) = traced("hikey960", json, 700, &sets);
+        let turns: Vec<i64> = lines
+            .iter()
+            .filter(|l| {
+                l.contains("sched_switch:")
+                    && field(l, "prev_comm").starts_with('r')
+                    && field(l, "next_comm").starts_with('r')
+            })
+            .map(|l| t_us(l))
+            .collect();
+        assert!(turns.len() >= 5, "HZ {hz}: {turns:?}");
+        let slice_us = ((100 * hz / 1000) * tick_ns / 1000) as i64;
+        for w in turns.windows(2) {
+            assert!((w[1] - w[0] - slice_us).abs() <= 1, "HZ {hz}: {turns:?}");
+        }
+    }
+}

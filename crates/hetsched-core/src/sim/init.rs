@@ -241,7 +241,7 @@ impl<'w> Sim<'w> {
             eff_prio: normal_prio,
             class,
             rt_key: (0, 0),
-            rr_slice: rtq::RR_TIMESLICE_NS,
+            rr_slice: rtq::rr_timeslice(self.s.options.sched.hz),
             dl,
             dl_key: (0, 0),
             dl_gen: 0,

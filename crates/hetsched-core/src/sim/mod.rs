@@ -244,7 +244,8 @@ struct Thread {
     eff_prio: i32,
     class: Class,
     rt_key: (i32, i64),
-    rr_slice: Nanos,
+    /// `p->rt.time_slice`: the SCHED_RR slice left, in jiffies.
+    rr_slice: u32,
     dl: DlEntity,
     dl_key: (Nanos, u64),
     dl_gen: u32,

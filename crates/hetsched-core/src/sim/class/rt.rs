@@ -260,9 +260,12 @@ impl<'w> Sim<'w> {
             .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
     }
 
-    /// `task_tick_rt()`: the RT signal (v6.11 updates it here, not at every tick); SCHED_RR
-    /// uses up its time slice one jiffy at a time and goes to the tail of its list when
-    /// others share its priority.
+    /// `task_tick_rt()` (kernel/sched/rt.c, v6.11): the RT signal (v6.11 updates it here,
+    /// not at every tick); SCHED_RR uses up its time slice one jiffy at a time
+    /// (`--p->rt.time_slice`, from [`rtq::rr_timeslice`]) and, refilled, goes to the tail of
+    /// its list and reschedules only when another task shares its priority
+    /// (`rt_se->run_list.prev != rt_se->run_list.next`; queued RT tasks of other
+    /// priorities do not count).
     pub(in crate::sim) fn task_tick_rt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -275,14 +278,14 @@ impl<'w> Sim<'w> {
         // the sched governor (seed 004): the RT request at the tick
         self.sched_rt_update_capacity_req(out, cpu, now);
         if self.threads[curr].policy == SchedPolicy::Rr {
-            let tick = self.s.tick_ns;
+            let slice = rtq::rr_timeslice(self.s.options.sched.hz);
             let t = &mut self.threads[curr];
-            t.rr_slice = t.rr_slice.saturating_sub(tick);
+            t.rr_slice = t.rr_slice.saturating_sub(1);
             if t.rr_slice == 0 {
-                t.rr_slice = rtq::RR_TIMESLICE_NS;
+                t.rr_slice = slice;
                 let (prio, key) = (t.eff_prio, t.rt_key);
                 let rt = &mut self.rqs[cpu].rt;
-                if rt.iter().filter(|&x| x != curr).count() > 0 {
+                if rt.has_peer(curr, prio) {
                     rt.dequeue(curr, key);
                     self.threads[curr].rt_key = rt.enqueue(curr, prio, false);
                     self.set_resched(cpu);
