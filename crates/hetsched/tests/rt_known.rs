@@ -228,3 +228,40 @@ fn the_rr_slice_is_counted_in_jiffies() {
         }
     }
 }
+
+/// `do_start_rt_bandwidth()` (rt.c, v6.11) restarts an idle RT period timer with
+/// `hrtimer_forward_now(timer, 0)`, which leaves an expiry still ahead alone: the timer
+/// keeps its old phase. `x` (FIFO) runs 1 ms at 0, starting the timer (at once, then every
+/// second); at 1 s its 1 ms is paid back and, nothing RT being left, the timer stops with
+/// its expiry at 2 s. The hog `h` (FIFO, CPU 4) starts at 1.5 s: the timer restarts for
+/// 2 s, where `rt_time` (0.5 s) is paid back, so `h` is throttled 950 ms later, at
+/// 2.95 s (the tick that sees it), until 3 s — not at 2.45 s, as a timer fired anew at
+/// 1.5 s would have it.
+#[test]
+fn a_restarted_rt_period_timer_keeps_its_phase() {
+    let json = r#"{ "global": { "duration": 4, "calibration": "CPU4" },
+      "tasks": {
+        "x": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [5], "loop": 1, "run": 1000 },
+        "h": { "policy": "SCHED_FIFO", "priority": 10, "cpus": [4], "delay": 1500000,
+               "loop": 1, "run": 2000000 } } }"#;
+    let sets = ["cpufreq.governor=performance", "rtapp.main_thread=false"];
+    let (_, lines) = traced("hikey960", json, 3200, &sets);
+    let throttled: Vec<i64> = lines
+        .iter()
+        .filter(|l| {
+            l.contains("sched_switch:")
+                && field(l, "prev_comm") == "h-1"
+                && field(l, "prev_state") == "0"
+        })
+        .map(|l| t_us(l))
+        .collect();
+    assert!(!throttled.is_empty(), "h was never throttled");
+    let first = throttled[0];
+    assert!((2_950_000..2_955_000).contains(&first), "{throttled:?}");
+    let back = lines
+        .iter()
+        .find(|l| l.contains("sched_switch:") && field(l, "next_comm") == "h-1" && t_us(l) > first)
+        .map(|l| t_us(l))
+        .unwrap();
+    assert_eq!(back, 3_000_000);
+}

@@ -148,6 +148,7 @@ impl<'w> Sim<'w> {
             distribute_prev: n - 1,
             rt_distribute_prev: vec![0; n],
             rt_period_active: false,
+            rt_period_expires: 0,
             lb: crate::policy::lb::LoadBalancer::new(),
             lb_scratch: balance::LbScratch::new(n),
             max_cap_memo: Vec::new(),

@@ -579,8 +579,13 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `start_rt_bandwidth()` → `do_start_rt_bandwidth()`: the period timer, if not armed,
-    /// fires at once (`hrtimer_forward_now(timer, 0)`) and then every period.
+    /// `start_rt_bandwidth()` → `do_start_rt_bandwidth()` (kernel/sched/rt.c, v6.11): the
+    /// period timer, if not armed, is started at `hrtimer_forward_now(timer, 0)`'s expiry
+    /// (kernel/time/hrtimer.c `hrtimer_forward()`): an expiry still ahead (the timer went
+    /// idle less than a period ago; its last firing had moved it one period on) is kept,
+    /// so the timer fires there, in its old phase; an expiry passed becomes now (now + 1 ns
+    /// in the kernel, the interval raised to `hrtimer_resolution`): it fires at once and
+    /// then every period from now.
     pub(in crate::sim) fn start_rt_bandwidth(&mut self, now: Nanos) {
         let Some((_, period)) = self.rt_bandwidth() else {
             return;
@@ -589,20 +594,33 @@ impl<'w> Sim<'w> {
             return;
         }
         self.rt_period_active = true;
+        if now < self.rt_period_expires {
+            self.q.push(self.rt_period_expires, Ev::RtPeriod);
+            return;
+        }
         // an idle timer leaves no CPU throttled: nothing to unthrottle, no hook to call;
         // the CPU whose RT enqueue starts it is rescheduled (`sched_rt_rq_enqueue()`), as
         // by the kernel's timer firing right after the enqueue
         self.do_sched_rt_period_timer(None, now);
-        self.q.push(now + period, Ev::RtPeriod);
+        self.rt_period_expires = now + period;
+        self.q.push(self.rt_period_expires, Ev::RtPeriod);
     }
 
-    /// `sched_rt_period_timer()`: one period's replenishment; the timer stops when every
-    /// CPU is idle of RT work.
+    /// `sched_rt_period_timer()` (kernel/sched/rt.c, v6.11): `hrtimer_forward_now()` moves
+    /// the expiry one period on, then one period's replenishment; the timer stops
+    /// (HRTIMER_NORESTART, that expiry kept) when every CPU is idle of RT work.
     pub(in crate::sim) fn sched_rt_period_timer(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
         let idle = self.do_sched_rt_period_timer(Some(out), now);
         match self.rt_bandwidth() {
-            Some((_, period)) if !idle => self.q.push(now + period, Ev::RtPeriod),
-            _ => self.rt_period_active = false,
+            Some((_, period)) => {
+                self.rt_period_expires = now + period;
+                if idle {
+                    self.rt_period_active = false;
+                } else {
+                    self.q.push(self.rt_period_expires, Ev::RtPeriod);
+                }
+            }
+            None => self.rt_period_active = false,
         }
     }
 
