@@ -3,8 +3,9 @@
 //!
 //! - [`RtRq`] is `struct rt_rq`'s priority array (kernel/sched/rt.c, v6.11): one FIFO
 //!   list per priority, the running task stays at the head of its list, `SCHED_RR`
-//!   requeues to the tail when its `RR_TIMESLICE` (100 ms) is used up
-//!   (`task_tick_rt()`), `sched_yield()` requeues to the tail (`yield_task_rt()`).
+//!   requeues to the tail when its `RR_TIMESLICE` (100 ms in jiffies) is used up and
+//!   another task shares its priority (`task_tick_rt()`), `sched_yield()` requeues to the
+//!   tail (`yield_task_rt()`).
 //! - [`DlRq`] is `struct dl_rq`'s earliest-deadline-first order (kernel/sched/deadline.c,
 //!   v6.11) with the constant-bandwidth server: `update_curr_dl()` charges the budget
 //!   (scaled by frequency and capacity, sim/class/deadline.rs),
@@ -26,8 +27,12 @@ use std::collections::BTreeSet;
 pub const MAX_RT_PRIO: i32 = 100;
 /// `MAX_PRIO` (include/linux/sched/prio.h): the idle task's priority.
 pub const MAX_PRIO: i32 = 140;
-/// `RR_TIMESLICE`: 100 ms (include/linux/sched/rt.h).
-pub const RR_TIMESLICE_NS: Nanos = 100_000_000;
+/// `RR_TIMESLICE` (include/linux/sched/rt.h, v6.11; v4.4 alike): `100 * HZ / 1000`
+/// jiffies, the SCHED_RR slice `task_tick_rt()` counts down one tick at a time: 30 ticks
+/// (99.99 ms) at HZ 300, 25 at HZ 250.
+pub fn rr_timeslice(hz: u32) -> u32 {
+    100 * hz / 1000
+}
 
 /// Kernel `prio` of an RT task with `sched_priority` `rt_priority` (1..99):
 /// `MAX_RT_PRIO - 1 - rt_priority` (`__normal_prio()`).
@@ -78,6 +83,14 @@ impl RtRq {
     /// `rt_rq->highest_prio.curr`, or `MAX_RT_PRIO` when empty.
     pub fn highest_prio(&self) -> i32 {
         self.queue.first().map_or(MAX_RT_PRIO, |&(p, _, _)| p)
+    }
+
+    /// Whether another task than `tid` is in the list of priority `prio`: for a queued
+    /// `tid`, `rt_se->run_list.prev != rt_se->run_list.next`.
+    pub fn has_peer(&self, tid: usize, prio: i32) -> bool {
+        self.queue
+            .range((prio, i64::MIN, 0)..=(prio, i64::MAX, usize::MAX))
+            .any(|&(_, _, t)| t != tid)
     }
 
     /// `rt_nr_running`.

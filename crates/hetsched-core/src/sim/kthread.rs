@@ -104,7 +104,7 @@ impl Sim<'_> {
             eff_prio: prio,
             class,
             rt_key: (0, 0),
-            rr_slice: rtq::RR_TIMESLICE_NS,
+            rr_slice: rtq::rr_timeslice(self.s.options.sched.hz),
             dl,
             dl_key: (0, 0),
             dl_gen: 0,

@@ -244,7 +244,8 @@ struct Thread {
     eff_prio: i32,
     class: Class,
     rt_key: (i32, i64),
-    rr_slice: Nanos,
+    /// `p->rt.time_slice`: the SCHED_RR slice left, in jiffies.
+    rr_slice: u32,
     dl: DlEntity,
     dl_key: (Nanos, u64),
     dl_gen: u32,
@@ -471,6 +472,9 @@ struct Sim<'w> {
     distribute_prev: usize,
     /// `def_rt_bandwidth.rt_period_active`: the RT period timer is armed.
     rt_period_active: bool,
+    /// The RT period timer's `hrtimer_get_expires()`: its next firing, or where the last
+    /// one left it (one period after it) when it went idle; 0 before its first start.
+    rt_period_expires: Nanos,
     /// Each CPU's `distribute_cpu_mask_prev` for `find_lowest_rq()`.
     rt_distribute_prev: Vec<usize>,
     /// `rq->misfit_task_load` per CPU.

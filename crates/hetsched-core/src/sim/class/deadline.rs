@@ -659,20 +659,23 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `balance_dl(rq, prev)` before the pick (`put_prev_task_balance()`): a deadline
-    /// `prev` that left the rq (it blocked or was throttled) makes the CPU pull
-    /// (`pull_dl_task()`).
+    /// `balance_dl(rq, prev)` (kernel/sched/deadline.c, v6.11) before the pick
+    /// (`put_prev_task_balance()`): a deadline `prev` that left the rq (it blocked or was
+    /// throttled) makes the CPU pull (`pull_dl_task()`); a stopper `prev` does not
+    /// (`need_pull_dl_task()` is `dl_task(prev)`). Returns whether the class walk stops
+    /// here: `sched_stop_runnable(rq) || sched_dl_runnable(rq)`.
     pub(in crate::sim) fn balance_dl(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         prev: usize,
         now: Nanos,
-    ) {
-        if self.threads[prev].class != Class::Dl || self.rqs[cpu].dl.iter().any(|t| t == prev) {
-            return;
+    ) -> bool {
+        // need_pull_dl_task(): dl_task(prev), not the stopper (prio 0)
+        if self.threads[prev].class == Class::Dl && !self.rqs[cpu].dl.iter().any(|t| t == prev) {
+            self.pull_dl_task(out, cpu, now);
         }
-        self.pull_dl_task(out, cpu, now);
+        self.rqs[cpu].stop.is_some() || self.rqs[cpu].dl.nr_running() > 0
     }
 
     /// The balance callback `set_next_task_dl()` queued at a pick

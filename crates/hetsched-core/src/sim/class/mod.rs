@@ -10,7 +10,7 @@
 //! | `dequeue_task` | `dequeue_task_stop()` | `dequeue_task_dl()` | `dequeue_task_rt()` | `dequeue_task_fair()` |
 //! | `wakeup_preempt` | — (one per CPU) | `wakeup_preempt_dl()` | `wakeup_preempt_rt()` | `check_preempt_wakeup_fair()` |
 //! | `pick_next_task` | `pick_task_stop()` | `pick_next_task_dl()` | `pick_next_task_rt()` | `pick_next_task_fair()` |
-//! | `balance` | — | — | — | `balance_fair()` → `sched_balance_newidle()` |
+//! | `balance` | `balance_stop()` | `balance_dl()` | `balance_rt()` | `balance_fair()` → `sched_balance_newidle()` |
 //! | `put_prev_task` | — | `put_prev_task_dl()` | `put_prev_task_rt()` | `put_prev_task_fair()` |
 //! | `set_next_task` | — | `set_next_task_dl()` | `set_next_task_rt()` | `set_next_task_fair()` |
 //! | `select_task_rq` | `select_task_rq_stop()` | `select_task_rq_dl()` | `select_task_rq_rt()` | `select_task_rq_fair()` |
@@ -149,8 +149,9 @@ impl Class {
     }
 
     /// `class->balance(rq, prev, rf)` when nothing was picked: only the fair class's does
-    /// anything here (`balance_fair()` → `sched_balance_newidle()`; RT and DL pulls are
-    /// not modelled). Returns whether a task was pulled.
+    /// anything here (`balance_fair()` → `sched_balance_newidle()`; the stop, DL and RT
+    /// classes' run before the pick, `Sim::put_prev_task_balance`). Returns whether a
+    /// task was pulled.
     pub(in crate::sim) fn balance(
         self,
         s: &mut Sim<'_>,

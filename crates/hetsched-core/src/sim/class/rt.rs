@@ -125,11 +125,40 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `wakeup_preempt_rt()`: a higher RT priority preempts.
+    /// `wakeup_preempt_rt()` (kernel/sched/rt.c, v6.11; v4.4 alike): a higher RT priority
+    /// preempts; an equal one not yet asked to reschedule goes through
+    /// [`Self::check_preempt_equal_prio`].
     pub(in crate::sim) fn wakeup_preempt_rt(&mut self, cpu: usize, curr: usize, tid: usize) {
-        if self.threads[tid].eff_prio < self.threads[curr].eff_prio {
+        let (p, c) = (self.threads[tid].eff_prio, self.threads[curr].eff_prio);
+        if p < c {
             self.set_resched(cpu);
+            return;
         }
+        if p == c && !self.rqs[cpu].need_resched {
+            self.check_preempt_equal_prio(cpu, curr, tid);
+        }
+    }
+
+    /// `check_preempt_equal_prio()` (kernel/sched/rt.c, v6.11): when `curr` may run
+    /// elsewhere (more than one allowed CPU and `cpupri_find()` finds a lower level among
+    /// them) but the woken `p` of its priority cannot (one allowed CPU, or no CPU for it in
+    /// cpupri), `p` goes to the head of its list (`requeue_task_rt(rq, p, 1)`) and the CPU
+    /// reschedules: `p` runs, and `set_next_task_rt()`'s push moves `curr` away.
+    fn check_preempt_equal_prio(&mut self, cpu: usize, curr: usize, tid: usize) {
+        let cpupri = self.rt_cpupri();
+        let c = &self.threads[curr];
+        if c.affinity.weight() == 1 || cpupri.find(c.eff_prio, &c.affinity).is_none() {
+            return;
+        }
+        let p = &self.threads[tid];
+        if p.affinity.weight() != 1 && cpupri.find(p.eff_prio, &p.affinity).is_some() {
+            return;
+        }
+        let (prio, key) = (p.eff_prio, p.rt_key);
+        let rt = &mut self.rqs[cpu].rt;
+        rt.dequeue(tid, key);
+        self.threads[tid].rt_key = rt.enqueue(tid, prio, true);
+        self.set_resched(cpu);
     }
 
     /// `put_prev_task_rt()`: the RT signal, running until now.
@@ -231,9 +260,12 @@ impl<'w> Sim<'w> {
             .any(|t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
     }
 
-    /// `task_tick_rt()`: the RT signal (v6.11 updates it here, not at every tick); SCHED_RR
-    /// uses up its time slice one jiffy at a time and goes to the tail of its list when
-    /// others share its priority.
+    /// `task_tick_rt()` (kernel/sched/rt.c, v6.11): the RT signal (v6.11 updates it here,
+    /// not at every tick); SCHED_RR uses up its time slice one jiffy at a time
+    /// (`--p->rt.time_slice`, from [`rtq::rr_timeslice`]) and, refilled, goes to the tail of
+    /// its list and reschedules only when another task shares its priority
+    /// (`rt_se->run_list.prev != rt_se->run_list.next`; queued RT tasks of other
+    /// priorities do not count).
     pub(in crate::sim) fn task_tick_rt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -246,14 +278,14 @@ impl<'w> Sim<'w> {
         // the sched governor (seed 004): the RT request at the tick
         self.sched_rt_update_capacity_req(out, cpu, now);
         if self.threads[curr].policy == SchedPolicy::Rr {
-            let tick = self.s.tick_ns;
+            let slice = rtq::rr_timeslice(self.s.options.sched.hz);
             let t = &mut self.threads[curr];
-            t.rr_slice = t.rr_slice.saturating_sub(tick);
+            t.rr_slice = t.rr_slice.saturating_sub(1);
             if t.rr_slice == 0 {
-                t.rr_slice = rtq::RR_TIMESLICE_NS;
+                t.rr_slice = slice;
                 let (prio, key) = (t.eff_prio, t.rt_key);
                 let rt = &mut self.rqs[cpu].rt;
-                if rt.iter().filter(|&x| x != curr).count() > 0 {
+                if rt.has_peer(curr, prio) {
                     rt.dequeue(curr, key);
                     self.threads[curr].rt_key = rt.enqueue(curr, prio, false);
                     self.set_resched(cpu);
@@ -375,11 +407,15 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `balance_rt(rq, prev)` before the pick (`put_prev_task_balance()`): an RT `prev`
-    /// that left the rq, and whose priority the rq no longer reaches, makes the CPU pull
-    /// (`pull_rt_task()`): with RT_PUSH_IPI (`rt.push_ipi`, the default) the
-    /// overloaded CPUs are asked to push (their irq_work, after this operation); without
-    /// it, the higher RT tasks queued elsewhere are pulled here now.
+    /// `balance_rt(rq, prev)` (kernel/sched/rt.c, v6.11) before the pick
+    /// (`put_prev_task_balance()`, which reaches it for an RT, deadline or stopper `prev`
+    /// when no stopper or deadline task is queued): a `prev` not on the RT rq
+    /// (`on_rt_rq()`), whose priority the rq no longer reaches (`need_pull_rt_task()`:
+    /// always for a deadline `prev`, prio −1; for the stopper, prio 0, unless a FIFO 99
+    /// task is queued), makes the CPU pull (`pull_rt_task()`): with RT_PUSH_IPI
+    /// (`rt.push_ipi`, the default) the overloaded CPUs are asked to push (their irq_work,
+    /// after this operation); without it, the higher RT tasks queued elsewhere are pulled
+    /// here now.
     pub(in crate::sim) fn balance_rt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -387,7 +423,7 @@ impl<'w> Sim<'w> {
         prev: usize,
         now: Nanos,
     ) {
-        if self.threads[prev].class != Class::Rt || self.rqs[cpu].rt.iter().any(|t| t == prev) {
+        if self.rqs[cpu].rt.iter().any(|t| t == prev) {
             return;
         }
         let pushables = self.rt_pushables();
@@ -543,8 +579,13 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// `start_rt_bandwidth()` → `do_start_rt_bandwidth()`: the period timer, if not armed,
-    /// fires at once (`hrtimer_forward_now(timer, 0)`) and then every period.
+    /// `start_rt_bandwidth()` → `do_start_rt_bandwidth()` (kernel/sched/rt.c, v6.11): the
+    /// period timer, if not armed, is started at `hrtimer_forward_now(timer, 0)`'s expiry
+    /// (kernel/time/hrtimer.c `hrtimer_forward()`): an expiry still ahead (the timer went
+    /// idle less than a period ago; its last firing had moved it one period on) is kept,
+    /// so the timer fires there, in its old phase; an expiry passed becomes now (now + 1 ns
+    /// in the kernel, the interval raised to `hrtimer_resolution`): it fires at once and
+    /// then every period from now.
     pub(in crate::sim) fn start_rt_bandwidth(&mut self, now: Nanos) {
         let Some((_, period)) = self.rt_bandwidth() else {
             return;
@@ -553,20 +594,33 @@ impl<'w> Sim<'w> {
             return;
         }
         self.rt_period_active = true;
+        if now < self.rt_period_expires {
+            self.q.push(self.rt_period_expires, Ev::RtPeriod);
+            return;
+        }
         // an idle timer leaves no CPU throttled: nothing to unthrottle, no hook to call;
         // the CPU whose RT enqueue starts it is rescheduled (`sched_rt_rq_enqueue()`), as
         // by the kernel's timer firing right after the enqueue
         self.do_sched_rt_period_timer(None, now);
-        self.q.push(now + period, Ev::RtPeriod);
+        self.rt_period_expires = now + period;
+        self.q.push(self.rt_period_expires, Ev::RtPeriod);
     }
 
-    /// `sched_rt_period_timer()`: one period's replenishment; the timer stops when every
-    /// CPU is idle of RT work.
+    /// `sched_rt_period_timer()` (kernel/sched/rt.c, v6.11): `hrtimer_forward_now()` moves
+    /// the expiry one period on, then one period's replenishment; the timer stops
+    /// (HRTIMER_NORESTART, that expiry kept) when every CPU is idle of RT work.
     pub(in crate::sim) fn sched_rt_period_timer(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
         let idle = self.do_sched_rt_period_timer(Some(out), now);
         match self.rt_bandwidth() {
-            Some((_, period)) if !idle => self.q.push(now + period, Ev::RtPeriod),
-            _ => self.rt_period_active = false,
+            Some((_, period)) => {
+                self.rt_period_expires = now + period;
+                if idle {
+                    self.rt_period_active = false;
+                } else {
+                    self.q.push(self.rt_period_expires, Ev::RtPeriod);
+                }
+            }
+            None => self.rt_period_active = false,
         }
     }
 

@@ -29,9 +29,7 @@ impl<'w> Sim<'w> {
             class.update_curr(self, cpu, p, now);
         }
         if let Some(p) = prev {
-            // put_prev_task_balance(): the DL and RT classes' balance() may pull first
-            self.balance_dl(out, cpu, p, now);
-            self.balance_rt(out, cpu, p, now);
+            self.put_prev_task_balance(out, cpu, p, now);
         }
         let mut next = self.pick_next(cpu);
         if next.is_some() && next == prev {
@@ -67,12 +65,46 @@ impl<'w> Sim<'w> {
         self.context_switch(out, cpu, prev, next, now);
     }
 
+    /// `put_prev_task_balance()` (kernel/sched/core.c, v6.11): `for_class_range(class,
+    /// prev->sched_class, &idle_sched_class)` calls each class's `balance()` from prev's
+    /// class down, and stops at the first that knows a task of its class or above is
+    /// runnable: `balance_stop()` (the stopper queued), `balance_dl()` (a deadline `prev`
+    /// that left pulls; then the stopper or a deadline task queued), `balance_rt()` (an RT
+    /// pull when `rq->rt.highest_prio.curr > prev->prio`, also for a deadline or stopper
+    /// `prev`; then any of the three queued). So a CPU whose `sugov:N`, deadline task or
+    /// `migration/N` leaves pulls RT work. Before v5.4 the same pulls were made in
+    /// `pick_next_task_dl()`/`pick_next_task_rt()`, which the pick reached only when the
+    /// classes above had nothing (`need_pull_rt_task(rq, prev)` for any `prev`, v4.4). The
+    /// fair class's `balance()` (newidle) is the one [`Self::schedule`] runs after an empty
+    /// pick.
+    fn put_prev_task_balance(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        let class = self.threads[prev].class;
+        if class >= Class::Stop && self.rqs[cpu].stop.is_some() {
+            return; // balance_stop(): sched_stop_runnable()
+        }
+        if class >= Class::Dl && self.balance_dl(out, cpu, prev, now) {
+            return;
+        }
+        if class >= Class::Rt {
+            self.balance_rt(out, cpu, prev, now);
+        }
+    }
+
     /// `pick_next_task()` chose `prev` again (`sched.repick`): v6.11's
     /// `pick_next_task_fair()` on an rq with only fair tasks skips put/set for the same
     /// task (`CONFIG_FAIR_GROUP_SCHED`) but moves it to the head of `cfs_tasks` and runs
     /// `update_misfit_status()`; otherwise `put_prev_task()` (`put_prev_task_balance()`)
-    /// and `set_next_task()` run as for another task. v6.12's `put_prev_set_next_task()`
-    /// does nothing for the same task.
+    /// and `set_next_task()` run as for another task, and `__schedule()`'s `prev == next`
+    /// branch runs the balance callbacks (`__balance_callbacks()`): the push
+    /// `set_next_task_rt()` (`rt_queue_push_tasks()`) or `set_next_task_dl()`
+    /// (`deadline_queue_push_tasks()`) queued, as after a switch. v6.12's
+    /// `put_prev_set_next_task()` does nothing for the same task.
     fn repick(&mut self, out: &mut Out<'_, '_>, cpu: usize, n: usize, now: Nanos) {
         if self.s.options.sched.repick != crate::options::RepickVersion::V6_11 {
             return;
@@ -86,6 +118,24 @@ impl<'w> Sim<'w> {
         } else {
             class.put_prev_task(self, out, cpu, n, now);
             class.set_next_task(self, out, cpu, n, Some(n), true, now);
+            self.set_next_balance_callback(out, cpu, class, now);
+        }
+    }
+
+    /// The balance callback a pick's `set_next_task()` queued, run after the switch or the
+    /// re-pick (`__balance_callbacks()`): `rt_queue_push_tasks()` for an RT task,
+    /// `deadline_queue_push_tasks()` for a deadline one.
+    fn set_next_balance_callback(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        class: Class,
+        now: Nanos,
+    ) {
+        match class {
+            Class::Rt => self.rt_balance_callback(out, cpu, now),
+            Class::Dl => self.dl_balance_callback(out, cpu, now),
+            _ => {}
         }
     }
 
@@ -139,13 +189,8 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                match self.threads[n].class {
-                    // the balance callback set_next_task_rt() queued (rt_queue_push_tasks())
-                    Class::Rt => self.rt_balance_callback(out, cpu, now),
-                    // set_next_task_dl()'s (deadline_queue_push_tasks())
-                    Class::Dl => self.dl_balance_callback(out, cpu, now),
-                    _ => {}
-                }
+                let class = self.threads[n].class;
+                self.set_next_balance_callback(out, cpu, class, now);
                 if self.threads[n].kthread.is_some() {
                     self.kthread_switched_in(out, cpu, n, now);
                 } else {

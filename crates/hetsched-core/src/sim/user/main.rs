@@ -161,7 +161,7 @@ impl<'w> Sim<'w> {
             eff_prio: 120,
             class: Class::Fair,
             rt_key: (0, 0),
-            rr_slice: rtq::RR_TIMESLICE_NS,
+            rr_slice: rtq::rr_timeslice(self.s.options.sched.hz),
             dl: DlEntity::default(),
             dl_key: (0, 0),
             dl_gen: 0,
