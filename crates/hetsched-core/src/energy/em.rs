@@ -197,8 +197,9 @@ pub fn em_compute_costs(table: &mut [EmPerfState], version: EmVersion) -> bool {
 /// `em_init_performance()` (`performance = scale_cpu × freq / fmax`) and
 /// [`em_compute_costs`].
 ///
-/// Simplification: the states are the OPPs at or below `cpuinfo.max_freq` (boost OPPs are
-/// disabled); per-OPP power missing but a dynamic-power coefficient and voltages present
+/// Simplification: the states are the OPPs at or below `cpuinfo.max_freq`, where the
+/// kernel's table also holds the `turbo-mode` OPPs (docs/kernel-mapping.md, "Known
+/// differences not fixed yet"); per-OPP power missing but a dynamic-power coefficient and voltages present
 /// is derived with [`dev_pm_opp_calc_power`].
 pub fn em_dev_register_perf_domain(
     platform: &Platform,

@@ -15,10 +15,10 @@
 //!   (`update_dl_entity()` → `dl_entity_overflow()`); GRUB's per-rq bandwidth sums
 //!   (`running_bw`, `this_bw`) are kept by the engine (sim/class/deadline.rs).
 //!
-//! Simplifications (documented in docs/kernel-mapping.md): no RT bandwidth throttling
-//! (`sched_rt_runtime_us`), no DL admission control, GRUB reclaiming or `dl_server`; the
-//! budget is checked at the tick (HRTICK is off by default, so the kernel also notices an
-//! overrun at the tick).
+//! RT bandwidth throttling (`sched_rt_runtime_us`) and DL admission control are the
+//! engine's (sim/class/rt.rs, sim/class/deadline.rs). Simplifications (documented in
+//! docs/kernel-mapping.md): no GRUB reclaiming or `dl_server`; the budget is checked at
+//! the tick (HRTICK is off by default, so the kernel also notices an overrun at the tick).
 
 use crate::time::Nanos;
 use std::collections::BTreeSet;

@@ -438,6 +438,11 @@ impl<'w> Sim<'w> {
     /// the default) the overloaded CPUs are asked to push (their irq_work, after this
     /// operation); without it, the higher RT tasks queued elsewhere are pulled here now.
     pub(in crate::sim) fn pull_rt_task(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
+        // `if (likely(!rt_overload_count)) return;`: no CPU is RT-overloaded, nothing to
+        // pull, before any runqueue is read (the views would give `RtPull::Nothing`)
+        if !(0..self.p.nr_cpus()).any(|c| self.rt_overloaded(c)) {
+            return;
+        }
         let pushables = self.rt_pushables();
         let views = self.rt_views(&pushables);
         match prt::pull_rt_task(&views, cpu, self.s.options.rt.push_ipi) {
