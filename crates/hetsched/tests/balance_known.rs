@@ -21,6 +21,24 @@ fn cpu0_passes(lines: &[String]) -> Vec<i64> {
         .collect()
 }
 
+/// On hikey620 a normal task `n` shares CPU 0 with a SCHED_IDLE hog and sleeps every
+/// 200 ms, under `sets`: the times (µs) of `n`'s sleeps (at least three) and of CPU 0's
+/// own balance passes.
+fn sleeps_and_passes_beside_an_idle_hog(sets: &[&str]) -> (Vec<i64>, Vec<i64>) {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
+        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
+    let (_, lines) = traced("hikey620", json, 800, sets);
+    let sleeps: Vec<i64> = lines
+        .iter()
+        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
+        .filter(|l| field(l, "prev_state") != "0")
+        .map(|l| t_us(l))
+        .collect();
+    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    (sleeps, cpu0_passes(&lines))
+}
+
 /// `sched_balance_domains()` (v6.11): `busy = idle != CPU_IDLE && !sched_idle_cpu(cpu)`.
 /// On hikey620 a SCHED_IDLE hog alone on CPU 0 leaves the CPU "idle" for the balancer:
 /// its MC domain is balanced every `balance_interval` (4 ms doubled to the 8 ms
@@ -63,18 +81,7 @@ fn before_v5_6_a_cpu_running_only_sched_idle_tasks_balances_at_the_busy_interval
 /// but the tick after each of `n`'s sleeps balances at once.
 #[test]
 fn a_dequeue_leaving_only_sched_idle_tasks_balances_at_the_next_tick() {
-    let json = r#"{"global": {"duration": 1}, "tasks": {
-        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
-        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
-    let (_, lines) = traced("hikey620", json, 800, &[]);
-    let passes = cpu0_passes(&lines);
-    let sleeps: Vec<i64> = lines
-        .iter()
-        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
-        .filter(|l| field(l, "prev_state") != "0")
-        .map(|l| t_us(l))
-        .collect();
-    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    let (sleeps, passes) = sleeps_and_passes_beside_an_idle_hog(&[]);
     for s in sleeps {
         let next = passes.iter().find(|&&t| t >= s).copied();
         // the next tick: within one jiffy (4 ms at HZ=250)
@@ -133,18 +140,7 @@ fn a_lower_domains_newidle_active_balance_survives_the_next_domain() {
 /// jiffy (`sched.sched_idle_cpu` off in the `v4.20` profile).
 #[test]
 fn before_v5_6_a_dequeue_leaving_only_sched_idle_tasks_does_not_bring_the_balance_forward() {
-    let json = r#"{"global": {"duration": 1}, "tasks": {
-        "i": {"cpus": [0], "policy": "SCHED_IDLE", "loop": 1, "run": 900000},
-        "n": {"cpus": [0], "loop": 4, "run": 30000, "sleep": 170000}}}"#;
-    let (_, lines) = traced("hikey620", json, 800, &["kernel=v4.20"]);
-    let passes = cpu0_passes(&lines);
-    let sleeps: Vec<i64> = lines
-        .iter()
-        .filter(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "n-1")
-        .filter(|l| field(l, "prev_state") != "0")
-        .map(|l| t_us(l))
-        .collect();
-    assert!(sleeps.len() >= 3, "{sleeps:?}");
+    let (sleeps, passes) = sleeps_and_passes_beside_an_idle_hog(&["kernel=v4.20"]);
     for s in sleeps {
         let next = passes.iter().find(|&&t| t >= s).copied();
         assert!(next.is_none_or(|t| t - s > 4_000), "sleep at {s}: {next:?}");

@@ -802,57 +802,6 @@ fn a_preempted_rt_task_is_pushed_to_a_free_cpu() {
     assert!(pushed, "l was not pushed from CPU 4 to CPU 5");
 }
 
-/// RT pull (kernel/sched/rt.c, v6.11): a CPU whose RT task leaves, and that now has only
-/// lower-priority work, pulls (`balance_rt()` → `pull_rt_task()`; with RT_PUSH_IPI the
-/// overloaded CPU is asked to push instead, `rt.push_ipi`). `b` (FIFO 10, CPUs 4–5
-/// after its first phase) waits on CPU 5 behind `a` (FIFO 50, pinned to CPU 5) while `c`
-/// (FIFO 30, pinned to CPU 4) runs 10 ms; when `c` sleeps, `b` moves to CPU 4 at once:
-/// pushed by CPU 5 with RT_PUSH_IPI, pulled by CPU 4 without.
-#[test]
-fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
-    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
-      "tasks": {
-        "c": { "policy": "SCHED_FIFO", "priority": 30, "cpus": [4], "run": 10000, "sleep": 100000 },
-        "b": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
-                 "p1": { "cpus": [5], "run": 500 },
-                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
-        "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
-               "sleep": 1000, "run": 20000 } } }"#;
-    for (ipi, reason, on) in [("true", "rt_push", "005"), ("false", "rt_pull", "004")] {
-        // every thread created FIFO on its CPU at 0 (`rtapp.main_thread=false`), so that
-        // the times are exact
-        let sets = [
-            "cpufreq.governor=performance",
-            "rtapp.main_thread=false",
-            &format!("rt.push_ipi={ipi}"),
-        ];
-        let (r, lines) = traced("hikey960", json, 30, &sets);
-        let c_sleeps = lines
-            .iter()
-            .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "c-0")
-            .map(|l| t_us(l))
-            .unwrap();
-        assert_eq!(c_sleeps, 10_000);
-        let moved = lines.iter().find(|m| {
-            m.contains("sched_migrate_task:")
-                && field(m, "comm") == "b-1"
-                && field(m, "orig_cpu") == "5"
-                && field(m, "dest_cpu") == "4"
-        });
-        let moved = moved.unwrap_or_else(|| panic!("rt_push_ipi={ipi}: b never moved to CPU 4"));
-        assert_eq!(t_us(moved), c_sleeps, "rt_push_ipi={ipi}");
-        assert!(
-            moved.contains(&format!("[{on}]")),
-            "rt_push_ipi={ipi}: {moved}"
-        );
-        assert!(
-            r.migrations[reason] >= 1,
-            "rt_push_ipi={ipi}: {:?}",
-            r.migrations
-        );
-    }
-}
-
 /// RT throttling (kernel/sched/rt.c, v6.11: `sched_rt_runtime_us` 950 000 of every
 /// `sched_rt_period_us` 1 000 000 by default, RT_RUNTIME_SHARE off): a FIFO hog and a fair
 /// hog share CPU 2 for 3 s; the RT class is throttled once it has run 0.95 s of a period,

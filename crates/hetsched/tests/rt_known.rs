@@ -1,5 +1,6 @@
-//! The RT class against kernel/sched/rt.c and core.c (v6.11), from the trace: what a
-//! second reading of the class found (pulls after a deadline task or the stopper, the
+//! The RT class against kernel/sched/rt.c and core.c (v6.11), from the trace: the pull
+//! when a CPU runs out of RT work, and what a second reading of the class found (pulls
+//! after a deadline task or the stopper, the
 //! equal-priority wake-up preemption, the balance callbacks of a re-pick, SCHED_RR's
 //! requeue and slice).
 
@@ -20,31 +21,29 @@ fn first_move<'a>(lines: &'a [String], comm: &str, orig: &str, dest: &str) -> Op
     })
 }
 
-/// `put_prev_task_balance()` (core.c, v6.11) walks the classes from prev's down, so a
-/// CPU whose deadline task leaves runs `balance_rt()`, and `need_pull_rt_task()` (the RT
-/// rq's best prio 99 > the deadline prev's −1) makes it pull. `b` (FIFO 10, CPUs 4–5
-/// after its first phase) waits on CPU 5 behind `a` (FIFO 50, pinned to CPU 5): CPU 4
-/// runs the deadline task `c` (CPUPRI_HIGHER, so `find_lowest_rq()` skips it). When `c`
-/// sleeps at 10 ms, `b` moves to CPU 4 at once (pushed by CPU 5 with RT_PUSH_IPI, pulled
-/// by CPU 4 without) instead of waiting for `a` to sleep at 21 ms.
-#[test]
-fn a_cpu_whose_deadline_task_sleeps_pulls_rt_work() {
-    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
-      "tasks": {
-        "c": { "policy": "SCHED_DEADLINE", "dl-runtime": 12000, "dl-period": 100000,
-               "cpus": [4], "run": 10000, "sleep": 100000 },
-        "b": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
-                 "p1": { "cpus": [5], "run": 500 },
-                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } },
-        "a": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
-               "sleep": 1000, "run": 20000 } } }"#;
+/// `b` (FIFO 10, CPUs 4–5 after its first phase) waits on CPU 5 behind `a` (FIFO 50,
+/// pinned to CPU 5) while `c` (the JSON task given) runs 10 ms pinned to CPU 4; when `c`
+/// sleeps, `b` moves to CPU 4 at once (pushed by CPU 5 with RT_PUSH_IPI, `rt.push_ipi`,
+/// pulled by CPU 4 without) instead of waiting for `a` to sleep at 21 ms. Every thread is
+/// created on its CPU at 0 (`rtapp.main_thread=false`), so that the times are exact.
+fn b_moves_to_cpu_4_when_c_sleeps(c: &str) {
+    let json = format!(
+        r#"{{ "global": {{ "duration": 1, "calibration": "CPU4" }},
+      "tasks": {{
+        "c": {c},
+        "b": {{ "policy": "SCHED_FIFO", "priority": 10, "phases": {{
+                 "p1": {{ "cpus": [5], "run": 500 }},
+                 "p2": {{ "cpus": [4, 5], "loop": -1, "run": 100000 }} }} }},
+        "a": {{ "policy": "SCHED_FIFO", "priority": 50, "cpus": [5], "loop": -1,
+               "sleep": 1000, "run": 20000 }} }} }}"#
+    );
     for (ipi, reason, on) in [("true", "rt_push", "005"), ("false", "rt_pull", "004")] {
         let sets = [
             "cpufreq.governor=performance",
             "rtapp.main_thread=false",
             &format!("rt.push_ipi={ipi}"),
         ];
-        let (r, lines) = traced("hikey960", json, 30, &sets);
+        let (r, lines) = traced("hikey960", &json, 30, &sets);
         let c_sleeps = lines
             .iter()
             .find(|l| l.contains("sched_switch:") && field(l, "prev_comm") == "c-0")
@@ -64,6 +63,28 @@ fn a_cpu_whose_deadline_task_sleeps_pulls_rt_work() {
             r.migrations
         );
     }
+}
+
+/// RT pull (kernel/sched/rt.c, v6.11): a CPU whose RT task leaves, and that now has only
+/// lower-priority work, pulls (`balance_rt()` → `pull_rt_task()`; with RT_PUSH_IPI the
+/// overloaded CPU is asked to push instead). Here `c` is FIFO 30.
+#[test]
+fn an_rt_task_is_pulled_when_a_cpu_runs_out_of_rt_work() {
+    b_moves_to_cpu_4_when_c_sleeps(
+        r#"{ "policy": "SCHED_FIFO", "priority": 30, "cpus": [4], "run": 10000, "sleep": 100000 }"#,
+    );
+}
+
+/// `put_prev_task_balance()` (core.c, v6.11) walks the classes from prev's down, so a
+/// CPU whose deadline task leaves runs `balance_rt()`, and `need_pull_rt_task()` (the RT
+/// rq's best prio 99 > the deadline prev's −1) makes it pull. Here `c` is a deadline task
+/// (CPUPRI_HIGHER, so `find_lowest_rq()` skips CPU 4 while it runs).
+#[test]
+fn a_cpu_whose_deadline_task_sleeps_pulls_rt_work() {
+    b_moves_to_cpu_4_when_c_sleeps(
+        r#"{ "policy": "SCHED_DEADLINE", "dl-runtime": 12000, "dl-period": 100000,
+               "cpus": [4], "run": 10000, "sleep": 100000 }"#,
+    );
 }
 
 /// The same walk for the stopper: `migration/4` moves `c` (FIFO 30), which left CPU 4
@@ -131,6 +152,32 @@ fn a_pinned_rt_task_preempts_a_movable_one_of_its_priority() {
     assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
 }
 
+/// `l` (FIFO 10) leaves CPU 6 at 2 ms by narrowing its affinity to CPUs 4–5, and
+/// `migration_cpu_stop()` puts it on CPU 4 (`cpumask_any_and_distribute()`), queued behind
+/// `h` (the JSON task given, pinned to CPU 4), with no push (a migration is not a wake-up)
+/// and, without RT_PUSH_IPI, no pull by CPU 6 (`l` may not run there). Runs `ms` and
+/// checks `l`'s move to CPU 4.
+fn l_behind_h_on_cpu_4(h: &str, ms: u64) -> (hetsched::hetsched_core::RunResult, Vec<String>) {
+    let json = format!(
+        r#"{{ "global": {{ "duration": 1, "calibration": "CPU4" }},
+      "tasks": {{
+        "h": {h},
+        "l": {{ "policy": "SCHED_FIFO", "priority": 10, "phases": {{
+                 "p1": {{ "cpus": [6], "run": 2000 }},
+                 "p2": {{ "cpus": [4, 5], "loop": -1, "run": 100000 }} }} }} }} }}"#
+    );
+    let sets = [
+        "cpufreq.governor=performance",
+        "rtapp.main_thread=false",
+        "rt.push_ipi=false",
+    ];
+    let (r, lines) = traced("hikey960", &json, ms, &sets);
+    let to4 =
+        first_move(&lines, "l-1", "6", "4").unwrap_or_else(|| panic!("l never went to CPU 4"));
+    assert_eq!(t_us(to4), 2_000, "{to4}");
+    (r, lines)
+}
+
 /// `__schedule()`'s `prev == next` branch runs the balance callbacks (core.c, v6.11), so
 /// the push `set_next_task_rt()` queues for a re-picked RT task runs. `l` (FIFO 10) leaves
 /// CPU 6 at 2 ms by narrowing its affinity to CPUs 4–5; `migration_cpu_stop()` puts it
@@ -140,22 +187,11 @@ fn a_pinned_rt_task_preempts_a_movable_one_of_its_priority() {
 /// picked again: the re-pick's push moves `l` to the idle CPU 5 at `h`'s next yield.
 #[test]
 fn a_re_picked_rt_task_pushes() {
-    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
-      "tasks": {
-        "h": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [4], "loop": -1,
-               "run": 1000, "yield": "" },
-        "l": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
-                 "p1": { "cpus": [6], "run": 2000 },
-                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } } } }"#;
-    let sets = [
-        "cpufreq.governor=performance",
-        "rtapp.main_thread=false",
-        "rt.push_ipi=false",
-    ];
-    let (r, lines) = traced("hikey960", json, 30, &sets);
-    let to4 =
-        first_move(&lines, "l-1", "6", "4").unwrap_or_else(|| panic!("l never went to CPU 4"));
-    assert_eq!(t_us(to4), 2_000, "{to4}");
+    let (r, lines) = l_behind_h_on_cpu_4(
+        r#"{ "policy": "SCHED_FIFO", "priority": 50, "cpus": [4], "loop": -1,
+               "run": 1000, "yield": "" }"#,
+        30,
+    );
     let to5 = first_move(&lines, "l-1", "4", "5").unwrap_or_else(|| panic!("l never left CPU 4"));
     assert!((2_000..=3_000).contains(&t_us(to5)), "{to5}");
     assert!(r.migrations["rt_push"] >= 1, "{:?}", r.migrations);
@@ -170,22 +206,11 @@ fn a_re_picked_rt_task_pushes() {
 /// it waits on CPU 4 and never reaches the idle CPU 5.
 #[test]
 fn an_rr_slice_end_with_no_peer_of_its_priority_does_not_reschedule() {
-    let json = r#"{ "global": { "duration": 1, "calibration": "CPU4" },
-      "tasks": {
-        "h": { "policy": "SCHED_RR", "priority": 50, "cpus": [4], "loop": -1,
-               "run": 100000 },
-        "l": { "policy": "SCHED_FIFO", "priority": 10, "phases": {
-                 "p1": { "cpus": [6], "run": 2000 },
-                 "p2": { "cpus": [4, 5], "loop": -1, "run": 100000 } } } } }"#;
-    let sets = [
-        "cpufreq.governor=performance",
-        "rtapp.main_thread=false",
-        "rt.push_ipi=false",
-    ];
-    let (r, lines) = traced("hikey960", json, 350, &sets);
-    let to4 =
-        first_move(&lines, "l-1", "6", "4").unwrap_or_else(|| panic!("l never went to CPU 4"));
-    assert_eq!(t_us(to4), 2_000, "{to4}");
+    let (r, lines) = l_behind_h_on_cpu_4(
+        r#"{ "policy": "SCHED_RR", "priority": 50, "cpus": [4], "loop": -1,
+               "run": 100000 }"#,
+        350,
+    );
     assert!(
         first_move(&lines, "l-1", "4", "5").is_none(),
         "l was pushed"
