@@ -184,7 +184,9 @@ pub enum LbVersion {
     #[serde(rename = "v5.10")]
     V5_10,
     /// v5.12 to v6.7: the failure-count active balance only for `migrate_task`
-    /// (`imbalanced_active_balance()`, v5.12); `migrate_util` still without `shr_bound`.
+    /// (`imbalanced_active_balance()`, v5.12); `migrate_util` still without `shr_bound`,
+    /// and `find_busiest_queue()` reading it with the runnable boost (v6.5, so as v6.5–v6.7
+    /// there).
     #[serde(rename = "v6.6")]
     V6_6,
     /// v6.8 and later (the v6.11 default): `migrate_util` compares

@@ -505,7 +505,13 @@ pub(crate) fn sched_balance_find_src_rq(
                 }
             }
             MigrationType::Util => {
-                let util = rq.util_cfs_boost;
+                // cpu_util_cfs_boost() from v6.5 (runnable boosting, 7d0583cf9ec7; the
+                // `v6.6` balancer), cpu_util() before (v5.10)
+                let util = if p.version >= LbVersion::V6_6 {
+                    rq.util_cfs_boost
+                } else {
+                    rq.util_cfs
+                };
                 if nr_running <= 1 {
                     continue;
                 }

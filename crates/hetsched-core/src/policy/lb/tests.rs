@@ -340,6 +340,61 @@ fn migrate_util_from_overloaded_group() {
     assert_eq!(d.rd_overloaded, Some(true));
 }
 
+/// `find_busiest_queue()`'s `migrate_util` read: `cpu_util_cfs_boost()` from v6.5 (the
+/// `v6.6` and `v6.11` balancers), `cpu_util()` in v5.10. CPU 4 has three tasks, util 600
+/// but runnable 1024; CPU 5 two tasks of util 900: the boosted read takes CPU 4, the
+/// plain one CPU 5.
+#[test]
+fn migrate_util_reads_the_runnable_boost_from_v6_5() {
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    for c in &mut cpus[1..4] {
+        busy(c, 1, 300);
+    }
+    busy(&mut cpus[4], 3, 600);
+    cpus[4].util_cfs_boost = 1024;
+    cpus[4].runnable = 1024;
+    busy(&mut cpus[5], 2, 900);
+    for c in &mut cpus[6..8] {
+        busy(c, 1, 1024);
+    }
+    let mut tasks = vec![Vec::new(); 8];
+    tasks[4] = vec![
+        task(40, 1024, 200, false, false, 8),
+        task(41, 1024, 200, false, false, 8),
+        task(42, 1024, 200, true, false, 8),
+    ];
+    tasks[5] = vec![
+        task(50, 1024, 450, false, false, 8),
+        task(51, 1024, 450, true, false, 8),
+    ];
+    let env = LbSnapshot { cpus, tasks };
+    for (version, busiest) in [
+        (LbVersion::V5_10, 5),
+        (LbVersion::V6_6, 4),
+        (LbVersion::V6_11, 4),
+    ] {
+        let mut doms = SchedDomains::build(
+            &platform(&[(&[0, 1, 2, 3], 1024), (&[4, 5, 6, 7], 1024)]),
+            version,
+            0,
+        );
+        let p = LbParams::new(version, true, 250, 8);
+        let mut lb = LoadBalancer::new();
+        let d = pkg_pass(
+            &mut lb,
+            &env,
+            &mut doms,
+            &RD,
+            &p,
+            0,
+            CpuIdleType::Idle,
+            MigrationReason::Periodic,
+        );
+        assert_eq!(d.migration_type, MigrationType::Util, "{version:?}");
+        assert_eq!(d.busiest, Some(busiest), "{version:?}");
+    }
+}
+
 /// A newidle balance that stops at its gate runs no pass, so the balancer has no busiest
 /// runqueue whose `cfs_tasks` order the engine would mirror (v6.11
 /// `sched_balance_newidle()` touches no list then). Before, the previous pass's order
