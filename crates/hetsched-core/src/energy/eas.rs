@@ -707,6 +707,18 @@ mod tests {
         }
     }
 
+    /// `find_energy_efficient_cpu()` of `p` last on `prev`, every CPU allowed, the
+    /// performance domains in the root domain's order.
+    fn feec_all(
+        v: &View,
+        em: &EnergyModel,
+        p: &EasTask,
+        prev: usize,
+        params: FeecParams,
+    ) -> Option<usize> {
+        find_energy_efficient_cpu(v, em, &rd_pd_order(em), p, prev, Some(&all()), params)
+    }
+
     fn all() -> CpuSet {
         task(0).allowed
     }
@@ -732,15 +744,7 @@ mod tests {
         // util 50 on big CPU 1. LITTLE candidate CPU 0: perf 62 → state 0 (cost 1398),
         // delta 1398 × 50 = 69900; prev (big, cost 4019): 4019 × 50 = 200950.
         let v = view(1, 50);
-        let got = find_energy_efficient_cpu(
-            &v,
-            &em,
-            &rd_pd_order(&em),
-            &task(50),
-            1,
-            Some(&all()),
-            FeecParams::default(),
-        );
+        let got = feec_all(&v, &em, &task(50), 1, FeecParams::default());
         assert_eq!(got, Some(0));
     }
 
@@ -750,15 +754,7 @@ mod tests {
         // util 400 does not fit a LITTLE (400 × 1280 > 446 × 1024): only big CPUs qualify,
         // the first with the most spare capacity is CPU 1.
         let v = view(0, 400);
-        let got = find_energy_efficient_cpu(
-            &v,
-            &em,
-            &rd_pd_order(&em),
-            &task(400),
-            0,
-            Some(&all()),
-            FeecParams::default(),
-        );
+        let got = feec_all(&v, &em, &task(400), 0, FeecParams::default());
         assert_eq!(got, Some(1));
     }
 
@@ -769,18 +765,7 @@ mod tests {
         // the big candidate costs more (200950 ≥ 69900).
         let v = view(0, 50);
         let p = task(50);
-        assert_eq!(
-            find_energy_efficient_cpu(
-                &v,
-                &em,
-                &rd_pd_order(&em),
-                &p,
-                0,
-                Some(&all()),
-                FeecParams::default()
-            ),
-            Some(0)
-        );
+        assert_eq!(feec_all(&v, &em, &p, 0, FeecParams::default()), Some(0));
         // No asym domain spanning prev: −1.
         assert_eq!(
             find_energy_efficient_cpu(
@@ -796,15 +781,7 @@ mod tests {
         );
         // A task with no utilisation stays on prev.
         assert_eq!(
-            find_energy_efficient_cpu(
-                &v,
-                &em,
-                &rd_pd_order(&em),
-                &task(0),
-                0,
-                Some(&all()),
-                FeecParams::default()
-            ),
+            feec_all(&v, &em, &task(0), 0, FeecParams::default()),
             Some(0)
         );
     }
@@ -872,32 +849,13 @@ mod tests {
         let mut p = task(50);
         p.allowed = CpuSet::from_cpus(&[1, 2, 3, 4, 5]);
         // CPU 3 (PD 0) and CPU 1 (PD 1) give the same delta; PD 1 is walked first.
-        let got = find_energy_efficient_cpu(
-            &v,
-            &em,
-            &rd_pd_order(&em),
-            &p,
-            0,
-            Some(&all()),
-            FeecParams::default(),
-        );
+        let got = feec_all(&v, &em, &p, 0, FeecParams::default());
         assert_eq!(got, Some(1));
         // The other way round: the twin domain holds the lower CPUs.
         let (a, b) = (em.pds[0].clone(), em.pds[1].clone());
         em.pds[0] = b;
         em.pds[1] = a;
-        assert_eq!(
-            find_energy_efficient_cpu(
-                &v,
-                &em,
-                &rd_pd_order(&em),
-                &p,
-                0,
-                Some(&all()),
-                FeecParams::default()
-            ),
-            Some(1)
-        );
+        assert_eq!(feec_all(&v, &em, &p, 0, FeecParams::default()), Some(1));
     }
 
     #[test]
@@ -914,24 +872,14 @@ mod tests {
         // base (pd busy 250, max perf 1.25 × 250 = 312 → perf 367, cost 1662) = 415500;
         // prev: max perf 375 → perf 406, cost 1699 × 300 = 509700 → delta 94200;
         // CPU 3: max perf 312 → cost 1662 × 300 = 498600 → delta 83100 (saves 11100).
-        let no_margin = find_energy_efficient_cpu(
-            &v,
-            &em,
-            &rd_pd_order(&em),
-            &p,
-            0,
-            Some(&all()),
-            FeecParams::default(),
-        );
+        let no_margin = feec_all(&v, &em, &p, 0, FeecParams::default());
         assert_eq!(no_margin, Some(3));
         // v5.x margin: (94200 + 415500 + 0 for the idle big domain) >> 4 = 31856 > 11100.
-        let m = find_energy_efficient_cpu(
+        let m = feec_all(
             &v,
             &em,
-            &rd_pd_order(&em),
             &p,
             0,
-            Some(&all()),
             FeecParams {
                 energy_margin: true,
                 ..FeecParams::default()
@@ -958,13 +906,11 @@ mod tests {
         }
         let p = task(120);
         let feec = |runnable_boost| {
-            find_energy_efficient_cpu(
+            feec_all(
                 &v,
                 &em,
-                &rd_pd_order(&em),
                 &p,
                 1,
-                Some(&all()),
                 FeecParams {
                     runnable_boost,
                     ..FeecParams::default()
@@ -1034,15 +980,7 @@ mod tests {
             uclamp_max: 300,
             ..task(100)
         };
-        let got = find_energy_efficient_cpu(
-            &v,
-            &em,
-            &rd_pd_order(&em),
-            &p,
-            1,
-            Some(&all()),
-            FeecParams::default(),
-        );
+        let got = feec_all(&v, &em, &p, 1, FeecParams::default());
         assert_eq!(got, Some(1));
     }
 
@@ -1074,17 +1012,7 @@ mod tests {
     #[test]
     fn feec_rq_clamps_are_taken_per_cpu_not_accumulated_over_the_domain() {
         let em = EnergyModel::build(&juno(), EmVersion::V6_9);
-        let feec = |v: &View, p: &EasTask| {
-            find_energy_efficient_cpu(
-                v,
-                &em,
-                &rd_pd_order(&em),
-                p,
-                1,
-                Some(&all()),
-                FeecParams::default(),
-            )
-        };
+        let feec = |v: &View, p: &EasTask| feec_all(v, &em, p, 1, FeecParams::default());
         let mut v = two_busy_littles(100);
         v.rqs[0].uclamp_min = 512;
         assert_eq!(feec(&v, &task(100)), Some(4));
@@ -1133,13 +1061,11 @@ mod tests {
             ..task(300)
         };
         let feec = |perf_estimation| {
-            find_energy_efficient_cpu(
+            feec_all(
                 &v,
                 &em,
-                &rd_pd_order(&em),
                 &p,
                 1,
-                Some(&all()),
                 FeecParams {
                     perf_estimation,
                     ..FeecParams::default()
