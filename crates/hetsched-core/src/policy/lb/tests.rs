@@ -284,13 +284,20 @@ fn no_misfit_balance_in_pre_misfit_kernel() {
     assert_eq!(doms.cpus[1][1].balance_interval, 12);
 }
 
-/// CPUs 1–3 light, CPU 4 with three tasks (40 cold, 41 cache hot, 42 running), CPUs
-/// 5–7 full: CPU 0's package pass pulls from CPU 4.
-fn overloaded_group() -> LbSnapshot {
+/// Eight CPUs of capacity 1024: CPU 0 idle, CPUs 1–3 one light task each (util 300),
+/// CPUs 4–7 idle for the caller to fill.
+fn light_local_cluster() -> Vec<LbCpu> {
     let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
     for c in &mut cpus[1..4] {
         busy(c, 1, 300);
     }
+    cpus
+}
+
+/// CPUs 1–3 light, CPU 4 with three tasks (40 cold, 41 cache hot, 42 running), CPUs
+/// 5–7 full: CPU 0's package pass pulls from CPU 4.
+fn overloaded_group() -> LbSnapshot {
+    let mut cpus = light_local_cluster();
     busy(&mut cpus[4], 3, 1024);
     for c in &mut cpus[5..8] {
         busy(c, 1, 1024);
@@ -346,10 +353,7 @@ fn migrate_util_from_overloaded_group() {
 /// plain one CPU 5.
 #[test]
 fn migrate_util_reads_the_runnable_boost_from_v6_5() {
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
-    for c in &mut cpus[1..4] {
-        busy(c, 1, 300);
-    }
+    let mut cpus = light_local_cluster();
     busy(&mut cpus[4], 3, 600);
     cpus[4].util_cfs_boost = 1024;
     cpus[4].runnable = 1024;
