@@ -84,6 +84,15 @@ pub struct EnergySample {
     pub total: f64,
 }
 
+/// The EM state a CPU at `freq_khz` is charged at: the lowest at or above it, else the
+/// highest (`table` not empty).
+fn state_of(table: &[(u64, u64)], freq_khz: u64) -> usize {
+    table
+        .iter()
+        .position(|&(f, _)| f >= freq_khz)
+        .unwrap_or(table.len() - 1)
+}
+
 /// Accumulates residencies and a time series while the run goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnergyMeter {
@@ -93,6 +102,11 @@ pub struct EnergyMeter {
     active: Vec<Vec<(u64, u64)>>,
     /// Per CPU: idle power per state (index 0 = WFI), `None` = unknown.
     idle: Vec<Vec<Option<u64>>>,
+    /// Per CPU: the frequency of its last busy interval and that frequency's state in
+    /// `active` ([`state_of`]), kept so that a CPU at the same frequency does not search
+    /// the table again (not part of the meter's value: `u64::MAX` and its state at first).
+    #[serde(skip)]
+    busy_state: KeptStates,
     nr_pd: usize,
     assumed: bool,
     pds_without_em: Vec<usize>,
@@ -102,7 +116,42 @@ pub struct EnergyMeter {
     bucket_ns: u64,
     /// `buckets[k][pd]` in µW·ns.
     buckets: Vec<Vec<u128>>,
+    /// The bucket the last sample ended in (not part of the meter's value).
+    #[serde(skip)]
+    cursor: BucketCursor,
 }
+
+/// The bucket [`EnergyMeter::sample`] charged last, `[start, end)` = bucket `k`: an
+/// interval within it (the engine's intervals end at its clock, which only moves forward,
+/// so most do) is charged there without computing its bucket by a division. It names a
+/// bucket only once that bucket exists (`start == end == 0` before: no interval ends at
+/// or before the origin). A cache, so meters equal whatever their cursors.
+#[derive(Debug, Clone, Copy, Default)]
+struct BucketCursor {
+    k: usize,
+    start: u64,
+    end: u64,
+}
+
+/// [`EnergyMeter`]'s kept busy states: a cache, so meters equal whatever they hold.
+#[derive(Debug, Clone, Default)]
+struct KeptStates(Vec<(u64, usize)>);
+
+impl PartialEq for KeptStates {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for KeptStates {}
+
+impl PartialEq for BucketCursor {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for BucketCursor {}
 
 impl EnergyMeter {
     /// A meter for `platform` with its EM; the series starts at `origin_ns` with buckets of
@@ -129,8 +178,24 @@ impl EnergyMeter {
         let pds_without_em = (0..platform.perf_domains.len())
             .filter(|&i| em.pds.get(i).is_none_or(Option::is_none))
             .collect();
+        let busy_state = KeptStates(
+            active
+                .iter()
+                .map(|t| {
+                    (
+                        u64::MAX,
+                        if t.is_empty() {
+                            0
+                        } else {
+                            state_of(t, u64::MAX)
+                        },
+                    )
+                })
+                .collect(),
+        );
         EnergyMeter {
             cpu_pd: platform.cpus.iter().map(|c| c.perf_domain).collect(),
+            busy_state,
             active,
             idle,
             nr_pd: platform.perf_domains.len(),
@@ -141,6 +206,7 @@ impl EnergyMeter {
             origin_ns,
             bucket_ns,
             buckets: Vec::new(),
+            cursor: BucketCursor::default(),
         }
     }
 
@@ -153,10 +219,19 @@ impl EnergyMeter {
         if table.is_empty() || to <= from {
             return;
         }
-        let s = table
-            .iter()
-            .position(|&(f, _)| f >= freq_khz)
-            .unwrap_or(table.len() - 1);
+        let s = match self.busy_state.0[cpu] {
+            (f, s) if f == freq_khz => s,
+            _ => {
+                let s = state_of(table, freq_khz);
+                self.busy_state.0[cpu] = (freq_khz, s);
+                s
+            }
+        };
+        debug_assert_eq!(
+            s,
+            state_of(table, freq_khz),
+            "the kept state is the table's"
+        );
         let power = table[s].1;
         self.residency.busy_ns[cpu][s] += to - from;
         self.sample(self.cpu_pd[cpu], power, from, to);
@@ -181,15 +256,29 @@ impl EnergyMeter {
         if self.bucket_ns == 0 || to <= self.origin_ns {
             return;
         }
-        let b = self.bucket_ns;
         let mut t = from.max(self.origin_ns);
+        let c = self.cursor;
+        if c.start <= t && t < to && to <= c.end {
+            // within the last bucket charged: the loop below would charge [t, to) to it
+            debug_assert_eq!(c.k as u64, (t - self.origin_ns) / self.bucket_ns);
+            self.buckets[c.k][pd] += u128::from(power_uw) * u128::from(to - t);
+            return;
+        }
+        let b = self.bucket_ns;
         while t < to {
             let k = ((t - self.origin_ns) / b) as usize;
-            let end = (self.origin_ns + (k as u64 + 1) * b).min(to);
+            let start = self.origin_ns + k as u64 * b;
+            let bucket_end = start + b;
+            let end = bucket_end.min(to);
             if self.buckets.len() <= k {
                 self.buckets.resize(k + 1, vec![0; self.nr_pd]);
             }
             self.buckets[k][pd] += u128::from(power_uw) * u128::from(end - t);
+            self.cursor = BucketCursor {
+                k,
+                start,
+                end: bucket_end,
+            };
             t = end;
         }
     }

@@ -43,12 +43,16 @@ impl MetricsSink {
     };
 
     /// Charges `cpu`'s current interval (busy at its frequency, or idle in its idle state)
-    /// up to `now` to the energy meter.
+    /// up to `now` to the energy meter. An empty interval (a switch's `cpu_idle` and
+    /// `sched_switch` at the same time) charges nothing: the meter ignores `to <= from`.
     fn energy_flush(&mut self, cpu: usize, now: Nanos) {
         let Some(m) = self.energy.as_mut() else {
             return;
         };
         let c = &mut self.cpus[cpu];
+        if c.e_since == now {
+            return;
+        }
         if c.e_busy {
             m.busy(cpu, c.freq, c.e_since, now);
         } else {
