@@ -150,34 +150,63 @@ pub struct CfsRq {
     /// curr), kept by [`CfsRq::avg_vruntime_add`], [`CfsRq::avg_vruntime_sub`] and the
     /// moves of `min_vruntime`; exact in `i128`.
     avg_vruntime_sum: i128,
-    /// `cfs_rq->avg_load`: Σ `weight` over `queue` (not curr).
-    avg_load: i128,
+    /// `cfs_rq->avg_load`: Σ `weight` over `queue` (not curr). An `i64`, as the kernel's
+    /// `unsigned long`: a product with a key is then one widening multiplication.
+    avg_load: i64,
+}
+
+/// `(s64)(v - v0)`: `v`'s place relative to `v0` (`entity_key()`, `vruntime_gt()`).
+#[inline]
+fn vkey(v: u64, v0: u64) -> i64 {
+    v.wrapping_sub(v0) as i64
 }
 
 #[inline]
 fn key(v: u64, v0: u64) -> i128 {
-    i128::from(v.wrapping_sub(v0) as i64)
+    i128::from(vkey(v, v0))
+}
+
+/// A weight as the sums' `i64` (weights are at most 88,761).
+#[inline]
+fn weight(se: &SchedEntity) -> i64 {
+    se.load.weight as i64
 }
 
 impl CfsRq {
+    /// Takes `se` out of `queue`, the others keeping their order; whether it was there. The
+    /// last entry is popped: `Vec::remove` would call `memmove` for nothing.
+    fn queue_remove(&mut self, se: usize) -> bool {
+        match self.queue.iter().position(|&i| i == se) {
+            Some(pos) if pos + 1 == self.queue.len() => {
+                self.queue.pop();
+                true
+            }
+            Some(pos) => {
+                self.queue.remove(pos);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// `avg_vruntime_add()` (kernel/sched/fair.c, v6.11): `se` joins `queue`.
     fn avg_vruntime_add(&mut self, ents: &[SchedEntity], se: usize) {
-        let w = i128::from(ents[se].load.weight);
-        self.avg_vruntime_sum += key(ents[se].vruntime, self.min_vruntime) * w;
+        let w = weight(&ents[se]);
+        self.avg_vruntime_sum += key(ents[se].vruntime, self.min_vruntime) * i128::from(w);
         self.avg_load += w;
     }
 
     /// `avg_vruntime_sub()` (kernel/sched/fair.c, v6.11): `se` leaves `queue`.
     fn avg_vruntime_sub(&mut self, ents: &[SchedEntity], se: usize) {
-        let w = i128::from(ents[se].load.weight);
-        self.avg_vruntime_sum -= key(ents[se].vruntime, self.min_vruntime) * w;
+        let w = weight(&ents[se]);
+        self.avg_vruntime_sum -= key(ents[se].vruntime, self.min_vruntime) * i128::from(w);
         self.avg_load -= w;
     }
 
     /// Sum of weights and weighted keys over queued entities plus curr when on_rq
     /// (`avg_vruntime()`'s `avg` and `load` before the division): the kept sums of the
     /// queue, plus curr's term.
-    fn sums(&self, ents: &[SchedEntity]) -> (i128, i128) {
+    fn sums(&self, ents: &[SchedEntity]) -> (i128, i64) {
         debug_assert_eq!(
             (self.avg_vruntime_sum, self.avg_load),
             self.queue_sums(ents),
@@ -187,8 +216,8 @@ impl CfsRq {
         if let Some(c) = self.curr {
             let se = &ents[c];
             if se.on_rq {
-                let w = i128::from(se.load.weight);
-                avg += key(se.vruntime, self.min_vruntime) * w;
+                let w = weight(se);
+                avg += key(se.vruntime, self.min_vruntime) * i128::from(w);
                 load += w;
             }
         }
@@ -196,10 +225,11 @@ impl CfsRq {
     }
 
     /// The queue's sums recomputed, which the kept ones must equal (debug builds).
-    fn queue_sums(&self, ents: &[SchedEntity]) -> (i128, i128) {
+    fn queue_sums(&self, ents: &[SchedEntity]) -> (i128, i64) {
         self.queue.iter().fold((0, 0), |(avg, load), &i| {
-            let w = i128::from(ents[i].load.weight);
-            (avg + key(ents[i].vruntime, self.min_vruntime) * w, load + w)
+            let w = weight(&ents[i]);
+            let term = key(ents[i].vruntime, self.min_vruntime) * i128::from(w);
+            (avg + term, load + w)
         })
     }
 
@@ -208,12 +238,12 @@ impl CfsRq {
         let (mut avg, load) = self.sums(ents);
         if load != 0 {
             if avg < 0 {
-                avg -= load - 1;
+                avg -= i128::from(load - 1);
             }
             // i64 division when it fits (it nearly always does): same result, far cheaper.
-            avg = match (i64::try_from(avg), i64::try_from(load)) {
-                (Ok(a), Ok(l)) => i128::from(a / l),
-                _ => avg / load,
+            avg = match i64::try_from(avg) {
+                Ok(a) => i128::from(a / load),
+                _ => avg / i128::from(load),
             };
         }
         self.min_vruntime.wrapping_add(avg as i64 as u64)
@@ -222,7 +252,7 @@ impl CfsRq {
     /// `entity_eligible()`: lag ≥ 0, tested exactly in integers.
     pub fn entity_eligible(&self, ents: &[SchedEntity], se: usize) -> bool {
         let (avg, load) = self.sums(ents);
-        avg >= key(ents[se].vruntime, self.min_vruntime) * load
+        avg >= key(ents[se].vruntime, self.min_vruntime) * i128::from(load)
     }
 
     /// `update_min_vruntime()`: v0 only moves forward.
@@ -239,17 +269,17 @@ impl CfsRq {
             .queue
             .iter()
             .map(|&i| ents[i].vruntime)
-            .min_by_key(|&v| key(v, self.min_vruntime));
+            .min_by_key(|&v| vkey(v, self.min_vruntime));
         if let Some(lv) = leftmost {
-            if curr.is_none() || key(lv, vruntime) < 0 {
+            if curr.is_none() || vkey(lv, vruntime) < 0 {
                 vruntime = lv;
             }
         }
         // __update_min_vruntime(): avg_vruntime_update() keeps the sum's keys relative to
         // the new v0 (exact: every key stays within i64)
-        let delta = key(vruntime, self.min_vruntime);
+        let delta = vkey(vruntime, self.min_vruntime);
         if delta > 0 {
-            self.avg_vruntime_sum -= self.avg_load * delta;
+            self.avg_vruntime_sum -= i128::from(self.avg_load) * i128::from(delta);
             self.min_vruntime = vruntime;
         }
     }
@@ -274,7 +304,7 @@ impl CfsRq {
         se.sum_exec_runtime += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));
         let mut resched = false;
-        if p.variant == FairVariant::Eevdf && key(se.vruntime, se.deadline) >= 0 {
+        if p.variant == FairVariant::Eevdf && vkey(se.vruntime, se.deadline) >= 0 {
             // update_deadline(): a new request; resched if others are queued.
             se.deadline = se
                 .vruntime
@@ -294,13 +324,13 @@ impl CfsRq {
                 // vruntime; curr only if strictly before it (entity_before())
                 let mut left: Option<usize> = None;
                 for &i in &self.queue {
-                    if left.is_none_or(|b| key(ents[i].vruntime, ents[b].vruntime) < 0) {
+                    if left.is_none_or(|b| vkey(ents[i].vruntime, ents[b].vruntime) < 0) {
                         left = Some(i);
                     }
                 }
                 match (left, self.curr.filter(|&c| ents[c].on_rq)) {
                     (None, c) => c,
-                    (Some(l), Some(c)) if key(ents[c].vruntime, ents[l].vruntime) < 0 => Some(c),
+                    (Some(l), Some(c)) if vkey(ents[c].vruntime, ents[l].vruntime) < 0 => Some(c),
                     (l, _) => l,
                 }
             }
@@ -328,6 +358,7 @@ impl CfsRq {
             }
         }
         let (avg, load) = self.sums(ents);
+        let load = i128::from(load);
         let mut best: Option<usize> = None;
         for &i in &self.queue {
             let se = &ents[i];
@@ -336,13 +367,13 @@ impl CfsRq {
             }
             match best {
                 None => best = Some(i),
-                Some(b) if key(se.deadline, ents[b].deadline) < 0 => best = Some(i),
+                Some(b) if vkey(se.deadline, ents[b].deadline) < 0 => best = Some(i),
                 _ => {}
             }
         }
         match (best, curr) {
             (None, c) => c,
-            (Some(b), Some(c)) if key(ents[c].deadline, ents[b].deadline) < 0 => Some(c),
+            (Some(b), Some(c)) if vkey(ents[c].deadline, ents[b].deadline) < 0 => Some(c),
             (b, _) => b,
         }
     }
@@ -419,11 +450,13 @@ impl CfsRq {
                 if p.place_lag && queued_or_curr {
                     let e = &ents[se];
                     let (_, load) = self.sums(ents);
-                    let w = i128::from(e.load.weight);
-                    let mut l = i128::from(e.vlag) * (load + w);
+                    let l = i128::from(e.vlag) * i128::from(load + weight(e));
                     let load = if load == 0 { 1 } else { load };
-                    l /= load;
-                    lag = l as i64;
+                    // i64 division when it fits: the same quotient (both truncate)
+                    lag = match i64::try_from(l) {
+                        Ok(l) => l / load,
+                        Err(_) => (l / i128::from(load)) as i64,
+                    };
                 }
                 let e = &mut ents[se];
                 e.vruntime = v.wrapping_sub(lag as u64);
@@ -454,7 +487,7 @@ impl CfsRq {
                 let e = &mut ents[se];
                 // ensure we never gain time by being placed backwards (a new entity:
                 // `__sched_fork()`'s 0, or its parent's vruntime at fork)
-                if key(vruntime, e.vruntime) > 0 {
+                if vkey(vruntime, e.vruntime) > 0 {
                     e.vruntime = vruntime;
                 }
             }
@@ -505,8 +538,7 @@ impl CfsRq {
         e.on_rq = false;
         self.load_weight -= e.load.weight;
         self.nr_running -= 1;
-        if let Some(pos) = self.queue.iter().position(|&i| i == se) {
-            self.queue.remove(pos);
+        if self.queue_remove(se) {
             self.avg_vruntime_sub(ents, se);
         }
         let e = &mut ents[se];
@@ -543,8 +575,7 @@ impl CfsRq {
     /// `set_next_entity()`: `se` becomes curr (taken out of the queue); RUN_TO_PARITY marks
     /// the slice as protected by storing the deadline in `vlag`.
     pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], se: usize, now: u64) {
-        if let Some(pos) = self.queue.iter().position(|&i| i == se) {
-            self.queue.remove(pos);
+        if self.queue_remove(se) {
             self.avg_vruntime_sub(ents, se);
         }
         self.curr = Some(se);
@@ -590,7 +621,7 @@ impl CfsRq {
             .queue
             .iter()
             .copied()
-            .min_by_key(|&i| key(ents[i].vruntime, self.min_vruntime))
+            .min_by_key(|&i| vkey(ents[i].vruntime, self.min_vruntime))
         else {
             return false;
         };

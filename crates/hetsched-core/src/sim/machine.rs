@@ -112,7 +112,18 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Runs `schedule()` on every CPU marked `need_resched`, the last marked first. Inline:
+    /// after about a third of the events nothing is marked, and that test costs less than
+    /// a call.
+    #[inline(always)]
     pub(in crate::sim) fn drain_resched(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
+        if !self.resched.is_empty() {
+            self.schedule_marked(out, now);
+        }
+    }
+
+    #[inline(never)]
+    fn schedule_marked(&mut self, out: &mut Out<'_, '_>, now: Nanos) {
         while let Some(cpu) = self.resched.pop() {
             self.rqs[cpu].need_resched = false;
             self.schedule(out, cpu, now);

@@ -6,8 +6,18 @@ use crate::sim::*;
 
 impl<'w> Sim<'w> {
     /// `pick_next_task()`: the classes in order ([`Class::PICK_ORDER`]), deadline, RT,
-    /// fair; `None`: the idle task.
+    /// fair; `None`: the idle task. With no stopper, deadline or (unthrottled) RT task
+    /// queued, the classes above the fair one pick nothing, and the fair class is asked
+    /// at once (`__pick_next_task()`'s "all tasks are fair" shortcut, here without the
+    /// walk that would find the same).
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
+        let rq = &self.rqs[cpu];
+        if rq.stop.is_none()
+            && rq.dl.nr_running() == 0
+            && (rq.rt_throttled || rq.rt.nr_running() == 0)
+        {
+            return Class::Fair.pick_next_task(self, cpu);
+        }
         Class::PICK_ORDER
             .iter()
             .find_map(|class| class.pick_next_task(self, cpu))
