@@ -233,8 +233,24 @@ impl CfsRq {
         })
     }
 
-    /// `avg_vruntime()`: the weighted average vruntime V, rounded toward −∞.
+    /// `avg_vruntime()`: the weighted average vruntime V, rounded toward −∞. Inline for
+    /// an empty queue (most calls), where V is curr's vruntime when curr is queued (its
+    /// key times its weight over its weight: exact), else `min_vruntime` (no load).
+    #[inline]
     pub fn avg_vruntime(&self, ents: &[SchedEntity]) -> u64 {
+        if self.queue.is_empty() {
+            let v = match self.curr {
+                Some(c) if ents[c].on_rq => ents[c].vruntime,
+                _ => self.min_vruntime,
+            };
+            debug_assert_eq!(v, self.avg_vruntime_of_sums(ents));
+            return v;
+        }
+        self.avg_vruntime_of_sums(ents)
+    }
+
+    /// `avg_vruntime()` from the kept sums and curr's term.
+    fn avg_vruntime_of_sums(&self, ents: &[SchedEntity]) -> u64 {
         let (mut avg, load) = self.sums(ents);
         if load != 0 {
             if avg < 0 {
@@ -255,8 +271,27 @@ impl CfsRq {
         avg >= key(ents[se].vruntime, self.min_vruntime) * i128::from(load)
     }
 
-    /// `update_min_vruntime()`: v0 only moves forward.
+    /// `update_min_vruntime()`: v0 only moves forward. Inline for an empty queue (most
+    /// calls: the running entity alone), where v0 moves to curr's vruntime if curr is
+    /// queued and ahead, and `avg_vruntime_update()` leaves the kept sums, which are 0.
+    #[inline]
     pub fn update_min_vruntime(&mut self, ents: &[SchedEntity]) {
+        if !self.queue.is_empty() {
+            self.update_min_vruntime_queued(ents);
+            return;
+        }
+        debug_assert_eq!((self.avg_vruntime_sum, self.avg_load), (0, 0));
+        if let Some(c) = self.curr {
+            let v = ents[c].vruntime;
+            if ents[c].on_rq && vkey(v, self.min_vruntime) > 0 {
+                self.min_vruntime = v;
+            }
+        }
+    }
+
+    /// [`CfsRq::update_min_vruntime`] with entities queued: the leftmost's vruntime, or
+    /// curr's when it is queued and before it.
+    fn update_min_vruntime_queued(&mut self, ents: &[SchedEntity]) {
         let mut vruntime = self.min_vruntime;
         let mut curr = None;
         if let Some(c) = self.curr {
@@ -342,7 +377,8 @@ impl CfsRq {
     /// when strictly earlier (`entity_before()`).
     pub fn pick_eevdf(&self, ents: &[SchedEntity], p: &FairParams, protect: bool) -> Option<usize> {
         let mut curr = self.curr.filter(|&c| ents[c].on_rq);
-        if self.nr_running == 1 {
+        if self.nr_running <= 1 {
+            // the one entity, or none (an empty queue: the scan below finds nothing)
             return curr.or_else(|| self.queue.first().copied());
         }
         if let Some(c) = curr {
