@@ -532,13 +532,14 @@ impl Sim<'_> {
                     )
                 };
                 self.trace_cpu_capacity_update(out, cpu, now);
-                let moves = self.lb.moves().to_vec();
-                let ends = self.lb.batch_ends().to_vec();
+                let (moves, ends) = self.lb.take_moves();
                 self.restamp_src();
                 cont = dec.continue_balancing;
                 let rd = (dec.rd_overloaded, dec.rd_overutilized);
                 self.apply_lb(out, &moves, &ends, dec.active, rd, cpu, now);
-                if !moves.is_empty() {
+                let moved = !moves.is_empty();
+                self.lb.restore_moves(moves, ends);
+                if moved {
                     // the CPU may no longer be idle
                     idle = if self.view[cpu].idle {
                         CpuIdleType::Idle
@@ -593,7 +594,18 @@ impl Sim<'_> {
         let gate = self
             .lb
             .sched_balance_newidle_gate(&self.doms, &rd, &self.lbp, cpu, avg_idle, jiffies);
-        let res = gate.unwrap_or_else(|| {
+        if let Some(res) = gate {
+            // Stopped at the gate: no pass ran, so nothing moved, no `rq->cpu_capacity` was
+            // updated (no `sched_cpu_capacity` to trace), no list is left to mirror, no
+            // stopper was requested and no cost was charged.
+            debug_assert!(res.last.is_none() && res.cost == 0 && self.lb.moves().is_empty());
+            debug_assert!(!self.rqs[cpu].cpu_capacity_updated.get());
+            if res.next_balance > 0 {
+                self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
+            }
+            return false;
+        }
+        let res = {
             let env = lb_env!(self, now);
             self.lb.sched_balance_newidle(
                 &env,
@@ -608,10 +620,9 @@ impl Sim<'_> {
                 },
                 jiffies,
             )
-        });
+        };
         self.trace_cpu_capacity_update(out, cpu, now);
-        let moves = self.lb.moves().to_vec();
-        let ends = self.lb.batch_ends().to_vec();
+        let (moves, ends) = self.lb.take_moves();
         self.restamp_src();
         // sched_balance_rq() at a lower domain started its stopper before the next domain
         // was tried (v6.11): those requests stand whatever the last domain decided.
@@ -630,7 +641,9 @@ impl Sim<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(res.cost);
-        !moves.is_empty()
+        let pulled = !moves.is_empty();
+        self.lb.restore_moves(moves, ends);
+        pulled
     }
 
     /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none).
@@ -646,29 +659,35 @@ impl Sim<'_> {
             self.set_misfit(cpu, 0);
             return;
         };
-        let max_cap = self.max_allowed_capacity(t);
-        if self.threads[t].affinity.weight() == 1 || self.rqs[cpu].cap == max_cap {
+        let (max_cap, pinned) = self.max_allowed_capacity(t);
+        if pinned || self.rqs[cpu].cap == max_cap || !self.lbp.misfit {
             self.set_misfit(cpu, 0);
             return;
         }
+        // The last test, `task_fits_cpu()`, of update_misfit_status() (whose cheap tests
+        // are the ones above).
         let cap = rq_capacity(&self.rqs[cpu]);
-        let util_est = self.s.options.pelt.util_est;
-        let task = lb_task(&self.ents, &self.threads, t, util_est, self.ue_ver);
-        if let Some(v) = misfit::update_misfit_status(Some((&task, max_cap)), &cap, asym, &self.lbp)
-        {
-            self.set_misfit(cpu, v);
-        }
+        let e = &self.ents[t];
+        let util = if self.s.options.pelt.util_est {
+            pelt::task_util_est(&e.avg, self.ue_ver)
+        } else {
+            e.avg.util_avg
+        };
+        let [umin, umax] = self.threads[t].uclamp;
+        let v = misfit::misfit_task_load(util, umin, umax, e.avg.load_avg, &cap, &self.lbp);
+        self.set_misfit(cpu, v);
     }
 
     /// `p->max_allowed_capacity` (`get_max_allowed_capacity()`, kernel/sched/fair.c,
-    /// v6.10): the largest original capacity among `t`'s allowed CPUs. The kernel stores
-    /// it when the affinity changes; the engine memoises it per thread with the affinity
-    /// it was computed for, and recomputes it when that differs.
-    fn max_allowed_capacity(&mut self, t: usize) -> u64 {
+    /// v6.10), the largest original capacity among `t`'s allowed CPUs, and whether
+    /// `p->nr_cpus_allowed == 1`. The kernel stores both when the affinity changes; the
+    /// engine memoises them per thread with the affinity they were computed for, and
+    /// recomputes them when that differs.
+    fn max_allowed_capacity(&mut self, t: usize) -> (u64, bool) {
         let allowed = self.threads[t].affinity;
-        if let Some(&(a, cap)) = self.max_cap_memo.get(t) {
+        if let Some(&(a, cap, pinned)) = self.max_cap_memo.get(t) {
             if a == allowed {
-                return cap;
+                return (cap, pinned);
             }
         }
         let cap = allowed
@@ -677,12 +696,14 @@ impl Sim<'_> {
             .map(|c| self.rqs[c].cap)
             .max()
             .unwrap_or(0);
+        let pinned = allowed.weight() == 1;
         if self.max_cap_memo.len() <= t {
-            // an empty set's maximum is 0: the filler entries are right as they are
-            self.max_cap_memo.resize(t + 1, (CpuSet::EMPTY, 0));
+            // an empty set's maximum is 0 and its weight 0: the filler entries are right
+            // as they are
+            self.max_cap_memo.resize(t + 1, (CpuSet::EMPTY, 0, false));
         }
-        self.max_cap_memo[t] = (allowed, cap);
-        cap
+        self.max_cap_memo[t] = (allowed, cap, pinned);
+        (cap, pinned)
     }
 
     /// `sched_balance_trigger()` + `nohz_balancer_kick()` from `cpu`'s tick.

@@ -428,6 +428,25 @@ impl LoadBalancer {
         &self.batch_ends
     }
 
+    /// The last pass's [`LoadBalancer::moves`] and [`LoadBalancer::batch_ends`], taken out
+    /// for an engine that applies them while it may run another pass; it gives them back
+    /// with [`LoadBalancer::restore_moves`], so that their buffers are reused.
+    pub fn take_moves(&mut self) -> (Vec<Migration>, Vec<usize>) {
+        (
+            std::mem::take(&mut self.moves),
+            std::mem::take(&mut self.batch_ends),
+        )
+    }
+
+    /// Puts back what [`LoadBalancer::take_moves`] took, unless a pass ran in between
+    /// (its own moves stay the last pass's).
+    pub fn restore_moves(&mut self, moves: Vec<Migration>, batch_ends: Vec<usize>) {
+        if self.moves.capacity() == 0 && self.batch_ends.capacity() == 0 {
+            self.moves = moves;
+            self.batch_ends = batch_ends;
+        }
+    }
+
     /// No task detached.
     fn clear_moves(&mut self) {
         self.moves.clear();
