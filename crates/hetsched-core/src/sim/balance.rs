@@ -76,6 +76,8 @@ pub(in crate::sim) struct LbScratch {
     changed: Vec<u64>,
     cpus: RefCell<Vec<(u64, LbCpu)>>,
     order: RefCell<Vec<(u64, Vec<usize>)>>,
+    /// Every CPU of the machine (the idle task's `cpus_ptr`).
+    all: CpuSet,
 }
 
 impl LbScratch {
@@ -86,6 +88,7 @@ impl LbScratch {
             changed: vec![0; nr_cpus],
             cpus: RefCell::new(vec![(NO_GEN, LbCpu::default()); nr_cpus]),
             order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
+            all: CpuSet::first_n(nr_cpus),
         }
     }
 
@@ -171,10 +174,9 @@ impl Env<'_> {
             }),
             ttwu_pending: false,
             clock_task: self.now,
-            curr_cpus_allowed: rq.curr.map_or_else(
-                || CpuSet::first_n(self.rqs.len()),
-                |c| self.threads[c].affinity,
-            ),
+            curr_cpus_allowed: rq
+                .curr
+                .map_or(self.scratch.all, |c| self.threads[c].affinity),
             active_balance: self.active[cpu],
         };
     }
@@ -244,15 +246,29 @@ impl LbEnv for Env<'_> {
     }
 
     /// The walk of [`LbEnv::with_cpu`] under one borrow of the entries.
-    fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
+    fn for_each_cpu(&self, cpus: &CpuSet, f: impl FnMut(&LbCpu)) {
+        self.for_each_cpu_and(cpus, cpus, f);
+    }
+
+    /// The walk of [`LbEnv::with_cpu`] under one borrow of the entries, over the words of
+    /// the two masks that hold this machine's CPUs (a set never holds a CPU beyond them:
+    /// its entry would not exist).
+    fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, mut f: impl FnMut(&LbCpu)) {
         let Ok(mut kept) = self.scratch.cpus.try_borrow_mut() else {
-            for cpu in cpus.iter() {
+            for cpu in a.and(b).iter() {
                 self.with_cpu(cpu, &mut f);
             }
             return;
         };
-        for cpu in cpus.iter() {
-            f(self.current(cpu, &mut kept[cpu]));
+        let n = self.rqs.len();
+        debug_assert!(a.and(b).iter().all(|c| c < n), "a CPU beyond the machine's");
+        for (i, (&wa, &wb)) in a.words(n).iter().zip(b.words(n)).enumerate() {
+            let mut w = wa & wb;
+            while w != 0 {
+                let cpu = i * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                f(self.current(cpu, &mut kept[cpu]));
+            }
         }
     }
 

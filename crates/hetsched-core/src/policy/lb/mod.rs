@@ -182,13 +182,18 @@ pub trait LbEnv {
         f(&self.cpu(cpu))
     }
     /// Calls `f` with the state of each CPU of `cpus` in ascending order, as
-    /// [`LbEnv::with_cpu`] would one by one (the `for_each_cpu_and()` walk of
-    /// `update_sg_lb_stats()`); an engine that memoises the states holds its memo once for
-    /// the whole walk.
+    /// [`LbEnv::with_cpu`] would one by one (a `for_each_cpu()` walk); an engine that
+    /// memoises the states holds its memo once for the whole walk.
     fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
         for cpu in cpus.iter() {
             self.with_cpu(cpu, &mut f);
         }
+    }
+    /// [`LbEnv::for_each_cpu`] over the CPUs in both `a` and `b` (the `for_each_cpu_and()`
+    /// walk of `update_sg_lb_stats()`), for an engine that walks the two masks without
+    /// building their intersection.
+    fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, f: impl FnMut(&LbCpu)) {
+        self.for_each_cpu(&a.and(b), f);
     }
     /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
     /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
@@ -405,6 +410,8 @@ pub struct LoadBalancer {
     /// (`sched_balance_newidle()` calls `sched_balance_rq()` per domain, and each starts
     /// its stopper at once): a later domain sees these sources as `busiest->active_balance`.
     pub(crate) newidle_active: Vec<ActiveBalance>,
+    /// `CpuSet::first_n(n)` for the last `n` seen (the online CPUs a pass starts from).
+    all_cpus: (usize, CpuSet),
 }
 
 impl LoadBalancer {
@@ -522,6 +529,10 @@ impl LoadBalancer {
         };
         let has_parent = level + 1 < doms.domains(this_cpu).len();
         let n = doms.nr_cpus();
+        if self.all_cpus.0 != n {
+            self.all_cpus = (n, CpuSet::first_n(n));
+        }
+        let all = self.all_cpus.1;
         let mut e = Env {
             this_cpu,
             level,
@@ -531,7 +542,7 @@ impl LoadBalancer {
             new_dst_cpu: this_cpu,
             idle,
             imbalance: 0,
-            cpus: sd.span.and(&CpuSet::first_n(n)),
+            cpus: sd.span.and(&all),
             flags: 0,
             loop_: 0,
             loop_break: SCHED_NR_MIGRATE_BREAK,

@@ -217,7 +217,7 @@ pub(crate) fn update_sg_lb_stats(
     let balancing_at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
     *sgs = SgLbStats::default();
-    env.for_each_cpu(&group.span.and(&e.cpus), |rq| {
+    env.for_each_cpu_and(&group.span, &e.cpus, |rq| {
         if legacy {
             sgs.group_load += rq.load;
             sgs.group_util += rq.util_cfs;
