@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 
 use super::{Migration, MigrationReason};
 use crate::sched::capacity::CpuCapacity;
-use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains};
+use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains, SchedGroup};
 use crate::sched::CpuSet;
 
 /// `enum cpu_idle_type` (v6.10+ order: `__CPU_NOT_IDLE`, `CPU_IDLE`, `CPU_NEWLY_IDLE`).
@@ -194,6 +194,19 @@ pub trait LbEnv {
     /// building their intersection.
     fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, f: impl FnMut(&LbCpu)) {
         self.for_each_cpu(&a.and(b), f);
+    }
+    /// What the per-CPU loop of `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11)
+    /// gathers over the CPUs of `group` in `cpus` (`env->cpus`) with the domain's
+    /// `imbalance_pct` ([`stats::sum_group_cpus`]), from an engine that keeps a group's
+    /// sums while none of its CPUs changes; `None` (the default): the loop runs.
+    fn group_sums(
+        &self,
+        group: &SchedGroup,
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+    ) -> Option<stats::GroupSums> {
+        let _ = (group, cpus, imbalance_pct);
+        None
     }
     /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
     /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
