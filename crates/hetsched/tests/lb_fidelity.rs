@@ -1,5 +1,6 @@
 //! The fair load balancer of v6.11 checked from the trace: the order in which one pass
-//! attaches the tasks it detached, and the nohz idle balance kick.
+//! attaches the tasks it detached, and the nohz idle balance kick; and the engine's kept
+//! group statistics checked against a recomputation (debug builds).
 
 // Test helpers panic on unexpected failures by design.
 #![allow(clippy::unwrap_used)]
@@ -110,4 +111,79 @@ fn a_balance_kick_joins_a_stats_kick_of_the_same_tick() {
         !balanced.is_empty(),
         "at {at} the idle CPUs update their blocked load but do not balance"
     );
+}
+
+/// Four clusters of eight CPUs (a 32-CPU machine like the `large` benchmark's): the
+/// package domain's groups are whole clusters, whose statistics the engine keeps while
+/// none of their CPUs changes (sim/balance.rs, `LbScratch`). Debug builds recompute every
+/// kept group and assert it equals the kept sums, so this run checks them over periodic
+/// load that the balancer spreads from cluster to cluster.
+#[test]
+fn kept_cluster_statistics_equal_a_recomputation() {
+    use hetsched::hetsched_core::options::Options;
+    use hetsched::hetsched_core::platform::{Cluster, Cpu, Opp, PerfDomain, PowerSource};
+    use hetsched::hetsched_core::{run, RunSpec};
+    let mut platform = hetsched::load_platform("hikey960").unwrap();
+    let (mut cpus, mut clusters, mut pds) = (Vec::new(), Vec::new(), Vec::new());
+    for cl in 0..4usize {
+        let big = cl % 2 == 0;
+        let ids: Vec<usize> = (cl * 8..cl * 8 + 8).collect();
+        for &id in &ids {
+            cpus.push(Cpu {
+                id,
+                core: if big { "big" } else { "little" }.into(),
+                capacity_dmips_mhz: if big { 1024 } else { 512 },
+                capacity: if big { 1024 } else { 384 },
+                work_capacity: None,
+                perf_domain: cl,
+                cluster: cl,
+                idle_states: vec![],
+            });
+        }
+        let fmax = if big { 2_000_000 } else { 1_500_000 };
+        pds.push(PerfDomain {
+            id: cl,
+            cpus: ids.clone(),
+            opps: vec![Opp {
+                freq_khz: fmax,
+                microvolt: None,
+                power_uw: None,
+            }],
+            max_freq_khz: fmax,
+            transition_latency_ns: 0,
+            dynamic_power_coefficient: None,
+            power_source: PowerSource::None,
+        });
+        clusters.push(Cluster {
+            id: cl,
+            name: format!("cluster{cl}"),
+            cpus: ids,
+        });
+    }
+    platform.name = "test-32".into();
+    platform.cpus = cpus;
+    platform.clusters = clusters;
+    platform.perf_domains = pds;
+    let mut tasks = String::new();
+    for i in 0..48 {
+        let period = [4000, 10000, 16000, 40000][i % 4];
+        let run = period * (10 + 15 * (i % 3)) / 100;
+        if i > 0 {
+            tasks.push(',');
+        }
+        tasks.push_str(&format!(
+            r#""t{i}": {{"loop": -1, "run": {run}, "timer": {{"ref": "t{i}", "period": {period}}}}}"#
+        ));
+    }
+    let json = format!(r#"{{"global": {{"duration": 1}}, "tasks": {{{tasks}}}}}"#);
+    let spec = RunSpec {
+        platform,
+        workload: hetsched::hetsched_rtapp::parse_str(&json, "t.json", &Default::default())
+            .unwrap(),
+        options: Options::default(),
+        seed: 1,
+        duration_ns: Some(400 * common::MS),
+    };
+    let r = run(&spec, &mut []).unwrap();
+    assert!(r.engine.events > 0);
 }

@@ -453,8 +453,9 @@ struct Sim<'w> {
     /// The balancer's per-CPU values kept across passes, and its per-pass memo
     /// (sim/balance.rs).
     lb_scratch: balance::LbScratch,
-    /// Per thread: `p->max_allowed_capacity` and the affinity it was computed for.
-    max_cap_memo: Vec<(CpuSet, u64)>,
+    /// Per thread: `p->max_allowed_capacity` and `p->nr_cpus_allowed == 1`, with the
+    /// affinity they were computed for.
+    max_cap_memo: Vec<(CpuSet, u64, bool)>,
     /// The last jiffy [`Sim::jiffies`] computed and its first nanosecond: a time within
     /// it needs no division.
     jiffy_memo: std::cell::Cell<(u64, Nanos)>,

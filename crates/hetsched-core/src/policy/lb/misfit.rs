@@ -31,19 +31,35 @@ pub fn update_misfit_status(
     let Some((t, max_allowed_capacity)) = task else {
         return Some(0);
     };
-    if t.cpus_allowed.weight() == 1
-        || cap.orig == max_allowed_capacity
-        || task_fits_cpu(
-            t.util_est,
-            t.uclamp_min,
-            t.uclamp_max,
-            cap,
-            p.uclamp_is_used,
-        )
-    {
+    if t.cpus_allowed.weight() == 1 || cap.orig == max_allowed_capacity {
         return Some(0);
     }
-    Some(t.h_load.max(1))
+    Some(misfit_task_load(
+        t.util_est,
+        t.uclamp_min,
+        t.uclamp_max,
+        t.h_load,
+        cap,
+        p,
+    ))
+}
+
+/// The last test of `update_misfit_status(p, rq)` (v6.11), for a task that passed its
+/// cheap ones (not pinned, not on its biggest allowed capacity; `p.misfit` on): 0 when
+/// `task_fits_cpu()`, otherwise `max(task_h_load, 1)`. An engine that keeps
+/// `p->nr_cpus_allowed` and `p->max_allowed_capacity` tests those itself and calls this.
+pub fn misfit_task_load(
+    util_est: u64,
+    uclamp_min: u64,
+    uclamp_max: u64,
+    h_load: u64,
+    cap: &CpuCapacity,
+    p: &LbParams,
+) -> u64 {
+    if task_fits_cpu(util_est, uclamp_min, uclamp_max, cap, p.uclamp_is_used) {
+        return 0;
+    }
+    h_load.max(1)
 }
 
 /// `p->max_allowed_capacity`: the largest original capacity among the allowed CPUs
@@ -250,7 +266,9 @@ impl LoadBalancer {
                 cont = dec.continue_balancing;
                 self.newidle_active.extend(dec.active);
                 out.last = Some(dec);
-                let domain_cost = cost.of(doms.domains(this_cpu)[level].span.weight());
+                let sd = &doms.domains(this_cpu)[level];
+                debug_assert_eq!(sd.span_weight as usize, sd.span.weight());
+                let domain_cost = cost.of(sd.span_weight as usize);
                 doms.cpus[this_cpu][level].update_newidle_cost(domain_cost, jiffies, p.hz);
                 curr_cost += domain_cost;
             }

@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 
 use super::{Migration, MigrationReason};
 use crate::sched::capacity::CpuCapacity;
-use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains};
+use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains, SchedGroup};
 use crate::sched::CpuSet;
 
 /// `enum cpu_idle_type` (v6.10+ order: `__CPU_NOT_IDLE`, `CPU_IDLE`, `CPU_NEWLY_IDLE`).
@@ -182,13 +182,31 @@ pub trait LbEnv {
         f(&self.cpu(cpu))
     }
     /// Calls `f` with the state of each CPU of `cpus` in ascending order, as
-    /// [`LbEnv::with_cpu`] would one by one (the `for_each_cpu_and()` walk of
-    /// `update_sg_lb_stats()`); an engine that memoises the states holds its memo once for
-    /// the whole walk.
+    /// [`LbEnv::with_cpu`] would one by one (a `for_each_cpu()` walk); an engine that
+    /// memoises the states holds its memo once for the whole walk.
     fn for_each_cpu(&self, cpus: &CpuSet, mut f: impl FnMut(&LbCpu)) {
         for cpu in cpus.iter() {
             self.with_cpu(cpu, &mut f);
         }
+    }
+    /// [`LbEnv::for_each_cpu`] over the CPUs in both `a` and `b` (the `for_each_cpu_and()`
+    /// walk of `update_sg_lb_stats()`), for an engine that walks the two masks without
+    /// building their intersection.
+    fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, f: impl FnMut(&LbCpu)) {
+        self.for_each_cpu(&a.and(b), f);
+    }
+    /// What the per-CPU loop of `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11)
+    /// gathers over the CPUs of `group` in `cpus` (`env->cpus`) with the domain's
+    /// `imbalance_pct` ([`stats::sum_group_cpus`]), from an engine that keeps a group's
+    /// sums while none of its CPUs changes; `None` (the default): the loop runs.
+    fn group_sums(
+        &self,
+        group: &SchedGroup,
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+    ) -> Option<stats::GroupSums> {
+        let _ = (group, cpus, imbalance_pct);
+        None
     }
     /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
     /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
@@ -405,6 +423,8 @@ pub struct LoadBalancer {
     /// (`sched_balance_newidle()` calls `sched_balance_rq()` per domain, and each starts
     /// its stopper at once): a later domain sees these sources as `busiest->active_balance`.
     pub(crate) newidle_active: Vec<ActiveBalance>,
+    /// `CpuSet::first_n(n)` for the last `n` seen (the online CPUs a pass starts from).
+    all_cpus: (usize, CpuSet),
 }
 
 impl LoadBalancer {
@@ -426,6 +446,25 @@ impl LoadBalancer {
     /// in the reverse of its detach order.
     pub fn batch_ends(&self) -> &[usize] {
         &self.batch_ends
+    }
+
+    /// The last pass's [`LoadBalancer::moves`] and [`LoadBalancer::batch_ends`], taken out
+    /// for an engine that applies them while it may run another pass; it gives them back
+    /// with [`LoadBalancer::restore_moves`], so that their buffers are reused.
+    pub fn take_moves(&mut self) -> (Vec<Migration>, Vec<usize>) {
+        (
+            std::mem::take(&mut self.moves),
+            std::mem::take(&mut self.batch_ends),
+        )
+    }
+
+    /// Puts back what [`LoadBalancer::take_moves`] took, unless a pass ran in between
+    /// (its own moves stay the last pass's).
+    pub fn restore_moves(&mut self, moves: Vec<Migration>, batch_ends: Vec<usize>) {
+        if self.moves.capacity() == 0 && self.batch_ends.capacity() == 0 {
+            self.moves = moves;
+            self.batch_ends = batch_ends;
+        }
     }
 
     /// No task detached.
@@ -503,6 +542,10 @@ impl LoadBalancer {
         };
         let has_parent = level + 1 < doms.domains(this_cpu).len();
         let n = doms.nr_cpus();
+        if self.all_cpus.0 != n {
+            self.all_cpus = (n, CpuSet::first_n(n));
+        }
+        let all = self.all_cpus.1;
         let mut e = Env {
             this_cpu,
             level,
@@ -512,7 +555,7 @@ impl LoadBalancer {
             new_dst_cpu: this_cpu,
             idle,
             imbalance: 0,
-            cpus: sd.span.and(&CpuSet::first_n(n)),
+            cpus: sd.span.and(&all),
             flags: 0,
             loop_: 0,
             loop_break: SCHED_NR_MIGRATE_BREAK,

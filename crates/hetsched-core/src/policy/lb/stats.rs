@@ -16,6 +16,7 @@ use crate::sched::topology::{
     LbVersion, SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_PREFER_SIBLING,
     SD_SHARE_CPUCAPACITY,
 };
+use crate::sched::CpuSet;
 use crate::sched::{capacity_greater, fits_capacity};
 
 /// `struct sg_lb_stats`.
@@ -190,6 +191,69 @@ pub fn group_classify(imbalance_pct: u64, sg_imbalanced: bool, sgs: &SgLbStats) 
     GroupType::HasSpare
 }
 
+/// What `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11; the v5.5+ rules) gathers from
+/// the CPUs of a group before it applies what the balance is (its domain level, whether the
+/// group is the local one, `env->idle`, the domain's `SD_ASYM_CPUCAPACITY`): the sums and
+/// counts, and the candidates for the two flags and for `group_misfit_task_load`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupSums {
+    /// Σ `cpu_load`.
+    pub group_load: u64,
+    /// Σ `cpu_util_cfs`.
+    pub group_util: u64,
+    /// Σ `cpu_runnable`.
+    pub group_runnable: u64,
+    /// Σ `rq->nr_running`.
+    pub sum_nr_running: u32,
+    /// Σ `cfs.h_nr_running`.
+    pub sum_h_nr_running: u32,
+    /// CPUs with `nr_running == 0` and `idle_cpu()`.
+    pub idle_cpus: u32,
+    /// Some CPU is `cpu_overutilized()`.
+    pub overutilized: bool,
+    /// Some CPU has `nr_running > 1` (the root domain's overload indicator).
+    pub overloaded: bool,
+    /// The largest `rq->misfit_task_load` of the CPUs not counted idle (0 if none).
+    pub misfit_load: u64,
+    /// The largest `cpu_load` of the CPUs not counted idle whose single CFS task runs on a
+    /// reduced capacity (`sched_reduced_capacity()` at the `imbalance_pct` the sums were
+    /// gathered with; 0 if none).
+    pub reduced_load: u64,
+}
+
+/// The per-CPU loop of `update_sg_lb_stats()` (v6.11) over the CPUs in both `span` and
+/// `cpus`, independent of the balance it serves ([`GroupSums`]); `imbalance_pct` is the
+/// domain's, for `sched_reduced_capacity()`.
+pub fn sum_group_cpus(
+    env: &impl LbEnv,
+    span: &CpuSet,
+    cpus: &CpuSet,
+    imbalance_pct: u64,
+) -> GroupSums {
+    let mut s = GroupSums::default();
+    env.for_each_cpu_and(span, cpus, |rq| {
+        s.group_load += rq.load;
+        s.group_util += rq.util_cfs;
+        s.group_runnable += rq.runnable;
+        s.sum_h_nr_running += rq.h_nr_running;
+        let nr_running = rq.nr_running;
+        s.sum_nr_running += nr_running;
+        s.overutilized |= rq.overutilized;
+        // No need to call idle_cpu() if nr_running is not 0
+        if nr_running == 0 && rq.idle {
+            s.idle_cpus += 1;
+            // Idle cpu can't have misfit task
+            return;
+        }
+        s.overloaded |= nr_running > 1;
+        s.misfit_load = s.misfit_load.max(rq.misfit_task_load);
+        if rq.h_nr_running == 1 && check_cpu_capacity(rq, imbalance_pct) {
+            s.reduced_load = s.reduced_load.max(rq.load);
+        }
+    });
+    s
+}
+
 /// `update_sg_lb_stats()` (kernel/sched/fair.c, v6.11): statistics of `group` for the
 /// balance `e`, written into `sgs` (cleared first, as the kernel's `memset()`). Sets
 /// `sg_overloaded` (root level: a CPU with more than one task, or any misfit) and
@@ -217,8 +281,8 @@ pub(crate) fn update_sg_lb_stats(
     let balancing_at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
     *sgs = SgLbStats::default();
-    env.for_each_cpu(&group.span.and(&e.cpus), |rq| {
-        if legacy {
+    if legacy {
+        env.for_each_cpu_and(&group.span, &e.cpus, |rq| {
             sgs.group_load += rq.load;
             sgs.group_util += rq.util_cfs;
             sgs.sum_nr_running += rq.h_nr_running;
@@ -241,45 +305,74 @@ pub(crate) fn update_sg_lb_stats(
                 sgs.group_misfit_task_load = rq.misfit_task_load;
                 *sg_overloaded = true;
             }
-            return;
-        }
-        sgs.group_load += rq.load;
-        sgs.group_util += rq.util_cfs;
-        sgs.group_runnable += rq.runnable;
-        sgs.sum_h_nr_running += rq.h_nr_running;
-        let nr_running = rq.nr_running;
-        sgs.sum_nr_running += nr_running;
-        if rq.overutilized {
+        });
+    } else if let Some(sums) = env.group_sums(group, &e.cpus, sd.imbalance_pct) {
+        // The per-CPU loop's sums as the engine keeps them, and what the balance makes of
+        // them (the loop below, summed apart).
+        sgs.group_load = sums.group_load;
+        sgs.group_util = sums.group_util;
+        sgs.group_runnable = sums.group_runnable;
+        sgs.sum_h_nr_running = sums.sum_h_nr_running;
+        sgs.sum_nr_running = sums.sum_nr_running;
+        sgs.idle_cpus = sums.idle_cpus;
+        if sums.overutilized {
             *sg_overutilized = true;
         }
-        // No need to call idle_cpu() if nr_running is not 0
-        if nr_running == 0 && rq.idle {
-            sgs.idle_cpus += 1;
-            // Idle cpu can't have misfit task
-            return;
-        }
         // Overload indicator is only updated at root domain
-        if balancing_at_rd && nr_running > 1 {
+        if balancing_at_rd && sums.overloaded {
             *sg_overloaded = true;
         }
-        if local_group {
-            return;
+        if !local_group {
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+                if p.misfit && sums.misfit_load > 0 {
+                    sgs.group_misfit_task_load = sums.misfit_load;
+                    *sg_overloaded = true;
+                }
+            } else if e.idle.is_idle() {
+                // sched_reduced_capacity(): a task on a CPU with reduced capacity.
+                sgs.group_misfit_task_load = sums.reduced_load;
+            }
         }
-        if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
-            if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
-                sgs.group_misfit_task_load = rq.misfit_task_load;
+    } else {
+        env.for_each_cpu_and(&group.span, &e.cpus, |rq| {
+            sgs.group_load += rq.load;
+            sgs.group_util += rq.util_cfs;
+            sgs.group_runnable += rq.runnable;
+            sgs.sum_h_nr_running += rq.h_nr_running;
+            let nr_running = rq.nr_running;
+            sgs.sum_nr_running += nr_running;
+            if rq.overutilized {
+                *sg_overutilized = true;
+            }
+            // No need to call idle_cpu() if nr_running is not 0
+            if nr_running == 0 && rq.idle {
+                sgs.idle_cpus += 1;
+                // Idle cpu can't have misfit task
+                return;
+            }
+            // Overload indicator is only updated at root domain
+            if balancing_at_rd && nr_running > 1 {
                 *sg_overloaded = true;
             }
-        } else if e.idle.is_idle()
-            && rq.h_nr_running == 1
-            && check_cpu_capacity(rq, sd.imbalance_pct)
-        {
-            // sched_reduced_capacity(): a task on a CPU with reduced capacity.
-            if sgs.group_misfit_task_load < rq.load {
-                sgs.group_misfit_task_load = rq.load;
+            if local_group {
+                return;
             }
-        }
-    });
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+                if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
+                    sgs.group_misfit_task_load = rq.misfit_task_load;
+                    *sg_overloaded = true;
+                }
+            } else if e.idle.is_idle()
+                && rq.h_nr_running == 1
+                && check_cpu_capacity(rq, sd.imbalance_pct)
+            {
+                // sched_reduced_capacity(): a task on a CPU with reduced capacity.
+                if sgs.group_misfit_task_load < rq.load {
+                    sgs.group_misfit_task_load = rq.load;
+                }
+            }
+        });
+    }
     let sgc = &doms.sgc[group.sgc];
     if legacy {
         // Adjust by relative CPU capacity of the group
