@@ -83,18 +83,19 @@ impl GovernorState {
         }
     }
 
-    /// The `cpufreq_update_util()` hook for `cpu` of the policy at `now` (`inputs`: one
-    /// per CPU of the policy, in `PerfDomain::cpus` order).
+    /// The `cpufreq_update_util()` hook for the `j`-th CPU of the policy at `now`
+    /// (`inputs`: one per CPU of the policy, in `PerfDomain::cpus` order).
+    #[inline]
     pub fn update_util<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,
-        cpu: usize,
+        j: usize,
         flags: u32,
         inputs: &I,
     ) -> FreqRequest {
         match self {
             GovernorState::Fixed { .. } | GovernorState::Timed { .. } => FreqRequest::Unchanged,
-            GovernorState::Schedutil(sg) => sg.update(now, cpu, flags, inputs),
+            GovernorState::Schedutil(sg) => sg.update_at(now, j, flags, inputs),
             GovernorState::Dbs(d) => {
                 if d.update_util(now) {
                     FreqRequest::Work

@@ -251,6 +251,16 @@ pub struct SugovPolicy {
     stale: u64,
     /// The CPUs that may hold an iowait boost (every one that does, and maybe others).
     boosted: u64,
+    /// The largest `util` of `sg_cpu`, when not [`SugovPolicy::max_stale`]: what
+    /// `sugov_next_freq_shared()`'s loop finds, kept as the CPUs' `util` change.
+    max_util: u64,
+    /// The CPU that held [`SugovPolicy::max_util`] got a lower `util`: the largest is
+    /// found again over every CPU at the next aggregation.
+    max_stale: bool,
+    /// The one frequency `cpufreq_driver_resolve_freq()` can return (a policy of one usable
+    /// OPP; `cpuinfo.max_freq` without any): `get_next_freq()` returns it whatever the
+    /// utilisation once `next_freq` is it ([`SugovPolicy::update_at`]).
+    only_freq: Option<u64>,
     freq_update_delay_ns: u64,
     last_freq_update_time: u64,
     next_freq: u64,
@@ -280,7 +290,7 @@ impl SugovPolicy {
             em.filter(|e| e.skip_inefficiencies)
                 .is_some_and(|e| e.table.iter().any(|s| s.frequency == khz && s.inefficient))
         };
-        SugovPolicy {
+        let mut sg = SugovPolicy {
             cpus: pd.cpus.clone(),
             sg_cpu: vec![SugovCpu::default(); pd.cpus.len()],
             opps: pd
@@ -293,6 +303,9 @@ impl SugovPolicy {
             params,
             stale: u64::MAX,
             boosted: 0,
+            max_util: 0,
+            max_stale: false,
+            only_freq: None,
             freq_update_delay_ns: params.rate_limit_us.saturating_mul(1000),
             last_freq_update_time: 0,
             next_freq: 0,
@@ -304,7 +317,11 @@ impl SugovPolicy {
             work_in_progress: false,
             in_flight: None,
             cur: cur_khz,
+        };
+        if sg.opps.len() <= 1 {
+            sg.only_freq = Some(sg.resolve_freq(0));
         }
+        sg
     }
 
     /// `policy->cur` (kHz).
@@ -388,6 +405,7 @@ impl SugovPolicy {
 
     /// `sugov_iowait_apply()`: halve the boost when no new request came, return it scaled
     /// to the CPU's capacity.
+    #[inline]
     fn iowait_apply(&mut self, i: usize, now: u64) -> u64 {
         if self.sg_cpu[i].iowait_boost == 0 || self.iowait_reset(i, now, false) {
             return 0;
@@ -408,6 +426,7 @@ impl SugovPolicy {
     /// `cpu_util_cfs_boost()`, v6.4 and earlier `cpu_util_cfs()`: [`SugovCfsUtil`]), with
     /// the iowait boost folded in as each version does: the CPU's `util` and `bw_min`, a
     /// function of `input` and `boost` alone.
+    #[inline(always)]
     fn sugov_get_util(&self, input: &SugovCpuInput, boost: u64) -> (u64, u64) {
         let util_cfs = match self.params.cfs_util {
             SugovCfsUtil::Boost => input.util_cfs_boost,
@@ -434,7 +453,7 @@ impl SugovPolicy {
     }
 
     /// [`Self::sugov_get_util`] into the `i`-th CPU's `sg_cpu`.
-    #[inline]
+    #[inline(always)]
     fn get_util(&mut self, i: usize, input: &SugovCpuInput, boost: u64) {
         let (util, bw_min) = self.sugov_get_util(input, boost);
         let c = &mut self.sg_cpu[i];
@@ -442,19 +461,42 @@ impl SugovPolicy {
         c.bw_min = bw_min;
     }
 
+    /// The `bw_min` of [`Self::sugov_get_util`] alone: v6.8's `effective_cpu_util()`
+    /// `*min` (IRQ + DL bandwidth, `uclamp_min`, RT ⇒ max: none of it reads the CFS
+    /// utilisation or the boost), v5.x's `cpu_bw_dl()`.
+    #[inline(always)]
+    fn sugov_bw_min(&self, input: &SugovCpuInput) -> u64 {
+        match self.params.version {
+            SchedutilVersion::V6_8 => effective_cpu_util(&input.rq, 0, input.uclamp_used).min,
+            SchedutilVersion::V5 => input.rq.bw_dl,
+        }
+    }
+
     /// `sugov_iowait_apply()` + `sugov_get_util()` of the `j`-th CPU of a shared policy at
     /// `now`; it is stale after a boost, and no longer boosted once its boost is gone.
-    #[inline]
+    /// The policy's largest `util` follows: a new `util` at least as large is the largest;
+    /// a lower one of the CPU that had the largest leaves it to be found again.
+    #[inline(always)]
     fn shared_cpu_util<I: SugovInputs + ?Sized>(&mut self, j: usize, now: u64, inputs: &I) {
         let boost = self.iowait_apply(j, now);
+        let old = self.sg_cpu[j].util;
         self.get_util(j, &inputs.input(j), boost);
+        let c = &self.sg_cpu[j];
+        let (util, boost_left) = (c.util, c.iowait_boost);
+        if util >= self.max_util {
+            // every other CPU's util is at most the old largest, so at most this one
+            self.max_util = util;
+            self.max_stale = false;
+        } else if old == self.max_util {
+            self.max_stale = true;
+        }
         let bit = 1u64.checked_shl(j as u32).unwrap_or(0);
         if boost == 0 {
             self.stale &= !bit;
         } else {
             self.stale |= bit;
         }
-        if self.sg_cpu[j].iowait_boost == 0 {
+        if boost_left == 0 {
             self.boosted &= !bit;
         }
     }
@@ -463,7 +505,9 @@ impl SugovPolicy {
     /// `sugov_iowait_apply()` + `sugov_get_util()` of each CPU at `now`. Only the CPUs that
     /// are stale or may hold a boost are computed (the others have no boost to apply, and
     /// their inputs did not change since their last computation without boost, so they
-    /// keep their `util` and `bw_min`: the same values, not read again).
+    /// keep their `util` and `bw_min`: the same values, not read again), and the largest
+    /// `util` is kept from one aggregation to the next ([`Self::shared_cpu_util`]): it is
+    /// looked for over every CPU only when the CPU that had it got lower.
     fn shared_util<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) -> u64 {
         let n = self.cpus.len();
         let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
@@ -487,7 +531,45 @@ impl SugovPolicy {
                 );
             }
         }
-        self.sg_cpu.iter().map(|c| c.util).max().unwrap_or(0)
+        if self.max_stale {
+            self.max_util = self.sg_cpu.iter().map(|c| c.util).max().unwrap_or(0);
+            self.max_stale = false;
+        }
+        debug_assert_eq!(
+            self.max_util,
+            self.sg_cpu.iter().map(|c| c.util).max().unwrap_or(0)
+        );
+        self.max_util
+    }
+
+    /// [`Self::shared_util`] for a policy whose next frequency cannot change
+    /// ([`SugovPolicy::only_freq`]): of what the aggregation computes only each CPU's
+    /// `bw_min` is read again (by `ignore_dl_rate_limit()`), so only it is computed, for the
+    /// CPUs whose inputs changed. `util`, the iowait boosts and `cached_raw_freq` are left
+    /// as they are: they feed only `get_next_freq()`'s utilisation, whose result is the
+    /// one frequency whatever it is.
+    fn shared_bw_min<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
+        let n = self.cpus.len();
+        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+        let mut todo = self.stale & valid;
+        self.stale &= !valid;
+        while todo != 0 {
+            let j = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
+        }
+        for j in 64..n {
+            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
+        }
+        #[cfg(debug_assertions)]
+        for j in 0..n {
+            assert_eq!(
+                self.sugov_get_util(&inputs.input(j), 0).1,
+                self.sg_cpu[j].bw_min,
+                "CPU {} of the policy changed without being marked",
+                self.cpus[j]
+            );
+        }
     }
 
     /// `get_next_freq(sg_policy, util, max)`.
@@ -600,6 +682,18 @@ impl SugovPolicy {
         let Some(i) = self.cpus.iter().position(|&c| c == cpu) else {
             return FreqRequest::Unchanged;
         };
+        self.update_at(now, i, flags, inputs)
+    }
+
+    /// [`Self::update`] for the policy's `i`-th CPU (`i` < its number of CPUs).
+    #[inline]
+    pub fn update_at<I: SugovInputs + ?Sized>(
+        &mut self,
+        now: u64,
+        i: usize,
+        flags: u32,
+        inputs: &I,
+    ) -> FreqRequest {
         self.stale |= inputs.changed().unwrap_or(u64::MAX);
         self.iowait_boost(i, now, flags);
         if self.sg_cpu[i].iowait_boost != 0 {
@@ -621,6 +715,11 @@ impl SugovPolicy {
                 self.cached_raw_freq = cached;
             }
             next_f
+        } else if self.only_freq.is_some_and(|f| f == self.next_freq) {
+            // get_next_freq() returns next_freq from its cache or the one OPP from
+            // cpufreq_driver_resolve_freq(): the same frequency either way
+            self.shared_bw_min(inputs);
+            self.next_freq
         } else {
             let util = self.shared_util(now, inputs);
             self.get_next_freq(util)
@@ -1027,6 +1126,70 @@ mod tests {
                 assert_eq!(cached.sg_cpu, plain.sg_cpu);
             }
             assert!(kept > 5_000, "{kept} results kept");
+        }
+    }
+
+    /// A shared policy of one OPP, which computes only the CPUs' `bw_min` once its next
+    /// frequency is that OPP, asks for the same frequencies at the same updates as one
+    /// that runs the whole aggregation (its DL bandwidth, read by `ignore_dl_rate_limit()`,
+    /// still forces commits past the rate limit), and keeps the same `bw_min`s.
+    #[test]
+    fn one_opp_shared_policy_decides_as_the_full_aggregation() {
+        let mut pd = juno().perf_domains[0].clone();
+        pd.opps.truncate(1);
+        for version in [SchedutilVersion::V6_8, SchedutilVersion::V5] {
+            for fast in [true, false] {
+                let prm = SugovParams {
+                    version,
+                    ..params(500, fast)
+                };
+                let mut short = SugovPolicy::new(&pd, 446, None, prm, 850_000);
+                assert!(short.only_freq.is_some());
+                let mut plain = short.clone();
+                plain.only_freq = None;
+                let mut t = Tracked {
+                    ins: vec![input(0, 0); pd.cpus.len()],
+                    changed: 0,
+                };
+                let (mut now, mut x) = (T0, 0x2545_f491_4f6c_dd1d_u64);
+                let mut rnd = |n: u64| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % n
+                };
+                let mut forced = 0;
+                for _ in 0..5_000 {
+                    let j = rnd(pd.cpus.len() as u64) as usize;
+                    if rnd(3) != 0 {
+                        let i = &mut t.ins[j];
+                        i.util_cfs = rnd(500);
+                        i.util_cfs_boost = i.util_cfs + rnd(100);
+                        i.rq.util_rt = if rnd(8) == 0 { rnd(300) } else { 0 };
+                        i.rq.rt_runnable = i.rq.util_rt > 100;
+                        i.rq.bw_dl = if rnd(5) == 0 { rnd(200) } else { 0 };
+                        i.uclamp_used = rnd(2) == 0;
+                        i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
+                        i.rq.arch_capacity = 446;
+                        t.changed |= 1 << j;
+                    }
+                    now += rnd(TICK / 8);
+                    let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
+                    let a = short.update(now, pd.cpus[j], flags, &t);
+                    t.changed = 0;
+                    let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
+                    assert_eq!(a, b);
+                    forced += usize::from(a != FreqRequest::Unchanged);
+                    if !fast && rnd(2) == 0 {
+                        assert_eq!(short.transition_done(), plain.transition_done());
+                    }
+                    let bw =
+                        |sg: &SugovPolicy| sg.sg_cpu.iter().map(|c| c.bw_min).collect::<Vec<_>>();
+                    assert_eq!(bw(&short), bw(&plain));
+                    assert_eq!(short.next_freq, plain.next_freq);
+                }
+                assert!(forced > 50, "{forced} commits");
+            }
         }
     }
 

@@ -245,6 +245,53 @@ impl SchedAvg {
         PELT_MIN_DIVIDER + u64::from(self.period_contrib)
     }
 
+    /// Every sum and average is zero (`util_est` aside).
+    #[inline]
+    pub fn is_null(&self) -> bool {
+        (self.load_sum
+            | self.runnable_sum
+            | u64::from(self.util_sum)
+            | self.load_avg
+            | self.runnable_avg
+            | self.util_avg)
+            == 0
+    }
+
+    /// [`SchedAvg::update_load_sum`]`(now, 0, 0, 0)` then, when it returns true,
+    /// [`SchedAvg::update_load_avg`] of a signal that [`SchedAvg::is_null`]: only
+    /// `last_update_time` and `period_contrib` move as they would there (the time in
+    /// 1024-ns units, the periods crossed and the remainder of `accumulate_sum()`), and
+    /// the same value is returned; the sums and averages stay zero.
+    fn age_null(&mut self, now: u64) -> bool {
+        debug_assert!(self.is_null());
+        #[cfg(debug_assertions)]
+        let mut full = *self;
+        #[cfg(debug_assertions)]
+        let want = full.update_load_sum(now, 0, 0, 0) && {
+            full.update_load_avg(1);
+            true
+        };
+        let delta = now.wrapping_sub(self.last_update_time);
+        let crossed = if (delta as i64) < 0 {
+            self.last_update_time = now;
+            false
+        } else if delta >> 10 == 0 {
+            false
+        } else {
+            let delta = delta >> 10;
+            self.last_update_time = self.last_update_time.wrapping_add(delta << 10);
+            let d = delta.wrapping_add(u64::from(self.period_contrib));
+            self.period_contrib = (d % 1024) as u32;
+            d / 1024 != 0
+        };
+        #[cfg(debug_assertions)]
+        {
+            assert_eq!(crossed, want);
+            assert_eq!(*self, full);
+        }
+        crossed
+    }
+
     /// Models `kernel/sched/pelt.c:accumulate_sum()` (v6.8). `delta` in 1024-ns units.
     /// Returns the number of period boundaries crossed.
     fn accumulate_sum(&mut self, delta: u64, load: u64, runnable: u64, running: u64) -> u64 {
@@ -383,7 +430,15 @@ pub fn update_load_avg_cfs_rq(
 
 /// Models `kernel/sched/pelt.c:update_rt_rq_load_avg()` (v6.8): `load = runnable =
 /// running = (curr is an RT task)`.
+///
+/// A signal that is not running and has every sum and average at zero (the common case
+/// of a CPU that has not run such a task for a while) only has its clock moved
+/// ([`SchedAvg::age_null`]): the decays of zero are zero, nothing is added, and the
+/// averages of zero sums are zero, so the result is the same.
 pub fn update_rt_rq_load_avg(avg: &mut SchedAvg, now: u64, running: bool) -> bool {
+    if !running && avg.is_null() {
+        return avg.age_null(now);
+    }
     let r = u64::from(running);
     if avg.update_load_sum(now, r, r, r) {
         avg.update_load_avg(1);

@@ -693,3 +693,41 @@ proptest! {
         }
     }
 }
+
+/// An RT/DL signal at zero and not running ages by its clock alone: the same
+/// `last_update_time`, `period_contrib` and result as the full `___update_load_sum()` +
+/// `___update_load_avg()` over steps below, across and far beyond a period, and back in
+/// time; a running update leaves the shortcut.
+#[test]
+fn a_null_rq_signal_ages_as_the_full_update() {
+    let (mut short, mut full) = (SchedAvg::default(), SchedAvg::default());
+    let mut now = 5_000u64;
+    for step in [
+        0u64,
+        1,
+        1023,
+        1024,
+        700,
+        5_000,
+        1 << 20,
+        3,
+        40_000_000,
+        999,
+        2048,
+    ] {
+        now += step;
+        let a = update_rt_rq_load_avg(&mut short, now, false);
+        let b = full.update_load_sum(now, 0, 0, 0) && {
+            full.update_load_avg(1);
+            true
+        };
+        assert_eq!((a, short), (b, full), "step {step}");
+        assert!(short.is_null());
+    }
+    // time going backwards resyncs the clock only
+    assert!(!update_dl_rq_load_avg(&mut short, now - 10_000, false));
+    assert_eq!(short.last_update_time, now - 10_000);
+    // running: the signal grows
+    assert!(update_rt_rq_load_avg(&mut short, now + 2 * MS, true));
+    assert!(!short.is_null());
+}

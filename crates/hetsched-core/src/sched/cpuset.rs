@@ -79,6 +79,22 @@ impl CpuSet {
         self.bits.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// Whether the set has at most one CPU (`weight() <= 1`), without counting: the
+    /// first non-empty word decides unless it has a single bit. `count_ones()` is a dozen
+    /// instructions a word without the `popcnt` target feature.
+    pub fn at_most_one(&self) -> bool {
+        let mut seen = false;
+        for &w in &self.bits {
+            if w != 0 {
+                if seen || w & (w - 1) != 0 {
+                    return false;
+                }
+                seen = true;
+            }
+        }
+        true
+    }
+
     /// Lowest CPU in the set.
     pub fn first(&self) -> Option<usize> {
         self.iter().next()
@@ -189,6 +205,10 @@ mod tests {
         assert_eq!(s.first(), Some(0));
         assert_eq!(CpuSet::first_n(3).and(&s).weight(), 1);
         assert_eq!(s.words(8).len(), 1);
+        // at most one CPU, in any word
+        assert!(CpuSet::from_cpus(&[200]).at_most_one());
+        assert!(!CpuSet::from_cpus(&[3, 200]).at_most_one());
+        assert!(!CpuSet::from_cpus(&[130, 131]).at_most_one());
     }
 
     #[test]
@@ -201,6 +221,7 @@ mod tests {
             }
             assert_eq!(CpuSet::first_n(n), want, "n = {n}");
             assert_eq!(CpuSet::first_n(n).weight(), n.min(MAX_CPUS));
+            assert_eq!(CpuSet::first_n(n).at_most_one(), n <= 1);
         }
     }
 

@@ -48,6 +48,17 @@ pub(in crate::sim) struct CpufreqPolicy {
     pub dbs_v44: Option<super::dbs_v44::DbsV44>,
 }
 
+/// Where a CPU is in its performance domain ([`CpufreqState::pd_bit`]).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::sim) struct PdBit {
+    /// Its performance domain.
+    pub pd: usize,
+    /// Its index in the domain's CPUs (`PerfDomain::cpus`).
+    pub j: usize,
+    /// `1 << j` (0 from the 64th).
+    pub bit: u64,
+}
+
 /// The run's cpufreq policies, by performance domain.
 #[derive(Debug, Clone)]
 pub(in crate::sim) struct CpufreqState {
@@ -71,9 +82,10 @@ pub(in crate::sim) struct CpufreqState {
     /// inputs changed since its policy's last `cpufreq_update_util()`
     /// ([`SugovInputs::changed`]).
     pub util_changed: Vec<u64>,
-    /// Per CPU: its performance domain and its bit in [`CpufreqState::util_changed`] (0
-    /// past the domain's 64th CPU, read at every aggregation).
-    pub pd_bit: Vec<(usize, u64)>,
+    /// Per CPU: its performance domain, its index there, and its bit in
+    /// [`CpufreqState::util_changed`] (0 past the domain's 64th CPU, read at every
+    /// aggregation).
+    pub pd_bit: Vec<PdBit>,
 }
 
 impl CpufreqState {
@@ -210,7 +222,11 @@ impl CpufreqState {
                 .map(|(c, cpu)| {
                     let pd = &p.perf_domains[cpu.perf_domain].cpus;
                     let j = pd.iter().position(|&x| x == c).unwrap_or(0);
-                    (cpu.perf_domain, 1u64.checked_shl(j as u32).unwrap_or(0))
+                    PdBit {
+                        pd: cpu.perf_domain,
+                        j,
+                        bit: 1u64.checked_shl(j as u32).unwrap_or(0),
+                    }
                 })
                 .collect(),
         }
@@ -287,6 +303,7 @@ struct SimSugovInputs<'a> {
 }
 
 impl SugovInputs for SimSugovInputs<'_> {
+    #[inline(always)]
     fn input(&self, j: usize) -> SugovCpuInput {
         let cpu = self.cpus[j];
         let rq = &self.rqs[cpu];
@@ -300,10 +317,12 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    #[inline]
     fn bw_dl(&self, j: usize) -> u64 {
         cpu_bw_dl(&self.rqs[self.cpus[j]])
     }
 
+    #[inline]
     fn changed(&self) -> Option<u64> {
         Some(self.changed)
     }
@@ -317,8 +336,8 @@ impl Sim<'_> {
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
         let cf = &mut self.cpufreq;
         cf.util_gen[cpu] += 1;
-        let (pd, bit) = cf.pd_bit[cpu];
-        cf.util_changed[pd] |= bit;
+        let b = &cf.pd_bit[cpu];
+        cf.util_changed[b.pd] |= b.bit;
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
@@ -335,13 +354,13 @@ impl Sim<'_> {
             return;
         }
         let p = self.p;
-        let pd = p.cpus[cpu].perf_domain;
+        let PdBit { pd, j, .. } = self.cpufreq.pd_bit[cpu];
         if self.cpufreq.dbs {
             // dbs_update_util_handler() reads only the time
             let r =
                 self.cpufreq.policies[pd]
                     .gov
-                    .update_util(now, cpu, flags, &[] as &[SugovCpuInput]);
+                    .update_util(now, j, flags, &[] as &[SugovCpuInput]);
             self.freq_request(out, pd, r, cpu, now);
             return;
         }
@@ -356,7 +375,7 @@ impl Sim<'_> {
         };
         let r = self.cpufreq.policies[pd]
             .gov
-            .update_util(now, cpu, flags, &inputs);
+            .update_util(now, j, flags, &inputs);
         // most updates change nothing: no call for them
         if r != FreqRequest::Unchanged {
             self.freq_request(out, pd, r, cpu, now);

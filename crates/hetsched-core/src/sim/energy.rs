@@ -543,7 +543,9 @@ impl Sim<'_> {
     }
 
     /// `check_update_overutilized_status(rq)`: set the flag when it is clear and `cpu` is
-    /// overutilised.
+    /// overutilised. The test of the flag is inlined at the callers (every wake-up enqueue
+    /// and tick), the CPU's test is not.
+    #[inline(always)]
     pub(in crate::sim) fn check_update_overutilized_status(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -553,6 +555,12 @@ impl Sim<'_> {
         if !self.en.eas || self.en.ou.is_rd_overutilized() {
             return;
         }
+        self.check_cpu_overutilized(out, cpu, now);
+    }
+
+    /// The rest of [`Sim::check_update_overutilized_status`], the flag clear.
+    #[inline(never)]
+    fn check_cpu_overutilized(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         if self.cpu_overutilized(cpu) {
             self.set_rd_overutilized(out, cpu, true, now);
         }
@@ -577,9 +585,18 @@ impl Sim<'_> {
 
     /// `uclamp_rq_inc(rq, p)` (kernel/sched/core.c, v6.11), before the class's enqueue:
     /// fair and RT tasks, only while `sched_uclamp_used`.
+    /// (Its `sched_uclamp_used` test is inlined at the callers.)
+    #[inline(always)]
     pub(in crate::sim) fn uclamp_inc(&mut self, cpu: usize, tid: usize) {
-        if !self.en.uclamp_used
-            || matches!(self.threads[tid].class, Class::Dl | Class::Stop)
+        if self.en.uclamp_used {
+            self.uclamp_inc_used(cpu, tid);
+        }
+    }
+
+    /// [`Sim::uclamp_inc`] while `sched_uclamp_used`.
+    #[inline(never)]
+    fn uclamp_inc_used(&mut self, cpu: usize, tid: usize) {
+        if matches!(self.threads[tid].class, Class::Dl | Class::Stop)
             || self.threads[tid].uclamp_on.is_some()
         {
             return;
@@ -591,11 +608,18 @@ impl Sim<'_> {
     }
 
     /// `uclamp_rq_dec(rq, p)`, before the class's dequeue: the values counted at enqueue.
+    #[inline(always)]
     pub(in crate::sim) fn uclamp_dec(&mut self, cpu: usize, tid: usize) {
         if let Some(v) = self.threads[tid].uclamp_on.take() {
-            self.en.uclamp[cpu].dec(v);
-            self.rq_util_changed(cpu);
+            self.uclamp_dec_counted(cpu, v);
         }
+    }
+
+    /// [`Sim::uclamp_dec`] of a task counted with clamps `v`.
+    #[inline(never)]
+    fn uclamp_dec_counted(&mut self, cpu: usize, v: [u64; 2]) {
+        self.en.uclamp[cpu].dec(v);
+        self.rq_util_changed(cpu);
     }
 
     /// A phase sets `util_min`/`util_max` (`sched_setattr()` with SCHED_FLAG_UTIL_CLAMP →

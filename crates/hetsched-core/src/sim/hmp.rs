@@ -85,6 +85,9 @@ impl<'w> Sim<'w> {
 
     /// `update_entity_load_avg(se, 1)` of fair `tid` on `cpu` (queued: `runnable`;
     /// `cfs_rq->curr`: `running`); a recomputed ratio moves the rq's sum while queued.
+    /// Nothing without `hmp.enabled`: the test is inlined at the callers (the PELT
+    /// updates of every pick and tick), the update is not.
+    #[inline(always)]
     pub(in crate::sim) fn hmp_update(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -92,6 +95,14 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
+        if self.hmp.is_some() {
+            self.hmp_update_entity(out, cpu, tid, now);
+        }
+    }
+
+    /// [`Sim::hmp_update`] with `hmp.enabled`.
+    #[inline(never)]
+    fn hmp_update_entity(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
         let Some(h) = self.hmp.as_ref() else {
             return;
         };

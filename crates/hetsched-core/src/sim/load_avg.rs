@@ -19,12 +19,15 @@ impl<'w> Sim<'w> {
     ) -> bool {
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
+        let a = if rt { &mut rq.avg_rt } else { &mut rq.avg_dl };
+        let was_null = a.is_null();
         let updated = if rt {
-            pelt::update_rt_rq_load_avg(&mut rq.avg_rt, pnow, running)
+            pelt::update_rt_rq_load_avg(a, pnow, running)
         } else {
-            pelt::update_dl_rq_load_avg(&mut rq.avg_dl, pnow, running)
+            pelt::update_dl_rq_load_avg(a, pnow, running)
         };
-        if updated {
+        // a signal that stays all zero changes nothing schedutil or the balancer reads
+        if updated && !(was_null && a.is_null()) {
             self.rq_util_changed(cpu);
         }
         if updated && out.any.signals && self.s.options.trace.signals {

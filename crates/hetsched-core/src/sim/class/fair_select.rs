@@ -242,7 +242,7 @@ impl Sim<'_> {
         now: Nanos,
     ) -> FairPlacement {
         let allowed = self.threads[tid].affinity;
-        if allowed.weight() <= 1 {
+        if allowed.at_most_one() {
             // select_task_rq(): `cpumask_any(p->cpus_ptr)` without the class.
             return FairPlacement {
                 cpu: allowed.first().unwrap_or(prev_cpu),
