@@ -6,18 +6,32 @@ use rand_core::{RngCore, SeedableRng};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// A pending event and its key, `time << 64 | seq`: one integer comparison orders two
-/// events by time, then by push order (`seq` is unique). Ordered for the max-heap
+/// A pending event and its key `(time, seq)`: events are ordered by time, then by push
+/// order (`seq` is unique among the pending events). Ordered for the max-heap
 /// `BinaryHeap`: the least key is the greatest entry. The event is never compared.
+///
+/// `seq` is a `u32` so that an entry with a 12-byte event takes 24 bytes (a `u128` key
+/// aligned to 16 made it 32): the heap moves less memory. When the counter would wrap,
+/// [`EventQueue::renumber`] gives the pending events new numbers in their order.
 #[derive(Debug)]
 struct Entry<E> {
-    key: u128,
+    t: Nanos,
+    seq: u32,
     ev: E,
+}
+
+impl<E> Entry<E> {
+    /// The key as one integer, `time << 64 | seq`: one integer comparison orders two
+    /// entries by time, then by number (a tuple's comparison branches more).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        u128::from(self.t) << 64 | u128::from(self.seq)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+        self.key() == other.key()
     }
 }
 
@@ -30,8 +44,9 @@ impl<E> PartialOrd for Entry<E> {
 }
 
 impl<E> Ord for Entry<E> {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        other.key().cmp(&self.key())
     }
 }
 
@@ -39,7 +54,10 @@ impl<E> Ord for Entry<E> {
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
-    seq: u64,
+    /// The next push's number.
+    seq: u32,
+    /// The number at which the pending events are renumbered (`u32::MAX`; less in tests).
+    seq_limit: u32,
     now: Nanos,
     popped: u64,
 }
@@ -49,6 +67,7 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
             seq: 0,
+            seq_limit: u32::MAX,
             now: 0,
             popped: 0,
         }
@@ -57,17 +76,42 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
+    #[inline]
     pub fn push(&mut self, at: Nanos, ev: E) {
-        let at = at.max(self.now);
-        let key = u128::from(at) << 64 | u128::from(self.seq);
-        self.heap.push(Entry { key, ev });
+        if self.seq == self.seq_limit {
+            self.renumber();
+        }
+        let t = at.max(self.now);
+        self.heap.push(Entry {
+            t,
+            seq: self.seq,
+            ev,
+        });
         self.seq += 1;
+    }
+
+    /// Numbers the pending events `0..len` in their `(time, seq)` order, and the next push
+    /// `len`: the order of every pending event and of every later push is the one the old
+    /// numbers gave (a later push gets a greater number than any pending event). About
+    /// once every 2³² pushes.
+    #[cold]
+    #[inline(never)]
+    fn renumber(&mut self) {
+        let mut v = std::mem::take(&mut self.heap).into_vec();
+        v.sort_unstable_by_key(|e| (e.t, e.seq));
+        for (i, e) in v.iter_mut().enumerate() {
+            e.seq = i as u32;
+        }
+        self.seq = u32::try_from(v.len())
+            .ok()
+            .filter(|&n| n < self.seq_limit)
+            .expect("too many pending events");
+        self.heap = BinaryHeap::from(v);
     }
 
     /// Pops the earliest event and advances `now` to it.
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let Entry { key, ev } = self.heap.pop()?;
-        let t = (key >> 64) as Nanos;
+        let Entry { t, ev, .. } = self.heap.pop()?;
         debug_assert!(t >= self.now, "time went back");
         self.now = t;
         self.popped += 1;
@@ -76,7 +120,7 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| (e.key >> 64) as Nanos)
+        self.heap.peek().map(|e| e.t)
     }
 
     /// Advances `now` to `t` for work done outside the queue (never backwards).
@@ -180,6 +224,37 @@ mod tests {
             assert_eq!(q.len(), pending.len());
             assert_eq!(q.peek_time(), pending.iter().map(|p| p.0).min());
         }
+    }
+
+    /// The same with the numbers renumbered every few pushes: the order is unchanged.
+    #[test]
+    fn renumbering_keeps_the_order() {
+        for limit in [40u32, 64, 1000] {
+            let mut q = EventQueue {
+                seq_limit: limit,
+                ..EventQueue::default()
+            };
+            let mut rng = Rng::new(u64::from(limit));
+            let mut pending: Vec<(Nanos, u64, u32)> = Vec::new();
+            for i in 0..20_000u32 {
+                if rng.below(5) < 3 && pending.len() < 30 {
+                    let at = q.now() + rng.below(4) * 10;
+                    q.push(at, i);
+                    pending.push((at.max(q.now()), u64::from(i), i));
+                } else {
+                    let want = pending.iter().copied().min();
+                    pending.retain(|p| Some(*p) != want);
+                    assert_eq!(q.pop(), want.map(|(t, _, ev)| (t, ev)));
+                }
+                assert_eq!(q.len(), pending.len());
+                assert_eq!(q.peek_time(), pending.iter().map(|p| p.0).min());
+            }
+        }
+    }
+
+    #[test]
+    fn entry_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Entry<[u32; 3]>>(), 24);
     }
 
     #[test]
