@@ -424,10 +424,10 @@ pub fn find_energy_efficient_cpu(
         // Declared once per domain; reassigned for each non-uclamp-idle CPU only, so a
         // uclamp-idle CPU keeps the last non-idle CPU's values (p's before any).
         let (mut util_min, mut util_max) = (p_util_min, p_util_max);
-        for cpu in cpus.iter() {
-            if !sd.contains(cpu) || !p.allowed.contains(cpu) {
-                continue;
-            }
+        // for_each_cpu_and(cpu, cpus, sched_domain_span(sd)) skipping CPUs not in
+        // p->cpus_ptr: the engine walks the three-way intersection once, ascending, which
+        // visits the same CPUs in the same order as filtering `cpus` CPU by CPU.
+        for cpu in cpus.and(sd).and(&p.allowed).iter() {
             let util = view.cpu_util(cpu, Some(p.id), Some(cpu), false);
             let cap = view.capacity_of(cpu);
             let rq = view.rq(cpu);
