@@ -33,7 +33,7 @@
 //!   (`hetsched-bench dump periodic 2>r.json | sha256sum`).
 
 use hetsched_core::options::Options;
-use hetsched_core::platform::{Cluster, Cpu, Opp, PerfDomain, Platform, PowerSource};
+use hetsched_core::platform::Platform;
 use hetsched_core::time::NSEC_PER_SEC;
 use hetsched_core::trace::TraceSink;
 use hetsched_core::workload::{
@@ -97,54 +97,7 @@ fn periodic_workload(n: usize, total_util: f64) -> Workload {
 /// A synthetic 256-CPU platform: 32 clusters of 8 CPUs, each cluster its own perf domain;
 /// even clusters big (capacity 1024), odd clusters LITTLE (dmips 512 at 3/4 fmax → 384).
 fn large_platform() -> Platform {
-    let mut cpus = Vec::new();
-    let mut clusters = Vec::new();
-    let mut pds = Vec::new();
-    for cl in 0..32usize {
-        let big = cl % 2 == 0;
-        let ids: Vec<usize> = (cl * 8..cl * 8 + 8).collect();
-        for &id in &ids {
-            cpus.push(Cpu {
-                id,
-                core: if big { "big" } else { "little" }.into(),
-                capacity_dmips_mhz: if big { 1024 } else { 512 },
-                capacity: if big { 1024 } else { 384 },
-                work_capacity: None,
-                perf_domain: cl,
-                cluster: cl,
-                idle_states: vec![],
-            });
-        }
-        let fmax = if big { 2_000_000 } else { 1_500_000 };
-        pds.push(PerfDomain {
-            id: cl,
-            cpus: ids.clone(),
-            opps: vec![Opp {
-                freq_khz: fmax,
-                microvolt: None,
-                power_uw: None,
-            }],
-            max_freq_khz: fmax,
-            transition_latency_ns: 0,
-            dynamic_power_coefficient: None,
-            power_source: PowerSource::None,
-        });
-        clusters.push(Cluster {
-            id: cl,
-            name: format!("cluster{cl}"),
-            cpus: ids,
-        });
-    }
-    Platform {
-        name: "bench-256".into(),
-        description: "synthetic 256-CPU benchmark platform".into(),
-        cpus,
-        clusters,
-        perf_domains: pds,
-        sources: vec!["synthetic (benchmark input)".into()],
-        notes: vec![],
-        cpufreq_driver: Default::default(),
-    }
+    Platform::synthetic_clusters("bench-256", "synthetic 256-CPU benchmark platform", 32)
 }
 
 fn peak_rss_mib() -> f64 {

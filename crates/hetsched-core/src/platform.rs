@@ -222,6 +222,60 @@ impl Cpu {
 }
 
 impl Platform {
+    /// A synthetic machine of `clusters` clusters of 8 CPUs, each cluster its own
+    /// performance domain with one OPP and no energy model: even clusters big (capacity
+    /// 1024, 2 GHz), odd clusters LITTLE (`capacity-dmips-mhz` 512 at 3/4 of the big
+    /// fmax: capacity 384, 1.5 GHz). The `large` benchmark's platform (32 clusters) and
+    /// tests of big balance groups are built from it.
+    pub fn synthetic_clusters(name: &str, description: &str, clusters: usize) -> Platform {
+        let (mut cpus, mut cls, mut pds) = (Vec::new(), Vec::new(), Vec::new());
+        for cl in 0..clusters {
+            let big = cl % 2 == 0;
+            let ids: Vec<usize> = (cl * 8..cl * 8 + 8).collect();
+            for &id in &ids {
+                cpus.push(Cpu {
+                    id,
+                    core: if big { "big" } else { "little" }.into(),
+                    capacity_dmips_mhz: if big { 1024 } else { 512 },
+                    capacity: if big { 1024 } else { 384 },
+                    work_capacity: None,
+                    perf_domain: cl,
+                    cluster: cl,
+                    idle_states: vec![],
+                });
+            }
+            let fmax = if big { 2_000_000 } else { 1_500_000 };
+            pds.push(PerfDomain {
+                id: cl,
+                cpus: ids.clone(),
+                opps: vec![Opp {
+                    freq_khz: fmax,
+                    microvolt: None,
+                    power_uw: None,
+                }],
+                max_freq_khz: fmax,
+                transition_latency_ns: 0,
+                dynamic_power_coefficient: None,
+                power_source: PowerSource::None,
+            });
+            cls.push(Cluster {
+                id: cl,
+                name: format!("cluster{cl}"),
+                cpus: ids,
+            });
+        }
+        Platform {
+            name: name.into(),
+            description: description.into(),
+            cpus,
+            clusters: cls,
+            perf_domains: pds,
+            sources: vec!["synthetic (benchmark input)".into()],
+            notes: vec![],
+            cpufreq_driver: Default::default(),
+        }
+    }
+
     /// The platform as a scheduler that knows no CPU capacities sees it
     /// (`sched.capacity_aware = false`): every CPU at capacity 1024
     /// (`capacity-dmips-mhz` absent, `arch_scale_cpu_capacity()` =

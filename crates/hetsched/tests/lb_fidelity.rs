@@ -121,49 +121,9 @@ fn a_balance_kick_joins_a_stats_kick_of_the_same_tick() {
 #[test]
 fn kept_cluster_statistics_equal_a_recomputation() {
     use hetsched::hetsched_core::options::Options;
-    use hetsched::hetsched_core::platform::{Cluster, Cpu, Opp, PerfDomain, PowerSource};
+    use hetsched::hetsched_core::platform::Platform;
     use hetsched::hetsched_core::{run, RunSpec};
-    let mut platform = hetsched::load_platform("hikey960").unwrap();
-    let (mut cpus, mut clusters, mut pds) = (Vec::new(), Vec::new(), Vec::new());
-    for cl in 0..4usize {
-        let big = cl % 2 == 0;
-        let ids: Vec<usize> = (cl * 8..cl * 8 + 8).collect();
-        for &id in &ids {
-            cpus.push(Cpu {
-                id,
-                core: if big { "big" } else { "little" }.into(),
-                capacity_dmips_mhz: if big { 1024 } else { 512 },
-                capacity: if big { 1024 } else { 384 },
-                work_capacity: None,
-                perf_domain: cl,
-                cluster: cl,
-                idle_states: vec![],
-            });
-        }
-        let fmax = if big { 2_000_000 } else { 1_500_000 };
-        pds.push(PerfDomain {
-            id: cl,
-            cpus: ids.clone(),
-            opps: vec![Opp {
-                freq_khz: fmax,
-                microvolt: None,
-                power_uw: None,
-            }],
-            max_freq_khz: fmax,
-            transition_latency_ns: 0,
-            dynamic_power_coefficient: None,
-            power_source: PowerSource::None,
-        });
-        clusters.push(Cluster {
-            id: cl,
-            name: format!("cluster{cl}"),
-            cpus: ids,
-        });
-    }
-    platform.name = "test-32".into();
-    platform.cpus = cpus;
-    platform.clusters = clusters;
-    platform.perf_domains = pds;
+    let platform = Platform::synthetic_clusters("test-32", "4 clusters of 8", 4);
     let mut tasks = String::new();
     for i in 0..48 {
         let period = [4000, 10000, 16000, 40000][i % 4];
