@@ -306,9 +306,12 @@ pub(crate) fn update_sg_lb_stats(
                 *sg_overloaded = true;
             }
         });
-    } else if let Some(sums) = env.group_sums(group, &e.cpus, sd.imbalance_pct) {
-        // The per-CPU loop's sums as the engine keeps them, and what the balance makes of
-        // them (the loop below, summed apart).
+    } else {
+        // The per-CPU loop (`sum_group_cpus()`), or its sums as the engine keeps them for a
+        // group none of whose CPUs changed; then what this balance makes of them.
+        let sums = env
+            .group_sums(group, &e.cpus, sd.imbalance_pct)
+            .unwrap_or_else(|| sum_group_cpus(env, &group.span, &e.cpus, sd.imbalance_pct));
         sgs.group_load = sums.group_load;
         sgs.group_util = sums.group_util;
         sgs.group_runnable = sums.group_runnable;
@@ -333,45 +336,6 @@ pub(crate) fn update_sg_lb_stats(
                 sgs.group_misfit_task_load = sums.reduced_load;
             }
         }
-    } else {
-        env.for_each_cpu_and(&group.span, &e.cpus, |rq| {
-            sgs.group_load += rq.load;
-            sgs.group_util += rq.util_cfs;
-            sgs.group_runnable += rq.runnable;
-            sgs.sum_h_nr_running += rq.h_nr_running;
-            let nr_running = rq.nr_running;
-            sgs.sum_nr_running += nr_running;
-            if rq.overutilized {
-                *sg_overutilized = true;
-            }
-            // No need to call idle_cpu() if nr_running is not 0
-            if nr_running == 0 && rq.idle {
-                sgs.idle_cpus += 1;
-                // Idle cpu can't have misfit task
-                return;
-            }
-            // Overload indicator is only updated at root domain
-            if balancing_at_rd && nr_running > 1 {
-                *sg_overloaded = true;
-            }
-            if local_group {
-                return;
-            }
-            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
-                if p.misfit && sgs.group_misfit_task_load < rq.misfit_task_load {
-                    sgs.group_misfit_task_load = rq.misfit_task_load;
-                    *sg_overloaded = true;
-                }
-            } else if e.idle.is_idle()
-                && rq.h_nr_running == 1
-                && check_cpu_capacity(rq, sd.imbalance_pct)
-            {
-                // sched_reduced_capacity(): a task on a CPU with reduced capacity.
-                if sgs.group_misfit_task_load < rq.load {
-                    sgs.group_misfit_task_load = rq.load;
-                }
-            }
-        });
     }
     let sgc = &doms.sgc[group.sgc];
     if legacy {
