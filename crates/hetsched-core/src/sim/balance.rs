@@ -580,98 +580,119 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let jiffies = self.jiffies(now);
+        let hz = self.lbp.hz;
         let sched_idle_rule = self.s.options.sched.sched_idle_cpu;
         let busy_of = |s: &Self, idle| {
             idle == CpuIdleType::NotIdle && !(sched_idle_rule && s.sched_idle_cpu(cpu))
         };
         let mut busy = busy_of(self, idle);
-        let mut next_balance = jiffies + 60 * self.lbp.hz;
+        let mut next_balance = jiffies + 60 * hz;
         let mut cont = true;
         let (mut need_decay, mut max_cost) = (false, 0);
-        for level in 0..self.doms.domains(cpu).len() {
-            // "Decay the newidle max times here because this is a regular visit to all
-            // the domains" (update_newidle_cost(sd, 0))
-            let hz = self.lbp.hz;
-            need_decay = self.doms.cpus[cpu][level].update_newidle_cost(0, jiffies, hz);
-            max_cost += self.doms.cpus[cpu][level].max_newidle_lb_cost;
-            if !cont {
-                if need_decay {
-                    continue;
-                }
-                break;
-            }
-            let sd = &self.doms.domains(cpu)[level];
-            if !sd.load_balance {
-                // no SD_LOAD_BALANCE (HMP's cross-domain level). LSK's HMP domains were
-                // clusters, so a CPU always kept a balancing cluster level whose interval
-                // paced the rebalance softirq (and `hmp_force_up_migration()` in it); where
-                // HMP's capacity classes share one cluster, that level is the disabled one:
-                // it keeps pacing the softirq, balancing nothing.
-                if !self.doms.domains(cpu).iter().any(|d| d.load_balance) {
+        let mut level = 0;
+        // The kernel's loop in two parts: the walk over the levels that are not due (most
+        // calls balance nothing: the tick of a CPU whose `next_balance` a newidle balance
+        // lowered to an idle interval finds no level due at its busy one) borrows only the
+        // CPU's domains; a due level leaves it for its `sched_balance_rq()` pass, then the
+        // walk goes on at the next level. The same statements run in the same order.
+        'levels: loop {
+            let due = 'walk: {
+                let sds = match self.doms.cpus.get_mut(cpu) {
+                    Some(v) => v.as_mut_slice(),
+                    None => &mut [],
+                };
+                while level < sds.len() {
+                    // "Decay the newidle max times here because this is a regular visit to
+                    // all the domains" (update_newidle_cost(sd, 0))
+                    let sd = &mut sds[level];
+                    need_decay = sd.update_newidle_cost(0, jiffies, hz);
+                    max_cost += sd.max_newidle_lb_cost;
+                    if !cont {
+                        if need_decay {
+                            level += 1;
+                            continue;
+                        }
+                        break 'levels;
+                    }
+                    if !sd.load_balance {
+                        // no SD_LOAD_BALANCE (HMP's cross-domain level). LSK's HMP domains
+                        // were clusters, so a CPU always kept a balancing cluster level
+                        // whose interval paced the rebalance softirq (and
+                        // `hmp_force_up_migration()` in it); where HMP's capacity classes
+                        // share one cluster, that level is the disabled one: it keeps
+                        // pacing the softirq, balancing nothing.
+                        if !sds.iter().any(|d| d.load_balance) {
+                            let sd = &mut sds[level];
+                            let interval = crate::policy::lb::get_sd_balance_interval(
+                                sd.balance_interval,
+                                sd.busy_factor,
+                                busy,
+                                &self.lbp,
+                            );
+                            if jiffies >= sd.last_balance + interval {
+                                sd.last_balance = jiffies;
+                            }
+                            next_balance = next_balance.min(sd.last_balance + interval);
+                        }
+                        level += 1;
+                        continue;
+                    }
                     let interval = crate::policy::lb::get_sd_balance_interval(
                         sd.balance_interval,
                         sd.busy_factor,
                         busy,
                         &self.lbp,
                     );
-                    let sd = &mut self.doms.cpus[cpu][level];
                     if jiffies >= sd.last_balance + interval {
-                        sd.last_balance = jiffies;
+                        break 'walk level;
                     }
                     next_balance = next_balance.min(sd.last_balance + interval);
+                    level += 1;
                 }
-                continue;
+                break 'levels;
+            };
+            let dec = {
+                let env = lb_env!(self, now);
+                let rd = rd_state(self.rd_overload, &self.en);
+                self.lb.sched_balance_rq(
+                    &env,
+                    &mut self.doms,
+                    &rd,
+                    &self.lbp,
+                    cpu,
+                    due,
+                    idle,
+                    jiffies,
+                    reason,
+                )
+            };
+            self.trace_cpu_capacity_update(out, cpu, now);
+            let (moves, ends) = self.lb.take_moves();
+            self.restamp_src();
+            cont = dec.continue_balancing;
+            let rd = (dec.rd_overloaded, dec.rd_overutilized);
+            self.apply_lb(out, &moves, &ends, dec.active, rd, cpu, now);
+            let moved = !moves.is_empty();
+            self.lb.restore_moves(moves, ends);
+            if moved {
+                // the CPU may no longer be idle
+                idle = if self.view[cpu].idle {
+                    CpuIdleType::Idle
+                } else {
+                    CpuIdleType::NotIdle
+                };
+                busy = busy_of(self, idle);
             }
-            let mut interval = crate::policy::lb::get_sd_balance_interval(
+            let sd = &mut self.doms.cpus[cpu][due];
+            sd.last_balance = jiffies;
+            let interval = crate::policy::lb::get_sd_balance_interval(
                 sd.balance_interval,
                 sd.busy_factor,
                 busy,
                 &self.lbp,
             );
-            if jiffies >= sd.last_balance + interval {
-                let dec = {
-                    let env = lb_env!(self, now);
-                    let rd = rd_state(self.rd_overload, &self.en);
-                    self.lb.sched_balance_rq(
-                        &env,
-                        &mut self.doms,
-                        &rd,
-                        &self.lbp,
-                        cpu,
-                        level,
-                        idle,
-                        jiffies,
-                        reason,
-                    )
-                };
-                self.trace_cpu_capacity_update(out, cpu, now);
-                let (moves, ends) = self.lb.take_moves();
-                self.restamp_src();
-                cont = dec.continue_balancing;
-                let rd = (dec.rd_overloaded, dec.rd_overutilized);
-                self.apply_lb(out, &moves, &ends, dec.active, rd, cpu, now);
-                let moved = !moves.is_empty();
-                self.lb.restore_moves(moves, ends);
-                if moved {
-                    // the CPU may no longer be idle
-                    idle = if self.view[cpu].idle {
-                        CpuIdleType::Idle
-                    } else {
-                        CpuIdleType::NotIdle
-                    };
-                    busy = busy_of(self, idle);
-                }
-                let sd = &mut self.doms.cpus[cpu][level];
-                sd.last_balance = jiffies;
-                interval = crate::policy::lb::get_sd_balance_interval(
-                    sd.balance_interval,
-                    sd.busy_factor,
-                    busy,
-                    &self.lbp,
-                );
-            }
-            let sd = &self.doms.domains(cpu)[level];
             next_balance = next_balance.min(sd.last_balance + interval);
+            level = due + 1;
         }
         if need_decay {
             // "Ensure the rq-wide value also decays but keep it at a reasonable floor"
