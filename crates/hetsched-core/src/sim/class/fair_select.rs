@@ -42,7 +42,7 @@ pub(super) struct WakeEnv<'a> {
     pub rqs: &'a [Rq],
     pub threads: &'a [Thread],
     /// p's average synced to `p_cpu`'s cfs_rq (the slow path reads it after its sync).
-    pub p_avg: SchedAvg,
+    pub p_avg: &'a SchedAvg,
     pub util_est: bool,
     pub ue_ver: UtilEstVersion,
     /// The task being placed.
@@ -158,7 +158,7 @@ impl FairWakeView for WakeEnv<'_> {
     fn cpu_util_without(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
-        let pa = &self.p_avg;
+        let pa = self.p_avg;
         let here = self.p_here(cpu);
         let mut util = a.util_avg;
         if here {
@@ -253,35 +253,45 @@ impl Sim<'_> {
             };
         }
         let ttwu = wake_flags & select_fair::WF_TTWU != 0;
-        // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock, on a copy.
-        let e = &self.ents[tid];
+        // `current`'s load, read before p's average is synced in place (below): the
+        // unsynced value, as when the sync was made on a copy
+        let curr = self.rqs[this_cpu].curr;
+        let current_load = curr
+            .filter(|&c| self.threads[c].class == Class::Fair)
+            .map_or(0, |c| self.ents[c].avg.load_avg);
+        // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock. The engine
+        // syncs p's own average and keeps the unsynced one beside it, which it puts back
+        // when the kernel's path would not have synced p (`!placed.task_synced`): most
+        // placements keep the sync, which then costs no copy back. Until then only the
+        // placement reads p's average (the view, the task's utilization and feec, which
+        // read nothing else of p's PELT), and `load` below is the unsynced one.
+        let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
+        let e = &mut self.ents[tid];
         let attached = e.avg.last_update_time != 0;
-        let mut synced = e.avg;
-        if attached {
-            let last = self.rqs[prev_cpu].cfs.avg.last_update_time;
-            pelt::sync_entity_load_avg(&mut synced, last, e.load.weight);
-        }
+        let load = e.avg.load_avg;
+        let unsynced = attached.then(|| {
+            let before = e.avg;
+            pelt::sync_entity_load_avg(&mut e.avg, last, e.load.weight);
+            before
+        });
+        let synced = &self.ents[tid].avg;
         let task = FairWakeTask {
             id: tid,
             prev_cpu,
             allowed,
             util_est: if self.s.options.pelt.util_est {
-                pelt::task_util_est(&synced, self.ue_ver)
+                pelt::task_util_est(synced, self.ue_ver)
             } else {
-                pelt::task_util(&synced)
+                pelt::task_util(synced)
             },
             uclamp_min: self.threads[tid].uclamp[0],
             uclamp_max: self.threads[tid].uclamp[1],
-            load: e.avg.load_avg,
+            load,
             synced_load: synced.load_avg,
             wakee_flips: self.threads[tid].wakee.wakee_flips,
             recent_used_cpu: self.threads[tid].recent_used_cpu,
             wake_flags,
         };
-        let curr = self.rqs[this_cpu].curr;
-        let current_load = curr
-            .filter(|&c| self.threads[c].class == Class::Fair)
-            .map_or(0, |c| self.ents[c].avg.load_avg);
         let ctx = WakeCtx {
             this_cpu,
             current_load,
@@ -321,7 +331,7 @@ impl Sim<'_> {
             &ctx,
             &task,
             &mut waker,
-            || self.find_energy_efficient_cpu(tid, prev_cpu, &synced),
+            || self.find_energy_efficient_cpu(tid, prev_cpu, synced),
         );
         match curr {
             Some(c) => self.threads[c].wakee = waker,
@@ -330,8 +340,8 @@ impl Sim<'_> {
         if let Some(r) = placed.recent_used_cpu {
             self.threads[tid].recent_used_cpu = r;
         }
-        if placed.task_synced {
-            self.ents[tid].avg = synced;
+        if let Some(before) = unsynced.filter(|_| !placed.task_synced) {
+            self.ents[tid].avg = before;
         }
         placed
     }
