@@ -406,17 +406,22 @@ pub fn find_energy_efficient_cpu(
     let mut base_sum: u64 = 0;
 
     for pd in rd_pd.iter().filter_map(|&i| em.pds[i].as_ref()) {
-        // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending
+        // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending.
+        // `cpumask_weight(cpus)` is counted as the set is built, one per CPU not in it yet
+        // (the build has no `popcnt`: counting the set's four words costs more).
         let mut cpus = CpuSet::EMPTY;
+        let mut weight: u64 = 0;
         for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
+            weight += u64::from(!cpus.contains(c));
             cpus.set(c);
         }
+        debug_assert_eq!(weight, cpus.weight() as u64);
         let Some(first) = cpus.first() else {
             continue;
         };
         let cpu_actual_cap = view.actual_cpu_capacity(first);
         eenv.cpu_cap = cpu_actual_cap;
-        eenv.pd_cap = cpu_actual_cap * cpus.weight() as u64;
+        eenv.pd_cap = cpu_actual_cap * weight;
         let mut prev_spare: i64 = -1;
         let mut max_spare: i64 = -1;
         let mut max_spare_cpu: Option<usize> = None;
