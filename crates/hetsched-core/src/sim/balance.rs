@@ -815,29 +815,36 @@ impl Sim<'_> {
     /// `p->max_allowed_capacity` (`get_max_allowed_capacity()`, kernel/sched/fair.c,
     /// v6.10), the largest original capacity among `t`'s allowed CPUs, and whether
     /// `p->nr_cpus_allowed == 1`. The kernel stores both when the affinity changes; the
-    /// engine memoises them per thread with the affinity they were computed for, and
-    /// recomputes them when that differs.
+    /// engine memoises them per thread with the thread's `affinity_gen`, which every
+    /// change of its affinity moves on, and recomputes them when that differs (the
+    /// original capacities do not change during a run). Debug builds recompute them at
+    /// each call and assert they equal the memo.
     fn max_allowed_capacity(&mut self, t: usize) -> (u64, bool) {
-        let allowed = self.threads[t].affinity;
-        if let Some(&(a, cap, pinned)) = self.max_cap_memo.get(t) {
-            if a == allowed {
+        let gen = self.threads[t].affinity_gen;
+        if let Some(&Some((g, cap, pinned))) = self.max_cap_memo.get(t) {
+            if g == gen {
+                debug_assert_eq!((cap, pinned), self.allowed_capacity(t));
                 return (cap, pinned);
             }
         }
+        let (cap, pinned) = self.allowed_capacity(t);
+        if self.max_cap_memo.len() <= t {
+            self.max_cap_memo.resize(t + 1, None);
+        }
+        self.max_cap_memo[t] = Some((gen, cap, pinned));
+        (cap, pinned)
+    }
+
+    /// [`Self::max_allowed_capacity`] computed from `t`'s affinity.
+    fn allowed_capacity(&self, t: usize) -> (u64, bool) {
+        let allowed = &self.threads[t].affinity;
         let cap = allowed
             .iter()
             .filter(|&c| c < self.rqs.len())
             .map(|c| self.rqs[c].cap)
             .max()
             .unwrap_or(0);
-        let pinned = allowed.weight() == 1;
-        if self.max_cap_memo.len() <= t {
-            // an empty set's maximum is 0 and its weight 0: the filler entries are right
-            // as they are
-            self.max_cap_memo.resize(t + 1, (CpuSet::EMPTY, 0, false));
-        }
-        self.max_cap_memo[t] = (allowed, cap, pinned);
-        (cap, pinned)
+        (cap, allowed.weight() == 1)
     }
 
     /// `sched_balance_trigger()` + `nohz_balancer_kick()` from `cpu`'s tick.

@@ -250,6 +250,7 @@ impl<'w> Sim<'w> {
             dl_inactive_active: false,
             res_blocked: false,
             affinity,
+            affinity_gen: 0,
             state: TState::Sleeping,
             cpu: 0,
             wake_gen: 0,

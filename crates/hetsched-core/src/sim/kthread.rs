@@ -112,6 +112,7 @@ impl Sim<'_> {
             dl_inactive_active: false,
             res_blocked: false,
             affinity,
+            affinity_gen: 0,
             state: TState::Sleeping,
             cpu,
             wake_gen: 0,

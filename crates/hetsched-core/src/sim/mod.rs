@@ -257,6 +257,9 @@ struct Thread {
     /// Blocked on a resource (counted in `nr_res_blocked`).
     res_blocked: bool,
     affinity: CpuSet,
+    /// Moves on at each change of `affinity`: the key of the thread's
+    /// `max_allowed_capacity` memo ([`Sim::max_allowed_capacity`]).
+    affinity_gen: u32,
     state: TState,
     cpu: usize,
     wake_gen: u32,
@@ -454,8 +457,8 @@ struct Sim<'w> {
     /// (sim/balance.rs).
     lb_scratch: balance::LbScratch,
     /// Per thread: `p->max_allowed_capacity` and `p->nr_cpus_allowed == 1`, with the
-    /// affinity they were computed for.
-    max_cap_memo: Vec<(CpuSet, u64, bool)>,
+    /// `affinity_gen` of the affinity they were computed for (`None`: not computed).
+    max_cap_memo: Vec<Option<(u32, u64, bool)>>,
     /// The last jiffy [`Sim::jiffies`] computed and its first nanosecond: a time within
     /// it needs no division.
     jiffy_memo: std::cell::Cell<(u64, Nanos)>,

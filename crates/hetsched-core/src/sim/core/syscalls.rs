@@ -139,6 +139,7 @@ impl<'w> Sim<'w> {
             return false;
         }
         self.threads[tid].affinity = mask;
+        self.threads[tid].affinity_gen = self.threads[tid].affinity_gen.wrapping_add(1);
         // the balancer reads the current task's affinity (`rq->curr->cpus_ptr`)
         self.lb_cpu_changed(cpu);
         if mask.contains(cpu) {
@@ -246,6 +247,7 @@ impl<'w> Sim<'w> {
         c.eff_prio = prio;
         c.class = class;
         c.affinity = affinity;
+        c.affinity_gen = c.affinity_gen.wrapping_add(1);
         c.dl = dl;
         c.uclamp_req = req;
         c.uclamp = energy::task_uclamp(class == Class::Rt, req[0], req[1], rt_default);

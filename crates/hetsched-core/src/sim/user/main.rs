@@ -169,6 +169,7 @@ impl<'w> Sim<'w> {
             dl_inactive_active: false,
             res_blocked: false,
             affinity: CpuSet::first_n(self.p.nr_cpus()),
+            affinity_gen: 0,
             state: TState::Sleeping,
             cpu,
             wake_gen: 0,
