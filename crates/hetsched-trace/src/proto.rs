@@ -26,8 +26,11 @@ pub(crate) fn push_varint(buf: &mut Vec<u8>, mut v: u64) {
 /// The length of `v` as a varint.
 #[inline(always)]
 pub(crate) fn varint_len(v: u64) -> usize {
-    // 1 byte per started group of 7 bits; 0 takes one byte.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    // 1 byte per started group of 7 bits, 0 taking one: with `h` the index of the highest
+    // set bit (0..=63), `h / 7 + 1`, which `(9 h + 73) / 64` equals for every such `h`
+    // (checked by the tests) without a division.
+    let h = 63 - (v | 1).leading_zeros() as usize;
+    (h * 9 + 73) >> 6
 }
 
 /// Appends the key of field `field` with wire type `wt`.
@@ -44,7 +47,7 @@ pub(crate) fn push_uint(buf: &mut Vec<u8>, field: u32, v: u64) {
 }
 
 /// Appends a signed varint field (`int32`, `int64`): two's complement over 64 bits.
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn push_int(buf: &mut Vec<u8>, field: u32, v: i64) {
     push_key(buf, field, WT_VARINT);
     // Reinterpreting the bits is the encoding: -1 is ten bytes of 0xff..0x01.
@@ -63,6 +66,182 @@ pub(crate) fn push_bytes(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 #[inline(always)]
 pub(crate) fn push_str(buf: &mut Vec<u8>, field: u32, s: &str) {
     push_bytes(buf, field, s.as_bytes());
+}
+
+/// The key byte of field `field` (below 16) with wire type `wt`, for constant tables.
+pub(crate) const fn key1(field: u32, wt: u64) -> u8 {
+    assert!(field < 16 && wt < 8, "a one-byte key");
+    // Below 128 by the assertion.
+    ((field << 3) as u8) | wt as u8
+}
+
+/// Where an encoder puts bytes: [`Sizer`] counts them, [`Enc`] writes them. A message's
+/// body is written by one function generic over `Out`, run once with a `Sizer` for its
+/// length (protobuf's `ByteSize()`) and once with an `Enc` to write it behind that length
+/// (`SerializeWithCachedSizes()`): each byte is written once, in its place.
+pub(crate) trait Out {
+    /// One byte.
+    fn byte(&mut self, b: u8);
+    /// Bytes of a length known at compile time (keys, field names).
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]);
+    /// A base-128 varint.
+    fn varint(&mut self, v: u64);
+    /// Bytes of any length (a string's contents).
+    fn bytes(&mut self, b: &[u8]);
+    /// A length-delimited field `key` (a one-byte key) holding `head` then the varint
+    /// `v`: a message of one constant part and a varint last, short enough for a
+    /// one-byte length whatever `v` (a generic event's `Field` with a number).
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, key: u8, head: &[u8; N], v: u64) {
+        self.byte(key);
+        self.varint((N + varint_len(v)) as u64);
+        self.fixed(head);
+        self.varint(v);
+    }
+}
+
+/// An [`Out`] that counts the bytes it is given.
+#[derive(Debug, Default)]
+pub(crate) struct Sizer(pub(crate) usize);
+
+impl Out for Sizer {
+    #[inline(always)]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, _: &[u8; N]) {
+        self.0 += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        self.0 += varint_len(v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, _: u8, _: &[u8; N], v: u64) {
+        const { assert!(N + 10 < 0x80, "a one-byte length") };
+        self.0 += 2 + N + varint_len(v);
+    }
+}
+
+/// An [`Out`] that writes into a slice from its start, its length reserved beforehand
+/// (by a [`Sizer`] run over the same fields): each write is one bound check and stores,
+/// no capacity check or length update of a `Vec` per byte.
+#[derive(Debug)]
+pub(crate) struct Enc<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Enc<'a> {
+    /// An encoder writing at the start of `buf`.
+    #[inline(always)]
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        Enc { buf, pos: 0 }
+    }
+    /// Bytes written.
+    #[inline(always)]
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+    /// Takes back the last `n` bytes written (the unused tail of a constant-length copy):
+    /// they are overwritten next.
+    #[inline(always)]
+    pub(crate) fn rewind(&mut self, n: usize) {
+        self.pos -= n;
+    }
+    /// Writes the varint `v` and returns its length.
+    #[inline(always)]
+    fn put_varint(&mut self, v: u64) -> usize {
+        if v < 0x80 {
+            // One byte, below 0x80.
+            self.byte(v as u8);
+            1
+        } else if v < 0x4000 {
+            // Two bytes: the low seven bits with the continuation bit, then the rest
+            // (below 0x80).
+            self.fixed(&[(v as u8) | 0x80, (v >> 7) as u8]);
+            2
+        } else if let Some(d) = self
+            .buf
+            .get_mut(self.pos..self.pos + 10)
+            .and_then(|d| <&mut [u8; 10]>::try_from(d).ok())
+        {
+            let n = varint_long(d, v);
+            self.pos += n;
+            n
+        } else {
+            // Near the end of the room (the last field of a message): byte by byte.
+            let start = self.pos;
+            let mut v = v;
+            while v >= 0x80 {
+                self.byte((v as u8) | 0x80);
+                v >>= 7;
+            }
+            self.byte(v as u8);
+            self.pos - start
+        }
+    }
+}
+
+/// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
+/// most ten, in a ten-byte window whose index stays below ten (no bound check per byte).
+/// Out of line and free of the encoder, which stays in registers.
+#[inline(never)]
+fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
+    let mut n = 0;
+    while n < 9 && v >= 0x80 {
+        // The low seven bits with the continuation bit: the cast keeps them.
+        d[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    // After nine groups of seven, at most the 64th bit is left: below 0x80.
+    d[n] = v as u8;
+    n + 1
+}
+
+impl Out for Enc<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.buf[self.pos] = b;
+        self.pos += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(b);
+        self.pos += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        self.put_varint(v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        let end = self.pos + b.len();
+        if b.len() <= 32 {
+            crate::fmt::copy_small(&mut self.buf[self.pos..end], b);
+        } else {
+            self.buf[self.pos..end].copy_from_slice(b);
+        }
+        self.pos = end;
+    }
+    /// The length byte is written after the varint, which gives its own length.
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, key: u8, head: &[u8; N], v: u64) {
+        const { assert!(N + 10 < 0x80, "a one-byte length") };
+        let start = self.pos;
+        self.byte(key);
+        self.pos += 1;
+        self.fixed(head);
+        let n = self.put_varint(v);
+        // Below 0x80 by the assertion.
+        self.buf[start + 1] = (N + n) as u8;
+    }
 }
 
 #[cfg(test)]
