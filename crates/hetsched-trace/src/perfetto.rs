@@ -43,7 +43,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::path::Path;
 
 use hetsched_core::time::Nanos;
@@ -59,7 +59,7 @@ use crate::proto::{
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
 pub const BUNDLE_BYTES: usize = 16 * 1024;
 /// Bytes of packets buffered before they are handed to the writer.
-const FLUSH_THRESHOLD: usize = 64 * 1024;
+const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// The one packet sequence this writer produces (`trusted_packet_sequence_id`).
 const SEQUENCE_ID: u64 = 1;
 
@@ -742,11 +742,79 @@ impl Bundle {
     }
 }
 
+/// A bundle's events handed to the writer from the bundle's own buffer: `events[..len]`,
+/// after the bytes of the output buffer up to `after`.
+#[derive(Debug)]
+struct Segment {
+    after: usize,
+    events: Vec<u8>,
+    len: usize,
+}
+
+/// Bundles of fewer event bytes are copied into the output buffer rather than handed over
+/// (the few at the end of a run, or of a short one).
+const COPY_BYTES: usize = 4096;
+
+/// Pieces of output given to one `write_vectored` call: below Linux's `IOV_MAX` (1024).
+const MAX_SLICES: usize = 64;
+
+/// Pieces of output gathered for `write_vectored` calls of up to [`MAX_SLICES`] each.
+struct Gather<'a, W: Write> {
+    out: &'a mut W,
+    slices: [IoSlice<'a>; MAX_SLICES],
+    n: usize,
+    /// The first error; later pieces are dropped.
+    result: io::Result<()>,
+}
+
+impl<'a, W: Write> Gather<'a, W> {
+    /// Adds `piece`, writing the pieces gathered first if there is no room for it.
+    fn push(&mut self, piece: &'a [u8]) {
+        if piece.is_empty() || self.result.is_err() {
+            return;
+        }
+        if self.n == MAX_SLICES {
+            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
+            self.n = 0;
+        }
+        self.slices[self.n] = IoSlice::new(piece);
+        self.n += 1;
+    }
+
+    /// Writes the pieces left; returns the first error.
+    fn finish(mut self) -> io::Result<()> {
+        if self.result.is_ok() && self.n > 0 {
+            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
+        }
+        self.result
+    }
+}
+
+/// Writes all of `slices`, as `Write::write_all` does for one (a write of 0 bytes is an
+/// error, an interrupted one is retried).
+fn write_all_vectored<W: Write>(out: &mut W, mut slices: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !slices.is_empty() {
+        match out.write_vectored(slices) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "failed to write whole buffer",
+                ))
+            }
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// A [`TraceSink`] that writes a Perfetto protobuf trace, as described in the
 /// [module documentation](self).
 ///
 /// Packets are encoded into internal buffers without allocating per event and handed to
-/// the writer in blocks of about 64 KiB, so `W` need not be buffered. Error handling is
+/// the writer in blocks of about 256 KiB (one `write_vectored` call each: a full CPU
+/// bundle is handed over from its own buffer, not copied), so `W` need not be buffered. Error handling is
 /// [`FtraceTextSink`](crate::FtraceTextSink)'s: the first I/O error is kept and stops
 /// output; [`flush`](Self::flush) or [`into_inner`](Self::into_inner) report it. Events
 /// still buffered per CPU are written by `end` (the engine calls it at the end of a run),
@@ -769,8 +837,15 @@ impl Bundle {
 pub struct PerfettoSink<W: Write> {
     /// The destination; `None` only after `into_inner` took it.
     out: Option<W>,
-    /// Pending output (whole `Trace.packet` fields).
+    /// Pending output: the bytes of `Trace.packet` fields but for the events of the
+    /// bundles in `segments`, which go between the pieces of `buf` that `segments` marks.
     buf: Vec<u8>,
+    /// Pending output, in order after the bytes of `buf` before each.
+    segments: Vec<Segment>,
+    /// Bytes of events in `segments`.
+    segment_bytes: usize,
+    /// Bundle buffers written out, to reuse.
+    spare: Vec<Vec<u8>>,
     /// Per CPU, the encoded `FtraceEventBundle.event` fields not yet written.
     cpus: Vec<Bundle>,
     /// Scratch: a message to nest (a clock, a process-tree entry).
@@ -807,6 +882,9 @@ impl<W: Write> PerfettoSink<W> {
         PerfettoSink {
             out: Some(writer),
             buf: Vec::with_capacity(FLUSH_THRESHOLD + BUNDLE_BYTES + 1024),
+            segments: Vec::new(),
+            segment_bytes: 0,
+            spare: Vec::new(),
             cpus: Vec::new(),
             body: Vec::new(),
             text: Vec::new(),
@@ -871,22 +949,24 @@ impl<W: Write> PerfettoSink<W> {
             SEQUENCE_ID,
         );
         push_bytes(&mut self.buf, trace::PACKET, &self.packet);
-        if self.buf.len() >= FLUSH_THRESHOLD {
+        if self.buf.len() + self.segment_bytes >= FLUSH_THRESHOLD {
             self.write_buf();
         }
     }
 
-    /// Writes CPU `cpu`'s pending events as one `FtraceEventBundle` packet, straight
-    /// into the output buffer (lengths computed, not copied through scratch buffers).
+    /// Writes CPU `cpu`'s pending events as one `FtraceEventBundle` packet: its head
+    /// into the output buffer, then the events, whole, from the bundle's own buffer
+    /// (handed over, a spare one taking its place) or, if fewer than [`COPY_BYTES`],
+    /// copied.
     fn flush_bundle(&mut self, cpu: usize) {
-        let Some(events) = self.cpus.get(cpu).map(Bundle::events) else {
+        let Some(used) = self.cpus.get(cpu).map(|b| b.used) else {
             return;
         };
-        if events.is_empty() {
+        if used == 0 {
             return;
         }
         let cpu_field = 1 + varint_len(cpu as u64);
-        let bundle_len = cpu_field + events.len();
+        let bundle_len = cpu_field + used;
         let seq_field = 1 + varint_len(SEQUENCE_ID);
         let packet_len = 1 + varint_len(bundle_len as u64) + bundle_len + seq_field;
         push_key(&mut self.buf, trace::PACKET, WT_LEN);
@@ -894,14 +974,26 @@ impl<W: Write> PerfettoSink<W> {
         push_key(&mut self.buf, packet::FTRACE_EVENTS, WT_LEN);
         push_varint(&mut self.buf, bundle_len as u64);
         push_uint(&mut self.buf, bundle::CPU, cpu as u64);
-        self.buf.extend_from_slice(events);
+        let b = &mut self.cpus[cpu];
+        if used < COPY_BYTES {
+            self.buf.extend_from_slice(b.events());
+        } else {
+            let room = self.spare.pop().unwrap_or_default();
+            let events = std::mem::replace(&mut b.buf, room);
+            self.segments.push(Segment {
+                after: self.buf.len(),
+                events,
+                len: used,
+            });
+            self.segment_bytes += used;
+        }
+        b.used = 0;
         push_uint(
             &mut self.buf,
             packet::TRUSTED_PACKET_SEQUENCE_ID,
             SEQUENCE_ID,
         );
-        self.cpus[cpu].used = 0;
-        if self.buf.len() >= FLUSH_THRESHOLD {
+        if self.buf.len() + self.segment_bytes >= FLUSH_THRESHOLD {
             self.write_buf();
         }
     }
@@ -976,19 +1068,36 @@ impl<W: Write> PerfettoSink<W> {
         }
     }
 
-    /// Hands the buffer to the writer; records an error instead of returning it.
+    /// Hands the pending output to the writer, in `write_vectored` calls of up to
+    /// [`MAX_SLICES`] pieces; records an error instead of returning it. The bundle
+    /// buffers written become spares.
     fn write_buf(&mut self) {
-        if self.buf.is_empty() {
+        if self.buf.is_empty() && self.segments.is_empty() {
             return;
         }
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.write_all(&self.buf) {
+                let mut g = Gather {
+                    out,
+                    slices: [IoSlice::new(&[]); MAX_SLICES],
+                    n: 0,
+                    result: Ok(()),
+                };
+                let mut start = 0;
+                for seg in &self.segments {
+                    g.push(&self.buf[start..seg.after]);
+                    g.push(&seg.events[..seg.len]);
+                    start = seg.after;
+                }
+                g.push(&self.buf[start..]);
+                if let Err(e) = g.finish() {
                     self.error = Some(e);
                 }
             }
         }
         self.buf.clear();
+        self.spare.extend(self.segments.drain(..).map(|s| s.events));
+        self.segment_bytes = 0;
     }
 }
 
@@ -1588,6 +1697,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A writer that takes at most 7 bytes a call, and of one slice only.
+    struct Trickle(Vec<u8>);
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(7);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn short_writes_give_the_same_bytes() {
+        // Enough events for full bundles handed over whole, several output blocks, and
+        // small bundles copied at the end.
+        fn feed_many(sink: &mut dyn TraceSink) {
+            sink.begin(3, 0);
+            for i in 0..60_000u64 {
+                let task = TaskRef {
+                    comm: "small-0",
+                    pid: 1000 + (i % 5) as u32,
+                    prio: 120,
+                };
+                let ctx = Ctx {
+                    ts: 1_000_000 + i * 10,
+                    cpu: (i % 3) as u32,
+                    comm: task.comm,
+                    pid: task.pid,
+                };
+                sink.record(
+                    &ctx,
+                    &TraceEvent::SchedUtilEstSe {
+                        cpu: ctx.cpu,
+                        task,
+                        enqueued: i,
+                        ewma: i / 2,
+                        util: i % 1024,
+                    },
+                );
+            }
+            sink.end(2_000_000);
+        }
+        let mut a = PerfettoSink::new(Vec::new());
+        feed_many(&mut a);
+        let a = a.into_inner().expect("Vec writer");
+        let mut b = PerfettoSink::new(Trickle(Vec::new()));
+        feed_many(&mut b);
+        let b = b.into_inner().expect("Trickle writer").0;
+        assert!(a.len() > 40 * BUNDLE_BYTES, "{} bytes", a.len());
+        assert!(a == b, "{} and {} bytes differ", a.len(), b.len());
     }
 
     #[test]
