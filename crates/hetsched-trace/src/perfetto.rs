@@ -198,18 +198,20 @@ const fn name_field<const N: usize>(name: &str) -> [u8; N] {
     a
 }
 
-/// The head of a `Field`, as a constant: `name`'s key, length and bytes, then the key of
-/// its value (`value_key`), whose varint or length follows.
+/// The head of a `Field`, as a constant: its key and a placeholder for its length, then
+/// `name`'s key, length and bytes, then the key of its value (`value_key`), whose varint
+/// or length follows.
 const fn field_head<const N: usize>(name: &str, value_key: u8) -> [u8; N] {
     let b = name.as_bytes();
-    assert!(N == b.len() + 3 && b.len() < 0x80, "a one-byte length");
+    assert!(N == b.len() + 5 && b.len() < 0x80, "a one-byte length");
     let mut a = [0u8; N];
-    a[0] = key1(generic::NAME, WT_LEN);
+    a[0] = FIELD_KEY;
+    a[2] = key1(generic::NAME, WT_LEN);
     // Below 0x80 by the assertion.
-    a[1] = b.len() as u8;
+    a[3] = b.len() as u8;
     let mut i = 0;
     while i < b.len() {
-        a[2 + i] = b[i];
+        a[4 + i] = b[i];
         i += 1;
     }
     a[N - 1] = value_key;
@@ -274,7 +276,7 @@ macro_rules! head {
         head!($name, key1(generic::STR_VALUE, WT_LEN))
     };
     ($name:literal, $key:expr) => {{
-        const H: [u8; $name.len() + 3] = field_head($name, $key);
+        const H: [u8; $name.len() + 5] = field_head($name, $key);
         &H
     }};
 }
@@ -282,7 +284,7 @@ macro_rules! head {
 /// A generic event's `Field` with an unsigned value (`head!(name, u)`).
 #[inline(always)]
 fn gu<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: u64) {
-    o.short_message(FIELD_KEY, head, v);
+    o.short_message(head, v);
 }
 
 /// A generic event's `Field` with a signed value (`head!(name, i)`): the bits of a
@@ -296,9 +298,18 @@ fn gi<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: i64) {
 #[inline(always)]
 fn gs<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
     let len = v.len();
-    o.byte(FIELD_KEY);
-    o.varint((N + varint_len(len as u64) + len) as u64);
-    o.fixed(head);
+    // The head's own key and length byte are not part of the length.
+    let field_len = N - 2 + varint_len(len as u64) + len;
+    if field_len < 0x80 {
+        let mut h = *head;
+        // Below 0x80.
+        h[1] = field_len as u8;
+        o.fixed(&h);
+    } else {
+        o.byte(head[0]);
+        o.varint(field_len as u64);
+        o.bytes(&head[2..]);
+    }
     o.varint(len as u64);
     o.bytes(v);
 }
@@ -724,8 +735,7 @@ impl Bundle {
         let mut e = Enc::new(&mut self.buf[self.used..end + SLACK]);
         e.byte(key1(bundle::EVENT, WT_LEN));
         e.varint(len);
-        e.fixed(&head.bytes);
-        e.rewind(HEAD_BYTES - head.len);
+        e.fixed_prefix(&head.bytes, head.len);
         e.varint(tag_key);
         e.varint(body_len);
         encode_body(&mut e, text, ev);

@@ -88,16 +88,11 @@ pub(crate) trait Out {
     fn varint(&mut self, v: u64);
     /// Bytes of any length (a string's contents).
     fn bytes(&mut self, b: &[u8]);
-    /// A length-delimited field `key` (a one-byte key) holding `head` then the varint
-    /// `v`: a message of one constant part and a varint last, short enough for a
-    /// one-byte length whatever `v` (a generic event's `Field` with a number).
-    #[inline(always)]
-    fn short_message<const N: usize>(&mut self, key: u8, head: &[u8; N], v: u64) {
-        self.byte(key);
-        self.varint((N + varint_len(v)) as u64);
-        self.fixed(head);
-        self.varint(v);
-    }
+    /// A length-delimited field of a one-byte key holding a constant part then the
+    /// varint `v`, short enough for a one-byte length whatever `v` (a generic event's
+    /// `Field` with a number): `head` is the key, a placeholder for the length, and the
+    /// constant part.
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64);
 }
 
 /// An [`Out`] that counts the bytes it is given.
@@ -122,68 +117,87 @@ impl Out for Sizer {
         self.0 += b.len();
     }
     #[inline(always)]
-    fn short_message<const N: usize>(&mut self, _: u8, _: &[u8; N], v: u64) {
-        const { assert!(N + 10 < 0x80, "a one-byte length") };
-        self.0 += 2 + N + varint_len(v);
+    fn short_message<const N: usize>(&mut self, _: &[u8; N], v: u64) {
+        const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
+        self.0 += N + varint_len(v);
     }
 }
 
 /// An [`Out`] that writes into a slice from its start, its length reserved beforehand
-/// (by a [`Sizer`] run over the same fields): each write is one bound check and stores,
-/// no capacity check or length update of a `Vec` per byte.
+/// (by a [`Sizer`] run over the same fields): the room left is a slice that each write
+/// splits (one bound check, then stores of a constant length), no capacity check or
+/// length update of a `Vec` per byte.
 #[derive(Debug)]
 pub(crate) struct Enc<'a> {
-    buf: &'a mut [u8],
-    pos: usize,
+    /// The room not written yet.
+    rest: &'a mut [u8],
+    /// The room's length at the start.
+    len: usize,
 }
 
 impl<'a> Enc<'a> {
     /// An encoder writing at the start of `buf`.
     #[inline(always)]
     pub(crate) fn new(buf: &'a mut [u8]) -> Self {
-        Enc { buf, pos: 0 }
+        let len = buf.len();
+        Enc { rest: buf, len }
     }
     /// Bytes written.
     #[inline(always)]
     pub(crate) fn pos(&self) -> usize {
-        self.pos
+        self.len - self.rest.len()
     }
-    /// Takes back the last `n` bytes written (the unused tail of a constant-length copy):
-    /// they are overwritten next.
+    /// The next `N` bytes of the room, taken.
     #[inline(always)]
-    pub(crate) fn rewind(&mut self, n: usize) {
-        self.pos -= n;
+    fn take<const N: usize>(&mut self) -> &'a mut [u8; N] {
+        let (head, rest) = std::mem::take(&mut self.rest)
+            .split_first_chunk_mut::<N>()
+            .expect("room reserved by a Sizer");
+        self.rest = rest;
+        head
+    }
+    /// Skips `n` bytes of the room (written already).
+    #[inline(always)]
+    fn skip(&mut self, n: usize) {
+        self.rest = &mut std::mem::take(&mut self.rest)[n..];
+    }
+    /// Copies `b` whole and keeps its first `n` bytes: the rest of the copy is room again
+    /// (`N` bytes of room are needed, `n` kept).
+    #[inline(always)]
+    pub(crate) fn fixed_prefix<const N: usize>(&mut self, b: &[u8; N], n: usize) {
+        *self
+            .rest
+            .first_chunk_mut::<N>()
+            .expect("room reserved, with slack") = *b;
+        self.skip(n);
     }
     /// Writes the varint `v` and returns its length.
     #[inline(always)]
     fn put_varint(&mut self, v: u64) -> usize {
         if v < 0x80 {
             // One byte, below 0x80.
-            self.byte(v as u8);
+            self.take::<1>()[0] = v as u8;
             1
         } else if v < 0x4000 {
             // Two bytes: the low seven bits with the continuation bit, then the rest
             // (below 0x80).
-            self.fixed(&[(v as u8) | 0x80, (v >> 7) as u8]);
+            *self.take::<2>() = [(v as u8) | 0x80, (v >> 7) as u8];
             2
-        } else if let Some(d) = self
-            .buf
-            .get_mut(self.pos..self.pos + 10)
-            .and_then(|d| <&mut [u8; 10]>::try_from(d).ok())
-        {
+        } else if let Some(d) = self.rest.first_chunk_mut::<10>() {
             let n = varint_long(d, v);
-            self.pos += n;
+            self.skip(n);
             n
         } else {
             // Near the end of the room (the last field of a message): byte by byte.
-            let start = self.pos;
             let mut v = v;
+            let mut n = 1;
             while v >= 0x80 {
                 self.byte((v as u8) | 0x80);
                 v >>= 7;
+                n += 1;
             }
             self.byte(v as u8);
-            self.pos - start
+            n
         }
     }
 }
@@ -208,13 +222,11 @@ fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
 impl Out for Enc<'_> {
     #[inline(always)]
     fn byte(&mut self, b: u8) {
-        self.buf[self.pos] = b;
-        self.pos += 1;
+        self.take::<1>()[0] = b;
     }
     #[inline(always)]
     fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
-        self.buf[self.pos..self.pos + N].copy_from_slice(b);
-        self.pos += N;
+        *self.take::<N>() = *b;
     }
     #[inline(always)]
     fn varint(&mut self, v: u64) {
@@ -222,25 +234,24 @@ impl Out for Enc<'_> {
     }
     #[inline(always)]
     fn bytes(&mut self, b: &[u8]) {
-        let end = self.pos + b.len();
+        let (dst, rest) = std::mem::take(&mut self.rest).split_at_mut(b.len());
         if b.len() <= 32 {
-            crate::fmt::copy_small(&mut self.buf[self.pos..end], b);
+            crate::fmt::copy_small(dst, b);
         } else {
-            self.buf[self.pos..end].copy_from_slice(b);
+            dst.copy_from_slice(b);
         }
-        self.pos = end;
+        self.rest = rest;
     }
-    /// The length byte is written after the varint, which gives its own length.
+    /// The head is copied with its length byte, which is set after the varint, which
+    /// gives its own length.
     #[inline(always)]
-    fn short_message<const N: usize>(&mut self, key: u8, head: &[u8; N], v: u64) {
-        const { assert!(N + 10 < 0x80, "a one-byte length") };
-        let start = self.pos;
-        self.byte(key);
-        self.pos += 1;
-        self.fixed(head);
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64) {
+        const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
+        let h = self.take::<N>();
+        *h = *head;
         let n = self.put_varint(v);
         // Below 0x80 by the assertion.
-        self.buf[start + 1] = (N + n) as u8;
+        h[1] = (N - 2 + n) as u8;
     }
 }
 
