@@ -203,10 +203,26 @@ impl<'a> Enc<'a> {
 }
 
 /// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
-/// most ten, in a ten-byte window whose index stays below ten (no bound check per byte).
-/// Out of line and free of the encoder, which stays in registers.
+/// most ten, in a ten-byte window. Below 2^56 (eight bytes at most: nanosecond times for
+/// two years), its seven-bit groups are spread to one byte each in two steps and the
+/// continuation bits set on all but the last, in one word; above, byte by byte, the index staying below
+/// ten (no bound check per byte). Out of line and free of the encoder, which stays in
+/// registers.
 #[inline(never)]
 fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
+    if v < 1 << 56 {
+        let n = varint_len(v);
+        // Groups of 14 bits to 16-bit lanes, then of 7 bits to bytes.
+        let x = (v & 0x3fff)
+            | ((v & (0x3fff << 14)) << 2)
+            | ((v & (0x3fff << 28)) << 4)
+            | ((v & (0x3fff << 42)) << 6);
+        let x = (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1);
+        // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
+        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
+        *d.first_chunk_mut::<8>().expect("ten bytes") = (x | cont).to_le_bytes();
+        return n;
+    }
     let mut n = 0;
     while n < 9 && v >= 0x80 {
         // The low seven bits with the continuation bit: the cast keeps them.
