@@ -23,14 +23,24 @@ pub(crate) fn push_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+/// `VARINT_LEN[h]`: the length of a varint whose highest set bit is bit `h`, `h / 7 + 1`.
+const VARINT_LEN: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut h = 0;
+    while h < 64 {
+        // At most 10.
+        t[h] = (h / 7 + 1) as u8;
+        h += 1;
+    }
+    t
+};
+
 /// The length of `v` as a varint.
 #[inline(always)]
 pub(crate) fn varint_len(v: u64) -> usize {
-    // 1 byte per started group of 7 bits, 0 taking one: with `h` the index of the highest
-    // set bit (0..=63), `h / 7 + 1`, which `(9 h + 73) / 64` equals for every such `h`
-    // (checked by the tests) without a division.
-    let h = 63 - (v | 1).leading_zeros() as usize;
-    (h * 9 + 73) >> 6
+    // 1 byte per started group of 7 bits, 0 taking one: by the index of the highest set
+    // bit (0..=63).
+    usize::from(VARINT_LEN[63 - (v | 1).leading_zeros() as usize])
 }
 
 /// Appends the key of field `field` with wire type `wt`.
