@@ -23,11 +23,24 @@ pub(crate) fn push_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+/// `VARINT_LEN[h]`: the length of a varint whose highest set bit is bit `h`, `h / 7 + 1`.
+const VARINT_LEN: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut h = 0;
+    while h < 64 {
+        // At most 10.
+        t[h] = (h / 7 + 1) as u8;
+        h += 1;
+    }
+    t
+};
+
 /// The length of `v` as a varint.
 #[inline(always)]
 pub(crate) fn varint_len(v: u64) -> usize {
-    // 1 byte per started group of 7 bits; 0 takes one byte.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    // 1 byte per started group of 7 bits, 0 taking one: by the index of the highest set
+    // bit (0..=63).
+    usize::from(VARINT_LEN[63 - (v | 1).leading_zeros() as usize])
 }
 
 /// Appends the key of field `field` with wire type `wt`.
@@ -44,7 +57,7 @@ pub(crate) fn push_uint(buf: &mut Vec<u8>, field: u32, v: u64) {
 }
 
 /// Appends a signed varint field (`int32`, `int64`): two's complement over 64 bits.
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn push_int(buf: &mut Vec<u8>, field: u32, v: i64) {
     push_key(buf, field, WT_VARINT);
     // Reinterpreting the bits is the encoding: -1 is ten bytes of 0xff..0x01.
@@ -63,6 +76,209 @@ pub(crate) fn push_bytes(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 #[inline(always)]
 pub(crate) fn push_str(buf: &mut Vec<u8>, field: u32, s: &str) {
     push_bytes(buf, field, s.as_bytes());
+}
+
+/// The key byte of field `field` (below 16) with wire type `wt`, for constant tables.
+pub(crate) const fn key1(field: u32, wt: u64) -> u8 {
+    assert!(field < 16 && wt < 8, "a one-byte key");
+    // Below 128 by the assertion.
+    ((field << 3) as u8) | wt as u8
+}
+
+/// Where an encoder puts bytes: [`Sizer`] counts them, [`Enc`] writes them. A message's
+/// body is written by one function generic over `Out`, run once with a `Sizer` for its
+/// length (protobuf's `ByteSize()`) and once with an `Enc` to write it behind that length
+/// (`SerializeWithCachedSizes()`): each byte is written once, in its place.
+pub(crate) trait Out {
+    /// One byte.
+    fn byte(&mut self, b: u8);
+    /// Bytes of a length known at compile time (keys, field names).
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]);
+    /// A base-128 varint.
+    fn varint(&mut self, v: u64);
+    /// Bytes of any length (a string's contents).
+    fn bytes(&mut self, b: &[u8]);
+    /// A length-delimited field of a one-byte key holding a constant part then the
+    /// varint `v`, short enough for a one-byte length whatever `v` (a generic event's
+    /// `Field` with a number): `head` is the key, a placeholder for the length, and the
+    /// constant part.
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64);
+}
+
+/// An [`Out`] that counts the bytes it is given.
+#[derive(Debug, Default)]
+pub(crate) struct Sizer(pub(crate) usize);
+
+impl Out for Sizer {
+    #[inline(always)]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, _: &[u8; N]) {
+        self.0 += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        self.0 += varint_len(v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, _: &[u8; N], v: u64) {
+        const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
+        self.0 += N + varint_len(v);
+    }
+}
+
+/// An [`Out`] that writes into a slice from its start, its length reserved beforehand
+/// (by a [`Sizer`] run over the same fields): the room left is a slice that each write
+/// splits (one bound check, then stores of a constant length), no capacity check or
+/// length update of a `Vec` per byte.
+#[derive(Debug)]
+pub(crate) struct Enc<'a> {
+    /// The room not written yet.
+    rest: &'a mut [u8],
+    /// The room's length at the start.
+    len: usize,
+}
+
+impl<'a> Enc<'a> {
+    /// An encoder writing at the start of `buf`.
+    #[inline(always)]
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        let len = buf.len();
+        Enc { rest: buf, len }
+    }
+    /// Bytes written.
+    #[inline(always)]
+    pub(crate) fn pos(&self) -> usize {
+        self.len - self.rest.len()
+    }
+    /// The next `N` bytes of the room, taken.
+    #[inline(always)]
+    fn take<const N: usize>(&mut self) -> &'a mut [u8; N] {
+        let (head, rest) = std::mem::take(&mut self.rest)
+            .split_first_chunk_mut::<N>()
+            .expect("room reserved by a Sizer");
+        self.rest = rest;
+        head
+    }
+    /// Skips `n` bytes of the room (written already).
+    #[inline(always)]
+    fn skip(&mut self, n: usize) {
+        self.rest = &mut std::mem::take(&mut self.rest)[n..];
+    }
+    /// Copies `b` whole and keeps its first `n` bytes: the rest of the copy is room again
+    /// (`N` bytes of room are needed, `n` kept).
+    #[inline(always)]
+    pub(crate) fn fixed_prefix<const N: usize>(&mut self, b: &[u8; N], n: usize) {
+        *self
+            .rest
+            .first_chunk_mut::<N>()
+            .expect("room reserved, with slack") = *b;
+        self.skip(n);
+    }
+    /// Writes the varint `v` and returns its length.
+    #[inline(always)]
+    fn put_varint(&mut self, v: u64) -> usize {
+        if v < 0x80 {
+            // One byte, below 0x80.
+            self.take::<1>()[0] = v as u8;
+            1
+        } else if v < 0x4000 {
+            // Two bytes: the low seven bits with the continuation bit, then the rest
+            // (below 0x80).
+            *self.take::<2>() = [(v as u8) | 0x80, (v >> 7) as u8];
+            2
+        } else if let Some(d) = self.rest.first_chunk_mut::<10>() {
+            let n = varint_long(d, v);
+            self.skip(n);
+            n
+        } else {
+            // Near the end of the room (the last field of a message): byte by byte.
+            let mut v = v;
+            let mut n = 1;
+            while v >= 0x80 {
+                self.byte((v as u8) | 0x80);
+                v >>= 7;
+                n += 1;
+            }
+            self.byte(v as u8);
+            n
+        }
+    }
+}
+
+/// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
+/// most ten, in a ten-byte window. Below 2^56 (eight bytes at most: nanosecond times for
+/// two years), its seven-bit groups are spread to one byte each in two steps and the
+/// continuation bits set on all but the last, in one word; above, byte by byte, the index staying below
+/// ten (no bound check per byte). Out of line and free of the encoder, which stays in
+/// registers.
+#[inline(never)]
+fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
+    if v < 1 << 56 {
+        let n = varint_len(v);
+        // Groups of 14 bits to 16-bit lanes, then of 7 bits to bytes.
+        let x = (v & 0x3fff)
+            | ((v & (0x3fff << 14)) << 2)
+            | ((v & (0x3fff << 28)) << 4)
+            | ((v & (0x3fff << 42)) << 6);
+        let x = (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1);
+        // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
+        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
+        *d.first_chunk_mut::<8>().expect("ten bytes") = (x | cont).to_le_bytes();
+        return n;
+    }
+    let mut n = 0;
+    while n < 9 && v >= 0x80 {
+        // The low seven bits with the continuation bit: the cast keeps them.
+        d[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    // After nine groups of seven, at most the 64th bit is left: below 0x80.
+    d[n] = v as u8;
+    n + 1
+}
+
+impl Out for Enc<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.take::<1>()[0] = b;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
+        *self.take::<N>() = *b;
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        self.put_varint(v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        let (dst, rest) = std::mem::take(&mut self.rest).split_at_mut(b.len());
+        if b.len() <= 32 {
+            crate::fmt::copy_small(dst, b);
+        } else {
+            dst.copy_from_slice(b);
+        }
+        self.rest = rest;
+    }
+    /// The head is copied with its length byte, which is set after the varint, which
+    /// gives its own length.
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64) {
+        const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
+        let h = self.take::<N>();
+        *h = *head;
+        let n = self.put_varint(v);
+        // Below 0x80 by the assertion.
+        h[1] = (N - 2 + n) as u8;
+    }
 }
 
 #[cfg(test)]
