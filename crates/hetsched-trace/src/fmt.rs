@@ -264,6 +264,23 @@ impl Cursor<'_> {
         }
     }
 
+    /// Runs `f` on a copy of the cursor and takes back its position: the copy is a local
+    /// whose address is not taken once `f` and what it calls are inlined, so the
+    /// compiler keeps its fields in registers, where the original, behind a reference,
+    /// is read and written back in memory around every store into the buffer.
+    #[inline(always)]
+    pub(crate) fn local(&mut self, f: impl FnOnce(&mut Cursor<'_>)) {
+        let mut l = Cursor {
+            buf: &mut *self.buf,
+            pos: self.pos,
+            overflow: self.overflow,
+        };
+        f(&mut l);
+        let (pos, overflow) = (l.pos, l.overflow);
+        self.pos = pos;
+        self.overflow = overflow;
+    }
+
     /// Appends one byte.
     #[inline(always)]
     pub(crate) fn byte(&mut self, b: u8) {
@@ -364,8 +381,9 @@ impl Cursor<'_> {
         let at = key.len() + usize::from(neg);
         if let Some(dst) = self.chunk::<{ 2 * SCRATCH }>() {
             copy_small(dst, key);
-            // Overwritten by the first digit when `v` is not negative.
-            dst[key.len()] = b'-';
+            if neg {
+                dst[key.len()] = b'-';
+            }
             let digits = dst[at..]
                 .first_chunk_mut::<20>()
                 .expect("a key of at most SCRATCH bytes leaves 20 for the digits");
@@ -449,7 +467,9 @@ impl Cursor<'_> {
     /// first, each chunk zero-padded, the first one to the digits that `nr_bits` needs.
     ///
     /// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
-    /// ignored. `nr_bits == 0` prints `0`.
+    /// ignored. `nr_bits == 0` prints `0`. Inlined: the ftrace writer calls it on a
+    /// local cursor ([`Cursor::local`]).
+    #[inline(always)]
     pub(crate) fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         const CHUNK: usize = 32;

@@ -164,8 +164,9 @@ impl Cached {
     /// Below 10,000 s it fills `%5lu.%06lu: ` exactly (14 bytes): the seconds'
     /// left-aligned digits shifted right-aligned into four bytes, their zero bytes made
     /// spaces, and the µs as two and four zero-padded digits ([`fmt::dec4`],
-    /// [`fmt::pad4`]); later ones are written by [`push_ts`].
-    #[inline(always)]
+    /// [`fmt::pad4`]); later ones are written by [`push_ts`]. Not inlined: inlined, its
+    /// divisions were computed for every line, not only for a new timestamp.
+    #[inline(never)]
     fn set_ts(&mut self, ts: Nanos) {
         self.ts = ts;
         let secs = ts / NSEC_PER_SEC;
