@@ -187,7 +187,7 @@ fn io_errors_are_kept_not_lost() {
 
 #[test]
 fn large_output_is_written_in_order() {
-    // Past the 64 KiB buffer several times: the bytes must be those of the lines in order.
+    // Past the 1 MiB buffer several times: the bytes must be those of the lines in order.
     let mut sink = FtraceTextSink::new(Vec::new());
     sink.begin(1, 0);
     let mut expected = String::from(
@@ -195,7 +195,7 @@ fn large_output_is_written_in_order() {
          #           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
          #              | |         |         |         |\n",
     );
-    for i in 0..20_000u64 {
+    for i in 0..60_000u64 {
         let c = Ctx {
             ts: i * 1_500,
             cpu: 0,
@@ -215,7 +215,7 @@ fn large_output_is_written_in_order() {
             (c.ts % S) / US
         ));
     }
-    sink.end(30_000_000);
+    sink.end(90_000_000);
     assert!(sink.take_error().is_none());
     assert_eq!(
         String::from_utf8(sink.into_inner().expect("Vec writer")).expect("ASCII output"),
