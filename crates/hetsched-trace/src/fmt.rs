@@ -211,6 +211,21 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
 }
 
 /// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
+/// length, or `None` if it did not fit; unlike [`write_into`], inlined, so that a caller
+/// that writes again into a grown buffer does so in a cold path of its own, with none of
+/// the loop of [`write_at`] (whose values, live across it, were kept on the stack).
+#[inline(always)]
+pub(crate) fn write_once(buf: &mut [u8], f: impl FnOnce(&mut Cursor<'_>)) -> Option<usize> {
+    let mut c = Cursor {
+        buf,
+        pos: 0,
+        overflow: false,
+    };
+    f(&mut c);
+    (!c.overflow).then_some(c.pos)
+}
+
+/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
 /// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
 /// its text).
 pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {

@@ -660,6 +660,19 @@ impl<W: Write> FtraceTextSink<W> {
         self.filled = 0;
     }
 
+    /// Writes the line of `ev` into a grown buffer: it did not fit the bytes past the
+    /// pending output (the prefix cache, updated by the first try, gives the same prefix).
+    #[cold]
+    #[inline(never)]
+    fn record_grown(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        let nr_cpus = self.nr_cpus;
+        let prefixes = &mut self.prefixes;
+        self.filled = fmt::write_at(&mut self.buf, self.filled, |c| {
+            prefixes.push(c, ctx);
+            format_body(c, nr_cpus, ev);
+        });
+    }
+
     /// Writes the buffer out once it passes the threshold.
     fn maybe_write(&mut self) {
         if self.filled >= FLUSH_THRESHOLD {
@@ -685,10 +698,15 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
         }
         let nr_cpus = self.nr_cpus;
         let prefixes = &mut self.prefixes;
-        self.filled = fmt::write_at(&mut self.buf, self.filled, |c| {
+        let at = self.filled;
+        let written = fmt::write_once(self.buf.get_mut(at..).unwrap_or_default(), |c| {
             prefixes.push(c, ctx);
             format_body(c, nr_cpus, ev);
         });
+        match written {
+            Some(n) => self.filled = at + n,
+            None => self.record_grown(ctx, ev),
+        }
         self.maybe_write();
     }
 

@@ -253,3 +253,39 @@ fn perfetto_sniffs_the_text_as_ftrace() {
     }));
     assert!(some.as_bytes()[..64].windows(8).any(|w| w == b"# tracer"));
 }
+
+#[test]
+fn lines_longer_than_the_room_left_are_written_whole() {
+    // A line that does not fit the bytes past the pending output is written again into
+    // a grown buffer: the sink's text is that of `format_event`, line after line.
+    let mut sink = FtraceTextSink::new(Vec::new());
+    sink.begin(2, 0);
+    let mut expected = Vec::new();
+    let mut header = FtraceTextSink::new(Vec::new());
+    header.begin(2, 0);
+    let mut expected_text = header.into_inner().expect("Vec writer");
+    for i in 0..200usize {
+        // Line 100 is longer than the whole buffer (1 MiB and its room).
+        let comm = "c".repeat(if i == 100 { 1_500_000 } else { i * 97 % 9000 });
+        let ctx = Ctx {
+            ts: i as u64 * 1_000_000,
+            cpu: (i % 2) as u32,
+            comm: &comm,
+            pid: i as u32,
+        };
+        let task = hetsched_core::trace::TaskRef {
+            comm: &comm,
+            pid: 1000 + i as u32,
+            prio: 120,
+        };
+        let ev = TraceEvent::SchedWakeup {
+            task,
+            target_cpu: 1,
+        };
+        sink.record(&ctx, &ev);
+        expected.clear();
+        hetsched_trace::format_event(&mut expected, 2, &ctx, &ev);
+        expected_text.extend_from_slice(&expected);
+    }
+    assert_eq!(sink.into_inner().expect("Vec writer"), expected_text);
+}
