@@ -115,12 +115,11 @@ fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
 
 /// The fields that open a task entity's PELT and util_est events: ` cpu=N path=(null)
 /// comm=… pid=…` (a task has no cgroup path, as LISA's `sched_pelt_se` and
-/// `sched_util_est_se` print it).
+/// `sched_util_est_se` print it). The constant path and the next key are one key.
 #[inline(always)]
 fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
     kv_u64(c, b" cpu=", u64::from(cpu));
-    kv_str(c, b" path=", "(null)");
-    kv_str(c, b" comm=", task.comm);
+    kv_str(c, b" path=(null) comm=", task.comm);
     kv_u64(c, b" pid=", u64::from(task.pid));
 }
 
@@ -377,8 +376,8 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         } => {
             name(c, ev, "sched_pelt_cfs");
             kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_str(c, b" path=", "/");
-            kv_u64(c, b" load=", load);
+            // `path=/` (the root cfs_rq) and the next key as one key.
+            kv_u64(c, b" path=/ load=", load);
             kv_u64(c, b" rbl_load=", rbl_load);
             kv_u64(c, b" util=", util);
             kv_u64(c, b" update_time=", update_time);
@@ -422,8 +421,8 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         } => {
             name(c, ev, "sched_util_est_cfs");
             kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_str(c, b" path=", "/");
-            kv_u64(c, b" enqueued=", enqueued);
+            // `path=/` (the root cfs_rq) and the next key as one key.
+            kv_u64(c, b" path=/ enqueued=", enqueued);
             kv_u64(c, b" ewma=", ewma);
             kv_u64(c, b" util=", util);
         }
@@ -442,8 +441,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         TraceEvent::SchedOverutilized { overutilized, span } => {
             name(c, ev, "sched_overutilized");
             kv_u64(c, b" overutilized=", u64::from(overutilized));
-            c.str(b" span=");
-            c.str(b"0x");
+            c.str(b" span=0x");
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
             } else {
