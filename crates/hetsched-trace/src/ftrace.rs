@@ -29,10 +29,11 @@ use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, Trac
 use crate::fmt::{self, Cursor};
 use crate::prefix::{push_prefix, Prefixes};
 
-/// Bytes buffered before they are handed to the writer: 1 MiB, one `write(2)` per MiB of
-/// a file. Against 64 KiB it took the `periodic-trace` benchmark's system time (505 MB to
-/// an ext4 file) from about 0.26 s to 0.16 s; 4 MiB took more again (docs/benchmarks.md).
-const FLUSH_THRESHOLD: usize = 1024 * 1024;
+/// Bytes buffered before they are handed to the writer: 256 KiB. Against 64 KiB it took
+/// the `periodic-trace` benchmark's system time (505 MB to an ext4 file) from about
+/// 0.28 s to 0.20 s; 1 MiB and 4 MiB gave times from 0.12 s to 0.79 s depending on the
+/// page cache's state (docs/benchmarks.md).
+const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// Size of the buffer: the threshold plus room for one long line (it grows for longer).
 const BUF_CAPACITY: usize = FLUSH_THRESHOLD + 4 * 1024;
 /// Column the fields start at, counted from the start of the event name (libtraceevent
@@ -538,7 +539,7 @@ fn push_header(c: &mut Cursor<'_>, nr_cpus: usize) {
 
 /// A [`TraceSink`] that writes ftrace text in the `trace-cmd report -R` form.
 ///
-/// Lines are formatted into an internal 1 MiB buffer without allocating and handed to
+/// Lines are formatted into an internal 256 KiB buffer without allocating and handed to
 /// the writer in large blocks, so `W` need not be buffered. The first I/O error is kept
 /// (see [`take_error`](Self::take_error)); output stops after it. Call
 /// [`flush`](Self::flush) or [`into_inner`](Self::into_inner) at the end to see errors:

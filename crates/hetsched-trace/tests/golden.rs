@@ -187,7 +187,7 @@ fn io_errors_are_kept_not_lost() {
 
 #[test]
 fn large_output_is_written_in_order() {
-    // Past the 1 MiB buffer several times: the bytes must be those of the lines in order.
+    // Past the 256 KiB buffer several times: the bytes must be those of the lines in order.
     let mut sink = FtraceTextSink::new(Vec::new());
     sink.begin(1, 0);
     let mut expected = String::from(
@@ -265,7 +265,7 @@ fn lines_longer_than_the_room_left_are_written_whole() {
     header.begin(2, 0);
     let mut expected_text = header.into_inner().expect("Vec writer");
     for i in 0..200usize {
-        // Line 100 is longer than the whole buffer (1 MiB and its room).
+        // Line 100 is longer than the whole buffer (256 KiB and its room).
         let comm = "c".repeat(if i == 100 { 1_500_000 } else { i * 97 % 9000 });
         let ctx = Ctx {
             ts: i as u64 * 1_000_000,
