@@ -110,6 +110,13 @@ impl Prefixes {
     }
 }
 
+/// The text `f` writes, for the debug builds' check of the fixed-offset writes.
+fn uncached(f: impl FnMut(&mut Cursor<'_>)) -> Vec<u8> {
+    let mut v = Vec::new();
+    fmt::append(&mut v, f);
+    v
+}
+
 impl Cached {
     /// A prefix no context matches.
     fn empty() -> Cached {
@@ -150,6 +157,11 @@ impl Cached {
             t[24..28].copy_from_slice(&(fmt::pad4(ctx.cpu) >> 8).to_le_bytes());
             t[27] = b']';
             self.ts_at = 29;
+            debug_assert_eq!(
+                self.text[..29],
+                uncached(|c| push_task(c, &key[..comm_len], ctx.pid, ctx.cpu))[..],
+                "fixed-offset task part"
+            );
         } else {
             self.ts_at = fmt::write_into(&mut self.text, |c| {
                 push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
@@ -185,6 +197,11 @@ impl Cached {
             t[12] = b':';
             t[13] = b' ';
             self.len = self.ts_at + 14;
+            debug_assert_eq!(
+                self.text[self.ts_at..self.len],
+                uncached(|c| push_ts(c, ts))[..],
+                "fixed-offset timestamp"
+            );
             return;
         }
         self.len = self.ts_at
