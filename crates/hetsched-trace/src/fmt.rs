@@ -60,6 +60,95 @@ fn write_digits(dst: &mut [u8], mut v: u64) {
     }
 }
 
+/// The digits of `0..10_000` as little-endian `u32`s, the first digit in the lowest
+/// byte: left-aligned with zero bytes after the digits (`pad` false) or zero-padded to
+/// four digits (`pad` true).
+const fn dec4_table(pad: bool) -> [u32; 10_000] {
+    let mut t = [0u32; 10_000];
+    let mut v = 0;
+    while v < 10_000 {
+        let n = if pad || v >= 1000 {
+            4
+        } else if v >= 100 {
+            3
+        } else if v >= 10 {
+            2
+        } else {
+            1
+        };
+        let mut x = 0u32;
+        let mut rest = v as u32;
+        let mut i = n;
+        while i > 0 {
+            i -= 1;
+            x |= (b'0' as u32 + rest % 10) << (8 * i);
+            rest /= 10;
+        }
+        t[v] = x;
+        v += 1;
+    }
+    t
+}
+
+/// `"0"..="9999"`, left-aligned, zero bytes after the digits ([`dec4_table`]).
+static DEC4: [u32; 10_000] = dec4_table(false);
+/// `"0000"..="9999"` ([`dec4_table`]).
+static PAD4: [u32; 10_000] = dec4_table(true);
+
+/// The left-aligned digits of `v < 10_000` ([`DEC4`]) and their count: the digit bytes
+/// are not zero, the bytes after them are.
+#[inline(always)]
+pub(crate) fn dec4(v: u32) -> (u32, usize) {
+    let d = DEC4[v as usize];
+    (d, 4 - (d.leading_zeros() / 8) as usize)
+}
+
+/// The four zero-padded digits of `v < 10_000` ([`PAD4`]).
+#[inline(always)]
+pub(crate) fn pad4(v: u32) -> u32 {
+    PAD4[v as usize]
+}
+
+/// Writes the decimal digits of `v` at the start of `dst` and returns their count; the
+/// bytes of `dst` past them may be overwritten (scratch). Numbers below 10^12 (all but
+/// rare ones in a trace) take one table load per four digits ([`DEC4`], [`PAD4`]) and
+/// one division by a constant per group past the first.
+#[inline(always)]
+pub(crate) fn put_u64(dst: &mut [u8; 20], v: u64) -> usize {
+    if v < 10_000 {
+        let (d, n) = dec4(v as u32);
+        dst[..4].copy_from_slice(&d.to_le_bytes());
+        return n;
+    }
+    if v < 100_000_000 {
+        // Both below 10^4: the casts cannot truncate.
+        let (d, n) = dec4((v / 10_000) as u32);
+        dst[..4].copy_from_slice(&d.to_le_bytes());
+        let lo = pad4((v % 10_000) as u32);
+        dst[n..n + 4].copy_from_slice(&lo.to_le_bytes());
+        return n + 4;
+    }
+    if v < 1_000_000_000_000 {
+        // Below 10^4 and 10^8: the casts cannot truncate.
+        let (d, n) = dec4((v / 100_000_000) as u32);
+        let rest = (v % 100_000_000) as u32;
+        dst[..4].copy_from_slice(&d.to_le_bytes());
+        dst[n..n + 4].copy_from_slice(&pad4(rest / 10_000).to_le_bytes());
+        dst[n + 4..n + 8].copy_from_slice(&pad4(rest % 10_000).to_le_bytes());
+        return n + 8;
+    }
+    put_u64_long(dst, v)
+}
+
+/// [`put_u64`] of a number of 13 digits or more.
+#[cold]
+#[inline(never)]
+fn put_u64_long(dst: &mut [u8; 20], v: u64) -> usize {
+    let n = digit_count(v);
+    write_digits(&mut dst[..n], v);
+    n
+}
+
 /// Copies `src`, at most [`SCRATCH`] bytes, to the start of `dst` in at most two
 /// overlapping moves of a constant length each (no call to `memcpy` for a few bytes).
 /// `dst` needs room for `src` only.
@@ -122,6 +211,21 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
 }
 
 /// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
+/// length, or `None` if it did not fit; unlike [`write_into`], inlined, so that a caller
+/// that writes again into a grown buffer does so in a cold path of its own, with none of
+/// the loop of [`write_at`] (whose values, live across it, were kept on the stack).
+#[inline(always)]
+pub(crate) fn write_once(buf: &mut [u8], f: impl FnOnce(&mut Cursor<'_>)) -> Option<usize> {
+    let mut c = Cursor {
+        buf,
+        pos: 0,
+        overflow: false,
+    };
+    f(&mut c);
+    (!c.overflow).then_some(c.pos)
+}
+
+/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
 /// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
 /// its text).
 pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {
@@ -160,6 +264,36 @@ impl Cursor<'_> {
             self.overflow = true;
             None
         }
+    }
+
+    /// The `N` bytes at the position, if they fit.
+    #[inline(always)]
+    fn chunk<const N: usize>(&mut self) -> Option<&mut [u8; N]> {
+        let end = self.pos + N;
+        match self.buf.get_mut(self.pos..end) {
+            Some(dst) => dst.first_chunk_mut::<N>(),
+            None => {
+                self.overflow = true;
+                None
+            }
+        }
+    }
+
+    /// Runs `f` on a copy of the cursor and takes back its position: the copy is a local
+    /// whose address is not taken once `f` and what it calls are inlined, so the
+    /// compiler keeps its fields in registers, where the original, behind a reference,
+    /// is read and written back in memory around every store into the buffer.
+    #[inline(always)]
+    pub(crate) fn local(&mut self, f: impl FnOnce(&mut Cursor<'_>)) {
+        let mut l = Cursor {
+            buf: &mut *self.buf,
+            pos: self.pos,
+            overflow: self.overflow,
+        };
+        f(&mut l);
+        let (pos, overflow) = (l.pos, l.overflow);
+        self.pos = pos;
+        self.overflow = overflow;
     }
 
     /// Appends one byte.
@@ -259,15 +393,19 @@ impl Cursor<'_> {
             self.u64(v);
             return;
         }
-        let n = digit_count(v);
         let at = key.len() + usize::from(neg);
-        if let Some(dst) = self.room(2 * SCRATCH) {
+        if let Some(dst) = self.chunk::<{ 2 * SCRATCH }>() {
             copy_small(dst, key);
-            // Overwritten by the first digit when `v` is not negative.
-            dst[key.len()] = b'-';
-            write_digits(&mut dst[at..at + n], v);
+            if neg {
+                dst[key.len()] = b'-';
+            }
+            let digits = dst[at..]
+                .first_chunk_mut::<20>()
+                .expect("a key of at most SCRATCH bytes leaves 20 for the digits");
+            self.pos += at + put_u64(digits, v);
+        } else {
+            self.pos += at + digit_count(v);
         }
-        self.pos += at + n;
     }
 
     /// Appends `s` right-aligned in `width` columns (`%*s`).
@@ -295,11 +433,11 @@ impl Cursor<'_> {
     /// Appends `v` in decimal (`%llu`).
     #[inline(always)]
     pub(crate) fn u64(&mut self, v: u64) {
-        let n = digit_count(v);
-        if let Some(dst) = self.room(SCRATCH) {
-            write_digits(&mut dst[..n], v);
+        if let Some(dst) = self.chunk::<20>() {
+            self.pos += put_u64(dst, v);
+        } else {
+            self.pos += digit_count(v);
         }
-        self.pos += n;
     }
 
     /// Appends `v` in decimal (`%lld`).
@@ -311,9 +449,19 @@ impl Cursor<'_> {
         self.u64(v.unsigned_abs());
     }
 
-    /// Appends `v` zero-padded to at least `width` digits (`%0*llu`; `width` ≤ 32).
+    /// Appends `v` zero-padded to at least `width` digits (`%0*llu`; `width` ≤ 32). A
+    /// width of 1 to 4 with `v` below `10^width` takes the table of four zero-padded
+    /// digits ([`PAD4`]) less its first `4 - width`.
     #[inline(always)]
     pub(crate) fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        if (1..=4).contains(&width) && v < POW10[width] {
+            if let Some(dst) = self.chunk::<4>() {
+                // Below 10^4: the cast cannot truncate.
+                *dst = (pad4(v as u32) >> (8 * (4 - width))).to_le_bytes();
+            }
+            self.pos += width;
+            return;
+        }
         self.u64_aligned(v, width, b'0', false);
     }
 
@@ -334,7 +482,9 @@ impl Cursor<'_> {
     /// first, each chunk zero-padded, the first one to the digits that `nr_bits` needs.
     ///
     /// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
-    /// ignored. `nr_bits == 0` prints `0`.
+    /// ignored. `nr_bits == 0` prints `0`. Inlined: the ftrace writer calls it on a
+    /// local cursor ([`Cursor::local`]).
+    #[inline(always)]
     pub(crate) fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         const CHUNK: usize = 32;
@@ -437,6 +587,10 @@ mod tests {
                 assert_eq!(digit_count(x), x.to_string().len(), "{x}");
                 assert_eq!(s(|c| c.u64(x)), x.to_string());
                 assert_eq!(s(|c| c.u64_zero_padded(x, 6)), format!("{x:06}"));
+                for w in 1..=4 {
+                    assert_eq!(s(|c| c.u64_zero_padded(x, w)), format!("{x:0w$}"));
+                }
+                assert_eq!(s(|c| c.key_u64(b" k=", x)), format!(" k={x}"));
                 assert_eq!(s(|c| c.u64_right(x, 5)), format!("{x:>5}"));
                 assert_eq!(s(|c| c.u64_left(x, 5)), format!("{x:<5}"));
             }

@@ -110,6 +110,13 @@ impl Prefixes {
     }
 }
 
+/// The text `f` writes, for the debug builds' check of the fixed-offset writes.
+fn uncached(f: impl FnMut(&mut Cursor<'_>)) -> Vec<u8> {
+    let mut v = Vec::new();
+    fmt::append(&mut v, f);
+    v
+}
+
 impl Cached {
     /// A prefix no context matches.
     fn empty() -> Cached {
@@ -125,21 +132,78 @@ impl Cached {
     }
 
     /// Rewrites the prefix for `ctx`, whose comm is `key[..comm_len]`.
+    ///
+    /// A pid below 10,000 and a CPU below 1,000 fill their columns exactly
+    /// (`%16s-%-5d [%03d] `, 29 bytes): the comm is copied right-aligned into 16 spaces
+    /// and the pid and CPU come from the tables of four digits ([`fmt::dec4`],
+    /// [`fmt::pad4`]); others are written by [`push_task`].
     #[inline(never)]
     fn set_task(&mut self, key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) {
         self.comm = key;
         self.comm_len = comm_len;
         self.pid = ctx.pid;
-        self.ts_at = fmt::write_into(&mut self.text, |c| {
-            push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
-        })
-        .expect("a task's part fits a prefix");
+        if ctx.pid < 10_000 && ctx.cpu < 1000 && comm_len <= COMM_WIDTH {
+            let t = self.text.first_chunk_mut::<32>().expect("PREFIX_ROOM > 32");
+            *t = [b' '; 32];
+            fmt::copy_small(&mut t[COMM_WIDTH - comm_len..], &key[..comm_len]);
+            t[16] = b'-';
+            // `%-5d`: the digits' zero bytes after them become spaces ('0'..'9' have
+            // the 0x20 bit set already); t[21] is a space.
+            let (pid, _) = fmt::dec4(ctx.pid);
+            t[17..21].copy_from_slice(&(pid | 0x2020_2020).to_le_bytes());
+            // ` [%03d] `: the last three of the four zero-padded digits.
+            t[22] = b' ';
+            t[23] = b'[';
+            t[24..28].copy_from_slice(&(fmt::pad4(ctx.cpu) >> 8).to_le_bytes());
+            t[27] = b']';
+            self.ts_at = 29;
+            debug_assert_eq!(
+                self.text[..29],
+                uncached(|c| push_task(c, &key[..comm_len], ctx.pid, ctx.cpu))[..],
+                "fixed-offset task part"
+            );
+        } else {
+            self.ts_at = fmt::write_into(&mut self.text, |c| {
+                push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
+            })
+            .expect("a task's part fits a prefix");
+        }
         self.set_ts(ctx.ts);
     }
 
     /// Rewrites the timestamp.
+    ///
+    /// Below 10,000 s it fills `%5lu.%06lu: ` exactly (14 bytes): the seconds'
+    /// left-aligned digits shifted right-aligned into four bytes, their zero bytes made
+    /// spaces, and the µs as two and four zero-padded digits ([`fmt::dec4`],
+    /// [`fmt::pad4`]); later ones are written by [`push_ts`]. Not inlined: inlined, its
+    /// divisions were computed for every line, not only for a new timestamp.
+    #[inline(never)]
     fn set_ts(&mut self, ts: Nanos) {
         self.ts = ts;
+        let secs = ts / NSEC_PER_SEC;
+        if secs < 10_000 {
+            // Below 10^4 and 10^6: the casts cannot truncate.
+            let (d, n) = fmt::dec4(secs as u32);
+            let us = ((ts - secs * NSEC_PER_SEC) / NSEC_PER_USEC) as u32;
+            let t = self.text[self.ts_at..]
+                .first_chunk_mut::<16>()
+                .expect("PREFIX_ROOM leaves 16 bytes past a task's part");
+            t[0] = b' ';
+            t[1..5].copy_from_slice(&((d << (8 * (4 - n))) | 0x2020_2020).to_le_bytes());
+            t[5] = b'.';
+            t[6..10].copy_from_slice(&(fmt::pad4(us / 10_000) >> 16).to_le_bytes());
+            t[8..12].copy_from_slice(&fmt::pad4(us % 10_000).to_le_bytes());
+            t[12] = b':';
+            t[13] = b' ';
+            self.len = self.ts_at + 14;
+            debug_assert_eq!(
+                self.text[self.ts_at..self.len],
+                uncached(|c| push_ts(c, ts))[..],
+                "fixed-offset timestamp"
+            );
+            return;
+        }
         self.len = self.ts_at
             + fmt::write_into(&mut self.text[self.ts_at..], |c| push_ts(c, ts))
                 .expect("a timestamp fits a prefix");
@@ -169,6 +233,14 @@ mod tests {
             (u32::MAX, u32::MAX, "sixteen-chars-16", 0),
             (4095, u32::MAX, "sixteen-chars-16", u64::MAX),
             (4095, u32::MAX, "sixteen-chars-16", 0),
+            (999, 9999, "x", 9_999_999_999_999),
+            (999, 9999, "x", 10_000_000_000_000),
+            (999, 10_000, "x", 10_000_000_000_000),
+            (999, 99_999, "sixteen-chars-16", 0),
+            (1000, 7, "a", 12_345_678),
+            (3, 7, "a", 999_999_999),
+            (3, 7, "ab", 1_000_001_000),
+            (3, 0, "<idle>", 59_000_999_999),
         ];
         let mut prefixes = Prefixes::default();
         for (cpu, pid, comm, ts) in ctxs {

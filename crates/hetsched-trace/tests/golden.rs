@@ -187,7 +187,7 @@ fn io_errors_are_kept_not_lost() {
 
 #[test]
 fn large_output_is_written_in_order() {
-    // Past the 64 KiB buffer several times: the bytes must be those of the lines in order.
+    // Past the 256 KiB buffer several times: the bytes must be those of the lines in order.
     let mut sink = FtraceTextSink::new(Vec::new());
     sink.begin(1, 0);
     let mut expected = String::from(
@@ -195,7 +195,7 @@ fn large_output_is_written_in_order() {
          #           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n\
          #              | |         |         |         |\n",
     );
-    for i in 0..20_000u64 {
+    for i in 0..60_000u64 {
         let c = Ctx {
             ts: i * 1_500,
             cpu: 0,
@@ -215,7 +215,7 @@ fn large_output_is_written_in_order() {
             (c.ts % S) / US
         ));
     }
-    sink.end(30_000_000);
+    sink.end(90_000_000);
     assert!(sink.take_error().is_none());
     assert_eq!(
         String::from_utf8(sink.into_inner().expect("Vec writer")).expect("ASCII output"),
@@ -252,4 +252,40 @@ fn perfetto_sniffs_the_text_as_ftrace() {
         ..Interest::default()
     }));
     assert!(some.as_bytes()[..64].windows(8).any(|w| w == b"# tracer"));
+}
+
+#[test]
+fn lines_longer_than_the_room_left_are_written_whole() {
+    // A line that does not fit the bytes past the pending output is written again into
+    // a grown buffer: the sink's text is that of `format_event`, line after line.
+    let mut sink = FtraceTextSink::new(Vec::new());
+    sink.begin(2, 0);
+    let mut expected = Vec::new();
+    let mut header = FtraceTextSink::new(Vec::new());
+    header.begin(2, 0);
+    let mut expected_text = header.into_inner().expect("Vec writer");
+    for i in 0..200usize {
+        // Line 100 is longer than the whole buffer (256 KiB and its room).
+        let comm = "c".repeat(if i == 100 { 1_500_000 } else { i * 97 % 9000 });
+        let ctx = Ctx {
+            ts: i as u64 * 1_000_000,
+            cpu: (i % 2) as u32,
+            comm: &comm,
+            pid: i as u32,
+        };
+        let task = hetsched_core::trace::TaskRef {
+            comm: &comm,
+            pid: 1000 + i as u32,
+            prio: 120,
+        };
+        let ev = TraceEvent::SchedWakeup {
+            task,
+            target_cpu: 1,
+        };
+        sink.record(&ctx, &ev);
+        expected.clear();
+        hetsched_trace::format_event(&mut expected, 2, &ctx, &ev);
+        expected_text.extend_from_slice(&expected);
+    }
+    assert_eq!(sink.into_inner().expect("Vec writer"), expected_text);
 }
