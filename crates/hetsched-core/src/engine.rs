@@ -64,6 +64,9 @@ pub struct EventQueue<E> {
 const DIGIT: u32 = 8;
 /// Number of buckets: a digit value for each digit position of a 64-bit time.
 const BUCKETS: usize = (64usize.div_ceil(DIGIT as usize)) << DIGIT;
+/// A drained bucket keeps its allocation only up to this many entries; a larger one is
+/// freed, so the buckets do not each hold their high-water mark.
+const KEEP_CAPACITY: usize = 64;
 const _: () = assert!(BUCKETS / 64 <= 64, "`summary` has a bit per word of `mask`");
 
 impl<E> Default for EventQueue<E> {
@@ -208,7 +211,9 @@ impl<E> EventQueue<E> {
                 self.file(e);
             }
         }
-        self.buckets[b] = bucket;
+        if bucket.capacity() <= KEEP_CAPACITY {
+            self.buckets[b] = bucket;
+        }
         if self.cur.len() > 1 {
             self.cur.make_contiguous().sort_unstable_by_key(|e| e.seq);
         }
