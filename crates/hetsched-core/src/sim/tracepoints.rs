@@ -14,6 +14,9 @@ pub(in crate::sim) struct Out<'a, 'b> {
     pub(in crate::sim) user: &'a mut [&'b mut dyn TraceSink],
     pub(in crate::sim) user_interest: Vec<Interest>,
     pub(in crate::sim) any: Interest,
+    /// The first user sink's interest (`user_interest[0]`, default without one): with one
+    /// sink, [`Out::emit`] tests it without walking the lists.
+    pub(in crate::sim) first: Interest,
 }
 
 impl Out<'_, '_> {
@@ -31,9 +34,21 @@ impl Out<'_, '_> {
         if group(&MetricsSink::INTEREST) {
             self.metrics.record(ctx, ev);
         }
-        for (s, i) in self.user.iter_mut().zip(self.user_interest.iter()) {
-            if group(i) {
-                s.record(ctx, ev);
+        match &mut *self.user {
+            [] => {}
+            // One sink (a trace file): its interest kept in `first`, no loop to set up.
+            [s] => {
+                debug_assert_eq!(self.user_interest, [self.first]);
+                if group(&self.first) {
+                    s.record(ctx, ev);
+                }
+            }
+            sinks => {
+                for (s, i) in sinks.iter_mut().zip(self.user_interest.iter()) {
+                    if group(i) {
+                        s.record(ctx, ev);
+                    }
+                }
             }
         }
     }
