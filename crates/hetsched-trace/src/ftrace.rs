@@ -573,6 +573,8 @@ pub struct FtraceTextSink<W: Write> {
     filled: usize,
     /// Event groups written.
     interest: Interest,
+    /// `interest == Interest::ALL`: every event is written, `record` skips [`wanted`].
+    all: bool,
     /// CPU count given to `begin` (0 before).
     nr_cpus: usize,
     /// Each CPU's last line prefix.
@@ -596,6 +598,7 @@ impl<W: Write> FtraceTextSink<W> {
             buf: vec![0; BUF_CAPACITY],
             filled: 0,
             interest: Interest::ALL,
+            all: true,
             nr_cpus: 0,
             prefixes: Prefixes::default(),
             error: None,
@@ -606,6 +609,7 @@ impl<W: Write> FtraceTextSink<W> {
     /// Events outside them are skipped even if the engine sends them.
     pub fn with_interest(mut self, interest: Interest) -> Self {
         self.interest = interest;
+        self.all = interest == Interest::ALL;
         self
     }
 
@@ -692,7 +696,8 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
     }
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        if self.error.is_some() || !wanted(&self.interest, ev) {
+        debug_assert_eq!(self.all, self.interest == Interest::ALL);
+        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
         let nr_cpus = self.nr_cpus;

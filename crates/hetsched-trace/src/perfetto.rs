@@ -873,6 +873,8 @@ pub struct PerfettoSink<W: Write> {
     current: Vec<u32>,
     /// Event groups written.
     interest: Interest,
+    /// `interest == Interest::ALL`: every event is written, `record` skips `wanted`.
+    all: bool,
     /// CPU count given to `begin` (0 before).
     nr_cpus: usize,
     /// First I/O error; output stops once set.
@@ -903,6 +905,7 @@ impl<W: Write> PerfettoSink<W> {
             tgid: BTreeMap::new(),
             current: Vec::new(),
             interest: Interest::ALL,
+            all: true,
             nr_cpus: 0,
             error: None,
         }
@@ -912,6 +915,7 @@ impl<W: Write> PerfettoSink<W> {
     /// if the engine sends them.
     pub fn with_interest(mut self, interest: Interest) -> Self {
         self.interest = interest;
+        self.all = interest == Interest::ALL;
         self
     }
 
@@ -1140,7 +1144,8 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
     }
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        if self.error.is_some() || !wanted(&self.interest, ev) {
+        debug_assert_eq!(self.all, self.interest == Interest::ALL);
+        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
         self.track_tasks(ctx, ev);

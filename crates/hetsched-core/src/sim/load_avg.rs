@@ -133,12 +133,9 @@ impl<'w> Sim<'w> {
             se_state,
             flags,
         );
-        if self.ents[tid].avg.last_update_time != before_se {
-            self.trace_pelt_se(out, cpu, tid, now);
-        }
-        if self.rqs[cpu].cfs.avg.last_update_time != before_cfs {
-            self.trace_pelt_cfs(out, cpu, now);
-        }
+        let se = self.ents[tid].avg.last_update_time != before_se;
+        let cfs = self.rqs[cpu].cfs.avg.last_update_time != before_cfs;
+        self.trace_pelt_se_cfs(out, cpu, tid, now, se, cfs);
         if util_change {
             // the averages change only when they decayed, or at attach or detach
             self.rq_util_changed(cpu);

@@ -572,11 +572,13 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
     let any = user_interest
         .iter()
         .fold(MetricsSink::INTEREST, |a, b| a.union(*b));
+    let first = user_interest.first().copied().unwrap_or_default();
     let mut out = Out {
         metrics,
         user: sinks,
         user_interest,
         any,
+        first,
     };
     sim.run(&mut out);
     if let Some(signal) = crate::interrupt::requested() {

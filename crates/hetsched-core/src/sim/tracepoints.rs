@@ -14,6 +14,9 @@ pub(in crate::sim) struct Out<'a, 'b> {
     pub(in crate::sim) user: &'a mut [&'b mut dyn TraceSink],
     pub(in crate::sim) user_interest: Vec<Interest>,
     pub(in crate::sim) any: Interest,
+    /// The first user sink's interest (`user_interest[0]`, default without one): with one
+    /// sink, [`Out::emit`] tests it without walking the lists.
+    pub(in crate::sim) first: Interest,
 }
 
 impl Out<'_, '_> {
@@ -31,9 +34,21 @@ impl Out<'_, '_> {
         if group(&MetricsSink::INTEREST) {
             self.metrics.record(ctx, ev);
         }
-        for (s, i) in self.user.iter_mut().zip(self.user_interest.iter()) {
-            if group(i) {
-                s.record(ctx, ev);
+        match &mut *self.user {
+            [] => {}
+            // One sink (a trace file): its interest kept in `first`, no loop to set up.
+            [s] => {
+                debug_assert_eq!(self.user_interest, [self.first]);
+                if group(&self.first) {
+                    s.record(ctx, ev);
+                }
+            }
+            sinks => {
+                for (s, i) in sinks.iter_mut().zip(self.user_interest.iter()) {
+                    if group(i) {
+                        s.record(ctx, ev);
+                    }
+                }
             }
         }
     }
@@ -103,27 +118,46 @@ impl<'w> Sim<'w> {
         out.emit(&ctx, &TraceEvent::Print(m), g_markers);
     }
 
+    /// `sched_pelt_se` of `tid` if `se`, then `sched_pelt_cfs` of `cpu`'s cfs_rq if `cfs`
+    /// (the signals `___update_load_avg()` updated), with one [`Ctx`] for both: `curr`
+    /// does not change between the two.
     #[inline(always)]
-    pub(in crate::sim) fn trace_pelt_se(
+    pub(in crate::sim) fn trace_pelt_se_cfs(
         &self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
         now: Nanos,
+        se: bool,
+        cfs: bool,
     ) {
-        if !out.any.signals || !self.s.options.trace.signals {
+        if !(se || cfs) || !out.any.signals || !self.s.options.trace.signals {
             return;
         }
-        let a = &self.ents[tid].avg;
-        let ev = TraceEvent::SchedPeltSe {
-            cpu: cpu as u32,
-            task: self.tref(tid),
-            load: a.load_avg,
-            rbl_load: a.runnable_avg,
-            util: a.util_avg,
-            update_time: a.last_update_time,
-        };
-        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        let ctx = self.ctx(cpu, now);
+        if se {
+            let a = &self.ents[tid].avg;
+            let ev = TraceEvent::SchedPeltSe {
+                cpu: cpu as u32,
+                task: self.tref(tid),
+                load: a.load_avg,
+                rbl_load: a.runnable_avg,
+                util: a.util_avg,
+                update_time: a.last_update_time,
+            };
+            out.emit(&ctx, &ev, g_signals);
+        }
+        if cfs {
+            let a = &self.rqs[cpu].cfs.avg;
+            let ev = TraceEvent::SchedPeltCfs {
+                cpu: cpu as u32,
+                load: a.load_avg,
+                rbl_load: a.runnable_avg,
+                util: a.util_avg,
+                update_time: a.last_update_time,
+            };
+            out.emit(&ctx, &ev, g_signals);
+        }
     }
 
     #[inline(always)]
