@@ -1,0 +1,597 @@
+//! The encoding of one event: Perfetto's field numbers for the messages the writer
+//! emits, the constant heads of generic events' fields, and each event's body
+//! (`encode_body()`), sized first and then written once (see the parent module).
+
+use hetsched_core::trace::{TaskRef, TraceEvent};
+
+use crate::fmt;
+use crate::ftrace::format_marker;
+use crate::proto::{key1, varint_len, Out, WT_LEN};
+
+/// `Trace` (trace.proto).
+pub(super) mod trace {
+    /// `repeated TracePacket packet = 1`.
+    pub(in crate::perfetto) const PACKET: u32 = 1;
+}
+
+/// `TracePacket` (trace_packet.proto).
+pub(super) mod packet {
+    /// `FtraceEventBundle ftrace_events = 1`.
+    pub(in crate::perfetto) const FTRACE_EVENTS: u32 = 1;
+    /// `ProcessTree process_tree = 2`.
+    pub(in crate::perfetto) const PROCESS_TREE: u32 = 2;
+    /// `ClockSnapshot clock_snapshot = 6`.
+    pub(in crate::perfetto) const CLOCK_SNAPSHOT: u32 = 6;
+    /// `uint64 timestamp = 8`.
+    pub(in crate::perfetto) const TIMESTAMP: u32 = 8;
+    /// `uint32 trusted_packet_sequence_id = 10`.
+    pub(in crate::perfetto) const TRUSTED_PACKET_SEQUENCE_ID: u32 = 10;
+}
+
+/// `ClockSnapshot` and `BuiltinClock` (clock_snapshot.proto, builtin_clock.proto).
+pub(super) mod clock {
+    /// `repeated Clock clocks = 1`.
+    pub(in crate::perfetto) const CLOCKS: u32 = 1;
+    /// `BuiltinClock primary_trace_clock = 2`.
+    pub(in crate::perfetto) const PRIMARY_TRACE_CLOCK: u32 = 2;
+    /// `Clock.clock_id = 1`.
+    pub(in crate::perfetto) const CLOCK_ID: u32 = 1;
+    /// `Clock.timestamp = 2`.
+    pub(in crate::perfetto) const TIMESTAMP: u32 = 2;
+    /// `BUILTIN_CLOCK_MONOTONIC`.
+    pub(in crate::perfetto) const MONOTONIC: u64 = 3;
+    /// `BUILTIN_CLOCK_BOOTTIME`, the clock ftrace events are in by default.
+    pub(in crate::perfetto) const BOOTTIME: u64 = 6;
+}
+
+/// `ProcessTree` (ps/process_tree.proto).
+pub(super) mod ps {
+    /// `repeated Process processes = 1`.
+    pub(in crate::perfetto) const PROCESSES: u32 = 1;
+    /// `repeated Thread threads = 2`.
+    pub(in crate::perfetto) const THREADS: u32 = 2;
+    /// `Process.pid = 1`.
+    pub(in crate::perfetto) const PROCESS_PID: u32 = 1;
+    /// `Process.cmdline = 3` (repeated string).
+    pub(in crate::perfetto) const PROCESS_CMDLINE: u32 = 3;
+    /// `Thread.tid = 1`.
+    pub(in crate::perfetto) const THREAD_TID: u32 = 1;
+    /// `Thread.name = 2`.
+    pub(in crate::perfetto) const THREAD_NAME: u32 = 2;
+    /// `Thread.tgid = 3`.
+    pub(in crate::perfetto) const THREAD_TGID: u32 = 3;
+}
+
+/// `FtraceEventBundle` (ftrace/ftrace_event_bundle.proto).
+pub(super) mod bundle {
+    /// `uint32 cpu = 1`.
+    pub(in crate::perfetto) const CPU: u32 = 1;
+    /// `repeated FtraceEvent event = 2`.
+    pub(in crate::perfetto) const EVENT: u32 = 2;
+}
+
+/// `FtraceEvent` (ftrace/ftrace_event.proto): common fields and the `event` oneof.
+pub(super) mod ev {
+    /// `uint64 timestamp = 1` (ns).
+    pub(in crate::perfetto) const TIMESTAMP: u32 = 1;
+    /// `uint32 pid = 2`: the task current on the CPU.
+    pub(in crate::perfetto) const PID: u32 = 2;
+    pub(in crate::perfetto) const PRINT: u32 = 3;
+    pub(in crate::perfetto) const SCHED_SWITCH: u32 = 4;
+    pub(in crate::perfetto) const CPU_FREQUENCY: u32 = 11;
+    pub(in crate::perfetto) const CPU_IDLE: u32 = 13;
+    pub(in crate::perfetto) const SCHED_WAKEUP: u32 = 17;
+    pub(in crate::perfetto) const SCHED_WAKING: u32 = 20;
+    pub(in crate::perfetto) const SCHED_WAKEUP_NEW: u32 = 114;
+    pub(in crate::perfetto) const TASK_RENAME: u32 = 236;
+    pub(in crate::perfetto) const SCHED_PROCESS_EXIT: u32 = 238;
+    pub(in crate::perfetto) const GENERIC: u32 = 327;
+    pub(in crate::perfetto) const SCHED_PI_SETPRIO: u32 = 353;
+    pub(in crate::perfetto) const SCHED_MIGRATE_TASK: u32 = 491;
+}
+
+/// `GenericFtraceEvent` (ftrace/generic.proto).
+pub(super) mod generic {
+    /// `string event_name = 1`.
+    pub(in crate::perfetto) const EVENT_NAME: u32 = 1;
+    /// `repeated Field field = 2`.
+    pub(in crate::perfetto) const FIELD: u32 = 2;
+    /// `Field.name = 1`.
+    pub(in crate::perfetto) const NAME: u32 = 1;
+    /// `Field.str_value = 3`.
+    pub(in crate::perfetto) const STR_VALUE: u32 = 3;
+    /// `Field.int_value = 4` (int64).
+    pub(in crate::perfetto) const INT_VALUE: u32 = 4;
+    /// `Field.uint_value = 5` (uint64).
+    pub(in crate::perfetto) const UINT_VALUE: u32 = 5;
+}
+
+/// The field number of `ev` in `FtraceEvent`: its typed message, or `generic`.
+pub(super) fn field_of(ev: &TraceEvent<'_>) -> u32 {
+    match ev {
+        TraceEvent::SchedSwitch { .. } => ev::SCHED_SWITCH,
+        TraceEvent::SchedWaking { .. } => ev::SCHED_WAKING,
+        TraceEvent::SchedWakeup { .. } => ev::SCHED_WAKEUP,
+        TraceEvent::SchedWakeupNew { .. } => ev::SCHED_WAKEUP_NEW,
+        TraceEvent::SchedMigrateTask { .. } => ev::SCHED_MIGRATE_TASK,
+        TraceEvent::TaskRename { .. } => ev::TASK_RENAME,
+        TraceEvent::SchedProcessExit { .. } => ev::SCHED_PROCESS_EXIT,
+        TraceEvent::SchedPiSetprio { .. } => ev::SCHED_PI_SETPRIO,
+        TraceEvent::CpuFrequency { .. } => ev::CPU_FREQUENCY,
+        TraceEvent::CpuIdle { .. } => ev::CPU_IDLE,
+        TraceEvent::Print(_) => ev::PRINT,
+        _ => ev::GENERIC,
+    }
+}
+
+/// Key of `GenericFtraceEvent.field` (a `Field` message).
+pub(super) const FIELD_KEY: u8 = key1(generic::FIELD, WT_LEN);
+
+/// `GenericFtraceEvent.event_name` as a constant: its key, length and bytes.
+pub(super) const fn name_field<const N: usize>(name: &str) -> [u8; N] {
+    let b = name.as_bytes();
+    assert!(N == b.len() + 2 && b.len() < 0x80, "a one-byte length");
+    let mut a = [0u8; N];
+    a[0] = key1(generic::EVENT_NAME, WT_LEN);
+    // Below 0x80 by the assertion.
+    a[1] = b.len() as u8;
+    let mut i = 0;
+    while i < b.len() {
+        a[2 + i] = b[i];
+        i += 1;
+    }
+    a
+}
+
+/// The head of a `Field`, as a constant: its key and a placeholder for its length, then
+/// `name`'s key, length and bytes, then the key of its value (`value_key`), whose varint
+/// or length follows.
+pub(super) const fn field_head<const N: usize>(name: &str, value_key: u8) -> [u8; N] {
+    let b = name.as_bytes();
+    assert!(N == b.len() + 5 && b.len() < 0x80, "a one-byte length");
+    let mut a = [0u8; N];
+    a[0] = FIELD_KEY;
+    a[2] = key1(generic::NAME, WT_LEN);
+    // Below 0x80 by the assertion.
+    a[3] = b.len() as u8;
+    let mut i = 0;
+    while i < b.len() {
+        a[4 + i] = b[i];
+        i += 1;
+    }
+    a[N - 1] = value_key;
+    a
+}
+
+/// A whole `Field` with a constant string value, as a constant: its key and length, then
+/// `name`'s key, length and bytes, then `value`'s.
+pub(super) const fn const_field<const N: usize>(name: &str, value: &str) -> [u8; N] {
+    let (n, v) = (name.as_bytes(), value.as_bytes());
+    assert!(
+        N == n.len() + v.len() + 6 && N - 2 < 0x80,
+        "one-byte lengths"
+    );
+    let mut a = [0u8; N];
+    a[0] = FIELD_KEY;
+    // Below 0x80 by the assertion, and so are both lengths within.
+    a[1] = (N - 2) as u8;
+    a[2] = key1(generic::NAME, WT_LEN);
+    a[3] = n.len() as u8;
+    let mut i = 0;
+    while i < n.len() {
+        a[4 + i] = n[i];
+        i += 1;
+    }
+    a[4 + n.len()] = key1(generic::STR_VALUE, WT_LEN);
+    a[5 + n.len()] = v.len() as u8;
+    let mut i = 0;
+    while i < v.len() {
+        a[6 + n.len() + i] = v[i];
+        i += 1;
+    }
+    a
+}
+
+/// The constant `Field` of a string literal name with a string literal value.
+macro_rules! const_field {
+    ($name:literal, $value:literal) => {{
+        const F: [u8; $name.len() + $value.len() + 6] = const_field($name, $value);
+        &F
+    }};
+}
+
+/// The constant `event_name` field of a generic event named by a string literal.
+macro_rules! name {
+    ($name:literal) => {{
+        const F: [u8; $name.len() + 2] = name_field($name);
+        &F
+    }};
+}
+
+/// The constant head of a `Field` named by a string literal whose value is a
+/// `uint_value` (`u`), an `int_value` (`i`) or a `str_value` (`s`).
+macro_rules! head {
+    ($name:literal, u) => {
+        head!($name, key1(generic::UINT_VALUE, 0))
+    };
+    ($name:literal, i) => {
+        head!($name, key1(generic::INT_VALUE, 0))
+    };
+    ($name:literal, s) => {
+        head!($name, key1(generic::STR_VALUE, WT_LEN))
+    };
+    ($name:literal, $key:expr) => {{
+        const H: [u8; $name.len() + 5] = field_head($name, $key);
+        &H
+    }};
+}
+
+/// A generic event's `Field` with an unsigned value (`head!(name, u)`).
+#[inline(always)]
+pub(super) fn gu<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: u64) {
+    o.short_message(head, v);
+}
+
+/// A generic event's `Field` with a signed value (`head!(name, i)`): the bits of a
+/// negative value, sign-extended to 64, are its encoding.
+#[inline(always)]
+pub(super) fn gi<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: i64) {
+    gu(o, head, v as u64);
+}
+
+/// A generic event's `Field` with a string value (`head!(name, s)`).
+#[inline(always)]
+pub(super) fn gs<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
+    let len = v.len();
+    // The head's own key and length byte are not part of the length.
+    let field_len = N - 2 + varint_len(len as u64) + len;
+    if field_len < 0x80 {
+        let mut h = *head;
+        // Below 0x80.
+        h[1] = field_len as u8;
+        o.fixed(&h);
+    } else {
+        o.byte(head[0]);
+        o.varint(field_len as u64);
+        o.bytes(&head[2..]);
+    }
+    o.varint(len as u64);
+    o.bytes(v);
+}
+
+/// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
+#[inline(always)]
+pub(super) fn g_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+    gs(o, head!("comm", s), t.comm.as_bytes());
+    gu(o, head!("pid", u), u64::from(t.pid));
+}
+
+/// A typed message's string field `field` (below 16).
+#[inline(always)]
+pub(super) fn t_str<O: Out>(o: &mut O, field: u32, s: &str) {
+    o.byte(key1(field, WT_LEN));
+    o.varint(s.len() as u64);
+    o.bytes(s.as_bytes());
+}
+
+/// A typed message's signed (`int32`/`int64`) field `field` (below 16).
+#[inline(always)]
+pub(super) fn t_int<O: Out>(o: &mut O, field: u32, v: i64) {
+    o.byte(key1(field, 0));
+    // Two's complement over 64 bits: -1 is ten bytes.
+    o.varint(v as u64);
+}
+
+/// A typed message's unsigned field `field` (below 16).
+#[inline(always)]
+pub(super) fn t_uint<O: Out>(o: &mut O, field: u32, v: u64) {
+    o.byte(key1(field, 0));
+    o.varint(v);
+}
+
+/// `comm`/`pid`/`prio` at field numbers 1, 2, 3 (sched_wakeup(_new),
+/// sched_migrate_task).
+#[inline(always)]
+pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+    t_str(o, 1, t.comm);
+    t_int(o, 2, i64::from(t.pid));
+    t_int(o, 3, i64::from(t.prio));
+}
+
+/// Whether the body of `ev` holds text formatted beforehand into a scratch buffer
+/// ([`format_text`]).
+#[inline(always)]
+pub(super) fn has_text(ev: &TraceEvent<'_>) -> bool {
+    matches!(
+        ev,
+        TraceEvent::Print(_) | TraceEvent::SchedOverutilized { .. }
+    )
+}
+
+/// Formats the text part of `ev` into `text` (cleared first): a print's `buf`, which ends
+/// in `\n` as the kernel's tracing_mark_write() stores it, or `sched_overutilized`'s
+/// `span=0x…` value (`%*pb` of the root domain's span, `nr_cpus` wide as in the text
+/// trace). Other events leave `text` as it is.
+pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+    match *ev {
+        TraceEvent::Print(marker) => {
+            text.clear();
+            fmt::append(text, |c| {
+                format_marker(c, &marker);
+                c.byte(b'\n');
+            });
+        }
+        TraceEvent::SchedOverutilized { span, .. } => {
+            text.clear();
+            let nr_bits = if nr_cpus == 0 {
+                span.len() * 64
+            } else {
+                nr_cpus
+            };
+            fmt::append(text, |c| {
+                c.str(b"0x");
+                c.cpumask(span, nr_bits);
+            });
+        }
+        _ => {}
+    }
+}
+
+/// Writes the body of `ev` (the message at field [`field_of`]`(ev)` of `FtraceEvent`) to
+/// `o`: run with a [`Sizer`] for its length, then with an [`Enc`] to write it. `text`
+/// holds what [`format_text`] made of `ev` if [`has_text`]`(ev)`.
+#[inline(always)]
+pub(super) fn encode_body<O: Out>(o: &mut O, text: &[u8], ev: &TraceEvent<'_>) {
+    match *ev {
+        TraceEvent::SchedSwitch {
+            prev,
+            prev_state,
+            next,
+        } => {
+            t_str(o, 1, prev.comm);
+            t_int(o, 2, i64::from(prev.pid));
+            t_int(o, 3, i64::from(prev.prio));
+            t_int(o, 4, i64::from(prev_state));
+            t_str(o, 5, next.comm);
+            t_int(o, 6, i64::from(next.pid));
+            t_int(o, 7, i64::from(next.prio));
+        }
+        TraceEvent::SchedWaking { task, target_cpu }
+        | TraceEvent::SchedWakeup { task, target_cpu }
+        | TraceEvent::SchedWakeupNew { task, target_cpu } => {
+            typed_task(o, &task);
+            t_int(o, 5, i64::from(target_cpu));
+        }
+        TraceEvent::SchedMigrateTask {
+            task,
+            orig_cpu,
+            dest_cpu,
+        } => {
+            typed_task(o, &task);
+            t_int(o, 4, i64::from(orig_cpu));
+            t_int(o, 5, i64::from(dest_cpu));
+        }
+        TraceEvent::TaskRename {
+            pid,
+            oldcomm,
+            newcomm,
+        } => {
+            t_int(o, 1, i64::from(pid));
+            t_str(o, 2, oldcomm);
+            t_str(o, 3, newcomm);
+            t_int(o, 4, 0);
+        }
+        TraceEvent::SchedProcessExit { task } => {
+            t_str(o, 1, task.comm);
+            t_int(o, 2, i64::from(task.pid));
+            t_int(o, 4, i64::from(task.prio));
+        }
+        TraceEvent::SchedPiSetprio {
+            task,
+            oldprio,
+            newprio,
+        } => {
+            t_str(o, 1, task.comm);
+            t_int(o, 2, i64::from(newprio));
+            t_int(o, 3, i64::from(oldprio));
+            t_int(o, 4, i64::from(task.pid));
+        }
+        TraceEvent::CpuFrequency { cpu_id, state } => {
+            t_uint(o, 1, state);
+            t_uint(o, 2, u64::from(cpu_id));
+        }
+        TraceEvent::CpuIdle { cpu_id, state } => {
+            // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
+            t_uint(o, 1, u64::from(state as u32));
+            t_uint(o, 2, u64::from(cpu_id));
+        }
+        TraceEvent::Print(_) => {
+            // PrintFtraceEvent.buf = 2.
+            o.byte(key1(2, WT_LEN));
+            o.varint(text.len() as u64);
+            o.bytes(text);
+        }
+        TraceEvent::SchedHmpMigrate { task, dest, force } => {
+            o.fixed(name!("sched_hmp_migrate"));
+            g_task(o, &task);
+            gu(o, head!("dest", u), u64::from(dest));
+            gu(o, head!("force", u), u64::from(force));
+        }
+        TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
+            o.fixed(name!("sched_task_runnable_ratio"));
+            g_task(o, &task);
+            gu(o, head!("ratio", u), ratio);
+        }
+        TraceEvent::CpufreqInteractiveLoadeval {
+            cpu_id,
+            load,
+            curtarg,
+            curactual,
+            newtarg,
+            kind,
+        } => {
+            let name = kind.name();
+            o.byte(key1(generic::EVENT_NAME, WT_LEN));
+            o.varint(name.len() as u64);
+            o.bytes(name.as_bytes());
+            gu(o, head!("cpu", u), u64::from(cpu_id));
+            gu(o, head!("load", u), load);
+            gu(o, head!("cur", u), curtarg);
+            gu(o, head!("actual", u), curactual);
+            gu(o, head!("targ", u), newtarg);
+        }
+        TraceEvent::CpufreqInteractiveSetspeed {
+            cpu_id,
+            targfreq,
+            actualfreq,
+        } => {
+            o.fixed(name!("cpufreq_interactive_setspeed"));
+            gu(o, head!("cpu", u), u64::from(cpu_id));
+            gu(o, head!("targ", u), targfreq);
+            gu(o, head!("actual", u), actualfreq);
+        }
+        TraceEvent::CpufreqInteractiveBoost { s } => {
+            o.fixed(name!("cpufreq_interactive_boost"));
+            gs(o, head!("s", s), s.as_bytes());
+        }
+        TraceEvent::CpufreqInteractiveUnboost { s } => {
+            o.fixed(name!("cpufreq_interactive_unboost"));
+            gs(o, head!("s", s), s.as_bytes());
+        }
+        TraceEvent::CpufreqSchedRequestOpp {
+            cpu,
+            capacity,
+            freq_new,
+            requested_freq,
+        } => {
+            o.fixed(name!("cpufreq_sched_request_opp"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            gu(o, head!("capacity", u), capacity);
+            gu(o, head!("freq_new", u), freq_new);
+            gu(o, head!("requested_freq", u), requested_freq);
+        }
+        TraceEvent::CpufreqSchedUpdateCapacity {
+            cpu,
+            request,
+            cfs,
+            rt,
+            dl,
+            total,
+            new_total,
+        } => {
+            o.fixed(name!("cpufreq_sched_update_capacity"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            gu(o, head!("set_cap", u), u64::from(request));
+            gu(o, head!("cfs", u), cfs);
+            gu(o, head!("rt", u), rt);
+            gu(o, head!("dl", u), dl);
+            gu(o, head!("old_tot", u), total);
+            gu(o, head!("new_tot", u), new_total);
+        }
+        TraceEvent::CpufreqSchedThrottled { rem } => {
+            o.fixed(name!("cpufreq_sched_throttled"));
+            gi(o, head!("rem", i), rem);
+        }
+        TraceEvent::SchedPeltSe {
+            cpu,
+            task,
+            load,
+            rbl_load,
+            util,
+            update_time,
+        } => {
+            o.fixed(name!("sched_pelt_se"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            o.fixed(const_field!("path", "(null)"));
+            g_task(o, &task);
+            gu(o, head!("load", u), load);
+            gu(o, head!("rbl_load", u), rbl_load);
+            gu(o, head!("util", u), util);
+            gu(o, head!("update_time", u), update_time);
+        }
+        TraceEvent::SchedPeltCfs {
+            cpu,
+            load,
+            rbl_load,
+            util,
+            update_time,
+        } => {
+            o.fixed(name!("sched_pelt_cfs"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            o.fixed(const_field!("path", "/"));
+            gu(o, head!("load", u), load);
+            gu(o, head!("rbl_load", u), rbl_load);
+            gu(o, head!("util", u), util);
+            gu(o, head!("update_time", u), update_time);
+        }
+        TraceEvent::SchedPeltRt {
+            cpu,
+            load,
+            rbl_load,
+            util,
+        } => {
+            o.fixed(name!("sched_pelt_rt"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            gu(o, head!("load", u), load);
+            gu(o, head!("rbl_load", u), rbl_load);
+            gu(o, head!("util", u), util);
+        }
+        TraceEvent::SchedPeltDl {
+            cpu,
+            load,
+            rbl_load,
+            util,
+        } => {
+            o.fixed(name!("sched_pelt_dl"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            gu(o, head!("load", u), load);
+            gu(o, head!("rbl_load", u), rbl_load);
+            gu(o, head!("util", u), util);
+        }
+        TraceEvent::SchedUtilEstSe {
+            cpu,
+            task,
+            enqueued,
+            ewma,
+            util,
+        } => {
+            o.fixed(name!("sched_util_est_se"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            o.fixed(const_field!("path", "(null)"));
+            g_task(o, &task);
+            gu(o, head!("enqueued", u), enqueued);
+            gu(o, head!("ewma", u), ewma);
+            gu(o, head!("util", u), util);
+        }
+        TraceEvent::SchedUtilEstCfs {
+            cpu,
+            enqueued,
+            ewma,
+            util,
+        } => {
+            o.fixed(name!("sched_util_est_cfs"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            o.fixed(const_field!("path", "/"));
+            gu(o, head!("enqueued", u), enqueued);
+            gu(o, head!("ewma", u), ewma);
+            gu(o, head!("util", u), util);
+        }
+        TraceEvent::SchedCpuCapacity {
+            cpu,
+            capacity,
+            capacity_orig,
+            capacity_curr,
+        } => {
+            o.fixed(name!("sched_cpu_capacity"));
+            gu(o, head!("cpu", u), u64::from(cpu));
+            gu(o, head!("capacity", u), capacity);
+            gu(o, head!("capacity_orig", u), capacity_orig);
+            gu(o, head!("capacity_curr", u), capacity_curr);
+        }
+        TraceEvent::SchedOverutilized { overutilized, .. } => {
+            o.fixed(name!("sched_overutilized"));
+            gu(o, head!("overutilized", u), u64::from(overutilized));
+            gs(o, head!("span", s), text);
+        }
+    }
+}

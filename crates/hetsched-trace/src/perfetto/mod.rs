@@ -1,0 +1,617 @@
+//! [`PerfettoSink`]: writes the event stream as a Perfetto protobuf trace (`.pftrace`),
+//! the form `traced_probes` records on a device: a `Trace` made of `TracePacket`s.
+//!
+//! * one `ClockSnapshot` packet first (BOOTTIME and MONOTONIC both at the run's start, so
+//!   the ftrace events' BOOTTIME timestamps and the text trace's MONOTONIC ones are the
+//!   same instants in trace processor);
+//! * `FtraceEventBundle` packets, one CPU each, holding that CPU's events in the order the
+//!   engine emitted them. Each CPU's events collect in a buffer of at most
+//!   [`BUNDLE_BYTES`] that becomes a packet when full, and at the end of the run (CPUs in
+//!   order), so memory stays bounded whatever the trace length;
+//! * typed ftrace messages where Perfetto has one (`sched_switch`, `sched_waking`,
+//!   `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`, `task_rename`, `sched_process_exit`,
+//!   `sched_pi_setprio`, `cpu_frequency`, `cpu_idle`, and `print` for rt-app's
+//!   `trace_marker` lines, whose `buf` ends in `\n` as the kernel stores it and whose `ip`
+//!   is left unset); every other event (PELT, util_est, capacity, overutilized, the
+//!   governors', HMP's) as a `GenericFtraceEvent` whose fields are the text trace's, with
+//!   the same names and values (unsigned as `uint_value`, signed as `int_value`, strings,
+//!   including `span=0x…`, as `str_value`);
+//! * `ProcessTree` packets naming the tasks, each at the time it is first known: a task
+//!   created by `sched_wakeup_new` is a thread of the thread group of the task current on
+//!   the CPU that created it (rt-app's threads are threads of rt-app's main thread); any
+//!   other task (rt-app's main thread, kernel threads) first seen running leads its own
+//!   group; `task_rename` re-announces the thread with its new name.
+//!
+//! Field numbers are Perfetto's (`protos/perfetto/trace/trace.proto`, `trace_packet.proto`,
+//! `clock_snapshot.proto`, `ps/process_tree.proto`, `ftrace/ftrace_event_bundle.proto`,
+//! `ftrace/ftrace_event.proto`, `ftrace/sched.proto`, `ftrace/power.proto`,
+//! `ftrace/task.proto`, `ftrace/ftrace.proto`, `ftrace/generic.proto`), read in
+//! google/perfetto at commit 038b48ca70d1 (ftrace_event.proto ends at field 539) and
+//! checked against the message descriptors of Perfetto v59.1: the `perfetto_trace_pb2`
+//! of PyPI `perfetto` 0.59.1 (built from v59.1; its prebuilt manifests name v59.1),
+//! which `tests/python/test_perfetto_trace.py` decodes with.
+//! This module has the sink, its bundles and its output; `encode` has the field numbers
+//! and each event's body; `tests` checks every event against the former encoder.
+//!
+//! Encoding is by hand (the crate's `proto` module): no protobuf compiler, no allocation
+//! per event (the task map grows once per task). As protobuf's generated code does
+//! (`ByteSize()`, then `SerializeWithCachedSizes()`), an event's body is sized first and
+//! then written once, in place in its CPU's bundle, behind lengths of their true width:
+//! one function per event writes its fields, run over a byte counter and then over the
+//! buffer. Constant parts (a generic event's name, its fields' names and keys) are
+//! constant arrays, copied whole.
+//!
+//! The same events give the same bytes: packets are written in a fixed order and no map
+//! is iterated.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, IoSlice, Write};
+use std::path::Path;
+
+use hetsched_core::time::Nanos;
+use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
+
+use crate::ftrace::wanted;
+use crate::proto::{
+    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_len, Enc, Out, Sizer,
+    WT_LEN,
+};
+
+/// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
+pub const BUNDLE_BYTES: usize = 16 * 1024;
+/// Bytes of packets buffered before they are handed to the writer.
+const FLUSH_THRESHOLD: usize = 256 * 1024;
+/// The one packet sequence this writer produces (`trusted_packet_sequence_id`).
+const SEQUENCE_ID: u64 = 1;
+
+mod encode;
+
+use encode::{bundle, clock, encode_body, ev, field_of, format_text, has_text, packet, ps, trace};
+
+/// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
+/// or more as ten bytes and the cached [`Head`] as [`HEAD_BYTES`] (keeping their own
+/// lengths), so they need not be written byte by byte near the end.
+const SLACK: usize = 32;
+
+/// Room for an `FtraceEvent`'s `timestamp` and `pid` fields: two one-byte keys and two
+/// varints, and room for the ten-byte window in which a long varint is written.
+const HEAD_BYTES: usize = 24;
+
+/// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
+/// a CPU while its time and current task stay, as they do for the several events of one
+/// update (a task's and its queue's PELT and util_est).
+#[derive(Debug, Clone, Copy, Default)]
+struct Head {
+    /// The bytes, `len` of them meaningful.
+    bytes: [u8; HEAD_BYTES],
+    /// 0 before the first event (a head takes at least four bytes).
+    len: usize,
+    ts: Nanos,
+    pid: u32,
+}
+
+impl Head {
+    /// The head of an event at `ctx`.
+    fn of(ctx: &Ctx<'_>) -> Head {
+        let mut bytes = [0u8; HEAD_BYTES];
+        let mut e = Enc::new(&mut bytes);
+        e.byte(key1(ev::TIMESTAMP, 0));
+        e.varint(ctx.ts);
+        e.byte(key1(ev::PID, 0));
+        e.varint(u64::from(ctx.pid));
+        let len = e.pos();
+        Head {
+            bytes,
+            len,
+            ts: ctx.ts,
+            pid: ctx.pid,
+        }
+    }
+}
+
+/// One CPU's `FtraceEventBundle.event` fields not yet written: `buf[..used]`. The rest of
+/// `buf` is room (zeroed when allocated, then scratch), so an event is written in place
+/// without a `Vec` capacity check or length update per byte.
+#[derive(Debug, Default)]
+struct Bundle {
+    buf: Vec<u8>,
+    used: usize,
+    /// The last event's timestamp and pid fields.
+    head: Head,
+}
+
+impl Bundle {
+    /// The events written and not yet flushed.
+    fn events(&self) -> &[u8] {
+        &self.buf[..self.used]
+    }
+
+    /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` and returns the bytes
+    /// now held. `text` is what [`format_text`] made of `ev` if [`has_text`]`(ev)`.
+    ///
+    /// The body's length is counted first ([`Sizer`]), so both lengths in front of it
+    /// are written at their true widths and every byte once ([`Enc`]).
+    #[inline(always)]
+    fn push(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>, text: &[u8]) -> usize {
+        let mut size = Sizer::default();
+        encode_body(&mut size, text, ev);
+        let body_len = size.0 as u64;
+        let tag_key = (u64::from(field_of(ev)) << 3) | WT_LEN;
+        if self.head.len == 0 || self.head.ts != ctx.ts || self.head.pid != ctx.pid {
+            self.head = Head::of(ctx);
+        }
+        debug_assert_eq!(self.head.bytes, Head::of(ctx).bytes, "a stale head");
+        let head = self.head;
+        // FtraceEvent: timestamp and pid, then the body behind its key and length.
+        let len = (head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
+        let total = 1 + varint_len(len) + len as usize;
+        let end = self.used + total;
+        if self.buf.len() < end + SLACK {
+            self.grow(end + SLACK);
+        }
+        let mut e = Enc::new(&mut self.buf[self.used..end + SLACK]);
+        e.byte(key1(bundle::EVENT, WT_LEN));
+        e.varint(len);
+        e.fixed_prefix(&head.bytes, head.len);
+        e.varint(tag_key);
+        e.varint(body_len);
+        encode_body(&mut e, text, ev);
+        debug_assert_eq!(e.pos(), total, "Sizer and Enc disagree");
+        self.used = end;
+        end
+    }
+
+    /// Grows the room to at least `len` bytes, and to a bundle's worth at first.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, len: usize) {
+        self.buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
+    }
+}
+
+/// A bundle's events handed to the writer from the bundle's own buffer: `events[..len]`,
+/// after the bytes of the output buffer up to `after`.
+#[derive(Debug)]
+struct Segment {
+    after: usize,
+    events: Vec<u8>,
+    len: usize,
+}
+
+/// Bundles of fewer event bytes are copied into the output buffer rather than handed over
+/// (the few at the end of a run, or of a short one).
+const COPY_BYTES: usize = 4096;
+
+/// Pieces of output given to one `write_vectored` call: below Linux's `IOV_MAX` (1024).
+const MAX_SLICES: usize = 64;
+
+/// Pieces of output gathered for `write_vectored` calls of up to [`MAX_SLICES`] each.
+struct Gather<'a, W: Write> {
+    out: &'a mut W,
+    slices: [IoSlice<'a>; MAX_SLICES],
+    n: usize,
+    /// The first error; later pieces are dropped.
+    result: io::Result<()>,
+}
+
+impl<'a, W: Write> Gather<'a, W> {
+    /// Adds `piece`, writing the pieces gathered first if there is no room for it.
+    fn push(&mut self, piece: &'a [u8]) {
+        if piece.is_empty() || self.result.is_err() {
+            return;
+        }
+        if self.n == MAX_SLICES {
+            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
+            self.n = 0;
+        }
+        self.slices[self.n] = IoSlice::new(piece);
+        self.n += 1;
+    }
+
+    /// Writes the pieces left; returns the first error.
+    fn finish(mut self) -> io::Result<()> {
+        if self.result.is_ok() && self.n > 0 {
+            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
+        }
+        self.result
+    }
+}
+
+/// Writes all of `slices`, as `Write::write_all` does for one (a write of 0 bytes is an
+/// error, an interrupted one is retried).
+fn write_all_vectored<W: Write>(out: &mut W, mut slices: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !slices.is_empty() {
+        match out.write_vectored(slices) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "failed to write whole buffer",
+                ))
+            }
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A [`TraceSink`] that writes a Perfetto protobuf trace, as described in the
+/// [module documentation](self).
+///
+/// Packets are encoded into internal buffers without allocating per event and handed to
+/// the writer in blocks of about 256 KiB (one `write_vectored` call each: a full CPU
+/// bundle is handed over from its own buffer, not copied), so `W` need not be buffered. Error handling is
+/// [`FtraceTextSink`](crate::FtraceTextSink)'s: the first I/O error is kept and stops
+/// output; [`flush`](Self::flush) or [`into_inner`](Self::into_inner) report it. Events
+/// still buffered per CPU are written by `end` (the engine calls it at the end of a run),
+/// `flush` and `into_inner`.
+///
+/// ```
+/// use hetsched_core::trace::{Ctx, TaskRef, TraceEvent, TraceSink};
+/// use hetsched_trace::PerfettoSink;
+///
+/// let mut sink = PerfettoSink::new(Vec::new());
+/// sink.begin(8, 1_000_000_000);
+/// let task = TaskRef { comm: "small-0", pid: 1000, prio: 120 };
+/// let ctx = Ctx { ts: 1_000_000_000, cpu: 0, comm: "<idle>", pid: 0 };
+/// sink.record(&ctx, &TraceEvent::SchedWakeup { task, target_cpu: 0 });
+/// sink.end(2_000_000_000);
+/// let bytes = sink.into_inner().unwrap();
+/// assert_eq!(bytes[0], 0x0a); // Trace.packet, field 1, length-delimited
+/// ```
+#[derive(Debug)]
+pub struct PerfettoSink<W: Write> {
+    /// The destination; `None` only after `into_inner` took it.
+    out: Option<W>,
+    /// Pending output: the bytes of `Trace.packet` fields but for the events of the
+    /// bundles in `segments`, which go between the pieces of `buf` that `segments` marks.
+    buf: Vec<u8>,
+    /// Pending output, in order after the bytes of `buf` before each.
+    segments: Vec<Segment>,
+    /// Bytes of events in `segments`.
+    segment_bytes: usize,
+    /// Bundle buffers written out, to reuse.
+    spare: Vec<Vec<u8>>,
+    /// Per CPU, the encoded `FtraceEventBundle.event` fields not yet written.
+    cpus: Vec<Bundle>,
+    /// Scratch: a message to nest (a clock, a process-tree entry).
+    body: Vec<u8>,
+    /// Scratch: a print's text, an overutilized span.
+    text: Vec<u8>,
+    /// Scratch: one `TracePacket`.
+    packet: Vec<u8>,
+    /// Scratch: a packet's nested message.
+    nested: Vec<u8>,
+    /// Thread group of every task announced, by pid.
+    tgid: BTreeMap<u32, u32>,
+    /// Per CPU, the pid last seen current there, announced already: most events need no
+    /// look-up in `tgid`.
+    current: Vec<u32>,
+    /// Event groups written.
+    interest: Interest,
+    /// `interest == Interest::ALL`: every event is written, `record` skips `wanted`.
+    all: bool,
+    /// CPU count given to `begin` (0 before).
+    nr_cpus: usize,
+    /// First I/O error; output stops once set.
+    error: Option<io::Error>,
+}
+
+impl PerfettoSink<File> {
+    /// Creates (truncates) the file at `path` and writes the trace to it.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self::new(File::create(path)?))
+    }
+}
+
+impl<W: Write> PerfettoSink<W> {
+    /// A sink writing every event group to `writer`.
+    pub fn new(writer: W) -> Self {
+        PerfettoSink {
+            out: Some(writer),
+            buf: Vec::with_capacity(FLUSH_THRESHOLD + BUNDLE_BYTES + 1024),
+            segments: Vec::new(),
+            segment_bytes: 0,
+            spare: Vec::new(),
+            cpus: Vec::new(),
+            body: Vec::new(),
+            text: Vec::new(),
+            packet: Vec::new(),
+            nested: Vec::new(),
+            tgid: BTreeMap::new(),
+            current: Vec::new(),
+            interest: Interest::ALL,
+            all: true,
+            nr_cpus: 0,
+            error: None,
+        }
+    }
+
+    /// Restricts the sink to the given event groups. Events outside them are skipped even
+    /// if the engine sends them.
+    pub fn with_interest(mut self, interest: Interest) -> Self {
+        self.interest = interest;
+        self.all = interest == Interest::ALL;
+        self
+    }
+
+    /// The writer.
+    pub fn get_ref(&self) -> Option<&W> {
+        self.out.as_ref()
+    }
+
+    /// Takes the first I/O error met so far, if any. Output stopped at that error.
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
+    /// Writes every buffered event and packet out and flushes the writer. Returns the
+    /// first error met, including one from an earlier write (which is then taken).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.flush_bundles();
+        self.write_buf();
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.flush() {
+                    self.error = Some(e);
+                }
+            }
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes and returns the writer, or the first I/O error met.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.flush()?;
+        self.out
+            .take()
+            .ok_or_else(|| io::Error::other("PerfettoSink: writer already taken"))
+    }
+
+    /// Appends `self.packet` (plus the sequence id) as one `Trace.packet`.
+    fn emit_packet(&mut self) {
+        push_uint(
+            &mut self.packet,
+            packet::TRUSTED_PACKET_SEQUENCE_ID,
+            SEQUENCE_ID,
+        );
+        push_bytes(&mut self.buf, trace::PACKET, &self.packet);
+        if self.buf.len() + self.segment_bytes >= FLUSH_THRESHOLD {
+            self.write_buf();
+        }
+    }
+
+    /// Writes CPU `cpu`'s pending events as one `FtraceEventBundle` packet: its head
+    /// into the output buffer, then the events, whole, from the bundle's own buffer
+    /// (handed over, a spare one taking its place) or, if fewer than [`COPY_BYTES`],
+    /// copied.
+    fn flush_bundle(&mut self, cpu: usize) {
+        let Some(used) = self.cpus.get(cpu).map(|b| b.used) else {
+            return;
+        };
+        if used == 0 {
+            return;
+        }
+        let cpu_field = 1 + varint_len(cpu as u64);
+        let bundle_len = cpu_field + used;
+        let seq_field = 1 + varint_len(SEQUENCE_ID);
+        let packet_len = 1 + varint_len(bundle_len as u64) + bundle_len + seq_field;
+        push_key(&mut self.buf, trace::PACKET, WT_LEN);
+        push_varint(&mut self.buf, packet_len as u64);
+        push_key(&mut self.buf, packet::FTRACE_EVENTS, WT_LEN);
+        push_varint(&mut self.buf, bundle_len as u64);
+        push_uint(&mut self.buf, bundle::CPU, cpu as u64);
+        let b = &mut self.cpus[cpu];
+        if used < COPY_BYTES {
+            self.buf.extend_from_slice(b.events());
+        } else {
+            let room = self.spare.pop().unwrap_or_default();
+            let events = std::mem::replace(&mut b.buf, room);
+            self.segments.push(Segment {
+                after: self.buf.len(),
+                events,
+                len: used,
+            });
+            self.segment_bytes += used;
+        }
+        b.used = 0;
+        push_uint(
+            &mut self.buf,
+            packet::TRUSTED_PACKET_SEQUENCE_ID,
+            SEQUENCE_ID,
+        );
+        if self.buf.len() + self.segment_bytes >= FLUSH_THRESHOLD {
+            self.write_buf();
+        }
+    }
+
+    /// Writes every CPU's pending events, CPUs in order.
+    fn flush_bundles(&mut self) {
+        for cpu in 0..self.cpus.len() {
+            self.flush_bundle(cpu);
+        }
+    }
+
+    /// Writes a `ProcessTree` packet at `ts` for thread `pid` named `name` in group
+    /// `tgid`; with `leader`, the group's `Process` too (its cmdline the name).
+    fn announce(&mut self, ts: Nanos, pid: u32, tgid: u32, name: &str, leader: bool) {
+        self.nested.clear();
+        if leader {
+            self.body.clear();
+            push_uint(&mut self.body, ps::PROCESS_PID, u64::from(pid));
+            push_str(&mut self.body, ps::PROCESS_CMDLINE, name);
+            push_bytes(&mut self.nested, ps::PROCESSES, &self.body);
+        }
+        self.body.clear();
+        push_uint(&mut self.body, ps::THREAD_TID, u64::from(pid));
+        push_str(&mut self.body, ps::THREAD_NAME, name);
+        push_uint(&mut self.body, ps::THREAD_TGID, u64::from(tgid));
+        push_bytes(&mut self.nested, ps::THREADS, &self.body);
+        self.packet.clear();
+        push_uint(&mut self.packet, packet::TIMESTAMP, ts);
+        push_bytes(&mut self.packet, packet::PROCESS_TREE, &self.nested);
+        self.emit_packet();
+    }
+
+    /// Announces `pid` as the leader of its own group if it is not known yet.
+    fn note_running(&mut self, ts: Nanos, pid: u32, comm: &str) {
+        if pid != 0 && !self.tgid.contains_key(&pid) {
+            self.tgid.insert(pid, pid);
+            self.announce(ts, pid, pid, comm, true);
+        }
+    }
+
+    /// Keeps the process tree up to date with `ev` (see the module documentation).
+    fn track_tasks(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        let current = self.current.get_mut(ctx.cpu as usize);
+        if current.as_deref() != Some(&ctx.pid) {
+            if let Some(c) = current {
+                *c = ctx.pid;
+            }
+            self.note_running(ctx.ts, ctx.pid, ctx.comm);
+        }
+        match *ev {
+            TraceEvent::SchedWakeupNew { task, .. }
+                if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
+            {
+                let tgid = match self.tgid.get(&ctx.pid) {
+                    Some(&g) if ctx.pid != 0 => g,
+                    _ => task.pid,
+                };
+                self.tgid.insert(task.pid, tgid);
+                self.announce(ctx.ts, task.pid, tgid, task.comm, tgid == task.pid);
+            }
+            TraceEvent::SchedSwitch { next, .. } => {
+                self.note_running(ctx.ts, next.pid, next.comm);
+            }
+            TraceEvent::TaskRename { pid, newcomm, .. } if pid != 0 => match self.tgid.get(&pid) {
+                Some(&tgid) => self.announce(ctx.ts, pid, tgid, newcomm, false),
+                None => {
+                    self.tgid.insert(pid, pid);
+                    self.announce(ctx.ts, pid, pid, newcomm, true);
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// Hands the pending output to the writer, in `write_vectored` calls of up to
+    /// [`MAX_SLICES`] pieces; records an error instead of returning it. The bundle
+    /// buffers written become spares.
+    fn write_buf(&mut self) {
+        if self.buf.is_empty() && self.segments.is_empty() {
+            return;
+        }
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                let mut g = Gather {
+                    out,
+                    slices: [IoSlice::new(&[]); MAX_SLICES],
+                    n: 0,
+                    result: Ok(()),
+                };
+                let mut start = 0;
+                for seg in &self.segments {
+                    g.push(&self.buf[start..seg.after]);
+                    g.push(&seg.events[..seg.len]);
+                    start = seg.after;
+                }
+                g.push(&self.buf[start..]);
+                if let Err(e) = g.finish() {
+                    self.error = Some(e);
+                }
+            }
+        }
+        self.buf.clear();
+        self.spare.extend(self.segments.drain(..).map(|s| s.events));
+        self.segment_bytes = 0;
+    }
+}
+
+impl<W: Write> TraceSink for PerfettoSink<W> {
+    fn interest(&self) -> Interest {
+        self.interest
+    }
+
+    /// Writes the clock snapshot: BOOTTIME and MONOTONIC both at `start_ns`.
+    fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
+        self.nr_cpus = nr_cpus;
+        self.cpus.resize_with(nr_cpus, Bundle::default);
+        self.current.resize(nr_cpus, 0);
+        self.nested.clear();
+        for id in [clock::BOOTTIME, clock::MONOTONIC] {
+            self.body.clear();
+            push_uint(&mut self.body, clock::CLOCK_ID, id);
+            push_uint(&mut self.body, clock::TIMESTAMP, start_ns);
+            push_bytes(&mut self.nested, clock::CLOCKS, &self.body);
+        }
+        push_uint(
+            &mut self.nested,
+            clock::PRIMARY_TRACE_CLOCK,
+            clock::BOOTTIME,
+        );
+        self.packet.clear();
+        push_uint(&mut self.packet, packet::TIMESTAMP, start_ns);
+        push_bytes(&mut self.packet, packet::CLOCK_SNAPSHOT, &self.nested);
+        self.emit_packet();
+    }
+
+    fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        debug_assert_eq!(self.all, self.interest == Interest::ALL);
+        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
+            return;
+        }
+        self.track_tasks(ctx, ev);
+        let cpu = ctx.cpu as usize;
+        if self.cpus.len() <= cpu {
+            self.cpus.resize_with(cpu + 1, Bundle::default);
+        }
+        if has_text(ev) {
+            format_text(&mut self.text, self.nr_cpus, ev);
+        }
+        if self.cpus[cpu].push(ctx, ev, &self.text) >= BUNDLE_BYTES {
+            self.flush_bundle(cpu);
+        }
+    }
+
+    /// Writes every CPU's pending events and flushes the writer; an error is kept for
+    /// [`take_error`](PerfettoSink::take_error).
+    fn end(&mut self, _end_ns: Nanos) {
+        self.flush_bundles();
+        self.write_buf();
+        if self.error.is_none() {
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.flush() {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+}
+
+impl<W: Write> Drop for PerfettoSink<W> {
+    /// Best-effort flush, errors ignored (use `flush`/`into_inner` to see them).
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            self.flush_bundles();
+            self.write_buf();
+            if let Some(out) = self.out.as_mut() {
+                let _ = out.flush();
+            }
+        }
+    }
+}
+
+/// The writers' test sequence of events (`tests/common`), for the tests below.
+#[cfg(test)]
+#[path = "../../tests/common/mod.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs)]
+mod test_feed;
+
+#[cfg(test)]
+mod tests;
