@@ -44,6 +44,10 @@ pub struct EventQueue<E> {
     /// Bucket `256 * l + d` holds the pending events whose time's highest base-256 digit
     /// differing from `last` is digit `l`, of value `d`.
     buckets: Box<[Vec<Entry<E>>; BUCKETS]>,
+    /// The capacity bucket `b` kept when it was last spread (0 if it was freed).
+    kept: Box<[u32; BUCKETS]>,
+    /// The sum of `kept`: at most [`KEEP_BUDGET`].
+    kept_total: usize,
     /// Bit `b % 64` of word `b / 64` is set iff bucket `b` is non-empty.
     mask: [u64; BUCKETS / 64],
     /// Bit `w` is set iff word `w` of `mask` is non-zero.
@@ -64,9 +68,11 @@ pub struct EventQueue<E> {
 const DIGIT: u32 = 8;
 /// Number of buckets: a digit value for each digit position of a 64-bit time.
 const BUCKETS: usize = (64usize.div_ceil(DIGIT as usize)) << DIGIT;
-/// A drained bucket keeps its allocation only up to this many entries; a larger one is
-/// freed, so the buckets do not each hold their high-water mark.
-const KEEP_CAPACITY: usize = 64;
+/// Entries' worth of allocation the spread buckets may keep between uses, all together:
+/// a spread bucket keeps its allocation while the kept total stays within this, else it
+/// is freed. The buckets do not each hold their high-water mark (2,048 of them could hold
+/// megabytes over a long run), and the hot ones are not reallocated at every spread.
+const KEEP_BUDGET: usize = 16 * 1024;
 const _: () = assert!(BUCKETS / 64 <= 64, "`summary` has a bit per word of `mask`");
 
 impl<E> Default for EventQueue<E> {
@@ -74,6 +80,8 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             cur: VecDeque::with_capacity(256),
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
+            kept: Box::new([0; BUCKETS]),
+            kept_total: 0,
             mask: [0; BUCKETS / 64],
             summary: 0,
             last: 0,
@@ -211,8 +219,14 @@ impl<E> EventQueue<E> {
                 self.file(e);
             }
         }
-        if bucket.capacity() <= KEEP_CAPACITY {
+        self.kept_total -= self.kept[b] as usize;
+        let c = bucket.capacity();
+        if self.kept_total + c <= KEEP_BUDGET {
+            self.kept[b] = c as u32;
+            self.kept_total += c;
             self.buckets[b] = bucket;
+        } else {
+            self.kept[b] = 0;
         }
         if self.cur.len() > 1 {
             self.cur.make_contiguous().sort_unstable_by_key(|e| e.seq);
