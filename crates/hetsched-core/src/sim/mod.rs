@@ -34,6 +34,7 @@ mod interactive;
 mod kthread;
 mod load_avg;
 mod machine;
+mod nohz;
 mod schedfreq;
 mod timer;
 mod tracepoints;
