@@ -10,7 +10,7 @@ HETSCHED := target/release/hetsched
 # Perfetto's Python package: its perfetto_trace_pb2 decodes our .pftrace in the tests.
 PERFETTO_PY := perfetto==0.59.1
 
-.PHONY: demo build test lint dts rust-test py-test lisa-test bench bench-count bench-peers python clean reproduce-check chromium fuzz
+.PHONY: demo build test lint dts rust-test py-test lisa-test bench bench-plain pgo bench-count bench-peers python clean reproduce-check chromium fuzz
 
 ## demo: build the CLI and run the built-in two-cluster scenario on hikey960
 demo: build
@@ -94,22 +94,24 @@ reproduce-check: build
 	@mkdir -p out
 	$(HETSCHED) reproduce all --jobs 2 --check --json out/reproduce.json
 
-## bench: the pinned benchmarks of crates/hetsched-bench (never part of `make test`);
-## --check-target exits 1 when a target of issue 19 is missed (docs/benchmarks.md)
-bench:
+## bench: the pinned benchmarks of crates/hetsched-bench (never part of `make test`), on
+## the profile-guided build (`make pgo`); --check-target exits 1 when a target of issue 19
+## is missed (docs/benchmarks.md). `make bench-plain`: the same on the plain bench-lto build.
+BENCH_NAMES := periodic periodic-perf periodic-ondemand periodic-conservative \
+  periodic-interactive periodic-sched periodic-trace periodic-pftrace hour large sweep \
+  --check-target
+bench: pgo
+	@for n in $(BENCH_NAMES); do target/pgo/use/bench-lto/hetsched-bench $$n || exit $$?; done
+
+bench-plain:
 	$(CARGO) build --profile bench-lto --locked -p hetsched-bench
-	target/bench-lto/hetsched-bench periodic
-	target/bench-lto/hetsched-bench periodic-perf
-	target/bench-lto/hetsched-bench periodic-ondemand
-	target/bench-lto/hetsched-bench periodic-conservative
-	target/bench-lto/hetsched-bench periodic-interactive
-	target/bench-lto/hetsched-bench periodic-sched
-	target/bench-lto/hetsched-bench periodic-trace
-	target/bench-lto/hetsched-bench periodic-pftrace
-	target/bench-lto/hetsched-bench hour
-	target/bench-lto/hetsched-bench large
-	target/bench-lto/hetsched-bench sweep
-	target/bench-lto/hetsched-bench --check-target
+	@for n in $(BENCH_NAMES); do target/bench-lto/hetsched-bench $$n || exit $$?; done
+
+## pgo: the profile-guided build of hetsched-bench and the CLI (tools/pgo.sh): trained on
+## inputs that are none of the benchmarks', checked byte-identical to the plain build;
+## target/pgo/use/bench-lto/hetsched is the fastest `hetsched` this repository builds
+pgo:
+	bash tools/pgo.sh
 
 ## bench-count: instructions per event of the main benchmarks under callgrind (valgrind)
 bench-count:

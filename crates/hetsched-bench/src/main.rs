@@ -31,6 +31,10 @@
 //! - `dump NAME`: runs benchmark NAME once with the ftrace text on stdout and then the
 //!   result JSON on stderr, for byte-identity checks of optimisations
 //!   (`hetsched-bench dump periodic 2>r.json | sha256sum`).
+//! - `train`: the training runs of the profile-guided build (`tools/pgo.sh`, `make pgo`):
+//!   [`TRAINING`], inputs of the benchmarks' kinds and sizes that are none of the
+//!   benchmarks' own (other task sets, periods, platforms and lengths), so that the
+//!   profile-guided build is not tuned to the pinned inputs it is measured on.
 
 use hetsched_core::options::Options;
 use hetsched_core::platform::Platform;
@@ -49,10 +53,26 @@ const PERIODS_MS: [u64; 8] = [4, 8, 10, 16, 20, 40, 50, 100];
 /// `n` periodic tasks whose utilisations (on the biggest CPU at fmax) add up to `total`.
 /// Task i has period PERIODS_MS[i % 8] and a duty from a fixed cycle of four weights.
 fn periodic_workload(n: usize, total_util: f64) -> Workload {
-    let weights = [0.5, 5.0 / 6.0, 7.0 / 6.0, 1.5]; // mean 1
+    periodic_workload_of(
+        n,
+        total_util,
+        &PERIODS_MS,
+        &[0.5, 5.0 / 6.0, 7.0 / 6.0, 1.5],
+    )
+}
+
+/// `n` periodic tasks of utilisations adding up to `total`: task i has period
+/// `periods_ms[i % len]` and the duty `total / n` times `weights[i % len]` (weights of mean
+/// 1).
+fn periodic_workload_of(
+    n: usize,
+    total_util: f64,
+    periods_ms: &[u64],
+    weights: &[f64],
+) -> Workload {
     let tasks = (0..n)
         .map(|i| {
-            let period_us = PERIODS_MS[i % PERIODS_MS.len()] * 1000;
+            let period_us = periods_ms[i % periods_ms.len()] * 1000;
             let duty = total_util / n as f64 * weights[i % weights.len()];
             let run_us = ((period_us as f64) * duty).round().max(1.0) as u64;
             let ev = |event: Event, key: &str| EventSpec {
@@ -132,6 +152,168 @@ seeds = { from = 1, to = 64 }
 duration = "4s"
 "#;
 
+/// One training run of the profile-guided build: platform preset (or `synthetic:N` for
+/// [`Platform::synthetic_clusters`] with N clusters), tasks, total utilisation, simulated
+/// seconds, options, trace.
+struct Training {
+    platform: &'static str,
+    tasks: usize,
+    total_util: f64,
+    secs: u64,
+    sets: &'static [&'static str],
+    trace: Trace,
+}
+
+/// The training runs (`hetsched-bench train`): the paths the benchmarks take (schedutil
+/// and EAS, the performance governor, the sampling governors, both trace writers, a
+/// machine of a hundred CPUs) on inputs that are not the benchmarks' own. Periods
+/// [`TRAIN_PERIODS_MS`], other task counts and loads, five other platforms.
+const TRAINING: &[Training] = &[
+    Training {
+        platform: "hikey960",
+        tasks: 24,
+        total_util: 2.5,
+        secs: 20,
+        sets: &[],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "rk3399",
+        tasks: 40,
+        total_util: 2.0,
+        secs: 10,
+        sets: &[],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "m1pro",
+        tasks: 20,
+        total_util: 4.0,
+        secs: 10,
+        sets: &[],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "juno_r0",
+        tasks: 16,
+        total_util: 1.8,
+        secs: 10,
+        sets: &["cpufreq.governor=performance"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "hikey960",
+        tasks: 28,
+        total_util: 3.2,
+        secs: 10,
+        sets: &["cpufreq.governor=performance"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "tc2",
+        tasks: 12,
+        total_util: 1.5,
+        secs: 3,
+        sets: &["cpufreq.governor=ondemand"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "tc2",
+        tasks: 12,
+        total_util: 1.5,
+        secs: 3,
+        sets: &["cpufreq.governor=interactive"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "rk3399",
+        tasks: 12,
+        total_util: 1.5,
+        secs: 3,
+        sets: &["cpufreq.governor=conservative"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "rk3399",
+        tasks: 12,
+        total_util: 1.5,
+        secs: 3,
+        sets: &["cpufreq.governor=sched"],
+        trace: Trace::Off,
+    },
+    Training {
+        platform: "hikey960",
+        tasks: 24,
+        total_util: 2.5,
+        secs: 8,
+        sets: &[],
+        trace: Trace::Text,
+    },
+    Training {
+        platform: "hikey960",
+        tasks: 24,
+        total_util: 2.5,
+        secs: 8,
+        sets: &[],
+        trace: Trace::Perfetto,
+    },
+    Training {
+        platform: "synthetic:12",
+        tasks: 800,
+        total_util: 36.0,
+        secs: 2,
+        sets: &[],
+        trace: Trace::Off,
+    },
+];
+
+/// The training runs' periods, ms (the benchmarks use [`PERIODS_MS`]).
+const TRAIN_PERIODS_MS: [u64; 7] = [3, 6, 12, 25, 30, 60, 80];
+
+/// `train [PLATFORM...]`: every run of [`TRAINING`] (or those on the platforms named),
+/// one line each (the profile-guided build's profile is what the instrumented binary
+/// records while it runs these).
+fn train(only: &[&str]) -> Result<(), String> {
+    for t in TRAINING
+        .iter()
+        .filter(|t| only.is_empty() || only.contains(&t.platform))
+    {
+        let platform = match t.platform.strip_prefix("synthetic:") {
+            Some(n) => Platform::synthetic_clusters(
+                "train",
+                "synthetic training platform",
+                n.parse()
+                    .map_err(|_| format!("bad training platform {}", t.platform))?,
+            ),
+            None => hetsched::load_platform(t.platform).map_err(|e| e.to_string())?,
+        };
+        let workload =
+            periodic_workload_of(t.tasks, t.total_util, &TRAIN_PERIODS_MS, &[0.7, 1.3, 1.0]);
+        let spec = RunSpec {
+            platform,
+            workload,
+            options: Options::default()
+                .apply_sets(t.sets)
+                .expect("the training runs' options are valid"),
+            seed: 3,
+            duration_ns: Some(t.secs * NSEC_PER_SEC),
+        };
+        let start = Instant::now();
+        let r = run_with_trace(&spec, t.trace)?;
+        println!(
+            "train {} {} tasks {:?} {:?}: sim {} s in {:.3} s wall, {} events",
+            t.platform,
+            t.tasks,
+            t.sets,
+            t.trace,
+            t.secs,
+            start.elapsed().as_secs_f64(),
+            r.0.engine.events,
+        );
+    }
+    Ok(())
+}
+
 /// The options of benchmark `name` beyond the defaults.
 fn sets_of(name: &str) -> &'static [&'static str] {
     match name {
@@ -145,7 +327,7 @@ fn sets_of(name: &str) -> &'static [&'static str] {
 }
 
 /// Where a benchmark's trace goes.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Trace {
     Off,
     /// ftrace text.
@@ -218,44 +400,12 @@ fn bench(name: &str) -> Result<Measured, String> {
     }
     let (platform, workload, secs, trace) = inputs(name)?;
     let spec = spec_of(name, platform, workload, secs);
-    let ext = if trace == Trace::Perfetto {
-        "pftrace"
-    } else {
-        "txt"
-    };
-    let trace_path =
-        std::env::temp_dir().join(format!("hetsched-bench-{}.{ext}", std::process::id()));
     let start = Instant::now();
-    let result = match trace {
-        Trace::Text => {
-            let mut sink =
-                hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?;
-            let r = {
-                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-                run(&spec, &mut sinks).map_err(|e| e.to_string())?
-            };
-            sink.flush().map_err(|e| e.to_string())?;
-            r
-        }
-        Trace::Perfetto => {
-            let mut sink =
-                hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?;
-            let r = {
-                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-                run(&spec, &mut sinks).map_err(|e| e.to_string())?
-            };
-            sink.flush().map_err(|e| e.to_string())?;
-            r
-        }
-        Trace::Off => run(&spec, &mut []).map_err(|e| e.to_string())?,
-    };
+    let (result, trace_bytes) = run_with_trace(&spec, trace)?;
     let wall = start.elapsed().as_secs_f64();
-    let trace_bytes = if trace != Trace::Off {
-        let n = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
-        let _ = std::fs::remove_file(&trace_path);
-        format!(", trace {:.1} MiB", n as f64 / 1048576.0)
-    } else {
-        String::new()
+    let trace_bytes = match trace_bytes {
+        Some(n) => format!(", trace {:.1} MiB", n as f64 / 1048576.0),
+        None => String::new(),
     };
     let events = result.engine.events;
     let rss = peak_rss_mib();
@@ -269,6 +419,50 @@ fn bench(name: &str) -> Result<Measured, String> {
         xrt: secs as f64 / wall,
         rss_mib: rss,
     })
+}
+
+/// Runs `spec` with its trace (if any) written to a temporary file, removed after; the
+/// result and the trace's size in bytes.
+fn run_with_trace(
+    spec: &RunSpec,
+    trace: Trace,
+) -> Result<(hetsched_core::RunResult, Option<u64>), String> {
+    let ext = if trace == Trace::Perfetto {
+        "pftrace"
+    } else {
+        "txt"
+    };
+    let trace_path =
+        std::env::temp_dir().join(format!("hetsched-bench-{}.{ext}", std::process::id()));
+    let result = match trace {
+        Trace::Text => {
+            let mut sink =
+                hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?;
+            let r = {
+                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+                run(spec, &mut sinks).map_err(|e| e.to_string())?
+            };
+            sink.flush().map_err(|e| e.to_string())?;
+            r
+        }
+        Trace::Perfetto => {
+            let mut sink =
+                hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?;
+            let r = {
+                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+                run(spec, &mut sinks).map_err(|e| e.to_string())?
+            };
+            sink.flush().map_err(|e| e.to_string())?;
+            r
+        }
+        Trace::Off => run(spec, &mut []).map_err(|e| e.to_string())?,
+    };
+    let bytes = (trace != Trace::Off).then(|| {
+        let n = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
+        let _ = std::fs::remove_file(&trace_path);
+        n
+    });
+    Ok((result, bytes))
 }
 
 /// A new empty directory under the temporary directory.
@@ -431,6 +625,15 @@ fn main() -> ExitCode {
             }
             None => {
                 eprintln!("hetsched-bench: usage: hetsched-bench workload NAME");
+                ExitCode::from(2)
+            }
+        };
+    }
+    if names.first() == Some(&"train") {
+        return match train(&names[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hetsched-bench: error: {e}");
                 ExitCode::from(2)
             }
         };
