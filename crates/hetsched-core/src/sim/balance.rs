@@ -90,6 +90,9 @@ pub(in crate::sim) struct LbScratch {
     order: RefCell<Vec<(u64, Vec<usize>)>>,
     /// Every CPU of the machine (the idle task's `cpus_ptr`).
     all: CpuSet,
+    /// The number of a [`CpuSet`]'s words that hold the machine's CPUs
+    /// (`CpuSet::words(nr_cpus).len()`).
+    nwords: usize,
 }
 
 /// The smallest group whose [`GroupSums`] [`LbScratch`] keeps. Checking a kept group reads
@@ -119,6 +122,7 @@ impl LbScratch {
             groups: RefCell::new(Vec::new()),
             order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
             all: CpuSet::first_n(nr_cpus),
+            nwords: CpuSet::EMPTY.words(nr_cpus).len(),
         }
     }
 
@@ -298,10 +302,12 @@ impl LbEnv for Env<'_> {
             }
             return;
         };
-        let n = self.rqs.len();
-        debug_assert!(a.and(b).iter().all(|c| c < n), "a CPU beyond the machine's");
-        for (i, (&wa, &wb)) in a.words(n).iter().zip(b.words(n)).enumerate() {
-            let mut w = wa & wb;
+        debug_assert!(
+            a.and(b).iter().all(|c| c < self.rqs.len()),
+            "a CPU beyond the machine's"
+        );
+        for i in 0..self.scratch.nwords {
+            let mut w = a.word(i) & b.word(i);
             while w != 0 {
                 let cpu = i * 64 + w.trailing_zeros() as usize;
                 w &= w - 1;
