@@ -870,13 +870,6 @@ impl Sim<'_> {
         }
         let rq = &self.rqs[cpu];
         let cap = rq_capacity(rq);
-        let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
-            self.doms.domains(cpu)[lvl]
-                .span
-                .iter()
-                .filter(|&c| !self.view[c].idle)
-                .count() as u32
-        });
         let input = NohzKickInput {
             idle_balance: false,
             // time_after(now, nohz.next_blocked)
@@ -890,9 +883,20 @@ impl Sim<'_> {
             base_imbalance_pct: self.doms.domains(cpu).first().map(|d| d.imbalance_pct),
             has_asym_cpucapacity: self.doms.sd_asym_cpucapacity[cpu].is_some(),
             misfit_task_load: self.misfit[cpu],
-            llc_nr_busy,
+            // counted below, only if the kick reads it
+            llc_nr_busy: None,
         };
-        let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
+        // `sd_llc_shared->nr_busy_cpus`: the LLC's CPUs that are not idle.
+        let llc_nr_busy = || {
+            self.doms.sd_llc[cpu].map(|lvl| {
+                self.doms.domains(cpu)[lvl]
+                    .span
+                    .iter()
+                    .filter(|&c| !self.view[c].idle)
+                    .count() as u32
+            })
+        };
+        let flags = misfit::nohz_balancer_kick_with(&input, self.lbp.misfit, llc_nr_busy);
         if flags != 0 {
             self.kick_ilb(flags, jiffies, now);
         }
