@@ -39,6 +39,11 @@ pub struct DomainInfo {
 pub struct SdTopology {
     per_cpu: Vec<Vec<DomainInfo>>,
     llc: Vec<Option<usize>>,
+    /// `per_cpu(sd_llc_size)` and `per_cpu(sd_llc_id)` as `update_top_cache_domain()`
+    /// stores them: the weight and first CPU of `sd_llc` (1 and the CPU itself without
+    /// one), derived once from the domains, which do not change afterwards.
+    llc_size: Vec<usize>,
+    llc_id: Vec<usize>,
     asym: Vec<Option<usize>>,
     asym_active: bool,
 }
@@ -49,9 +54,16 @@ impl SdTopology {
     /// `sd_asym_cpucapacity` (lowest domain with `SD_ASYM_CPUCAPACITY_FULL`) and
     /// `sched_asym_cpucap_active()` (any domain with `SD_ASYM_CPUCAPACITY`).
     pub fn new(per_cpu: Vec<Vec<DomainInfo>>) -> SdTopology {
-        let llc = per_cpu
+        let llc: Vec<Option<usize>> = per_cpu
             .iter()
             .map(|ds| ds.iter().rposition(|d| d.flags & SD_SHARE_LLC != 0))
+            .collect();
+        let llc_span = |cpu: usize| llc[cpu].and_then(|l| per_cpu[cpu].get(l)).map(|d| d.span);
+        let llc_size = (0..per_cpu.len())
+            .map(|cpu| llc_span(cpu).map_or(1, |s| s.weight()))
+            .collect();
+        let llc_id = (0..per_cpu.len())
+            .map(|cpu| llc_span(cpu).and_then(|s| s.first()).unwrap_or(cpu))
             .collect();
         let asym = per_cpu
             .iter()
@@ -67,6 +79,8 @@ impl SdTopology {
         SdTopology {
             per_cpu,
             llc,
+            llc_size,
+            llc_id,
             asym,
             asym_active,
         }
@@ -181,14 +195,23 @@ impl SdTopology {
         self.per_cpu[cpu].get(lvl)
     }
 
-    /// `per_cpu(sd_llc_size, cpu)`: weight of `sd_llc`, 1 without one.
+    /// `per_cpu(sd_llc_size, cpu)`: weight of `sd_llc`, 1 without one (kept since
+    /// [`SdTopology::new`], as the kernel keeps it: a wake-up reads it in `wake_wide()`).
     pub fn sd_llc_size(&self, cpu: usize) -> usize {
-        self.sd_llc(cpu).map_or(1, |d| d.span.weight())
+        let size = self.llc_size.get(cpu).copied().unwrap_or(1);
+        debug_assert_eq!(size, self.sd_llc(cpu).map_or(1, |d| d.span.weight()));
+        size
     }
 
-    /// `per_cpu(sd_llc_id, cpu)`: first CPU of `sd_llc`, the CPU itself without one.
+    /// `per_cpu(sd_llc_id, cpu)`: first CPU of `sd_llc`, the CPU itself without one (kept
+    /// since [`SdTopology::new`]; `cpus_share_cache()` compares two).
     pub fn sd_llc_id(&self, cpu: usize) -> usize {
-        self.sd_llc(cpu).and_then(|d| d.span.first()).unwrap_or(cpu)
+        let id = self.llc_id.get(cpu).copied().unwrap_or(cpu);
+        debug_assert_eq!(
+            id,
+            self.sd_llc(cpu).and_then(|d| d.span.first()).unwrap_or(cpu)
+        );
+        id
     }
 
     /// `cpus_share_cache(this_cpu, that_cpu)`.

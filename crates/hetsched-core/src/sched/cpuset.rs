@@ -160,6 +160,11 @@ impl CpuSet {
         self.bits.iter().zip(o.bits.iter()).any(|(a, b)| a & b != 0)
     }
 
+    /// Word `i` (CPUs `64 i .. 64 i + 63`), `i <` [`MAX_CPUS`]` / 64`.
+    pub fn word(&self, i: usize) -> u64 {
+        self.bits[i]
+    }
+
     /// The words, least significant first, trimmed to `nr_cpus` CPUs.
     pub fn words(&self, nr_cpus: usize) -> &[u64] {
         &self.bits[..nr_cpus.div_ceil(64).clamp(1, WORDS)]

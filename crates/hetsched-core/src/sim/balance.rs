@@ -90,6 +90,9 @@ pub(in crate::sim) struct LbScratch {
     order: RefCell<Vec<(u64, Vec<usize>)>>,
     /// Every CPU of the machine (the idle task's `cpus_ptr`).
     all: CpuSet,
+    /// The number of a [`CpuSet`]'s words that hold the machine's CPUs
+    /// (`CpuSet::words(nr_cpus).len()`).
+    nwords: usize,
 }
 
 /// The smallest group whose [`GroupSums`] [`LbScratch`] keeps. Checking a kept group reads
@@ -119,6 +122,7 @@ impl LbScratch {
             groups: RefCell::new(Vec::new()),
             order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
             all: CpuSet::first_n(nr_cpus),
+            nwords: CpuSet::EMPTY.words(nr_cpus).len(),
         }
     }
 
@@ -298,10 +302,12 @@ impl LbEnv for Env<'_> {
             }
             return;
         };
-        let n = self.rqs.len();
-        debug_assert!(a.and(b).iter().all(|c| c < n), "a CPU beyond the machine's");
-        for (i, (&wa, &wb)) in a.words(n).iter().zip(b.words(n)).enumerate() {
-            let mut w = wa & wb;
+        debug_assert!(
+            a.and(b).iter().all(|c| c < self.rqs.len()),
+            "a CPU beyond the machine's"
+        );
+        for i in 0..self.scratch.nwords {
+            let mut w = a.word(i) & b.word(i);
             while w != 0 {
                 let cpu = i * 64 + w.trailing_zeros() as usize;
                 w &= w - 1;
@@ -864,13 +870,6 @@ impl Sim<'_> {
         }
         let rq = &self.rqs[cpu];
         let cap = rq_capacity(rq);
-        let llc_nr_busy = self.doms.sd_llc[cpu].map(|lvl| {
-            self.doms.domains(cpu)[lvl]
-                .span
-                .iter()
-                .filter(|&c| !self.view[c].idle)
-                .count() as u32
-        });
         let input = NohzKickInput {
             idle_balance: false,
             // time_after(now, nohz.next_blocked)
@@ -884,9 +883,20 @@ impl Sim<'_> {
             base_imbalance_pct: self.doms.domains(cpu).first().map(|d| d.imbalance_pct),
             has_asym_cpucapacity: self.doms.sd_asym_cpucapacity[cpu].is_some(),
             misfit_task_load: self.misfit[cpu],
-            llc_nr_busy,
+            // counted below, only if the kick reads it
+            llc_nr_busy: None,
         };
-        let flags = misfit::nohz_balancer_kick(&input, self.lbp.misfit);
+        // `sd_llc_shared->nr_busy_cpus`: the LLC's CPUs that are not idle.
+        let llc_nr_busy = || {
+            self.doms.sd_llc[cpu].map(|lvl| {
+                self.doms.domains(cpu)[lvl]
+                    .span
+                    .iter()
+                    .filter(|&c| !self.view[c].idle)
+                    .count() as u32
+            })
+        };
+        let flags = misfit::nohz_balancer_kick_with(&input, self.lbp.misfit, llc_nr_busy);
         if flags != 0 {
             self.kick_ilb(flags, jiffies, now);
         }

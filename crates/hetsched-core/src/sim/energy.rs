@@ -37,6 +37,7 @@ use crate::platform::Platform;
 use crate::sched::capacity::{
     uclamp_eff, CpuCapacity, UclampId, UclampReq, UclampRq, UclampSysctl,
 };
+use crate::sched::topology::SchedDomains;
 use crate::sched::CpuSet;
 use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::TraceEvent;
@@ -71,6 +72,12 @@ pub(in crate::sim) struct EnergyState {
     pub idle_calls: Vec<u64>,
     /// The root domain's span, as 64-bit words (`sched_overutilized` `span=`).
     pub span: Vec<u64>,
+    /// Per CPU: the span of `find_energy_efficient_cpu()`'s domain for that `prev_cpu`
+    /// ([`Sim::feec_domain_span`]), derived once from the domains, whose spans and
+    /// `sd_asym_cpucapacity` levels do not change after they are built.
+    pub feec_span: Vec<Option<CpuSet>>,
+    /// Some perf domain exists (`rd->pd` is not empty), from the EM, which does not change.
+    pub has_pd: bool,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
 }
@@ -117,6 +124,7 @@ impl EnergyState {
         p: &Platform,
         w: &Workload,
         s: &Settings,
+        doms: &SchedDomains,
         t0: Nanos,
         end: Nanos,
     ) -> EnergyState {
@@ -129,7 +137,6 @@ impl EnergyState {
         let bucket_ns = SERIES_BUCKET_NS * dur.div_ceil(per).max(1);
         EnergyState {
             rd_pd: eas::rd_pd_order(&em),
-            em,
             eas: s.eas_enabled,
             gate: o.eas.overutilized_gate,
             feec: FeecParams {
@@ -144,6 +151,11 @@ impl EnergyState {
             uclamp: vec![UclampRq::new(); n],
             idle_calls: vec![0; n],
             span,
+            feec_span: (0..doms.cpus.len())
+                .map(|cpu| feec_domain_span_of(doms, cpu))
+                .collect(),
+            has_pd: em.pds.iter().any(Option::is_some),
+            em,
             bucket_ns,
         }
     }
@@ -152,6 +164,17 @@ impl EnergyState {
     pub(in crate::sim) fn meter(&self, p: &Platform, t0: Nanos) -> EnergyMeter {
         EnergyMeter::new(p, &self.em, t0, self.bucket_ns)
     }
+}
+
+/// The span of `find_energy_efficient_cpu()`'s domain for `prev_cpu` (kernel/sched/fair.c,
+/// v6.11: `sd = sd_asym_cpucapacity; while (sd && !cpumask_test_cpu(prev_cpu,
+/// sched_domain_span(sd))) sd = sd->parent;`), with `prev_cpu`'s own domains.
+fn feec_domain_span_of(doms: &SchedDomains, prev_cpu: usize) -> Option<CpuSet> {
+    let level = doms.sd_asym_cpucapacity[prev_cpu]?;
+    doms.domains(prev_cpu)[level..]
+        .iter()
+        .find(|sd| sd.span.contains(prev_cpu))
+        .map(|sd| sd.span)
 }
 
 /// `cpu_util_cfs(cpu)` of an rq: `max(util_avg, util_est)` capped at the CPU's capacity.
@@ -427,22 +450,19 @@ impl Sim<'_> {
     }
 
     /// The span of `find_energy_efficient_cpu()`'s domain: the lowest `sd_asym_cpucapacity`
-    /// domain (of `prev_cpu`, see below) or parent spanning `prev_cpu`.
+    /// domain (of `prev_cpu`, see below) or parent spanning `prev_cpu`
+    /// ([`feec_domain_span_of`], kept per CPU in [`EnergyState::feec_span`]).
     fn feec_domain_span(&self, prev_cpu: usize) -> Option<CpuSet> {
-        let level = self.doms.sd_asym_cpucapacity[prev_cpu]?;
-        self.doms.domains(prev_cpu)[level..]
-            .iter()
-            .find(|sd| sd.span.contains(prev_cpu))
-            .map(|sd| sd.span)
+        let span = self.en.feec_span[prev_cpu];
+        debug_assert_eq!(span, feec_domain_span_of(&self.doms, prev_cpu));
+        span
     }
 
     /// Whether `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.11) reaches
     /// `sync_entity_load_avg(&p->se)`, whatever it then returns: EAS on, a perf domain
     /// (`rd->pd`) and a domain for [`Self::find_energy_efficient_cpu`].
     pub(in crate::sim) fn feec_syncs_task(&self, prev_cpu: usize) -> bool {
-        self.en.eas
-            && self.en.em.pds.iter().any(Option::is_some)
-            && self.feec_domain_span(prev_cpu).is_some()
+        self.en.eas && self.en.has_pd && self.feec_domain_span(prev_cpu).is_some()
     }
 
     /// `find_energy_efficient_cpu(p, prev_cpu)` (kernel/sched/fair.c, v6.9–v6.11, spec

@@ -104,7 +104,7 @@ impl<'w> Sim<'w> {
         let s_sis_util = s.options.fair.sis_util;
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
-        let en = energy::EnergyState::new(p, w, &s, BOOT_OFFSET, end);
+        let en = energy::EnergyState::new(p, w, &s, &doms, BOOT_OFFSET, end);
         let cpufreq = cpufreq::CpufreqState::new(p, &s, &en.em, BOOT_OFFSET);
         // HMP's domains are the CPU types (LSK 3.10 split them by DT `compatible`): by
         // their speed, which a capacity-blind scheduler still runs the work at

@@ -4,7 +4,7 @@
 //! with the v4.20 `find_busiest_group()`, `calculate_imbalance()`,
 //! `fix_small_imbalance()` and `find_busiest_queue()` behind [`LbVersion::V4_20`].
 
-use super::stats::{update_sd_lb_stats, SdLbStats, SgLbStats};
+use super::stats::{init_sd_lb_stats, update_sd_lb_stats, SdLbStats, SgLbStats};
 use super::{
     check_cpu_capacity, CpuIdleType, Env, GroupType, LbDecision, LbEnv, LbParams, MigrationType,
     RootDomainState,
@@ -286,7 +286,7 @@ pub(crate) fn sched_balance_find_src_group(
     jiffies: u64,
     dec: &mut LbDecision,
 ) -> Option<usize> {
-    let mut sds = SdLbStats::default();
+    let mut sds = init_sd_lb_stats();
     update_sd_lb_stats(env, doms, p, e, jiffies, dec, &mut sds);
     // update_sd_lb_stats() has already called set_rd_overutilized() (v6.11): the EAS
     // bail-out below reads the value this pass wrote.

@@ -122,6 +122,18 @@ pub struct NohzKickInput {
 /// CPU in its LLC. With `misfit` off (pre-misfit kernels) the asym-capacity block is
 /// absent.
 pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
+    nohz_balancer_kick_with(i, misfit, || i.llc_nr_busy)
+}
+
+/// [`nohz_balancer_kick`] with `sd_llc_shared->nr_busy_cpus` given by `llc_nr_busy`
+/// (`i.llc_nr_busy` is not read), which runs only where the kernel reads that count:
+/// past the earlier returns and tests, on a CPU without an asymmetric-capacity domain
+/// (with `misfit`). An engine that counts the busy CPUs of the LLC counts them only then.
+pub fn nohz_balancer_kick_with(
+    i: &NohzKickInput,
+    misfit: bool,
+    llc_nr_busy: impl FnOnce() -> Option<u32>,
+) -> u32 {
     if i.idle_balance {
         return 0;
     }
@@ -158,7 +170,7 @@ pub fn nohz_balancer_kick(i: &NohzKickInput, misfit: bool) -> u32 {
             // Asymmetric systems skip the LLC logic.
             break 'out;
         }
-        if i.llc_nr_busy.is_some_and(|n| n > 1) {
+        if llc_nr_busy().is_some_and(|n| n > 1) {
             flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
         }
     }

@@ -472,10 +472,26 @@ pub(crate) fn update_sd_pick_busiest(
     true
 }
 
+/// `init_sd_lb_stats(sds)` (kernel/sched/fair.c, v6.11): a fresh `sd_lb_stats`, whose
+/// busiest statistics start with `idle_cpus = UINT_MAX` and `group_type = group_has_spare`
+/// (the `busiest_stat` every group is compared with).
+pub(crate) fn init_sd_lb_stats() -> SdLbStats {
+    SdLbStats {
+        busiest_stat: SgLbStats {
+            idle_cpus: u32::MAX,
+            group_type: GroupType::HasSpare,
+            ..SgLbStats::default()
+        },
+        ..SdLbStats::default()
+    }
+}
+
 /// `update_sd_lb_stats()`: statistics of every group of the domain into `sds`, the busiest
-/// group, and the root-domain flag updates (written into `dec`). As the kernel, each
-/// group's statistics are written in place: the local group's into `sds.local_stat`, the
-/// others' into one scratch copied to `sds.busiest_stat` when picked.
+/// group, and the root-domain flag updates (written into `dec`). As the kernel, `sds` is
+/// the caller's, fresh from [`init_sd_lb_stats`] (`sched_balance_find_src_group()`
+/// initialises it once), and each group's statistics are written in place: the local
+/// group's into `sds.local_stat`, the others' into one scratch copied to
+/// `sds.busiest_stat` when picked.
 pub(crate) fn update_sd_lb_stats(
     env: &impl LbEnv,
     doms: &mut SchedDomains,
@@ -485,14 +501,7 @@ pub(crate) fn update_sd_lb_stats(
     dec: &mut super::LbDecision,
     sds: &mut SdLbStats,
 ) {
-    *sds = SdLbStats {
-        busiest_stat: SgLbStats {
-            idle_cpus: u32::MAX,
-            group_type: GroupType::HasSpare,
-            ..SgLbStats::default()
-        },
-        ..SdLbStats::default()
-    };
+    debug_assert_eq!(*sds, init_sd_lb_stats());
     // The local group's capacity is refreshed (newidle: only when due).
     let local_sgc = doms.cpus[e.this_cpu][e.level].groups[0].sgc;
     if e.idle != CpuIdleType::NewlyIdle || jiffies >= doms.sgc[local_sgc].next_update {

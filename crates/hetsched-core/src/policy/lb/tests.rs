@@ -3,8 +3,9 @@
 
 use super::detach::{detach_tasks, shr_bound};
 use super::misfit::{
-    max_allowed_capacity, nohz_balancer_kick, overloaded_on_add_nr_running, update_misfit_status,
-    NewidleCost, NohzKickInput, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
+    max_allowed_capacity, nohz_balancer_kick, nohz_balancer_kick_with,
+    overloaded_on_add_nr_running, update_misfit_status, NewidleCost, NohzKickInput,
+    NOHZ_BALANCE_KICK, NOHZ_STATS_KICK,
 };
 use super::stats::{group_classify, SgLbStats};
 use super::*;
@@ -793,6 +794,12 @@ fn nohz_kick_decisions() {
     };
     assert_eq!(nohz_balancer_kick(&calm, true), 0);
     assert_eq!(nohz_balancer_kick(&calm, false), kick);
+    // The engine's form counts the LLC's busy CPUs only where the kernel reads them: an
+    // asymmetric CPU with misfit handling never does.
+    let never = || -> Option<u32> { panic!("nr_busy_cpus read") };
+    assert_eq!(nohz_balancer_kick_with(&calm, true, never), 0);
+    assert_eq!(nohz_balancer_kick_with(&calm, false, || Some(3)), kick);
+    assert_eq!(nohz_balancer_kick_with(&calm, false, || Some(1)), 0);
     // Two tasks always kick; reduced capacity (300*117 < 446*100) kicks.
     assert_eq!(
         nohz_balancer_kick(
