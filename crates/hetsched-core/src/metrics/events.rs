@@ -144,7 +144,27 @@ impl MetricsSink {
     }
 
     /// `cpu_idle`: `cpu` enters idle state `state` at `now`, or leaves idle (−1).
+    ///
+    /// Out of line, and without a call on its common path: entering idle just after the
+    /// switch to the idle task (the interval to charge is empty and no idle state is
+    /// open) it only opens the state; otherwise [`MetricsSink::cpu_idle_charge`] charges
+    /// the interval and closes the state, as it would have charged and closed nothing.
+    #[inline(never)]
     fn cpu_idle(&mut self, cpu: usize, state: i32, now: Nanos) {
+        let c = &mut self.cpus[cpu];
+        if c.idle_state.is_none() && (c.e_since == now || self.energy.is_none()) {
+            if state >= 0 {
+                c.idle_state = Some(state as u32);
+                c.idle_since = now;
+            }
+            return;
+        }
+        self.cpu_idle_charge(cpu, state, now);
+    }
+
+    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    #[inline(never)]
+    fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
         self.energy_flush(cpu, now);
         let c = &mut self.cpus[cpu];
         c.close_idle(now);
