@@ -271,6 +271,12 @@ impl EnergyMeter {
 
     /// `cpu` was in idle state `state` (0 = WFI) during `[from, to)`.
     pub fn idle(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
+        self.idle_inline(cpu, state, from, to);
+    }
+
+    /// [`EnergyMeter::idle`], inlined where the metrics sink closes an idle state.
+    #[inline(always)]
+    pub(crate) fn idle_inline(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
         let Some(p) = self.idle.get(cpu).and_then(|v| v.get(state)).copied() else {
             return;
         };

@@ -15,7 +15,11 @@ impl CpuAcc {
     /// Charges the time at the current frequency up to `now`.
     fn close_freq(&mut self, now: Nanos) {
         if self.freq != 0 {
-            *self.freq_res.entry(self.freq).or_default() += now - self.freq_since;
+            let d = now - self.freq_since;
+            match self.freq_res.iter_mut().find(|e| e.0 == self.freq) {
+                Some(e) => e.1 += d,
+                None => self.freq_res.push((self.freq, d)),
+            }
         }
     }
 
@@ -165,7 +169,18 @@ impl MetricsSink {
     /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
     #[inline(never)]
     fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
-        self.energy_flush(cpu, now);
+        // `energy_flush`, with the meter's `idle` inlined (this is where idle intervals end)
+        if let Some(m) = self.energy.as_mut() {
+            let c = &mut self.cpus[cpu];
+            if c.e_since != now {
+                if c.e_busy {
+                    m.busy(cpu, c.freq, c.e_since, now);
+                } else {
+                    m.idle_inline(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
+                }
+                c.e_since = now;
+            }
+        }
         let c = &mut self.cpus[cpu];
         c.close_idle(now);
         if state >= 0 {
