@@ -84,13 +84,23 @@ const HALF: usize = 1 << (LATENCY_HIST_BITS - 1);
 const PAGE_BITS: u32 = 4;
 const PAGE: usize = 1 << PAGE_BITS;
 
+/// The bucket index of `v` ns (the tests' name for [`bucket_and_offset`]'s index).
+#[cfg(test)]
+fn bucket_of(v: Nanos) -> usize {
+    bucket_and_offset(v).0
+}
+
 /// The bucket index of `v` ns: `v` itself below 2^[`LATENCY_HIST_BITS`]; above, the
 /// power of two and the next `LATENCY_HIST_BITS - 1` bits of `v` (HDR-histogram layout).
+/// And the offset of `v` from the bucket's lowest value ([`latency_bucket_bounds`]),
+/// which is the low `shift` bits the index drops: the bucket starts at
+/// `(v >> shift) << shift` (`shift` 0, offset 0, below 2^10 ns).
 #[inline]
-fn bucket_of(v: Nanos) -> usize {
+fn bucket_and_offset(v: Nanos) -> (usize, Nanos) {
     let log2 = 63 - (v | 1).leading_zeros();
     let shift = log2.saturating_sub(LATENCY_HIST_BITS - 1);
-    ((shift as usize) << (LATENCY_HIST_BITS - 1)) + (v >> shift) as usize
+    let i = ((shift as usize) << (LATENCY_HIST_BITS - 1)) + (v >> shift) as usize;
+    (i, v & ((1 << shift) - 1))
 }
 
 /// The values of bucket `i`: its lowest value `lo` and its width `w`, the bucket being
@@ -150,13 +160,14 @@ impl LatencyHistogram {
         self.count += 1;
         self.sum += u128::from(v);
         self.max = self.max.max(v);
-        let i = bucket_of(v);
+        let (i, off) = bucket_and_offset(v);
+        debug_assert_eq!(off, v - latency_bucket_bounds(i).0);
         let (p, o) = (i >> PAGE_BITS, i & (PAGE - 1));
-        if p >= self.pages.len() {
-            self.pages.resize_with(p + 1, || None);
-        }
-        let page = self.pages[p].get_or_insert_with(Box::default);
-        page.sum[o] = page.sum[o].saturating_add(v - latency_bucket_bounds(i).0);
+        let page = match self.pages.get_mut(p) {
+            Some(Some(page)) => page,
+            _ => self.new_page(p),
+        };
+        page.sum[o] = page.sum[o].saturating_add(off);
         match page.count[o].checked_add(1) {
             Some(c) => page.count[o] = c,
             None => {
@@ -164,6 +175,16 @@ impl LatencyHistogram {
                 *self.wraps.entry(i).or_default() += 1;
             }
         }
+    }
+
+    /// Page `p`, allocated: the first value to fall in it.
+    #[cold]
+    #[inline(never)]
+    fn new_page(&mut self, p: usize) -> &mut HistPage {
+        if p >= self.pages.len() {
+            self.pages.resize_with(p + 1, || None);
+        }
+        self.pages[p].get_or_insert_with(Box::default)
     }
 
     /// Samples in bucket `i` of page `page`.
@@ -306,7 +327,10 @@ struct CpuAcc {
     busy_since: Option<Nanos>,
     freq: u64,
     freq_since: Nanos,
-    freq_res: BTreeMap<u64, Nanos>,
+    /// Time per frequency (kHz, ns), in the order the frequencies were first charged: a
+    /// CPU has a few OPPs, and a short vector is searched faster than a map (the results
+    /// sort them, as the map did).
+    freq_res: Vec<(u64, Nanos)>,
     idle_state: Option<u32>,
     idle_since: Nanos,
     /// Time per idle state index.
@@ -457,7 +481,7 @@ impl MetricsSink {
                 cpu: i as u32,
                 busy_s: s(c.busy),
                 idle_s: s(total.saturating_sub(c.busy)),
-                freq_residency_s: c.freq_res.iter().map(|(&k, &v)| (k, s(v))).collect(),
+                freq_residency_s: c.freq_res.iter().map(|&(k, v)| (k, s(v))).collect(),
                 idle_state_residency_s: c
                     .idle_res
                     .iter()

@@ -102,9 +102,11 @@ pub struct EnergyMeter {
     active: Vec<Vec<(u64, u64)>>,
     /// Per CPU: idle power per state (index 0 = WFI), `None` = unknown.
     idle: Vec<Vec<Option<u64>>>,
-    /// Per CPU: the frequency of its last busy interval and that frequency's state in
-    /// `active` ([`state_of`]), kept so that a CPU at the same frequency does not search
-    /// the table again (not part of the meter's value: `u64::MAX` and its state at first).
+    /// Per CPU: the frequency of its last busy interval, that frequency's state in
+    /// `active` ([`state_of`]) and its power, and the CPU's performance domain, kept so
+    /// that a CPU at the same frequency does not search the table again, and finds all it
+    /// charges in one place (not part of the meter's value: `u64::MAX` and its state at
+    /// first, [`NO_EM`] for a CPU without EM).
     #[serde(skip)]
     busy_state: KeptStates,
     nr_pd: usize,
@@ -135,7 +137,19 @@ struct BucketCursor {
 
 /// [`EnergyMeter`]'s kept busy states: a cache, so meters equal whatever they hold.
 #[derive(Debug, Clone, Default)]
-struct KeptStates(Vec<(u64, usize)>);
+struct KeptStates(Vec<Kept>);
+
+/// One CPU's kept busy state (see [`EnergyMeter::busy_state`]).
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    freq: u64,
+    state: usize,
+    power: u64,
+    pd: usize,
+}
+
+/// [`Kept::state`] of a CPU without EM: its busy time is not charged.
+const NO_EM: usize = usize::MAX;
 
 impl PartialEq for KeptStates {
     fn eq(&self, _: &Self) -> bool {
@@ -181,15 +195,19 @@ impl EnergyMeter {
         let busy_state = KeptStates(
             active
                 .iter()
-                .map(|t| {
-                    (
-                        u64::MAX,
-                        if t.is_empty() {
-                            0
-                        } else {
-                            state_of(t, u64::MAX)
-                        },
-                    )
+                .zip(&platform.cpus)
+                .map(|(t, c)| {
+                    let state = if t.is_empty() {
+                        NO_EM
+                    } else {
+                        state_of(t, u64::MAX)
+                    };
+                    Kept {
+                        freq: u64::MAX,
+                        state,
+                        power: t.get(state).map_or(0, |e| e.1),
+                        pd: c.perf_domain,
+                    }
                 })
                 .collect(),
         );
@@ -212,33 +230,71 @@ impl EnergyMeter {
 
     /// `cpu` ran at `freq_khz` during `[from, to)`. A frequency between states is charged
     /// at the lowest state at or above it.
+    ///
+    /// Its only calls are tail calls (a new frequency's, and the series' outside the
+    /// current bucket), so that it saves no registers: a CPU without EM returns at once.
+    /// Out of line (where the metrics sink calls it, inlined into the engine's context
+    /// switch).
+    #[inline(never)]
     pub fn busy(&mut self, cpu: usize, freq_khz: u64, from: u64, to: u64) {
-        let Some(table) = self.active.get(cpu) else {
+        let Some(&k) = self.busy_state.0.get(cpu) else {
             return;
         };
-        if table.is_empty() || to <= from {
+        if k.state == NO_EM || to <= from {
             return;
         }
-        let s = match self.busy_state.0[cpu] {
-            (f, s) if f == freq_khz => s,
-            _ => {
-                let s = state_of(table, freq_khz);
-                self.busy_state.0[cpu] = (freq_khz, s);
-                s
-            }
-        };
+        if k.freq != freq_khz {
+            return self.busy_new_freq(cpu, freq_khz, from, to);
+        }
+        self.charge_busy(cpu, k, from, to);
+    }
+
+    /// [`EnergyMeter::busy`] at a frequency other than the kept one: its state kept, then
+    /// charged.
+    #[inline(never)]
+    fn busy_new_freq(&mut self, cpu: usize, freq_khz: u64, from: u64, to: u64) {
+        let k = self.keep_busy_state(cpu, freq_khz);
+        self.charge_busy(cpu, k, from, to);
+    }
+
+    /// Charges `[from, to)` on `cpu` at its kept state `k`.
+    #[inline(always)]
+    fn charge_busy(&mut self, cpu: usize, k: Kept, from: u64, to: u64) {
         debug_assert_eq!(
-            s,
-            state_of(table, freq_khz),
+            (k.state, k.power, k.pd),
+            {
+                let s = state_of(&self.active[cpu], k.freq);
+                (s, self.active[cpu][s].1, self.cpu_pd[cpu])
+            },
             "the kept state is the table's"
         );
-        let power = table[s].1;
-        self.residency.busy_ns[cpu][s] += to - from;
-        self.sample(self.cpu_pd[cpu], power, from, to);
+        self.residency.busy_ns[cpu][k.state] += to - from;
+        self.sample(k.pd, k.power, from, to);
+    }
+
+    /// [`EnergyMeter::busy`] at a frequency other than the kept one: its state, kept.
+    #[inline]
+    fn keep_busy_state(&mut self, cpu: usize, freq_khz: u64) -> Kept {
+        let table = &self.active[cpu];
+        let state = state_of(table, freq_khz);
+        let k = &mut self.busy_state.0[cpu];
+        *k = Kept {
+            freq: freq_khz,
+            state,
+            power: table[state].1,
+            pd: k.pd,
+        };
+        *k
     }
 
     /// `cpu` was in idle state `state` (0 = WFI) during `[from, to)`.
     pub fn idle(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
+        self.idle_inline(cpu, state, from, to);
+    }
+
+    /// [`EnergyMeter::idle`], inlined where the metrics sink closes an idle state.
+    #[inline(always)]
+    pub(crate) fn idle_inline(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
         let Some(p) = self.idle.get(cpu).and_then(|v| v.get(state)).copied() else {
             return;
         };
@@ -252,18 +308,33 @@ impl EnergyMeter {
         }
     }
 
+    /// Adds `power_uw` over `[from, to)` to the series' buckets of domain `pd`. Inline, the
+    /// interval within the bucket charged last (most are: the engine's intervals end at
+    /// its clock, which only moves forward); [`EnergyMeter::sample_buckets`] otherwise.
+    #[inline]
     fn sample(&mut self, pd: usize, power_uw: u64, from: u64, to: u64) {
-        if self.bucket_ns == 0 || to <= self.origin_ns {
-            return;
-        }
-        let mut t = from.max(self.origin_ns);
+        let t = from.max(self.origin_ns);
         let c = self.cursor;
         if c.start <= t && t < to && to <= c.end {
-            // within the last bucket charged: the loop below would charge [t, to) to it
+            // within the last bucket charged (a cursor is set only with a series, and
+            // `t < to` holds only for `to` after the origin): the loop of
+            // `sample_buckets` would charge [t, to) to it
+            debug_assert!(self.bucket_ns != 0 && to > self.origin_ns);
             debug_assert_eq!(c.k as u64, (t - self.origin_ns) / self.bucket_ns);
             self.buckets[c.k][pd] += u128::from(power_uw) * u128::from(to - t);
             return;
         }
+        self.sample_buckets(pd, power_uw, from, to);
+    }
+
+    /// [`EnergyMeter::sample`] outside the bucket charged last: each bucket `[from, to)`
+    /// meets, found by division.
+    #[inline(never)]
+    fn sample_buckets(&mut self, pd: usize, power_uw: u64, from: u64, to: u64) {
+        if self.bucket_ns == 0 || to <= self.origin_ns {
+            return;
+        }
+        let mut t = from.max(self.origin_ns);
         let b = self.bucket_ns;
         while t < to {
             let k = ((t - self.origin_ns) / b) as usize;

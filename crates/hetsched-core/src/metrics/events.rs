@@ -15,7 +15,11 @@ impl CpuAcc {
     /// Charges the time at the current frequency up to `now`.
     fn close_freq(&mut self, now: Nanos) {
         if self.freq != 0 {
-            *self.freq_res.entry(self.freq).or_default() += now - self.freq_since;
+            let d = now - self.freq_since;
+            match self.freq_res.iter_mut().find(|e| e.0 == self.freq) {
+                Some(e) => e.1 += d,
+                None => self.freq_res.push((self.freq, d)),
+            }
         }
     }
 
@@ -144,8 +148,39 @@ impl MetricsSink {
     }
 
     /// `cpu_idle`: `cpu` enters idle state `state` at `now`, or leaves idle (−1).
+    ///
+    /// Out of line, and without a call on its common path: entering idle just after the
+    /// switch to the idle task (the interval to charge is empty and no idle state is
+    /// open) it only opens the state; otherwise [`MetricsSink::cpu_idle_charge`] charges
+    /// the interval and closes the state, as it would have charged and closed nothing.
+    #[inline(never)]
     fn cpu_idle(&mut self, cpu: usize, state: i32, now: Nanos) {
-        self.energy_flush(cpu, now);
+        let c = &mut self.cpus[cpu];
+        if c.idle_state.is_none() && (c.e_since == now || self.energy.is_none()) {
+            if state >= 0 {
+                c.idle_state = Some(state as u32);
+                c.idle_since = now;
+            }
+            return;
+        }
+        self.cpu_idle_charge(cpu, state, now);
+    }
+
+    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    #[inline(never)]
+    fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
+        // `energy_flush`, with the meter's `idle` inlined (this is where idle intervals end)
+        if let Some(m) = self.energy.as_mut() {
+            let c = &mut self.cpus[cpu];
+            if c.e_since != now {
+                if c.e_busy {
+                    m.busy(cpu, c.freq, c.e_since, now);
+                } else {
+                    m.idle_inline(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
+                }
+                c.e_since = now;
+            }
+        }
         let c = &mut self.cpus[cpu];
         c.close_idle(now);
         if state >= 0 {
