@@ -103,7 +103,14 @@ pub fn effective_cpu_util(rq: &RqSignals, util_cfs: u64, uclamp_used: bool) -> E
             max,
         };
     }
-    let util = scale_irq_capacity(util, irq, scale) + irq;
+    // scale_irq_capacity(util, 0, scale) is util (util < scale, so util * scale fits 64
+    // bits when scale does 32): the division is left out without IRQ time, the engine's case
+    let util = if irq == 0 && scale <= u64::from(u32::MAX) {
+        debug_assert_eq!(util, scale_irq_capacity(util, irq, scale));
+        util
+    } else {
+        scale_irq_capacity(util, irq, scale) + irq
+    };
     EffectiveUtil {
         util: util.min(scale),
         min,

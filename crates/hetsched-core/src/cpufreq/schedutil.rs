@@ -251,6 +251,9 @@ pub struct SugovPolicy {
     stale: u64,
     /// The CPUs that may hold an iowait boost (every one that does, and maybe others).
     boosted: u64,
+    /// The bits of the policy's first 64 CPUs (what [`SugovPolicy::stale`] and
+    /// [`SugovPolicy::boosted`] can mark), constant for the policy.
+    valid: u64,
     /// The largest `util` of `sg_cpu`, when not [`SugovPolicy::max_stale`]: what
     /// `sugov_next_freq_shared()`'s loop finds, kept as the CPUs' `util` change.
     max_util: u64,
@@ -303,6 +306,11 @@ impl SugovPolicy {
             params,
             stale: u64::MAX,
             boosted: 0,
+            valid: if pd.cpus.len() >= 64 {
+                u64::MAX
+            } else {
+                (1 << pd.cpus.len()) - 1
+            },
             max_util: 0,
             max_stale: false,
             only_freq: None,
@@ -510,8 +518,7 @@ impl SugovPolicy {
     /// looked for over every CPU only when the CPU that had it got lower.
     fn shared_util<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) -> u64 {
         let n = self.cpus.len();
-        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
-        let mut todo = (self.stale | self.boosted) & valid;
+        let mut todo = (self.stale | self.boosted) & self.valid;
         while todo != 0 {
             let j = todo.trailing_zeros() as usize;
             todo &= todo - 1;
@@ -550,9 +557,8 @@ impl SugovPolicy {
     /// one frequency whatever it is.
     fn shared_bw_min<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
         let n = self.cpus.len();
-        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
-        let mut todo = self.stale & valid;
-        self.stale &= !valid;
+        let mut todo = self.stale & self.valid;
+        self.stale &= !self.valid;
         while todo != 0 {
             let j = todo.trailing_zeros() as usize;
             todo &= todo - 1;
@@ -624,13 +630,6 @@ impl SugovPolicy {
         true
     }
 
-    /// `ignore_dl_rate_limit()`: a DL bandwidth increase bypasses the rate limit.
-    fn ignore_dl_rate_limit(&mut self, i: usize, bw_dl: u64) {
-        if bw_dl > self.sg_cpu[i].bw_min {
-            self.limits_changed = true;
-        }
-    }
-
     /// `sugov_update_*()`'s commit: `cpufreq_driver_fast_switch()` now, or the slow path
     /// (`sugov_deferred_update()`: the kthread's `__cpufreq_driver_target()`, which the
     /// engine completes one transition latency later), or nothing while a transition is in
@@ -696,11 +695,18 @@ impl SugovPolicy {
     ) -> FreqRequest {
         self.stale |= inputs.changed().unwrap_or(u64::MAX);
         self.iowait_boost(i, now, flags);
-        if self.sg_cpu[i].iowait_boost != 0 {
+        let bw_dl = inputs.bw_dl(i);
+        // sg_cpu[i] looked up once for what follows the boost (its last update, the
+        // boosted set, ignore_dl_rate_limit())
+        let c = &mut self.sg_cpu[i];
+        if c.iowait_boost != 0 {
             self.boosted |= 1u64.checked_shl(i as u32).unwrap_or(0);
         }
-        self.sg_cpu[i].last_update = now;
-        self.ignore_dl_rate_limit(i, inputs.bw_dl(i));
+        c.last_update = now;
+        // ignore_dl_rate_limit(): a DL bandwidth increase bypasses the rate limit
+        if bw_dl > c.bw_min {
+            self.limits_changed = true;
+        }
         if !self.should_update_freq(now) {
             return FreqRequest::Unchanged;
         }

@@ -294,6 +294,7 @@ impl SchedAvg {
 
     /// Models `kernel/sched/pelt.c:accumulate_sum()` (v6.8). `delta` in 1024-ns units.
     /// Returns the number of period boundaries crossed.
+    #[inline(always)]
     fn accumulate_sum(&mut self, delta: u64, load: u64, runnable: u64, running: u64) -> u64 {
         // p == 0 -> delta < 1024; when p > 0 and load == 0 contrib is unused.
         let mut contrib = delta as u32;
@@ -334,6 +335,7 @@ impl SchedAvg {
     /// resynced. Time advances in 1024-ns units, the remainder being carried in
     /// `last_update_time`. Returns true when at least one period boundary was crossed
     /// (then the caller recomputes the averages).
+    #[inline(always)]
     pub fn update_load_sum(&mut self, now: u64, load: u64, runnable: u64, running: u64) -> bool {
         let delta = now.wrapping_sub(self.last_update_time);
         if (delta as i64) < 0 {

@@ -30,21 +30,23 @@ impl<'w> Sim<'w> {
     ) {
         let fair = self.s.fair;
         if self.s.options.pelt.util_est {
-            let a = self.ents[tid].avg;
-            pelt::util_est_enqueue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            let (rqs, ents) = (&mut self.rqs, &self.ents);
+            pelt::util_est_enqueue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
             self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
-        let migrated = std::mem::take(&mut self.threads[tid].enqueue_migrated);
-        let fork_placed = std::mem::take(&mut self.threads[tid].cfs_fork_placed);
+        let th = &mut self.threads[tid];
+        let migrated = std::mem::take(&mut th.enqueue_migrated);
+        let fork_placed = std::mem::take(&mut th.cfs_fork_placed);
+        let queued = th.state == TState::Runnable;
         // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
         // being re-queued (a balancer move, an affinity or priority change).
-        let wakeup = !initial && self.threads[tid].state != TState::Runnable;
+        let wakeup = !initial && !queued;
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
-        if fair.variant == FairVariant::Cfs && self.threads[tid].state == TState::Runnable {
+        if fair.variant == FairVariant::Cfs && queued {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
         } else if fork_placed {
@@ -70,8 +72,9 @@ impl<'w> Sim<'w> {
         self.hmp_enqueue(out, cpu, tid, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.enqueue_entity(ents, tid);
-        self.threads[tid].state = TState::Runnable;
-        self.threads[tid].cpu = cpu;
+        let th = &mut self.threads[tid];
+        th.state = TState::Runnable;
+        th.cpu = cpu;
         // account_entity_enqueue(): at the head of cfs_tasks
         self.stamp_ctr += 1;
         self.cfs_stamp[tid] = self.stamp_ctr;
@@ -107,8 +110,8 @@ impl<'w> Sim<'w> {
         let sleep = flags & super::DEQUEUE_SLEEP != 0;
         let migrating = flags & super::DEQUEUE_MIGRATING != 0;
         if self.s.options.pelt.util_est {
-            let a = self.ents[tid].avg;
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs.avg, &a, self.ue_ver);
+            let (rqs, ents) = (&mut self.rqs, &self.ents);
+            pelt::util_est_dequeue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
             self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }

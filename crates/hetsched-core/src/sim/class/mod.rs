@@ -165,7 +165,10 @@ impl Class {
         }
     }
 
-    /// `prev->sched_class->put_prev_task(rq, prev)`.
+    /// `prev->sched_class->put_prev_task(rq, prev)`. Inlined at its callers (`__schedule()`
+    /// and the class or priority change of a running task), like [`Class::set_next_task`]:
+    /// the dispatch's own prologue and epilogue cost more than its match.
+    #[inline(always)]
     pub(in crate::sim) fn put_prev_task(
         self,
         s: &mut Sim<'_>,
@@ -186,6 +189,7 @@ impl Class {
     /// from (`None`: the idle task). `first` is the pick of `__schedule()`; a class or
     /// priority change of the running task sets it again with `first` false.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(in crate::sim) fn set_next_task(
         self,
         s: &mut Sim<'_>,

@@ -30,7 +30,9 @@ impl<'w> Sim<'w> {
 
     /// Keeps the policy view, the root-domain counters and the balancer's generation of
     /// `cpu` ([`Sim::lb_cpu_changed`]) in step with `cpu`'s rq (its task counts or current
-    /// task changed).
+    /// task changed). Inlined at its callers (about 40 instructions, 1.1 M calls on
+    /// `periodic`), which have just indexed the same rq.
+    #[inline(always)]
     pub(in crate::sim) fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
         let idle = rq.curr.is_none()
