@@ -29,7 +29,7 @@ if [ ! -x "$profdata" ]; then
     rustup component add llvm-tools >/dev/null 2>&1 || true
 fi
 [ -x "$profdata" ] || {
-    echo "pgo: $profdata is missing and \`rustup component add llvm-tools\` did not install it"
+    echo "pgo: $profdata is missing and \`rustup component add llvm-tools\` did not install it (\`make bench-plain\` runs the benchmarks on the plain build)"
     exit 2
 }
 raw="$root/target/pgo/profraw"

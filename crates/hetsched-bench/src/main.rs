@@ -557,6 +557,8 @@ fn child(name: &str) -> Result<Measured, String> {
 
 /// Every target of issue 19, one line each; `Ok(false)` when any is missed.
 fn check_target() -> Result<bool, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    println!("check-target: {}", exe.display());
     let mut all = true;
     let mut verdict = |ok: bool, what: String| {
         all &= ok;
@@ -667,4 +669,40 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every training run's platform loads and its options apply (`make pgo` runs them
+    /// only in its instrumented build).
+    #[test]
+    fn training_inputs_are_valid() {
+        for t in TRAINING {
+            if let Some(n) = t.platform.strip_prefix("synthetic:") {
+                assert!(n.parse::<usize>().is_ok_and(|n| n > 0), "{}", t.platform);
+            } else {
+                hetsched::load_platform(t.platform).unwrap_or_else(|e| panic!("{e}"));
+            }
+            Options::default()
+                .apply_sets(t.sets)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    /// The training runs are none of the benchmarks' inputs: no period in common, and no
+    /// task set of a benchmark's size on its platform.
+    #[test]
+    fn training_inputs_are_not_the_benchmarks() {
+        assert!(TRAIN_PERIODS_MS.iter().all(|p| !PERIODS_MS.contains(p)));
+        for t in TRAINING {
+            assert!(
+                !(t.platform == "hikey960" && t.tasks == 32),
+                "{}",
+                t.platform
+            );
+            assert!(t.tasks != 2048 && t.platform != "synthetic:32");
+        }
+    }
 }
