@@ -321,6 +321,11 @@ impl CfsRq {
 
     /// `update_curr()` for the fair class: charges `now - exec_start` to curr.
     /// Returns `(delta_exec, resched)`; `resched` is EEVDF's `update_deadline()` verdict.
+    /// The kernel's early return (no curr, or `delta_exec <= 0`: a second update at the
+    /// same time, as in an enqueue right after a wake-up's) is tested inline at the
+    /// callers; the charge is [`CfsRq::update_curr_charge`], out of line (on `periodic`,
+    /// 259 K of 705 K calls returned at once after its prologue).
+    #[inline(always)]
     pub fn update_curr(
         &mut self,
         ents: &mut [SchedEntity],
@@ -330,11 +335,23 @@ impl CfsRq {
         let Some(c) = self.curr else {
             return (0, false);
         };
-        let se = &mut ents[c];
-        let delta = now.saturating_sub(se.exec_start);
-        if delta == 0 {
-            return (0, false);
+        if now <= ents[c].exec_start {
+            return (0, false); // now.saturating_sub(exec_start) == 0
         }
+        self.update_curr_charge(ents, c, now, p)
+    }
+
+    /// The body of [`CfsRq::update_curr`] for curr `c` with `now > exec_start`.
+    #[inline(never)]
+    fn update_curr_charge(
+        &mut self,
+        ents: &mut [SchedEntity],
+        c: usize,
+        now: u64,
+        p: &FairParams,
+    ) -> (u64, bool) {
+        let se = &mut ents[c];
+        let delta = now - se.exec_start;
         se.exec_start = now;
         se.sum_exec_runtime += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));

@@ -11,6 +11,8 @@ impl<'w> Sim<'w> {
     /// calls `resched_curr()` when curr has used up its request and others are queued
     /// (kernel/sched/fair.c, v6.11). Every caller outside the tick goes through here, so an
     /// expired slice is noticed at the next enqueue or dequeue on the CPU, not the next tick.
+    /// Inlined at its callers with `update_curr()`'s early return; the charge is out of line.
+    #[inline(always)]
     pub(in crate::sim) fn update_curr_fair_resched(&mut self, cpu: usize, now: Nanos) {
         let fair = self.s.fair;
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
