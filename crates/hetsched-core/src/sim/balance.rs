@@ -444,15 +444,30 @@ macro_rules! lb_env {
 }
 
 impl Sim<'_> {
-    /// `jiffies` at `now`: the ticks since the start, `now / TICK_NSEC`.
+    /// `jiffies` at `now`: the ticks since the start, `now / TICK_NSEC`. Every caller
+    /// runs within an event (or a tick) at `now`, whose jiffy the engine's loop kept
+    /// ([`Sim::set_clock`]); debug builds assert it equals the division.
+    #[inline(always)]
     pub(in crate::sim) fn jiffies(&self, now: Nanos) -> u64 {
-        let (j, start) = self.jiffy_memo.get();
-        if now >= start && now - start < self.s.tick_ns {
-            return j;
+        debug_assert_eq!(self.jiffy, now / self.s.tick_ns, "jiffies at {now}");
+        self.jiffy
+    }
+
+    /// The engine's clock reaches `now` (an event's or a tick's time, never earlier than
+    /// the last): `jiffy` follows when `now` enters a later jiffy. Events at the same
+    /// jiffy cost one comparison instead of one at each [`Sim::jiffies`] read.
+    #[inline(always)]
+    pub(in crate::sim) fn set_clock(&mut self, now: Nanos) {
+        if now >= self.jiffy_end {
+            self.next_jiffy(now);
         }
-        let j = now / self.s.tick_ns;
-        self.jiffy_memo.set((j, j * self.s.tick_ns));
-        j
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_jiffy(&mut self, now: Nanos) {
+        self.jiffy = now / self.s.tick_ns;
+        self.jiffy_end = (self.jiffy + 1) * self.s.tick_ns;
     }
 
     /// Something [`Env::fill_cpu`] reads of `cpu` besides the signals that
@@ -785,7 +800,10 @@ impl Sim<'_> {
         pulled
     }
 
-    /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none).
+    /// `update_misfit_status(p, rq)` for `cpu`'s current fair task (or none). Inline at
+    /// its callers (each pick of a fair task, each fair tick): most calls end at the cheap
+    /// tests, and only the last one, `task_fits_cpu()`, is a call ([`Self::misfit_fits`]).
+    #[inline(always)]
     pub(in crate::sim) fn update_misfit(&mut self, cpu: usize, tid: Option<usize>, _now: Nanos) {
         let asym = self.doms.sched_asym_cpucap_active;
         if !asym {
@@ -803,8 +821,13 @@ impl Sim<'_> {
             self.set_misfit(cpu, 0);
             return;
         }
-        // The last test, `task_fits_cpu()`, of update_misfit_status() (whose cheap tests
-        // are the ones above).
+        self.misfit_fits(cpu, t);
+    }
+
+    /// The last test, `task_fits_cpu()`, of update_misfit_status() (whose cheap tests
+    /// are [`Self::update_misfit`]'s) for `t` running on `cpu`.
+    #[inline(never)]
+    fn misfit_fits(&mut self, cpu: usize, t: usize) {
         let cap = rq_capacity(&self.rqs[cpu]);
         let e = &self.ents[t];
         let util = if self.s.options.pelt.util_est {
@@ -824,6 +847,7 @@ impl Sim<'_> {
     /// change of its affinity moves on, and recomputes them when that differs (the
     /// original capacities do not change during a run). Debug builds recompute them at
     /// each call and assert they equal the memo.
+    #[inline(always)]
     fn max_allowed_capacity(&mut self, t: usize) -> (u64, bool) {
         let gen = self.threads[t].affinity_gen;
         if let Some(&Some((g, cap, pinned))) = self.max_cap_memo.get(t) {
@@ -832,6 +856,14 @@ impl Sim<'_> {
                 return (cap, pinned);
             }
         }
+        self.max_allowed_capacity_slow(t, gen)
+    }
+
+    /// [`Self::max_allowed_capacity`] when the memo is missing or stale: computes and
+    /// stores it.
+    #[cold]
+    #[inline(never)]
+    fn max_allowed_capacity_slow(&mut self, t: usize, gen: u32) -> (u64, bool) {
         let (cap, pinned) = self.allowed_capacity(t);
         if self.max_cap_memo.len() <= t {
             self.max_cap_memo.resize(t + 1, None);

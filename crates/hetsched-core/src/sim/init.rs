@@ -152,7 +152,8 @@ impl<'w> Sim<'w> {
             lb: crate::policy::lb::LoadBalancer::new(),
             lb_scratch: balance::LbScratch::new(n),
             max_cap_memo: Vec::new(),
-            jiffy_memo: std::cell::Cell::new((0, 0)),
+            jiffy: 0,
+            jiffy_end: 0,
             idle_policy_possible: class::workload_may_use_idle_policy(w),
             lbp: crate::policy::lb::LbParams {
                 sis_util: s_sis_util,

@@ -101,6 +101,7 @@ impl<'w> Sim<'w> {
     /// reschedules it asked for.
     pub(in crate::sim) fn run_ticks(&mut self, out: &mut Out<'_, '_>) {
         let now = self.tick_at;
+        self.set_clock(now);
         let due = self.tick_pending;
         self.tick_pending = CpuSet::EMPTY;
         self.tick_at = now + self.s.tick_ns;
@@ -132,6 +133,7 @@ impl<'w> Sim<'w> {
 
     pub(in crate::sim) fn run(&mut self, out: &mut Out<'_, '_>) {
         let n = self.p.nr_cpus();
+        self.set_clock(self.t0);
         for s in out.user.iter_mut() {
             s.begin(n, self.t0);
         }
@@ -198,6 +200,7 @@ impl<'w> Sim<'w> {
                 continue;
             }
             let Some((now, ev)) = self.q.pop() else { break };
+            self.set_clock(now);
             // a stop request (SIGINT/SIGTERM in the CLI): `run()` turns it into an error
             polled = polled.wrapping_add(1);
             if polled & (crate::interrupt::POLL_EVERY - 1) == 0

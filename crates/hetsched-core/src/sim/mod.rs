@@ -460,9 +460,12 @@ struct Sim<'w> {
     /// Per thread: `p->max_allowed_capacity` and `p->nr_cpus_allowed == 1`, with the
     /// `affinity_gen` of the affinity they were computed for (`None`: not computed).
     max_cap_memo: Vec<Option<(u32, u64, bool)>>,
-    /// The last jiffy [`Sim::jiffies`] computed and its first nanosecond: a time within
-    /// it needs no division.
-    jiffy_memo: std::cell::Cell<(u64, Nanos)>,
+    /// `jiffies` at the time of the event being run (`now / TICK_NSEC`), which
+    /// [`Sim::jiffies`] returns: the engine's loop advances it when an event or a tick
+    /// reaches `jiffy_end` ([`Sim::set_clock`]).
+    jiffy: u64,
+    /// The first nanosecond of the jiffy after `jiffy`.
+    jiffy_end: Nanos,
     /// Some thread may have `SCHED_IDLE` (`sched_idle_cpu()` is false on every CPU if not).
     idle_policy_possible: bool,
     lbp: crate::policy::lb::LbParams,
