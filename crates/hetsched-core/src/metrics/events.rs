@@ -167,25 +167,31 @@ impl MetricsSink {
     }
 
     /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    ///
+    /// The state is closed and opened first, then the interval charged to the meter
+    /// (`energy_flush`, with the meter's `idle` inlined: this is where idle intervals end),
+    /// from the fields read before: the sink's residency and the meter are separate, so the
+    /// order changes nothing, and the meter's calls are then tail calls.
     #[inline(never)]
     fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
-        // `energy_flush`, with the meter's `idle` inlined (this is where idle intervals end)
-        if let Some(m) = self.energy.as_mut() {
-            let c = &mut self.cpus[cpu];
-            if c.e_since != now {
-                if c.e_busy {
-                    m.busy(cpu, c.freq, c.e_since, now);
-                } else {
-                    m.idle_inline(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
-                }
-                c.e_since = now;
-            }
-        }
         let c = &mut self.cpus[cpu];
+        let (since, busy, freq, open) = (c.e_since, c.e_busy, c.freq, c.idle_state);
         c.close_idle(now);
         if state >= 0 {
             c.idle_state = Some(state as u32);
             c.idle_since = now;
+        }
+        let Some(m) = self.energy.as_mut() else {
+            return;
+        };
+        if since == now {
+            return;
+        }
+        c.e_since = now;
+        if busy {
+            m.busy(cpu, freq, since, now);
+        } else {
+            m.idle_inline(cpu, open.unwrap_or(0) as usize, since, now);
         }
     }
 }
