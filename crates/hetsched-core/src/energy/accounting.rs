@@ -100,8 +100,14 @@ pub struct EnergyMeter {
     cpu_pd: Vec<usize>,
     /// Per CPU: EM (frequency kHz, power µW) per state; empty without EM.
     active: Vec<Vec<(u64, u64)>>,
-    /// Per CPU: idle power per state (index 0 = WFI), `None` = unknown.
-    idle: Vec<Vec<Option<u64>>>,
+    /// Per CPU: where its idle states are in `idle_slots`, how many, and its performance
+    /// domain.
+    idle_cpu: Vec<IdleCpu>,
+    /// Every CPU's idle states (index 0 = WFI) one after the other: power (`None` =
+    /// unknown) and residency. One flat table, so that charging an idle interval reads one
+    /// per-CPU record and one slot (the idle interval's charge is the meter's most
+    /// frequent; [`EnergyMeter::residency`] gives the per-CPU table).
+    idle_slots: Vec<IdleSlot>,
     /// Per CPU: the frequency of its last busy interval, that frequency's state in
     /// `active` ([`state_of`]) and its power, and the CPU's performance domain, kept so
     /// that a CPU at the same frequency does not search the table again, and finds all it
@@ -112,7 +118,8 @@ pub struct EnergyMeter {
     nr_pd: usize,
     assumed: bool,
     pds_without_em: Vec<usize>,
-    residency: Residency,
+    /// `busy_ns[cpu][s]`: time running at EM state `s` of the CPU's domain.
+    busy_ns: Vec<Vec<u64>>,
     idle_unknown_used: bool,
     origin_ns: u64,
     bucket_ns: u64,
@@ -148,6 +155,21 @@ struct Kept {
     pd: usize,
 }
 
+/// Where a CPU's idle states are in [`EnergyMeter::idle_slots`], and its domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct IdleCpu {
+    off: usize,
+    len: usize,
+    pd: usize,
+}
+
+/// One idle state of one CPU: its power (`None` = unknown) and the time spent in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct IdleSlot {
+    power: Option<u64>,
+    ns: u64,
+}
+
 /// [`Kept::state`] of a CPU without EM: its busy time is not charged.
 const NO_EM: usize = usize::MAX;
 
@@ -172,9 +194,9 @@ impl EnergyMeter {
     /// `bucket_ns` (0 = no series).
     pub fn new(platform: &Platform, em: &EnergyModel, origin_ns: u64, bucket_ns: u64) -> Self {
         let mut active = Vec::with_capacity(platform.nr_cpus());
-        let mut idle = Vec::with_capacity(platform.nr_cpus());
+        let mut idle_cpu = Vec::with_capacity(platform.nr_cpus());
+        let mut idle_slots = Vec::new();
         let mut busy_ns = Vec::with_capacity(platform.nr_cpus());
-        let mut idle_ns = Vec::with_capacity(platform.nr_cpus());
         for cpu in &platform.cpus {
             let table: Vec<(u64, u64)> = em
                 .pds
@@ -184,10 +206,17 @@ impl EnergyMeter {
                 .unwrap_or_default();
             busy_ns.push(vec![0; table.len()]);
             active.push(table);
-            let mut states = vec![None];
-            states.extend(cpu.idle_states.iter().map(|s| s.power_uw));
-            idle_ns.push(vec![0; states.len()]);
-            idle.push(states);
+            let off = idle_slots.len();
+            idle_slots.push(IdleSlot { power: None, ns: 0 });
+            idle_slots.extend(cpu.idle_states.iter().map(|s| IdleSlot {
+                power: s.power_uw,
+                ns: 0,
+            }));
+            idle_cpu.push(IdleCpu {
+                off,
+                len: idle_slots.len() - off,
+                pd: cpu.perf_domain,
+            });
         }
         let pds_without_em = (0..platform.perf_domains.len())
             .filter(|&i| em.pds.get(i).is_none_or(Option::is_none))
@@ -215,11 +244,12 @@ impl EnergyMeter {
             cpu_pd: platform.cpus.iter().map(|c| c.perf_domain).collect(),
             busy_state,
             active,
-            idle,
+            idle_cpu,
+            idle_slots,
             nr_pd: platform.perf_domains.len(),
             assumed: em.assumed,
             pds_without_em,
-            residency: Residency { busy_ns, idle_ns },
+            busy_ns,
             idle_unknown_used: false,
             origin_ns,
             bucket_ns,
@@ -268,7 +298,7 @@ impl EnergyMeter {
             },
             "the kept state is the table's"
         );
-        self.residency.busy_ns[cpu][k.state] += to - from;
+        self.busy_ns[cpu][k.state] += to - from;
         self.sample(k.pd, k.power, from, to);
     }
 
@@ -295,15 +325,19 @@ impl EnergyMeter {
     /// [`EnergyMeter::idle`], inlined where the metrics sink closes an idle state.
     #[inline(always)]
     pub(crate) fn idle_inline(&mut self, cpu: usize, state: usize, from: u64, to: u64) {
-        let Some(p) = self.idle.get(cpu).and_then(|v| v.get(state)).copied() else {
+        let Some(&ic) = self.idle_cpu.get(cpu) else {
             return;
         };
-        if to <= from {
+        if state >= ic.len || to <= from {
             return;
         }
-        self.residency.idle_ns[cpu][state] += to - from;
-        match p {
-            Some(power) => self.sample(self.cpu_pd[cpu], power, from, to),
+        // `off + state` is within the table: the CPU's `len` slots start at `off`
+        let Some(slot) = self.idle_slots.get_mut(ic.off + state) else {
+            return;
+        };
+        slot.ns += to - from;
+        match slot.power {
+            Some(power) => self.sample(ic.pd, power, from, to),
             None => self.idle_unknown_used = true,
         }
     }
@@ -354,9 +388,20 @@ impl EnergyMeter {
         }
     }
 
+    /// The idle states of `cpu`.
+    fn idle_states(&self, cpu: usize) -> &[IdleSlot] {
+        let ic = self.idle_cpu[cpu];
+        &self.idle_slots[ic.off..ic.off + ic.len]
+    }
+
     /// Residencies so far.
-    pub fn residency(&self) -> &Residency {
-        &self.residency
+    pub fn residency(&self) -> Residency {
+        Residency {
+            busy_ns: self.busy_ns.clone(),
+            idle_ns: (0..self.idle_cpu.len())
+                .map(|cpu| self.idle_states(cpu).iter().map(|s| s.ns).collect())
+                .collect(),
+        }
     }
 
     /// Totals so far.
@@ -366,11 +411,11 @@ impl EnergyMeter {
         let mut cpu_idle = vec![0u128; nr_cpus];
         let mut idle_known = !self.idle_unknown_used;
         for cpu in 0..nr_cpus {
-            for (s, &t) in self.residency.busy_ns[cpu].iter().enumerate() {
+            for (s, &t) in self.busy_ns[cpu].iter().enumerate() {
                 cpu_active[cpu] += u128::from(self.active[cpu][s].1) * u128::from(t);
             }
-            for (i, &t) in self.residency.idle_ns[cpu].iter().enumerate() {
-                match self.idle[cpu][i] {
+            for &IdleSlot { power, ns: t } in self.idle_states(cpu) {
+                match power {
                     Some(p) => cpu_idle[cpu] += u128::from(p) * u128::from(t),
                     None if t > 0 => idle_known = false,
                     None => {}
@@ -432,7 +477,7 @@ pub fn energy_from_residency(
     let mut m = EnergyMeter::new(platform, em, 0, 0);
     for (cpu, states) in residency.busy_ns.iter().enumerate() {
         for (s, &t) in states.iter().enumerate() {
-            if let Some(row) = m.residency.busy_ns.get_mut(cpu) {
+            if let Some(row) = m.busy_ns.get_mut(cpu) {
                 if let Some(slot) = row.get_mut(s) {
                     *slot += t;
                 }
@@ -440,12 +485,11 @@ pub fn energy_from_residency(
         }
     }
     for (cpu, states) in residency.idle_ns.iter().enumerate() {
-        for (i, &t) in states.iter().enumerate() {
-            if let Some(row) = m.residency.idle_ns.get_mut(cpu) {
-                if let Some(slot) = row.get_mut(i) {
-                    *slot += t;
-                }
-            }
+        let Some(&ic) = m.idle_cpu.get(cpu) else {
+            continue;
+        };
+        for (i, &t) in states.iter().enumerate().take(ic.len) {
+            m.idle_slots[ic.off + i].ns += t;
         }
     }
     m.report()
@@ -496,7 +540,7 @@ mod tests {
         m.idle(0, 0, 1_000_000_000, 1_100_000_000);
         assert!(!m.report().idle_power_known);
         // The same residency table gives the same totals.
-        let again = energy_from_residency(&p, &em, m.residency());
+        let again = energy_from_residency(&p, &em, &m.residency());
         assert!((again.total - r.total).abs() < 1e-12);
     }
 

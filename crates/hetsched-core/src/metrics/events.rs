@@ -167,26 +167,55 @@ impl MetricsSink {
     }
 
     /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    ///
+    /// The state is closed and opened first, then the interval charged to the meter
+    /// (`energy_flush`, with the meter's `idle` inlined: this is where idle intervals end),
+    /// from the fields read before: the sink's residency and the meter are separate, so the
+    /// order changes nothing, and the meter's calls are then tail calls.
+    ///
+    /// The state's residency slot exists (a state met for the first time is given one by
+    /// [`MetricsSink::cpu_idle_grow`], out of line), so that its only calls are tail calls
+    /// and it saves no registers.
     #[inline(never)]
     fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
-        // `energy_flush`, with the meter's `idle` inlined (this is where idle intervals end)
-        if let Some(m) = self.energy.as_mut() {
-            let c = &mut self.cpus[cpu];
-            if c.e_since != now {
-                if c.e_busy {
-                    m.busy(cpu, c.freq, c.e_since, now);
-                } else {
-                    m.idle_inline(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
-                }
-                c.e_since = now;
-            }
-        }
         let c = &mut self.cpus[cpu];
-        c.close_idle(now);
+        let (since, busy, freq, open) = (c.e_since, c.e_busy, c.freq, c.idle_state);
+        if let Some(s) = open {
+            if s as usize >= c.idle_res.len() {
+                return self.cpu_idle_grow(cpu, state, now);
+            }
+            // `close_idle`, its slot there
+            c.idle_state = None;
+            c.idle_res[s as usize] += now - c.idle_since;
+        }
         if state >= 0 {
             c.idle_state = Some(state as u32);
             c.idle_since = now;
         }
+        let Some(m) = self.energy.as_mut() else {
+            return;
+        };
+        if since == now {
+            return;
+        }
+        c.e_since = now;
+        if busy {
+            m.busy(cpu, freq, since, now);
+        } else {
+            m.idle_inline(cpu, open.unwrap_or(0) as usize, since, now);
+        }
+    }
+
+    /// [`MetricsSink::cpu_idle_charge`] closing an idle state that has no residency slot
+    /// yet: the slots up to it are added (as `close_idle` would), then the charge.
+    #[cold]
+    #[inline(never)]
+    fn cpu_idle_grow(&mut self, cpu: usize, state: i32, now: Nanos) {
+        let c = &mut self.cpus[cpu];
+        if let Some(s) = c.idle_state {
+            c.idle_res.resize(c.idle_res.len().max(s as usize + 1), 0);
+        }
+        self.cpu_idle_charge(cpu, state, now);
     }
 }
 
