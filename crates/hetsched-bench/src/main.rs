@@ -274,6 +274,21 @@ const TRAIN_PERIODS_MS: [u64; 7] = [3, 6, 12, 25, 30, 60, 80];
 /// one line each (the profile-guided build's profile is what the instrumented binary
 /// records while it runs these).
 fn train(only: &[&str]) -> Result<(), String> {
+    if let Some(p) = only
+        .iter()
+        .find(|p| !TRAINING.iter().any(|t| t.platform == **p))
+    {
+        let mut known: Vec<&str> = Vec::new();
+        for t in TRAINING {
+            if !known.contains(&t.platform) {
+                known.push(t.platform);
+            }
+        }
+        return Err(format!(
+            "no training run on `{p}`; expected one of {}",
+            known.join(", ")
+        ));
+    }
     for t in TRAINING
         .iter()
         .filter(|t| only.is_empty() || only.contains(&t.platform))
@@ -435,26 +450,16 @@ fn run_with_trace(
     let trace_path =
         std::env::temp_dir().join(format!("hetsched-bench-{}.{ext}", std::process::id()));
     let result = match trace {
-        Trace::Text => {
-            let mut sink =
-                hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?;
-            let r = {
-                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-                run(spec, &mut sinks).map_err(|e| e.to_string())?
-            };
-            sink.flush().map_err(|e| e.to_string())?;
-            r
-        }
-        Trace::Perfetto => {
-            let mut sink =
-                hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?;
-            let r = {
-                let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
-                run(spec, &mut sinks).map_err(|e| e.to_string())?
-            };
-            sink.flush().map_err(|e| e.to_string())?;
-            r
-        }
+        Trace::Text => run_into(
+            spec,
+            hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?,
+            hetsched_trace::FtraceTextSink::flush,
+        )?,
+        Trace::Perfetto => run_into(
+            spec,
+            hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?,
+            hetsched_trace::PerfettoSink::flush,
+        )?,
         Trace::Off => run(spec, &mut []).map_err(|e| e.to_string())?,
     };
     let bytes = (trace != Trace::Off).then(|| {
@@ -463,6 +468,20 @@ fn run_with_trace(
         n
     });
     Ok((result, bytes))
+}
+
+/// Runs `spec` into `sink`, then flushes it with `flush`.
+fn run_into<S: TraceSink>(
+    spec: &RunSpec,
+    mut sink: S,
+    flush: fn(&mut S) -> std::io::Result<()>,
+) -> Result<hetsched_core::RunResult, String> {
+    let r = {
+        let mut sinks: [&mut dyn TraceSink; 1] = [&mut sink];
+        run(spec, &mut sinks).map_err(|e| e.to_string())?
+    };
+    flush(&mut sink).map_err(|e| e.to_string())?;
+    Ok(r)
 }
 
 /// A new empty directory under the temporary directory.
