@@ -22,7 +22,8 @@
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
 //!   10 simulated seconds, trace off. Target: 20 xRT.
 //! - `sweep`: the 64 points of [`SWEEP_TOML`] through `hetsched sweep`'s machinery
-//!   (`hetsched::sweep::run`) with 1 job, then with 2 jobs, each into a new directory.
+//!   (`hetsched::sweep::run`) with 1 job, then with 2 jobs, each into a new directory;
+//!   three such rounds, the ratio of the best throughputs.
 //!   Target: 2 jobs at least 1.8× the throughput of 1.
 //! - `--check-target`: every target above, each benchmark in a child process (best of three
 //!   for the xRT targets); one line per target, exit status 1 if any is missed.
@@ -504,37 +505,50 @@ fn sweep_events(dir: &Path) -> u64 {
         .sum()
 }
 
-/// `sweep`: the 64 points of [`SWEEP_TOML`] with 1 job, then with 2 jobs (each into a new
-/// directory, so that nothing is resumed); returns the throughput ratio.
+/// `sweep`'s rounds: each runs the 64 points with 1 job, then with 2 jobs; the ratio is of
+/// the best throughput of each over the rounds, as the xRT targets take the best of three
+/// runs, so that a build or a test started beside the benchmark for a second does not
+/// decide it.
+const SWEEP_ROUNDS: usize = 3;
+
+/// `sweep`: [`SWEEP_ROUNDS`] rounds of the 64 points of [`SWEEP_TOML`] with 1 job, then
+/// with 2 jobs (each into a new directory, so that nothing is resumed); returns the ratio
+/// of the best throughput with 2 jobs to the best with 1.
 fn bench_sweep() -> Result<f64, String> {
     let exp = hetsched::sweep::parse_str(SWEEP_TOML, "bench-sweep", "bench-sweep", Path::new("."))
         .map_err(|e| e.to_string())?;
-    let mut points_per_s = [0.0f64; 2];
-    for (k, jobs) in [1usize, 2].into_iter().enumerate() {
-        let dir = fresh_dir(&format!("sweep{jobs}"))?;
-        let start = Instant::now();
-        let out = hetsched::sweep::run(&exp, &dir, jobs, &|_, _| {}).map_err(|e| e.to_string())?;
-        let wall = start.elapsed().as_secs_f64();
-        let n = out.ran;
-        let sim: f64 = out
-            .table
-            .rows
-            .iter()
-            .filter_map(|r| r.metrics.first().copied().flatten())
-            .sum();
-        let events = sweep_events(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        points_per_s[k] = n as f64 / wall;
-        println!(
-            "bench sweep --jobs {jobs}: {n} points, sim {sim:.0} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {:.1} points/s, peak RSS {:.1} MiB",
-            sim / wall,
-            events as f64 / wall / 1e6,
-            points_per_s[k],
-            peak_rss_mib(),
-        );
+    let mut best_points_per_s = [0.0f64; 2];
+    for _ in 0..SWEEP_ROUNDS {
+        for (k, jobs) in [1usize, 2].into_iter().enumerate() {
+            let dir = fresh_dir(&format!("sweep{jobs}"))?;
+            let start = Instant::now();
+            let out =
+                hetsched::sweep::run(&exp, &dir, jobs, &|_, _| {}).map_err(|e| e.to_string())?;
+            let wall = start.elapsed().as_secs_f64();
+            let n = out.ran;
+            let sim: f64 = out
+                .table
+                .rows
+                .iter()
+                .filter_map(|r| r.metrics.first().copied().flatten())
+                .sum();
+            let events = sweep_events(&dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            let points_per_s = n as f64 / wall;
+            best_points_per_s[k] = best_points_per_s[k].max(points_per_s);
+            println!(
+                "bench sweep --jobs {jobs}: {n} points, sim {sim:.0} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {points_per_s:.1} points/s, peak RSS {:.1} MiB",
+                sim / wall,
+                events as f64 / wall / 1e6,
+                peak_rss_mib(),
+            );
+        }
     }
-    let speedup = points_per_s[1] / points_per_s[0];
-    println!("bench sweep: --jobs 2 has {speedup:.2}x the throughput of --jobs 1");
+    let [one, two] = best_points_per_s;
+    let speedup = two / one;
+    println!(
+        "bench sweep: --jobs 2 has {speedup:.2}x the throughput of --jobs 1 (best of {SWEEP_ROUNDS}: {two:.1} against {one:.1} points/s)"
+    );
     Ok(speedup)
 }
 
