@@ -98,7 +98,7 @@ reproduce-check: build
 ## the profile-guided build (`make pgo`); --check-target exits 1 when a target of issue 19
 ## is missed (docs/benchmarks.md). `make bench-plain`: the same on the plain bench-lto build.
 BENCH_NAMES := periodic periodic-perf periodic-ondemand periodic-conservative \
-  periodic-interactive periodic-sched periodic-trace periodic-pftrace hour large sweep \
+  periodic-interactive periodic-sched periodic-trace periodic-pftrace hour large large-wide sweep \
   --check-target
 bench: pgo
 	@for n in $(BENCH_NAMES); do target/pgo/use/bench-lto/hetsched-bench $$n || exit $$?; done

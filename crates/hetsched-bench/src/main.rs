@@ -21,6 +21,9 @@
 //!   `periodic`'s (statistics in constant memory).
 //! - `large`: 256 CPUs (32 clusters of 8; half big, half LITTLE) and 2048 periodic tasks,
 //!   10 simulated seconds, trace off. Target: 20 xRT.
+//! - `large-wide`: `large`'s tasks on 256 CPUs in two frequency domains of 128 with an
+//!   energy model (EAS, schedutil's shared policies and the sugov kthreads at that size).
+//!   No target: it guards the paths whose cost grows with a domain's CPUs.
 //! - `sweep`: the 64 points of [`SWEEP_TOML`] through `hetsched sweep`'s machinery
 //!   (`hetsched::sweep::run`) with 1 job, then with 2 jobs, each into a new directory;
 //!   three such rounds, the ratio of the best throughputs.
@@ -119,6 +122,61 @@ fn periodic_workload_of(
 /// even clusters big (capacity 1024), odd clusters LITTLE (dmips 512 at 3/4 fmax → 384).
 fn large_platform() -> Platform {
     Platform::synthetic_clusters("bench-256", "synthetic 256-CPU benchmark platform", 32)
+}
+
+/// `large-wide`'s platform: 256 CPUs in two frequency domains of 128 (big: capacity-dmips-mhz
+/// 1024, 4 OPPs up to 2 GHz; LITTLE: 512, 3 OPPs up to 1.5 GHz), with OPP voltages and
+/// dynamic-power-coefficients, so the energy model registers and EAS runs
+/// (2 × (256 + 4) is within `EM_MAX_COMPLEXITY`) and schedutil's shared policies span 128
+/// CPUs: the paths `large`'s synthetic clusters of 8 with one OPP and no energy model
+/// leave out.
+fn wide_platform() -> Result<Platform, String> {
+    let cpus = |from: usize| {
+        (from..from + 128)
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let opps = |table: &[(u64, u64)]| {
+        table
+            .iter()
+            .map(|(khz, uv)| format!("      - {{khz: {khz}, uv: {uv}}}\n"))
+            .collect::<String>()
+    };
+    let yaml = format!(
+        "name: bench-256-wide\n\
+         description: \"synthetic 256-CPU benchmark platform, two 128-CPU frequency domains\"\n\
+         sources: [\"synthetic (benchmark input)\"]\n\
+         perf_domains:\n\
+         \x20 - name: big\n\
+         \x20   cpus: [{}]\n\
+         \x20   core: big\n\
+         \x20   capacity_dmips_mhz: 1024\n\
+         \x20   dynamic_power_coefficient: 550\n\
+         \x20   transition_latency_ns: 100000\n\
+         \x20   opps:\n{}\
+         \x20 - name: little\n\
+         \x20   cpus: [{}]\n\
+         \x20   core: little\n\
+         \x20   capacity_dmips_mhz: 512\n\
+         \x20   dynamic_power_coefficient: 110\n\
+         \x20   transition_latency_ns: 100000\n\
+         \x20   opps:\n{}",
+        cpus(0),
+        opps(&[
+            (900_000, 700_000),
+            (1_400_000, 800_000),
+            (1_800_000, 900_000),
+            (2_000_000, 1_000_000),
+        ]),
+        cpus(128),
+        opps(&[
+            (500_000, 700_000),
+            (1_000_000, 800_000),
+            (1_500_000, 900_000)
+        ]),
+    );
+    hetsched::hetsched_platform::parse_str(&yaml, "large-wide").map_err(|e| e.to_string())
 }
 
 fn peak_rss_mib() -> f64 {
@@ -366,9 +424,10 @@ fn inputs(name: &str) -> Result<(Platform, Workload, u64, Trace), String> {
         "periodic-pftrace" => (hikey()?, periodic_workload(32, 3.0), 100, Trace::Perfetto),
         "hour" => (hikey()?, periodic_workload(32, 3.0), 3600, Trace::Off),
         "large" => (large_platform(), periodic_workload(2048, 96.0), 10, Trace::Off),
+        "large-wide" => (wide_platform()?, periodic_workload(2048, 96.0), 10, Trace::Off),
         other => {
             return Err(format!(
-                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-ondemand, periodic-conservative, periodic-interactive, periodic-sched, periodic-trace, periodic-pftrace, hour, large or sweep"
+                "unknown benchmark `{other}`; expected periodic, periodic-perf, periodic-ondemand, periodic-conservative, periodic-interactive, periodic-sched, periodic-trace, periodic-pftrace, hour, large, large-wide or sweep"
             ))
         }
     })
