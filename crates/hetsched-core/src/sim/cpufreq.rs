@@ -74,10 +74,6 @@ pub(in crate::sim) struct CpufreqState {
     pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
-    /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
-    /// ([`Sim::rq_util_changed`]); part of the generation of the load balancer's kept
-    /// per-CPU values (sim/balance.rs), so it counts under every governor.
-    pub util_gen: Vec<u64>,
     /// Per performance domain: its CPUs (bit `j` for the `j`-th) whose `sugov_get_util()`
     /// inputs changed since its policy's last `cpufreq_update_util()`
     /// ([`SugovInputs::changed`]).
@@ -213,7 +209,6 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
-            util_gen: vec![0; p.cpus.len()],
             util_changed: vec![0; p.perf_domains.len()],
             pd_bit: p
                 .cpus
@@ -331,11 +326,13 @@ impl SugovInputs for SimSugovInputs<'_> {
 impl Sim<'_> {
     /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
     /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
-    /// its policy's next aggregation. Every writer of those calls it.
+    /// its policy's next aggregation, and the load balancer at its next pass (its
+    /// generation, [`Sim::lb_cpu_changed`], under every governor). Every writer of those
+    /// calls it.
     #[inline]
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
+        self.lb_cpu_changed(cpu);
         let cf = &mut self.cpufreq;
-        cf.util_gen[cpu] += 1;
         let b = &cf.pd_bit[cpu];
         cf.util_changed[b.pd] |= b.bit;
     }
