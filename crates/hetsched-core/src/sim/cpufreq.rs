@@ -288,9 +288,12 @@ fn dbs_start(
 }
 
 /// What schedutil reads of the CPUs of one policy (`sugov_get_util()` inputs), computed
-/// when the governor asks for them.
+/// when the governor asks for them, at an update made on `cpu`.
 struct SimSugovInputs<'a> {
     cpus: &'a [usize],
+    /// The CPU whose update this is: the one whose `cpu_bw_dl()` the governor reads
+    /// before its rate limit.
+    cpu: usize,
     rqs: &'a [Rq],
     en: &'a super::energy::EnergyState,
     changed: u64,
@@ -312,9 +315,16 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    /// The governor reads it of the updating CPU alone (`sugov_update_*()`'s
+    /// `ignore_dl_rate_limit(sg_cpu)`), so `j` is that CPU's index: its rq is read without
+    /// going through the policy's CPU list.
     #[inline]
     fn bw_dl(&self, j: usize) -> u64 {
-        cpu_bw_dl(&self.rqs[self.cpus[j]])
+        debug_assert_eq!(
+            self.cpus[j], self.cpu,
+            "bw_dl of another CPU than the caller"
+        );
+        cpu_bw_dl(&self.rqs[self.cpu])
     }
 
     #[inline]
@@ -365,6 +375,7 @@ impl Sim<'_> {
         let changed = std::mem::take(&mut self.cpufreq.util_changed[pd]);
         let inputs = SimSugovInputs {
             cpus: &p.perf_domains[pd].cpus,
+            cpu,
             rqs: &self.rqs,
             en: &self.en,
             changed,
