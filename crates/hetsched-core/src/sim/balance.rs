@@ -24,11 +24,11 @@ use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NewidleCost, NohzKickInput};
 use crate::policy::lb::stats::{sum_group_cpus, GroupSums};
-use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
+use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbParams, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
 use crate::sched::capacity::{CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
-use crate::sched::topology::SchedGroup;
+use crate::sched::topology::{SchedDomain, SchedGroup};
 use crate::sched::CpuSet;
 use crate::time::Nanos;
 use std::cell::{Cell, RefCell};
@@ -130,6 +130,39 @@ impl LbScratch {
         self.last.set(pass);
         pass
     }
+}
+
+/// `get_sd_balance_interval(sd, cpu_busy)` (kernel/sched/fair.c, v6.11;
+/// [`crate::policy::lb::get_sd_balance_interval`]) of one of the engine's domains, with
+/// its parameters `lbp` (the run's): kept in the domain's
+/// [`crate::sched::topology::IntervalMemo`] while its
+/// `balance_interval` stays the same (the function's other inputs are fixed for the run).
+/// Debug builds recompute a kept interval and assert it is the same.
+#[inline(always)]
+fn sd_balance_interval(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
+    if let Some(v) = sd.interval_memo.get(busy, sd.balance_interval) {
+        debug_assert_eq!(
+            v,
+            crate::policy::lb::get_sd_balance_interval(
+                sd.balance_interval,
+                sd.busy_factor,
+                busy,
+                lbp
+            ),
+            "kept balance interval is stale"
+        );
+        return v;
+    }
+    sd_balance_interval_miss(sd, busy, lbp)
+}
+
+#[cold]
+#[inline(never)]
+fn sd_balance_interval_miss(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
+    let v =
+        crate::policy::lb::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, busy, lbp);
+    sd.interval_memo.set(busy, sd.balance_interval, v);
+    v
 }
 
 /// The root domain as the balancer reads it: `rd->overloaded`, `rd->overutilized` and
@@ -658,12 +691,7 @@ impl Sim<'_> {
                         level += 1;
                         continue;
                     }
-                    let interval = crate::policy::lb::get_sd_balance_interval(
-                        sd.balance_interval,
-                        sd.busy_factor,
-                        busy,
-                        &self.lbp,
-                    );
+                    let interval = sd_balance_interval(sd, busy, &self.lbp);
                     if jiffies >= sd.last_balance + interval {
                         break 'walk level;
                     }
@@ -706,12 +734,7 @@ impl Sim<'_> {
             }
             let sd = &mut self.doms.cpus[cpu][due];
             sd.last_balance = jiffies;
-            let interval = crate::policy::lb::get_sd_balance_interval(
-                sd.balance_interval,
-                sd.busy_factor,
-                busy,
-                &self.lbp,
-            );
+            let interval = sd_balance_interval(sd, busy, &self.lbp);
             next_balance = next_balance.min(sd.last_balance + interval);
             level = due + 1;
         }
