@@ -379,9 +379,10 @@ impl SugovPolicy {
         now.saturating_sub(self.last_freq_update_time) >= self.freq_update_delay_ns
     }
 
-    fn iowait_reset(&mut self, i: usize, now: u64, set: bool) -> bool {
-        let c = &mut self.sg_cpu[i];
-        if now.saturating_sub(c.last_update) <= self.params.tick_nsec {
+    /// `sugov_iowait_reset()` of `c` (`tick_nsec` is `TICK_NSEC`).
+    #[inline(always)]
+    fn iowait_reset(c: &mut SugovCpu, tick_nsec: u64, now: u64, set: bool) -> bool {
+        if now.saturating_sub(c.last_update) <= tick_nsec {
             return false;
         }
         c.iowait_boost = if set { IOWAIT_BOOST_MIN } else { 0 };
@@ -389,17 +390,18 @@ impl SugovPolicy {
         true
     }
 
-    /// `sugov_iowait_boost()`: double the boost (from `IOWAIT_BOOST_MIN` up to 1024) at
-    /// each iowait wake-up, once per evaluation; reset after a tick without request.
-    fn iowait_boost(&mut self, i: usize, now: u64, flags: u32) {
+    /// `sugov_iowait_boost()` of `c`: double the boost (from `IOWAIT_BOOST_MIN` up to 1024)
+    /// at each iowait wake-up, once per evaluation; reset after a tick without request.
+    /// (On the CPU's `sg_cpu` looked up once by the caller.)
+    #[inline(always)]
+    fn iowait_boost(c: &mut SugovCpu, tick_nsec: u64, now: u64, flags: u32) {
         let set = flags & SCHED_CPUFREQ_IOWAIT != 0;
-        if self.sg_cpu[i].iowait_boost != 0 && self.iowait_reset(i, now, set) {
+        if c.iowait_boost != 0 && Self::iowait_reset(c, tick_nsec, now, set) {
             return;
         }
         if !set {
             return;
         }
-        let c = &mut self.sg_cpu[i];
         if c.iowait_boost_pending {
             return;
         }
@@ -415,10 +417,11 @@ impl SugovPolicy {
     /// to the CPU's capacity.
     #[inline]
     fn iowait_apply(&mut self, i: usize, now: u64) -> u64 {
-        if self.sg_cpu[i].iowait_boost == 0 || self.iowait_reset(i, now, false) {
+        let tick_nsec = self.params.tick_nsec;
+        let c = &mut self.sg_cpu[i];
+        if c.iowait_boost == 0 || Self::iowait_reset(c, tick_nsec, now, false) {
             return 0;
         }
-        let c = &mut self.sg_cpu[i];
         if !c.iowait_boost_pending {
             c.iowait_boost >>= 1;
             if c.iowait_boost < IOWAIT_BOOST_MIN {
@@ -694,11 +697,13 @@ impl SugovPolicy {
         inputs: &I,
     ) -> FreqRequest {
         self.stale |= inputs.changed().unwrap_or(u64::MAX);
-        self.iowait_boost(i, now, flags);
+        // (read first: the rq's bandwidth, which the boost does not touch)
         let bw_dl = inputs.bw_dl(i);
-        // sg_cpu[i] looked up once for what follows the boost (its last update, the
+        // sg_cpu[i] looked up once for the boost and what follows it (its last update, the
         // boosted set, ignore_dl_rate_limit())
+        let tick_nsec = self.params.tick_nsec;
         let c = &mut self.sg_cpu[i];
+        Self::iowait_boost(c, tick_nsec, now, flags);
         if c.iowait_boost != 0 {
             self.boosted |= 1u64.checked_shl(i as u32).unwrap_or(0);
         }

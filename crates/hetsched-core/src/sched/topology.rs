@@ -268,6 +268,58 @@ pub struct SchedDomain {
     /// (`CONFIG_DISABLE_CPU_SCHED_DOMAIN_BALANCE`: `0*SD_LOAD_BALANCE` on the
     /// cluster-spanning level of LSK 3.10's arm topology).
     pub load_balance: bool,
+    /// The engine's memo of `get_sd_balance_interval()` for this domain (not domain state:
+    /// equal in every comparison).
+    pub interval_memo: IntervalMemo,
+}
+
+/// `get_sd_balance_interval(sd, cpu_busy)` of one domain as the engine keeps it
+/// (sim/balance.rs, `sched_balance_domains()`): per `cpu_busy`, the result and the
+/// `balance_interval` it was computed at. The other inputs (`busy_factor`, `HZ`, the
+/// version, `max_load_balance_interval`) are fixed for a run, so while `balance_interval`
+/// is unchanged the kept result is the function's. Not part of the domain's state: any two
+/// memos compare equal.
+#[derive(Debug, Clone, Copy)]
+pub struct IntervalMemo {
+    /// Per `cpu_busy`: the `balance_interval` the result was computed at (`u64::MAX`:
+    /// none; `balance_interval` is at most `max_interval` ms).
+    key: [u64; 2],
+    /// Per `cpu_busy`: the interval in jiffies.
+    interval: [u64; 2],
+}
+
+impl Default for IntervalMemo {
+    fn default() -> Self {
+        IntervalMemo {
+            key: [u64::MAX; 2],
+            interval: [0; 2],
+        }
+    }
+}
+
+impl PartialEq for IntervalMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for IntervalMemo {}
+
+impl IntervalMemo {
+    /// The kept interval for `cpu_busy` at `balance_interval`, if any.
+    #[inline(always)]
+    pub fn get(&self, cpu_busy: bool, balance_interval: u64) -> Option<u64> {
+        let b = usize::from(cpu_busy);
+        (self.key[b] == balance_interval).then_some(self.interval[b])
+    }
+
+    /// Keeps `interval` for `cpu_busy` at `balance_interval`.
+    #[inline(always)]
+    pub fn set(&mut self, cpu_busy: bool, balance_interval: u64, interval: u64) {
+        let b = usize::from(cpu_busy);
+        self.key[b] = balance_interval;
+        self.interval[b] = interval;
+    }
 }
 
 impl SchedDomain {
@@ -411,6 +463,7 @@ fn sd_init(
         max_newidle_lb_cost: 0,
         last_decay_max_lb_cost: jiffies,
         load_balance: true,
+        interval_memo: IntervalMemo::default(),
     };
     sd.flags |= asym_cpu_capacity_classify(&sd.span, cpu_map, caps);
     if sd.flags & SD_SHARE_CPUCAPACITY != 0 {

@@ -24,11 +24,11 @@ use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NewidleCost, NohzKickInput};
 use crate::policy::lb::stats::{sum_group_cpus, GroupSums};
-use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbTask, RootDomainState};
+use crate::policy::lb::{CpuIdleType, LbCpu, LbEnv, LbParams, LbTask, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
 use crate::sched::capacity::{CpuCapacity, UclampRq};
 use crate::sched::fair::SchedEntity;
-use crate::sched::topology::SchedGroup;
+use crate::sched::topology::{SchedDomain, SchedGroup};
 use crate::sched::CpuSet;
 use crate::time::Nanos;
 use std::cell::{Cell, RefCell};
@@ -46,9 +46,6 @@ pub(in crate::sim) struct Env<'a> {
     pub ue_ver: pelt::UtilEstVersion,
     /// The engine's per-CPU values and this pass's memo (see [`LbScratch`]).
     pub scratch: &'a LbScratch,
-    /// Per CPU: schedutil's generation of the rq's PELT signals and clamps
-    /// ([`Sim::rq_util_changed`]), half of an [`LbScratch`] entry's key.
-    pub util_gen: &'a [u64],
     /// This pass's stamp in `scratch`.
     pub pass: u64,
     /// `cpu_overutilized()` inputs when EAS is enabled (`None`: never overutilised).
@@ -59,12 +56,12 @@ pub(in crate::sim) struct Env<'a> {
 const NO_GEN: u64 = u64::MAX;
 
 /// The balancer's reads kept by the engine. Each CPU's [`LbCpu`] is kept from one pass to
-/// the next with the generation it was computed at: the sum of the CPU's
-/// [`LbScratch::changed`] count (its task counts and current task, with their affinity,
-/// `misfit_task_load` and `active_balance`), its schedutil generation (its PELT signals,
-/// util_est and clamps, [`Sim::rq_util_changed`]) and its [`LbScratch::cap_gen`] count
-/// (`capacity_of()`, which `update_cpu_capacity()` moves), all three moved by every writer
-/// and never decreasing; an entry is read again only when that sum has moved.
+/// the next with the generation it was computed at: the CPU's [`LbScratch::gen`], one
+/// count moved by every writer of what [`Env::fill_cpu`] reads (its task counts and
+/// current task, with their affinity, `misfit_task_load` and `active_balance`:
+/// [`Sim::lb_cpu_changed`]; its PELT signals, util_est, RT tasks and clamps:
+/// [`Sim::rq_util_changed`]; `capacity_of()`, which `update_cpu_capacity()` moves) and
+/// never decreasing; an entry is read again only when that count has moved.
 /// `clock_task` is the pass's. The [`GroupSums`] of a group of at least
 /// [`KEEP_GROUP_WEIGHT`] CPUs (the per-CPU loop of `update_sg_lb_stats()`) are kept
 /// likewise, by the group's `sched_group_capacity` index, with the CPUs and
@@ -79,11 +76,13 @@ const NO_GEN: u64 = u64::MAX;
 pub(in crate::sim) struct LbScratch {
     /// The last pass stamp handed out (0 = none yet; orders stamped 0 are empty).
     last: Cell<u64>,
-    /// Per CPU: how many times what [`Env::fill_cpu`] reads of the rq besides its
-    /// signals may have changed ([`Sim::lb_cpu_changed`]).
-    changed: Vec<u64>,
-    /// Per CPU: how many times `update_cpu_capacity()` changed `rq->cpu_capacity`.
-    cap_gen: Vec<Cell<u64>>,
+    /// Per CPU: how many times what [`Env::fill_cpu`] reads of it may have changed (moved
+    /// by [`Sim::lb_cpu_changed`], [`Sim::rq_util_changed`] and `update_cpu_capacity()`
+    /// when `rq->cpu_capacity` changes). Apart from the entries, so that the writers, far
+    /// more frequent than the passes, index a plain vector of counts.
+    gen: Vec<Cell<u64>>,
+    /// Per CPU: the [`LbScratch::gen`] its kept [`LbCpu`] was computed at ([`NO_GEN`]:
+    /// none), and that [`LbCpu`]; as many as [`LbScratch::gen`].
     cpus: RefCell<Vec<(u64, LbCpu)>>,
     /// By `sched_group_capacity` index: a big group's sums and what they were gathered at.
     groups: RefCell<Vec<KeptGroup>>,
@@ -116,8 +115,7 @@ impl LbScratch {
     pub(in crate::sim) fn new(nr_cpus: usize) -> LbScratch {
         LbScratch {
             last: Cell::new(0),
-            changed: vec![0; nr_cpus],
-            cap_gen: vec![Cell::new(0); nr_cpus],
+            gen: vec![Cell::new(0); nr_cpus],
             cpus: RefCell::new(vec![(NO_GEN, LbCpu::default()); nr_cpus]),
             groups: RefCell::new(Vec::new()),
             order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
@@ -132,6 +130,39 @@ impl LbScratch {
         self.last.set(pass);
         pass
     }
+}
+
+/// `get_sd_balance_interval(sd, cpu_busy)` (kernel/sched/fair.c, v6.11;
+/// [`crate::policy::lb::get_sd_balance_interval`]) of one of the engine's domains, with
+/// its parameters `lbp` (the run's): kept in the domain's
+/// [`crate::sched::topology::IntervalMemo`] while its
+/// `balance_interval` stays the same (the function's other inputs are fixed for the run).
+/// Debug builds recompute a kept interval and assert it is the same.
+#[inline(always)]
+fn sd_balance_interval(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
+    if let Some(v) = sd.interval_memo.get(busy, sd.balance_interval) {
+        debug_assert_eq!(
+            v,
+            crate::policy::lb::get_sd_balance_interval(
+                sd.balance_interval,
+                sd.busy_factor,
+                busy,
+                lbp
+            ),
+            "kept balance interval is stale"
+        );
+        return v;
+    }
+    sd_balance_interval_miss(sd, busy, lbp)
+}
+
+#[cold]
+#[inline(never)]
+fn sd_balance_interval_miss(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
+    let v =
+        crate::policy::lb::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, busy, lbp);
+    sd.interval_memo.set(busy, sd.balance_interval, v);
+    v
 }
 
 /// The root domain as the balancer reads it: `rd->overloaded`, `rd->overutilized` and
@@ -215,18 +246,17 @@ impl Env<'_> {
         };
     }
 
-    /// The generation of `cpu` (see [`LbScratch`]): moves whenever something
-    /// [`Env::fill_cpu`] reads of it may have changed.
-    fn gen(&self, cpu: usize) -> u64 {
-        self.scratch.changed[cpu]
-            .wrapping_add(self.util_gen[cpu])
-            .wrapping_add(self.scratch.cap_gen[cpu].get())
+    /// [`Env::current`] out of line, for [`LbEnv::with_cpu`]: its callers stay small (the
+    /// walks inline [`Env::current`] instead).
+    #[inline(never)]
+    fn current_of<'s>(&self, cpu: usize, slot: &'s mut (u64, LbCpu)) -> &'s LbCpu {
+        self.current(cpu, self.scratch.gen[cpu].get(), slot)
     }
 
     /// `slot`, the kept [`LbCpu`] of `cpu`, made current: filled again when `cpu` changed
-    /// since (its generation), and stamped with the pass's clock.
-    fn current<'s>(&self, cpu: usize, slot: &'s mut (u64, LbCpu)) -> &'s LbCpu {
-        let gen = self.gen(cpu);
+    /// since (its generation `gen`, [`LbScratch::gen`]), and stamped with the pass's clock.
+    #[inline(always)]
+    fn current<'s>(&self, cpu: usize, gen: u64, slot: &'s mut (u64, LbCpu)) -> &'s LbCpu {
         let (kept, c) = slot;
         if *kept != gen {
             *kept = gen;
@@ -280,7 +310,7 @@ impl LbEnv for Env<'_> {
     /// entries (a `with_cpu()` inside `f`) gets the value computed apart (the same value).
     fn with_cpu<R>(&self, cpu: usize, f: impl FnOnce(&LbCpu) -> R) -> R {
         if let Ok(mut cpus) = self.scratch.cpus.try_borrow_mut() {
-            return f(self.current(cpu, &mut cpus[cpu]));
+            return f(self.current_of(cpu, &mut cpus[cpu]));
         }
         let mut c = LbCpu::default();
         self.fill_cpu(cpu, &mut c);
@@ -296,7 +326,7 @@ impl LbEnv for Env<'_> {
     /// the two masks that hold this machine's CPUs (a set never holds a CPU beyond them:
     /// its entry would not exist).
     fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, mut f: impl FnMut(&LbCpu)) {
-        let Ok(mut kept) = self.scratch.cpus.try_borrow_mut() else {
+        let Ok(mut guard) = self.scratch.cpus.try_borrow_mut() else {
             for cpu in a.and(b).iter() {
                 self.with_cpu(cpu, &mut f);
             }
@@ -306,12 +336,16 @@ impl LbEnv for Env<'_> {
             a.and(b).iter().all(|c| c < self.rqs.len()),
             "a CPU beyond the machine's"
         );
+        // the entries and the counts as two slices of one length, held in locals: one
+        // bounds check serves both look-ups
+        let kept = &mut guard[..];
+        let gens = &self.scratch.gen[..kept.len()];
         for i in 0..self.scratch.nwords {
             let mut w = a.word(i) & b.word(i);
             while w != 0 {
                 let cpu = i * 64 + w.trailing_zeros() as usize;
                 w &= w - 1;
-                f(self.current(cpu, &mut kept[cpu]));
+                f(self.current(cpu, gens[cpu].get(), &mut kept[cpu]));
             }
         }
     }
@@ -334,7 +368,8 @@ impl LbEnv for Env<'_> {
         for (i, &w0) in set.words(n).iter().enumerate() {
             let mut w = w0;
             while w != 0 {
-                gen = gen.wrapping_add(self.gen(i * 64 + w.trailing_zeros() as usize));
+                let g = &self.scratch.gen[i * 64 + w.trailing_zeros() as usize];
+                gen = gen.wrapping_add(g.get());
                 w &= w - 1;
             }
         }
@@ -397,12 +432,12 @@ impl LbEnv for Env<'_> {
 
     /// `update_cpu_capacity()`: caches `scale_rt_capacity()` in the rq (read by every
     /// `capacity_of()` until the next update); a new value moves the CPU's
-    /// [`LbScratch::cap_gen`], so that its kept [`LbCpu`] is read again.
+    /// [`LbScratch::gen`], so that its kept [`LbCpu`] is read again.
     fn update_cpu_capacity(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         let c = super::rq_scale_rt_capacity(rq);
         if rq.cpu_capacity.get() != c {
-            let g = &self.scratch.cap_gen[cpu];
+            let g = &self.scratch.gen[cpu];
             g.set(g.get() + 1);
         }
         rq.cpu_capacity.set(c);
@@ -432,7 +467,6 @@ macro_rules! lb_env {
             util_est: $s.s.options.pelt.util_est,
             ue_ver: $s.ue_ver,
             scratch: &$s.lb_scratch,
-            util_gen: &$s.cpufreq.util_gen,
             pass: $s.lb_scratch.begin(),
             ou: $s.en.eas.then_some(OuEnv {
                 gate: $s.en.gate,
@@ -470,12 +504,12 @@ impl Sim<'_> {
         self.jiffy_end = (self.jiffy + 1) * self.s.tick_ns;
     }
 
-    /// Something [`Env::fill_cpu`] reads of `cpu` besides the signals that
-    /// [`Sim::rq_util_changed`] covers may have changed (a task count, the current task,
-    /// `misfit_task_load`, `active_balance`): the balancer reads that CPU again at its next
-    /// pass. Every writer of those calls it.
+    /// Something [`Env::fill_cpu`] reads of `cpu` may have changed (a task count, the
+    /// current task, `misfit_task_load`, `active_balance`; and, through
+    /// [`Sim::rq_util_changed`], its signals): the balancer reads that CPU again at its
+    /// next pass. Every writer of those calls it.
     pub(in crate::sim) fn lb_cpu_changed(&mut self, cpu: usize) {
-        self.lb_scratch.changed[cpu] += 1;
+        *self.lb_scratch.gen[cpu].get_mut() += 1;
     }
 
     /// `rq->misfit_task_load = v` on `cpu`.
@@ -657,12 +691,7 @@ impl Sim<'_> {
                         level += 1;
                         continue;
                     }
-                    let interval = crate::policy::lb::get_sd_balance_interval(
-                        sd.balance_interval,
-                        sd.busy_factor,
-                        busy,
-                        &self.lbp,
-                    );
+                    let interval = sd_balance_interval(sd, busy, &self.lbp);
                     if jiffies >= sd.last_balance + interval {
                         break 'walk level;
                     }
@@ -705,12 +734,7 @@ impl Sim<'_> {
             }
             let sd = &mut self.doms.cpus[cpu][due];
             sd.last_balance = jiffies;
-            let interval = crate::policy::lb::get_sd_balance_interval(
-                sd.balance_interval,
-                sd.busy_factor,
-                busy,
-                &self.lbp,
-            );
+            let interval = sd_balance_interval(sd, busy, &self.lbp);
             next_balance = next_balance.min(sd.last_balance + interval);
             level = due + 1;
         }

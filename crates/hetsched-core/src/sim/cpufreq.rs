@@ -74,10 +74,6 @@ pub(in crate::sim) struct CpufreqState {
     pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
-    /// Per CPU: how many times what `sugov_get_util()` reads of its rq may have changed
-    /// ([`Sim::rq_util_changed`]); part of the generation of the load balancer's kept
-    /// per-CPU values (sim/balance.rs), so it counts under every governor.
-    pub util_gen: Vec<u64>,
     /// Per performance domain: its CPUs (bit `j` for the `j`-th) whose `sugov_get_util()`
     /// inputs changed since its policy's last `cpufreq_update_util()`
     /// ([`SugovInputs::changed`]).
@@ -213,7 +209,6 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
-            util_gen: vec![0; p.cpus.len()],
             util_changed: vec![0; p.perf_domains.len()],
             pd_bit: p
                 .cpus
@@ -293,9 +288,12 @@ fn dbs_start(
 }
 
 /// What schedutil reads of the CPUs of one policy (`sugov_get_util()` inputs), computed
-/// when the governor asks for them.
+/// when the governor asks for them, at an update made on `cpu`.
 struct SimSugovInputs<'a> {
     cpus: &'a [usize],
+    /// The CPU whose update this is: the one whose `cpu_bw_dl()` the governor reads
+    /// before its rate limit.
+    cpu: usize,
     rqs: &'a [Rq],
     en: &'a super::energy::EnergyState,
     changed: u64,
@@ -317,9 +315,16 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    /// The governor reads it of the updating CPU alone (`sugov_update_*()`'s
+    /// `ignore_dl_rate_limit(sg_cpu)`), so `j` is that CPU's index: its rq is read without
+    /// going through the policy's CPU list.
     #[inline]
     fn bw_dl(&self, j: usize) -> u64 {
-        cpu_bw_dl(&self.rqs[self.cpus[j]])
+        debug_assert_eq!(
+            self.cpus[j], self.cpu,
+            "bw_dl of another CPU than the caller"
+        );
+        cpu_bw_dl(&self.rqs[self.cpu])
     }
 
     #[inline]
@@ -331,11 +336,13 @@ impl SugovInputs for SimSugovInputs<'_> {
 impl Sim<'_> {
     /// Something `sugov_get_util()` reads of `cpu`'s rq may have changed (its CFS, RT or
     /// DL PELT signals, util_est, RT tasks or clamps): schedutil reads that CPU again at
-    /// its policy's next aggregation. Every writer of those calls it.
+    /// its policy's next aggregation, and the load balancer at its next pass (its
+    /// generation, [`Sim::lb_cpu_changed`], under every governor). Every writer of those
+    /// calls it.
     #[inline]
     pub(in crate::sim) fn rq_util_changed(&mut self, cpu: usize) {
+        self.lb_cpu_changed(cpu);
         let cf = &mut self.cpufreq;
-        cf.util_gen[cpu] += 1;
         let b = &cf.pd_bit[cpu];
         cf.util_changed[b.pd] |= b.bit;
     }
@@ -368,6 +375,7 @@ impl Sim<'_> {
         let changed = std::mem::take(&mut self.cpufreq.util_changed[pd]);
         let inputs = SimSugovInputs {
             cpus: &p.perf_domains[pd].cpus,
+            cpu,
             rqs: &self.rqs,
             en: &self.en,
             changed,
