@@ -126,6 +126,12 @@ impl LbScratch {
         }
     }
 
+    /// [`Sim::lb_cpu_changed`] of `cpu`, for a caller that holds other parts of the engine.
+    #[inline(always)]
+    pub(in crate::sim) fn cpu_changed(&mut self, cpu: usize) {
+        self.changed[cpu] += 1;
+    }
+
     /// A new pass: its stamp.
     pub(in crate::sim) fn begin(&self) -> u64 {
         let pass = self.last.get() + 1;
@@ -475,7 +481,7 @@ impl Sim<'_> {
     /// `misfit_task_load`, `active_balance`): the balancer reads that CPU again at its next
     /// pass. Every writer of those calls it.
     pub(in crate::sim) fn lb_cpu_changed(&mut self, cpu: usize) {
-        self.lb_scratch.changed[cpu] += 1;
+        self.lb_scratch.cpu_changed(cpu);
     }
 
     /// `rq->misfit_task_load = v` on `cpu`.

@@ -22,6 +22,14 @@ impl<'w> Sim<'w> {
     }
 
     /// `enqueue_task_fair()`: util_est, PELT (attach), placement, queueing.
+    ///
+    /// After `update_load_avg()` (which may call into the governor) the rest of the
+    /// enqueue works on the rq, the entities, the task and the per-CPU counters it takes
+    /// once, not through `self` at each step (each such look-up is a bounds check and,
+    /// after a store, reloads). For that, HMP's `enqueue_entity_load_avg()` runs before
+    /// the placement instead of after it, as in LSK 3.10's `enqueue_entity()`: it reads
+    /// the task's `on_rq` and weight, `cfs_rq->curr` and the CPU's frequency, which the
+    /// placement does not write, and the placement reads nothing HMP writes.
     pub(in crate::sim) fn enqueue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -30,7 +38,6 @@ impl<'w> Sim<'w> {
         now: Nanos,
         initial: bool,
     ) {
-        let fair = self.s.fair;
         if self.s.options.pelt.util_est {
             let (rqs, ents) = (&mut self.rqs, &self.ents);
             pelt::util_est_enqueue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
@@ -40,6 +47,9 @@ impl<'w> Sim<'w> {
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        self.hmp_enqueue(out, cpu, tid, now);
+        let fair = &self.s.fair;
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
         let th = &mut self.threads[tid];
         let migrated = std::mem::take(&mut th.enqueue_migrated);
         let fork_placed = std::mem::take(&mut th.cfs_fork_placed);
@@ -47,7 +57,6 @@ impl<'w> Sim<'w> {
         // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
         // being re-queued (a balancer move, an affinity or priority change).
         let wakeup = !initial && !queued;
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         if fair.variant == FairVariant::Cfs && queued {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
@@ -65,25 +74,32 @@ impl<'w> Sim<'w> {
             // for a task created without a parent (a forked one was placed at fork).
             let enqueue_initial = initial
                 && (fair.variant == FairVariant::Cfs || self.s.options.fair.enqueue_initial);
-            rq.cfs.place_entity(ents, tid, enqueue_initial, &fair);
+            rq.cfs.place_entity(ents, tid, enqueue_initial, fair);
         }
         if migrated {
             // enqueue_entity(): "Entity has migrated, no longer consider this task hot"
             ents[tid].exec_start = 0;
         }
-        self.hmp_enqueue(out, cpu, tid, now);
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.enqueue_entity(ents, tid);
-        let th = &mut self.threads[tid];
         th.state = TState::Runnable;
         th.cpu = cpu;
         // account_entity_enqueue(): at the head of cfs_tasks
         self.stamp_ctr += 1;
         self.cfs_stamp[tid] = self.stamp_ctr;
-        self.refresh_view(cpu);
+        // refresh_view()
+        crate::sim::core::refresh_view_of(
+            rq,
+            &mut self.view[cpu],
+            &mut self.nr_idle,
+            &mut self.nr_overloaded,
+        );
+        self.lb_scratch.cpu_changed(cpu);
+        // add_nr_running()
+        if crate::sim::core::nr_running_ge2(rq) {
+            self.rd_overload = true;
+        }
         // enqueue_task_fair() (v6.11): `task_new = !(flags & ENQUEUE_WAKEUP)`; only a
         // wake-up checks the overutilized status.
-        self.add_nr_running(cpu);
         if wakeup {
             self.check_update_overutilized_status(out, cpu, now);
         }
