@@ -124,7 +124,6 @@ impl<'w> Sim<'w> {
         now: Nanos,
         flags: u32,
     ) {
-        let fair = self.s.fair;
         let sleep = flags & super::DEQUEUE_SLEEP != 0;
         let migrating = flags & super::DEQUEUE_MIGRATING != 0;
         if self.s.options.pelt.util_est {
@@ -142,28 +141,42 @@ impl<'w> Sim<'w> {
         };
         self.update_load_avg(out, cpu, tid, pelt_flags, now);
         self.hmp_dequeue(out, cpu, tid, now);
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+        // The rest works on the rq and the entities taken once (as the enqueue does, see
+        // [`Sim::enqueue_fair`]); the tracepoint of util_est_update() and the rq's next
+        // balance are written after refresh_view(), which neither reads nor writes.
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
         // DEQUEUE_SAVE without DEQUEUE_MOVE: min_vruntime is not advanced
         let save_only = flags & (super::DEQUEUE_SAVE | super::DEQUEUE_MOVE) == super::DEQUEUE_SAVE;
-        rq.cfs.dequeue_entity(ents, tid, sleep, save_only, &fair);
+        rq.cfs
+            .dequeue_entity(ents, tid, sleep, save_only, &self.s.fair);
         if migrating {
-            self.ents[tid].avg.last_update_time = 0;
+            ents[tid].avg.last_update_time = 0;
         }
         // "balance early to pull high priority tasks" (v5.6+, 323af6deaf70)
-        if self.s.options.sched.sched_idle_cpu && !was_sched_idle && self.sched_idle_cpu(cpu) {
+        let balance_early = self.s.options.sched.sched_idle_cpu
+            && !was_sched_idle
+            && super::fair_select::sched_idle_cpu_of(
+                self.idle_policy_possible,
+                rq,
+                ents,
+                &self.threads,
+            );
+        let ue_traced = self.s.options.pelt.util_est
+            && pelt::util_est_update(&mut ents[tid].avg, sleep, self.ue_ver, rq.cap);
+        // refresh_view()
+        crate::sim::core::refresh_view_of(
+            rq,
+            &mut self.view[cpu],
+            &mut self.nr_idle,
+            &mut self.nr_overloaded,
+        );
+        self.lb_scratch.cpu_changed(cpu);
+        if balance_early {
             self.rqs[cpu].next_balance = self.jiffies(now);
         }
-        if self.s.options.pelt.util_est
-            && pelt::util_est_update(
-                &mut self.ents[tid].avg,
-                sleep,
-                self.ue_ver,
-                self.rqs[cpu].cap,
-            )
-        {
+        if ue_traced {
             self.trace_util_est(out, cpu, Some(tid), now);
         }
-        self.refresh_view(cpu);
         if sleep {
             self.schedfreq_cfs_sleep(out, cpu, now);
         }
