@@ -305,7 +305,11 @@ impl<'w> Sim<'w> {
     }
 
     /// `put_prev_task_fair()` → `put_prev_entity()`: the PELT update while it ran, back
-    /// into the queue.
+    /// into the queue. Inlined at its callers for a task no longer queued (it blocked:
+    /// most calls, 254,000 of 294,127 on `periodic`), for which `put_prev_entity()` only
+    /// clears `cfs_rq->curr`; a queued task's update is out of line
+    /// ([`Sim::put_prev_task_fair_queued`]).
+    #[inline(always)]
     pub(in crate::sim) fn put_prev_task_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -314,9 +318,24 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         if self.ents[prev].on_rq {
-            self.update_load_avg(out, cpu, prev, 0, now);
-            self.hmp_update(out, cpu, prev, now);
+            self.put_prev_task_fair_queued(out, cpu, prev, now);
+            return;
         }
+        let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+        rq.cfs.put_prev_entity(ents, prev);
+    }
+
+    /// [`Sim::put_prev_task_fair`] of a task still queued.
+    #[inline(never)]
+    fn put_prev_task_fair_queued(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        self.update_load_avg(out, cpu, prev, 0, now);
+        self.hmp_update(out, cpu, prev, now);
         let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
         rq.cfs.put_prev_entity(ents, prev);
     }
