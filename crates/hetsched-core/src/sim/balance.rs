@@ -481,7 +481,7 @@ impl Sim<'_> {
     /// `misfit_task_load`, `active_balance`): the balancer reads that CPU again at its next
     /// pass. Every writer of those calls it.
     pub(in crate::sim) fn lb_cpu_changed(&mut self, cpu: usize) {
-        self.lb_scratch.cpu_changed(cpu);
+        self.lb_scratch.changed[cpu] += 1;
     }
 
     /// `rq->misfit_task_load = v` on `cpu`.
