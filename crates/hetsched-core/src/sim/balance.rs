@@ -124,6 +124,12 @@ impl LbScratch {
         }
     }
 
+    /// [`Sim::lb_cpu_changed`] of `cpu`, for a caller that holds other parts of the engine.
+    #[inline(always)]
+    pub(in crate::sim) fn cpu_changed(&mut self, cpu: usize) {
+        *self.gen[cpu].get_mut() += 1;
+    }
+
     /// A new pass: its stamp.
     pub(in crate::sim) fn begin(&self) -> u64 {
         let pass = self.last.get() + 1;

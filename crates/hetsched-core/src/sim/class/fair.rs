@@ -22,6 +22,14 @@ impl<'w> Sim<'w> {
     }
 
     /// `enqueue_task_fair()`: util_est, PELT (attach), placement, queueing.
+    ///
+    /// After `update_load_avg()` (which may call into the governor) the rest of the
+    /// enqueue works on the rq, the entities, the task and the per-CPU counters it takes
+    /// once, not through `self` at each step (each such look-up is a bounds check and,
+    /// after a store, reloads). For that, HMP's `enqueue_entity_load_avg()` runs before
+    /// the placement instead of after it, as in LSK 3.10's `enqueue_entity()`: it reads
+    /// the task's `on_rq` and weight, `cfs_rq->curr` and the CPU's frequency, which the
+    /// placement does not write, and the placement reads nothing HMP writes.
     pub(in crate::sim) fn enqueue_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -30,7 +38,6 @@ impl<'w> Sim<'w> {
         now: Nanos,
         initial: bool,
     ) {
-        let fair = self.s.fair;
         if self.s.options.pelt.util_est {
             let (rqs, ents) = (&mut self.rqs, &self.ents);
             pelt::util_est_enqueue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
@@ -40,6 +47,9 @@ impl<'w> Sim<'w> {
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
         self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        self.hmp_enqueue(out, cpu, tid, now);
+        let fair = &self.s.fair;
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
         let th = &mut self.threads[tid];
         let migrated = std::mem::take(&mut th.enqueue_migrated);
         let fork_placed = std::mem::take(&mut th.cfs_fork_placed);
@@ -47,7 +57,6 @@ impl<'w> Sim<'w> {
         // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
         // being re-queued (a balancer move, an affinity or priority change).
         let wakeup = !initial && !queued;
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         if fair.variant == FairVariant::Cfs && queued {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
@@ -65,25 +74,32 @@ impl<'w> Sim<'w> {
             // for a task created without a parent (a forked one was placed at fork).
             let enqueue_initial = initial
                 && (fair.variant == FairVariant::Cfs || self.s.options.fair.enqueue_initial);
-            rq.cfs.place_entity(ents, tid, enqueue_initial, &fair);
+            rq.cfs.place_entity(ents, tid, enqueue_initial, fair);
         }
         if migrated {
             // enqueue_entity(): "Entity has migrated, no longer consider this task hot"
             ents[tid].exec_start = 0;
         }
-        self.hmp_enqueue(out, cpu, tid, now);
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.enqueue_entity(ents, tid);
-        let th = &mut self.threads[tid];
         th.state = TState::Runnable;
         th.cpu = cpu;
         // account_entity_enqueue(): at the head of cfs_tasks
         self.stamp_ctr += 1;
         self.cfs_stamp[tid] = self.stamp_ctr;
-        self.refresh_view(cpu);
+        // refresh_view()
+        crate::sim::core::refresh_view_of(
+            rq,
+            &mut self.view[cpu],
+            &mut self.nr_idle,
+            &mut self.nr_overloaded,
+        );
+        self.lb_scratch.cpu_changed(cpu);
+        // add_nr_running()
+        if crate::sim::core::nr_running_ge2(rq) {
+            self.rd_overload = true;
+        }
         // enqueue_task_fair() (v6.11): `task_new = !(flags & ENQUEUE_WAKEUP)`; only a
         // wake-up checks the overutilized status.
-        self.add_nr_running(cpu);
         if wakeup {
             self.check_update_overutilized_status(out, cpu, now);
         }
@@ -108,7 +124,6 @@ impl<'w> Sim<'w> {
         now: Nanos,
         flags: u32,
     ) {
-        let fair = self.s.fair;
         let sleep = flags & super::DEQUEUE_SLEEP != 0;
         let migrating = flags & super::DEQUEUE_MIGRATING != 0;
         if self.s.options.pelt.util_est {
@@ -126,28 +141,42 @@ impl<'w> Sim<'w> {
         };
         self.update_load_avg(out, cpu, tid, pelt_flags, now);
         self.hmp_dequeue(out, cpu, tid, now);
-        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
+        // The rest works on the rq and the entities taken once (as the enqueue does, see
+        // [`Sim::enqueue_fair`]); the tracepoint of util_est_update() and the rq's next
+        // balance are written after refresh_view(), which neither reads nor writes.
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
         // DEQUEUE_SAVE without DEQUEUE_MOVE: min_vruntime is not advanced
         let save_only = flags & (super::DEQUEUE_SAVE | super::DEQUEUE_MOVE) == super::DEQUEUE_SAVE;
-        rq.cfs.dequeue_entity(ents, tid, sleep, save_only, &fair);
+        rq.cfs
+            .dequeue_entity(ents, tid, sleep, save_only, &self.s.fair);
         if migrating {
-            self.ents[tid].avg.last_update_time = 0;
+            ents[tid].avg.last_update_time = 0;
         }
         // "balance early to pull high priority tasks" (v5.6+, 323af6deaf70)
-        if self.s.options.sched.sched_idle_cpu && !was_sched_idle && self.sched_idle_cpu(cpu) {
+        let balance_early = self.s.options.sched.sched_idle_cpu
+            && !was_sched_idle
+            && super::fair_select::sched_idle_cpu_of(
+                self.idle_policy_possible,
+                rq,
+                ents,
+                &self.threads,
+            );
+        let ue_traced = self.s.options.pelt.util_est
+            && pelt::util_est_update(&mut ents[tid].avg, sleep, self.ue_ver, rq.cap);
+        // refresh_view()
+        crate::sim::core::refresh_view_of(
+            rq,
+            &mut self.view[cpu],
+            &mut self.nr_idle,
+            &mut self.nr_overloaded,
+        );
+        self.lb_scratch.cpu_changed(cpu);
+        if balance_early {
             self.rqs[cpu].next_balance = self.jiffies(now);
         }
-        if self.s.options.pelt.util_est
-            && pelt::util_est_update(
-                &mut self.ents[tid].avg,
-                sleep,
-                self.ue_ver,
-                self.rqs[cpu].cap,
-            )
-        {
+        if ue_traced {
             self.trace_util_est(out, cpu, Some(tid), now);
         }
-        self.refresh_view(cpu);
         if sleep {
             self.schedfreq_cfs_sleep(out, cpu, now);
         }
@@ -276,7 +305,11 @@ impl<'w> Sim<'w> {
     }
 
     /// `put_prev_task_fair()` → `put_prev_entity()`: the PELT update while it ran, back
-    /// into the queue.
+    /// into the queue. Inlined at its callers for a task no longer queued (it blocked:
+    /// most calls, 254,000 of 294,127 on `periodic`), for which `put_prev_entity()` only
+    /// clears `cfs_rq->curr`; a queued task's update is out of line
+    /// ([`Sim::put_prev_task_fair_queued`]).
+    #[inline(always)]
     pub(in crate::sim) fn put_prev_task_fair(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -285,9 +318,24 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         if self.ents[prev].on_rq {
-            self.update_load_avg(out, cpu, prev, 0, now);
-            self.hmp_update(out, cpu, prev, now);
+            self.put_prev_task_fair_queued(out, cpu, prev, now);
+            return;
         }
+        let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
+        rq.cfs.put_prev_entity(ents, prev);
+    }
+
+    /// [`Sim::put_prev_task_fair`] of a task still queued.
+    #[inline(never)]
+    fn put_prev_task_fair_queued(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        prev: usize,
+        now: Nanos,
+    ) {
+        self.update_load_avg(out, cpu, prev, 0, now);
+        self.hmp_update(out, cpu, prev, now);
         let (rq, ents) = (&mut self.rqs[cpu], &self.ents);
         rq.cfs.put_prev_entity(ents, prev);
     }

@@ -30,6 +30,7 @@ use crate::policy::select_fair::{
     self, FairPlacement, FairWakeParams, FairWakeTask, FairWakeView, WakeCtx, WakeeState,
 };
 use crate::sched::capacity::CpuCapacity;
+use crate::sched::fair::SchedEntity;
 use crate::sched::CpuSet;
 use crate::sim::rq_capacity;
 use crate::sim::{Class, Rq, Sim, Thread};
@@ -93,6 +94,22 @@ pub(in crate::sim) fn sched_idle_rq(rq: &Rq, threads: &[Thread], curr_on_rq: boo
         .curr
         .filter(|&c| curr_on_rq && !rq.cfs.queue.contains(&c) && idle_policy(c));
     (queued_idle + usize::from(curr_idle.is_some())) as u32 == nr
+}
+
+/// [`Sim::sched_idle_cpu`] of the CPU of `rq`, for a caller that holds the rq:
+/// `possible` is [`Sim`]'s `idle_policy_possible` (false: no thread can have SCHED_IDLE).
+#[inline(always)]
+pub(in crate::sim) fn sched_idle_cpu_of(
+    possible: bool,
+    rq: &Rq,
+    ents: &[SchedEntity],
+    threads: &[Thread],
+) -> bool {
+    if !possible {
+        return false;
+    }
+    let curr_on_rq = rq.cfs.curr.is_some_and(|c| ents[c].on_rq);
+    sched_idle_rq(rq, threads, curr_on_rq)
 }
 
 impl WakeEnv<'_> {

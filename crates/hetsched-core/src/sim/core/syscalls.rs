@@ -303,10 +303,12 @@ impl<'w> Sim<'w> {
         user: bool,
     ) {
         self.update_rq_clock(cpu, now);
-        if self.threads[tid].class == Class::Dl {
+        // the class read once: update_curr_dl() may throttle the task, not change its class
+        let dl = self.threads[tid].class == Class::Dl;
+        if dl {
             self.update_curr_dl(cpu, tid, now);
         }
-        if !(self.threads[tid].class == Class::Dl && self.threads[tid].dl.throttled) {
+        if !(dl && self.threads[tid].dl.throttled) {
             self.dequeue_task(out, cpu, tid, now, class::DEQUEUE_SLEEP);
         } else {
             // dequeue_task_dl() of a throttled task, out of the tree: dequeue_dl_entity()'s
