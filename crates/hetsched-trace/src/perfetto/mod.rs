@@ -54,8 +54,7 @@ use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
 use crate::ftrace::wanted;
 use crate::proto::{
-    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_len, Enc, Out, Sizer,
-    WT_LEN,
+    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_len, Enc, Out, WT_LEN,
 };
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
@@ -67,7 +66,7 @@ const SEQUENCE_ID: u64 = 1;
 
 mod encode;
 
-use encode::{bundle, clock, encode_body, ev, field_of, format_text, has_text, packet, ps, trace};
+use encode::{bundle, clock, ev, packet, ps, trace};
 
 /// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
 /// or more as ten bytes and the cached [`Head`] as [`HEAD_BYTES`] (keeping their own
@@ -127,17 +126,18 @@ impl Bundle {
         &self.buf[..self.used]
     }
 
-    /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` and returns the bytes
-    /// now held. `text` is what [`format_text`] made of `ev` if [`has_text`]`(ev)`.
+    /// Starts an `FtraceEvent` at `ctx` whose body, `body_len` bytes (counted by a
+    /// [`Sizer`](crate::proto::Sizer)), is the message at field `field`: writes its head
+    /// and returns an [`Enc`] for the body, with the bytes the bundle holds once it is
+    /// written (the caller sets `used` to them) and the event's length. [`Bundle::push`]
+    /// gives each event's field and writes its body.
     ///
-    /// The body's length is counted first ([`Sizer`]), so both lengths in front of it
-    /// are written at their true widths and every byte once ([`Enc`]).
+    /// The body's length is counted first, so both lengths in front of it are written at
+    /// their true widths and every byte once.
     #[inline(always)]
-    fn push(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>, text: &[u8]) -> usize {
-        let mut size = Sizer::default();
-        encode_body(&mut size, text, ev);
-        let body_len = size.0 as u64;
-        let tag_key = (u64::from(field_of(ev)) << 3) | WT_LEN;
+    fn open(&mut self, ctx: &Ctx<'_>, field: u32, body_len: usize) -> (Enc<'_>, usize, usize) {
+        let body_len = body_len as u64;
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
         if self.head.len == 0 || self.head.ts != ctx.ts || self.head.pid != ctx.pid {
             self.head = Head::of(ctx);
         }
@@ -156,10 +156,7 @@ impl Bundle {
         e.fixed_prefix(&head.bytes, head.len);
         e.varint(tag_key);
         e.varint(body_len);
-        encode_body(&mut e, text, ev);
-        debug_assert_eq!(e.pos(), total, "Sizer and Enc disagree");
-        self.used = end;
-        end
+        (e, end, total)
     }
 
     /// Grows the room to at least `len` bytes, and to a bundle's worth at first.
@@ -571,10 +568,7 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
-        if has_text(ev) {
-            format_text(&mut self.text, self.nr_cpus, ev);
-        }
-        if self.cpus[cpu].push(ctx, ev, &self.text) >= BUNDLE_BYTES {
+        if self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus) >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }
     }
