@@ -212,6 +212,24 @@ impl<'a> Enc<'a> {
     }
 }
 
+/// Writes the varint `v` at the start of `d` and returns its length: one and two bytes
+/// inline, longer ones by [`varint_long`]. The bytes of `d` past it may be overwritten.
+#[inline(always)]
+pub(crate) fn varint_at(d: &mut [u8; 10], v: u64) -> usize {
+    if v < 0x80 {
+        // One byte, below 0x80.
+        d[0] = v as u8;
+        1
+    } else if v < 0x4000 {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        d[0] = (v as u8) | 0x80;
+        d[1] = (v >> 7) as u8;
+        2
+    } else {
+        varint_long(d, v)
+    }
+}
+
 /// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
 /// most ten, in a ten-byte window. Below 2^56 (eight bytes at most: nanosecond times for
 /// two years), its seven-bit groups are spread to one byte each in two steps and the

@@ -54,7 +54,8 @@ use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
 use crate::ftrace::wanted;
 use crate::proto::{
-    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_len, Enc, Out, WT_LEN,
+    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_at, varint_len, Enc, Out,
+    WT_LEN,
 };
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
@@ -79,33 +80,63 @@ const HEAD_BYTES: usize = 24;
 
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
 /// a CPU while its time and current task stay, as they do for the several events of one
-/// update (a task's and its queue's PELT and util_est).
-#[derive(Debug, Clone, Copy, Default)]
+/// update (a task's and its queue's PELT and util_est). Always the encoding of its own
+/// `ts` and `pid` (the default one of `Nanos::MAX` and 0), so an event at those needs no
+/// other test to take it.
+#[derive(Debug, Clone, Copy)]
 struct Head {
-    /// The bytes, `len` of them meaningful.
+    /// The bytes, `len` of them meaningful (the rest scratch).
     bytes: [u8; HEAD_BYTES],
-    /// 0 before the first event (a head takes at least four bytes).
     len: usize,
     ts: Nanos,
     pid: u32,
 }
 
+impl Default for Head {
+    fn default() -> Head {
+        let mut h = Head {
+            bytes: [0; HEAD_BYTES],
+            len: 0,
+            ts: 0,
+            pid: 0,
+        };
+        h.set(Nanos::MAX, 0);
+        h
+    }
+}
+
 impl Head {
-    /// The head of an event at `ctx`.
-    fn of(ctx: &Ctx<'_>) -> Head {
+    /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
+    /// two one-byte keys and varints written straight into the bytes (each varint in a
+    /// ten-byte window: [`varint_at`]). Out of line: one event in four needs it.
+    #[inline(never)]
+    fn set(&mut self, ts: Nanos, pid: u32) {
+        let b = &mut self.bytes;
+        b[0] = key1(ev::TIMESTAMP, 0);
+        let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
+        let n = 1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts);
+        // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
+        let (_, rest) = b.split_at_mut(n);
+        rest[0] = key1(ev::PID, 0);
+        let m = varint_at(
+            rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
+            u64::from(pid),
+        );
+        self.len = n + 1 + m;
+        self.ts = ts;
+        self.pid = pid;
+    }
+
+    /// The head as the encoder writes it, for the debug builds' check of [`Head::set`].
+    fn encoded(ts: Nanos, pid: u32) -> ([u8; HEAD_BYTES], usize) {
         let mut bytes = [0u8; HEAD_BYTES];
         let mut e = Enc::new(&mut bytes);
         e.byte(key1(ev::TIMESTAMP, 0));
-        e.varint(ctx.ts);
+        e.varint(ts);
         e.byte(key1(ev::PID, 0));
-        e.varint(u64::from(ctx.pid));
+        e.varint(u64::from(pid));
         let len = e.pos();
-        Head {
-            bytes,
-            len,
-            ts: ctx.ts,
-            pid: ctx.pid,
-        }
+        (bytes, len)
     }
 }
 
@@ -138,13 +169,18 @@ impl Bundle {
     fn open(&mut self, ctx: &Ctx<'_>, field: u32, body_len: usize) -> (Enc<'_>, usize, usize) {
         let body_len = body_len as u64;
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        if self.head.len == 0 || self.head.ts != ctx.ts || self.head.pid != ctx.pid {
-            self.head = Head::of(ctx);
+        if self.head.ts != ctx.ts || self.head.pid != ctx.pid {
+            self.head.set(ctx.ts, ctx.pid);
         }
-        debug_assert_eq!(self.head.bytes, Head::of(ctx).bytes, "a stale head");
-        let head = self.head;
+        debug_assert!(
+            {
+                let (bytes, len) = Head::encoded(ctx.ts, ctx.pid);
+                self.head.bytes[..self.head.len] == bytes[..len]
+            },
+            "a stale head"
+        );
         // FtraceEvent: timestamp and pid, then the body behind its key and length.
-        let len = (head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
+        let len = (self.head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
         let total = 1 + varint_len(len) + len as usize;
         let end = self.used + total;
         if self.buf.len() < end + SLACK {
@@ -153,7 +189,7 @@ impl Bundle {
         let mut e = Enc::new(&mut self.buf[self.used..end + SLACK]);
         e.byte(key1(bundle::EVENT, WT_LEN));
         e.varint(len);
-        e.fixed_prefix(&head.bytes, head.len);
+        e.fixed_prefix(&self.head.bytes, self.head.len);
         e.varint(tag_key);
         e.varint(body_len);
         (e, end, total)
