@@ -339,7 +339,8 @@ pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_
 }
 
 /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` to the bundle and returns
-/// the bytes it now holds, with one match on the event's kind: each arm sizes its body
+/// the bytes it now holds and whether `ev` may name a task the process tree does not know
+/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the event's kind: each arm sizes its body
 /// ([`Sizer`]) and writes it ([`Enc`], [`Bundle::open`]) behind the typed message's field
 /// number ([`field_of`]), both passes of the same fields (the `put!` macro pastes them
 /// twice). `text` is scratch: a print's `buf` and an overutilized span are formatted
@@ -352,11 +353,11 @@ impl Bundle {
         ev: &TraceEvent<'_>,
         text: &mut Vec<u8>,
         nr_cpus: usize,
-    ) -> usize {
+    ) -> (usize, bool) {
         /// Sizes then writes the body `$body` of the message at field `$field` of
         /// `FtraceEvent`, `$o` being the [`Out`] in it.
         macro_rules! put {
-            ($field:expr, |$o:ident| $body:expr) => {{
+            ($names:expr, $field:expr, |$o:ident| $body:expr) => {{
                 debug_assert_eq!($field, field_of(ev), "the arm's field number");
                 let mut size = Sizer::default();
                 {
@@ -370,7 +371,7 @@ impl Bundle {
                 }
                 debug_assert_eq!(enc.pos(), total, "Sizer and Enc disagree");
                 self.used = end;
-                end
+                (end, $names)
             }};
         }
         match *ev {
@@ -379,7 +380,7 @@ impl Bundle {
                 prev_state,
                 next,
             } => {
-                put!(ev::SCHED_SWITCH, |o| {
+                put!(true, ev::SCHED_SWITCH, |o| {
                     t_str(o, 1, prev.comm);
                     t_int(o, 2, i64::from(prev.pid));
                     t_int(o, 3, i64::from(prev.prio));
@@ -390,20 +391,26 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedWaking { task, target_cpu } => {
-                put!(ev::SCHED_WAKING, |o| typed_wakeup(o, &task, target_cpu))
+                put!(false, ev::SCHED_WAKING, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
             }
             TraceEvent::SchedWakeup { task, target_cpu } => {
-                put!(ev::SCHED_WAKEUP, |o| typed_wakeup(o, &task, target_cpu))
+                put!(false, ev::SCHED_WAKEUP, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
             }
             TraceEvent::SchedWakeupNew { task, target_cpu } => {
-                put!(ev::SCHED_WAKEUP_NEW, |o| typed_wakeup(o, &task, target_cpu))
+                put!(true, ev::SCHED_WAKEUP_NEW, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
             }
             TraceEvent::SchedMigrateTask {
                 task,
                 orig_cpu,
                 dest_cpu,
             } => {
-                put!(ev::SCHED_MIGRATE_TASK, |o| {
+                put!(false, ev::SCHED_MIGRATE_TASK, |o| {
                     typed_task(o, &task);
                     t_int(o, 4, i64::from(orig_cpu));
                     t_int(o, 5, i64::from(dest_cpu));
@@ -414,7 +421,7 @@ impl Bundle {
                 oldcomm,
                 newcomm,
             } => {
-                put!(ev::TASK_RENAME, |o| {
+                put!(true, ev::TASK_RENAME, |o| {
                     t_int(o, 1, i64::from(pid));
                     t_str(o, 2, oldcomm);
                     t_str(o, 3, newcomm);
@@ -422,7 +429,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedProcessExit { task } => {
-                put!(ev::SCHED_PROCESS_EXIT, |o| {
+                put!(false, ev::SCHED_PROCESS_EXIT, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(task.pid));
                     t_int(o, 4, i64::from(task.prio));
@@ -433,7 +440,7 @@ impl Bundle {
                 oldprio,
                 newprio,
             } => {
-                put!(ev::SCHED_PI_SETPRIO, |o| {
+                put!(false, ev::SCHED_PI_SETPRIO, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(newprio));
                     t_int(o, 3, i64::from(oldprio));
@@ -441,13 +448,13 @@ impl Bundle {
                 })
             }
             TraceEvent::CpuFrequency { cpu_id, state } => {
-                put!(ev::CPU_FREQUENCY, |o| {
+                put!(false, ev::CPU_FREQUENCY, |o| {
                     t_uint(o, 1, state);
                     t_uint(o, 2, u64::from(cpu_id));
                 })
             }
             TraceEvent::CpuIdle { cpu_id, state } => {
-                put!(ev::CPU_IDLE, |o| {
+                put!(false, ev::CPU_IDLE, |o| {
                     // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
                     t_uint(o, 1, u64::from(state as u32));
                     t_uint(o, 2, u64::from(cpu_id));
@@ -456,7 +463,7 @@ impl Bundle {
             TraceEvent::Print(_) => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(ev::PRINT, |o| {
+                put!(false, ev::PRINT, |o| {
                     // PrintFtraceEvent.buf = 2.
                     o.byte(key1(2, WT_LEN));
                     o.varint(text.len() as u64);
@@ -464,7 +471,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_hmp_migrate"));
                     g_task(o, &task);
                     gu(o, head!("dest", u), u64::from(dest));
@@ -472,7 +479,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_task_runnable_ratio"));
                     g_task(o, &task);
                     gu(o, head!("ratio", u), ratio);
@@ -486,7 +493,7 @@ impl Bundle {
                 newtarg,
                 kind,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     let name = kind.name();
                     o.byte(key1(generic::EVENT_NAME, WT_LEN));
                     o.varint(name.len() as u64);
@@ -503,7 +510,7 @@ impl Bundle {
                 targfreq,
                 actualfreq,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_interactive_setspeed"));
                     gu(o, head!("cpu", u), u64::from(cpu_id));
                     gu(o, head!("targ", u), targfreq);
@@ -511,13 +518,13 @@ impl Bundle {
                 })
             }
             TraceEvent::CpufreqInteractiveBoost { s } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_interactive_boost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
             }
             TraceEvent::CpufreqInteractiveUnboost { s } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_interactive_unboost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
@@ -528,7 +535,7 @@ impl Bundle {
                 freq_new,
                 requested_freq,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_sched_request_opp"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("capacity", u), capacity);
@@ -545,7 +552,7 @@ impl Bundle {
                 total,
                 new_total,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_sched_update_capacity"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("set_cap", u), u64::from(request));
@@ -557,7 +564,7 @@ impl Bundle {
                 })
             }
             TraceEvent::CpufreqSchedThrottled { rem } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("cpufreq_sched_throttled"));
                     gi(o, head!("rem", i), rem);
                 })
@@ -570,7 +577,7 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_pelt_se"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "(null)"));
@@ -588,7 +595,7 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_pelt_cfs"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "/"));
@@ -604,7 +611,7 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_pelt_rt"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("load", u), load);
@@ -618,7 +625,7 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_pelt_dl"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("load", u), load);
@@ -633,7 +640,7 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_util_est_se"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "(null)"));
@@ -649,7 +656,7 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_util_est_cfs"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "/"));
@@ -664,7 +671,7 @@ impl Bundle {
                 capacity_orig,
                 capacity_curr,
             } => {
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_cpu_capacity"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("capacity", u), capacity);
@@ -675,7 +682,7 @@ impl Bundle {
             TraceEvent::SchedOverutilized { overutilized, .. } => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, |o| {
                     o.fixed(name!("sched_overutilized"));
                     gu(o, head!("overutilized", u), u64::from(overutilized));
                     gs(o, head!("span", s), text);

@@ -499,8 +499,11 @@ impl<W: Write> PerfettoSink<W> {
         }
     }
 
-    /// Keeps the process tree up to date with `ev` (see the module documentation).
-    fn track_tasks(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+    /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
+    /// and not known yet (the first part of keeping the process tree up to date: see the
+    /// module documentation).
+    #[inline(always)]
+    fn note_current(&mut self, ctx: &Ctx<'_>) {
         let current = self.current.get_mut(ctx.cpu as usize);
         if current.as_deref() != Some(&ctx.pid) {
             if let Some(c) = current {
@@ -508,6 +511,15 @@ impl<W: Write> PerfettoSink<W> {
             }
             self.note_running(ctx.ts, ctx.pid, ctx.comm);
         }
+    }
+
+    /// Announces the task `ev` names if it is not known yet, or renamed (the second part
+    /// of keeping the process tree up to date: see the module documentation). Called
+    /// for the events [`Bundle::push`] says may name one, after the event is in its
+    /// CPU's bundle and before that bundle is flushed: the bundle's bytes and the output
+    /// buffer, where a `ProcessTree` packet goes, are apart, so the output is that of
+    /// announcing first.
+    fn track_event(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         match *ev {
             TraceEvent::SchedWakeupNew { task, .. }
                 if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
@@ -599,12 +611,16 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
-        self.track_tasks(ctx, ev);
+        self.note_current(ctx);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
-        if self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus) >= BUNDLE_BYTES {
+        let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus);
+        if names {
+            self.track_event(ctx, ev);
+        }
+        if held >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }
     }

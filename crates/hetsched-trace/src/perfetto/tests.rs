@@ -373,8 +373,8 @@ impl TraceSink for Check {
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         // Twice into one bundle: the second event is written after the first's.
         let mut b = Bundle::default();
-        let one = b.push(ctx, ev, &mut self.text, self.nr_cpus);
-        assert_eq!(b.push(ctx, ev, &mut self.text, self.nr_cpus), 2 * one);
+        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus);
+        assert_eq!(b.push(ctx, ev, &mut self.text, self.nr_cpus).0, 2 * one);
         let want = reference(ctx, ev, self.nr_cpus);
         assert_eq!(&b.events()[..one], want, "{ev:?}");
         assert_eq!(&b.events()[one..], want, "{ev:?}");
