@@ -37,8 +37,8 @@
 //! per event (the task map grows once per task). As protobuf's generated code does
 //! (`ByteSize()`, then `SerializeWithCachedSizes()`), an event's body is sized first and
 //! then written once, in place in its CPU's bundle, behind lengths of their true width:
-//! one function per event writes its fields, run over a byte counter and then over the
-//! buffer. Constant parts (a generic event's name, its fields' names and keys) are
+//! one match arm per event writes its fields over a byte counter and then over the
+//! buffer (`Bundle::push`). Constant parts (a generic event's name, its fields' names and keys) are
 //! constant arrays, copied whole.
 //!
 //! The same events give the same bytes: packets are written in a fixed order and no map
