@@ -364,7 +364,14 @@ impl Bundle {
                     let $o = &mut size;
                     $body;
                 }
-                let (mut enc, end, total) = self.open(ctx, $field, size.0);
+                let (mut enc, end, total) = Bundle::open(
+                    &mut self.buf,
+                    self.used,
+                    &mut self.head,
+                    ctx,
+                    $field,
+                    size.0,
+                );
                 {
                     let $o: &mut Enc<'_> = &mut enc;
                     $body;
@@ -585,7 +592,11 @@ impl Bundle {
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
-                    gu(o, head!("update_time", u), update_time);
+                    o.short_message_kept(
+                        head!("update_time", u),
+                        update_time,
+                        &mut self.update_time,
+                    );
                 })
             }
             TraceEvent::SchedPeltCfs {
@@ -602,7 +613,11 @@ impl Bundle {
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
-                    gu(o, head!("update_time", u), update_time);
+                    o.short_message_kept(
+                        head!("update_time", u),
+                        update_time,
+                        &mut self.update_time,
+                    );
                 })
             }
             TraceEvent::SchedPeltRt {

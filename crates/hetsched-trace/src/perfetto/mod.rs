@@ -54,8 +54,8 @@ use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
 use crate::ftrace::wanted;
 use crate::proto::{
-    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_at, varint_len, Enc, Out,
-    WT_LEN,
+    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_at, varint_len, Enc, Kept,
+    Out, WT_LEN,
 };
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
@@ -149,6 +149,9 @@ struct Bundle {
     used: usize,
     /// The last event's timestamp and pid fields.
     head: Head,
+    /// The last PELT `update_time` value's varint (`sched_pelt_cfs` follows the
+    /// `sched_pelt_se` of the same update, often with the same time).
+    update_time: Kept,
 }
 
 impl Bundle {
@@ -165,31 +168,40 @@ impl Bundle {
     ///
     /// The body's length is counted first, so both lengths in front of it are written at
     /// their true widths and every byte once.
+    /// A function of the bundle's fields it uses (`buf`, `used`, `head`), so that the
+    /// body written through the returned [`Enc`] may use the others (`update_time`).
     #[inline(always)]
-    fn open(&mut self, ctx: &Ctx<'_>, field: u32, body_len: usize) -> (Enc<'_>, usize, usize) {
+    fn open<'a>(
+        buf: &'a mut Vec<u8>,
+        used: usize,
+        head: &mut Head,
+        ctx: &Ctx<'_>,
+        field: u32,
+        body_len: usize,
+    ) -> (Enc<'a>, usize, usize) {
         let body_len = body_len as u64;
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        if self.head.ts != ctx.ts || self.head.pid != ctx.pid {
-            self.head.set(ctx.ts, ctx.pid);
+        if head.ts != ctx.ts || head.pid != ctx.pid {
+            head.set(ctx.ts, ctx.pid);
         }
         debug_assert!(
             {
                 let (bytes, len) = Head::encoded(ctx.ts, ctx.pid);
-                self.head.bytes[..self.head.len] == bytes[..len]
+                head.bytes[..head.len] == bytes[..len]
             },
             "a stale head"
         );
         // FtraceEvent: timestamp and pid, then the body behind its key and length.
-        let len = (self.head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
+        let len = (head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
         let total = 1 + varint_len(len) + len as usize;
-        let end = self.used + total;
-        if self.buf.len() < end + SLACK {
-            self.grow(end + SLACK);
+        let end = used + total;
+        if buf.len() < end + SLACK {
+            Bundle::grow(buf, end + SLACK);
         }
-        let mut e = Enc::new(&mut self.buf[self.used..end + SLACK]);
+        let mut e = Enc::new(&mut buf[used..end + SLACK]);
         e.byte(key1(bundle::EVENT, WT_LEN));
         e.varint(len);
-        e.fixed_prefix(&self.head.bytes, self.head.len);
+        e.fixed_prefix(&head.bytes, head.len);
         e.varint(tag_key);
         e.varint(body_len);
         (e, end, total)
@@ -198,8 +210,8 @@ impl Bundle {
     /// Grows the room to at least `len` bytes, and to a bundle's worth at first.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, len: usize) {
-        self.buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
+    fn grow(buf: &mut Vec<u8>, len: usize) {
+        buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
     }
 }
 
