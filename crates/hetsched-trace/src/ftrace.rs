@@ -124,6 +124,12 @@ fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
     kv_u64(c, b" pid=", u64::from(task.pid));
 }
 
+/// Appends ` name1=value1 name2=value2` for two unsigned values under one bound check.
+#[inline(always)]
+fn kv_u64_2(c: &mut Cursor<'_>, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+    c.key_u64_2(key1, v1, key2, v2);
+}
+
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
 fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
@@ -140,8 +146,7 @@ fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
 #[inline(always)]
 fn kv_task(c: &mut Cursor<'_>, t: &TaskRef<'_>) {
     kv_str(c, b" comm=", t.comm);
-    kv_u64(c, b" pid=", u64::from(t.pid));
-    kv_i64(c, b" prio=", i64::from(t.prio));
+    c.key_u64_i64(b" pid=", u64::from(t.pid), b" prio=", i64::from(t.prio));
 }
 
 /// Appends one complete line (with its `\n`) for `ev` to `buf`, in the format described in
@@ -175,10 +180,8 @@ fn kv_wakeup(c: &mut Cursor<'_>, task: &TaskRef<'_>, target_cpu: u32) {
 /// The fields of `sched_pelt_rt` and `sched_pelt_dl`.
 #[inline(always)]
 fn kv_pelt_rq(c: &mut Cursor<'_>, cpu: u32, load: u64, rbl_load: u64, util: u64) {
-    kv_u64(c, b" cpu=", u64::from(cpu));
-    kv_u64(c, b" load=", load);
-    kv_u64(c, b" rbl_load=", rbl_load);
-    kv_u64(c, b" util=", util);
+    kv_u64_2(c, b" cpu=", u64::from(cpu), b" load=", load);
+    kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
 }
 
 /// Appends a line past its prefix (`comm-pid [cpu] ts: `, [`crate::prefix`]): the event's
@@ -225,12 +228,20 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         } => {
             name(c, ev, "sched_switch");
             kv_str(c, b" prev_comm=", prev.comm);
-            kv_u64(c, b" prev_pid=", u64::from(prev.pid));
-            kv_i64(c, b" prev_prio=", i64::from(prev.prio));
+            c.key_u64_i64(
+                b" prev_pid=",
+                u64::from(prev.pid),
+                b" prev_prio=",
+                i64::from(prev.prio),
+            );
             kv_u64(c, b" prev_state=", u64::from(prev_state));
             kv_str(c, b" next_comm=", next.comm);
-            kv_u64(c, b" next_pid=", u64::from(next.pid));
-            kv_i64(c, b" next_prio=", i64::from(next.prio));
+            c.key_u64_i64(
+                b" next_pid=",
+                u64::from(next.pid),
+                b" next_prio=",
+                i64::from(next.prio),
+            );
         }
         TraceEvent::SchedMigrateTask {
             task,
@@ -272,14 +283,18 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         }
         TraceEvent::CpuFrequency { cpu_id, state } => {
             name(c, ev, "cpu_frequency");
-            kv_u64(c, b" state=", state);
-            kv_u64(c, b" cpu_id=", u64::from(cpu_id));
+            kv_u64_2(c, b" state=", state, b" cpu_id=", u64::from(cpu_id));
         }
         TraceEvent::CpuIdle { cpu_id, state } => {
             name(c, ev, "cpu_idle");
             // The tracepoint stores the state in a u32: −1 reads 4294967295.
-            kv_u64(c, b" state=", u64::from(state as u32));
-            kv_u64(c, b" cpu_id=", u64::from(cpu_id));
+            kv_u64_2(
+                c,
+                b" state=",
+                u64::from(state as u32),
+                b" cpu_id=",
+                u64::from(cpu_id),
+            );
         }
         TraceEvent::CpufreqInteractiveLoadeval {
             kind,
@@ -363,10 +378,8 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         } => {
             name(c, ev, "sched_pelt_se");
             kv_se_prefix(c, cpu, &task);
-            kv_u64(c, b" load=", load);
-            kv_u64(c, b" rbl_load=", rbl_load);
-            kv_u64(c, b" util=", util);
-            kv_u64(c, b" update_time=", update_time);
+            kv_u64_2(c, b" load=", load, b" rbl_load=", rbl_load);
+            kv_u64_2(c, b" util=", util, b" update_time=", update_time);
         }
         TraceEvent::SchedPeltCfs {
             cpu,
@@ -376,11 +389,9 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             update_time,
         } => {
             name(c, ev, "sched_pelt_cfs");
-            kv_u64(c, b" cpu=", u64::from(cpu));
             // `path=/` (the root cfs_rq) and the next key as one key.
-            kv_u64(c, b" path=/ load=", load);
-            kv_u64(c, b" rbl_load=", rbl_load);
-            kv_u64(c, b" util=", util);
+            kv_u64_2(c, b" cpu=", u64::from(cpu), b" path=/ load=", load);
+            kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
             kv_u64(c, b" update_time=", update_time);
         }
         TraceEvent::SchedPeltRt {
@@ -410,8 +421,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
         } => {
             name(c, ev, "sched_util_est_se");
             kv_se_prefix(c, cpu, &task);
-            kv_u64(c, b" enqueued=", enqueued);
-            kv_u64(c, b" ewma=", ewma);
+            kv_u64_2(c, b" enqueued=", enqueued, b" ewma=", ewma);
             kv_u64(c, b" util=", util);
         }
         TraceEvent::SchedUtilEstCfs {
@@ -421,11 +431,9 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             util,
         } => {
             name(c, ev, "sched_util_est_cfs");
-            kv_u64(c, b" cpu=", u64::from(cpu));
             // `path=/` (the root cfs_rq) and the next key as one key.
-            kv_u64(c, b" path=/ enqueued=", enqueued);
-            kv_u64(c, b" ewma=", ewma);
-            kv_u64(c, b" util=", util);
+            kv_u64_2(c, b" cpu=", u64::from(cpu), b" path=/ enqueued=", enqueued);
+            kv_u64_2(c, b" ewma=", ewma, b" util=", util);
         }
         TraceEvent::SchedCpuCapacity {
             cpu,
@@ -434,10 +442,14 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             capacity_curr,
         } => {
             name(c, ev, "sched_cpu_capacity");
-            kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_u64(c, b" capacity=", capacity);
-            kv_u64(c, b" capacity_orig=", capacity_orig);
-            kv_u64(c, b" capacity_curr=", capacity_curr);
+            kv_u64_2(c, b" cpu=", u64::from(cpu), b" capacity=", capacity);
+            kv_u64_2(
+                c,
+                b" capacity_orig=",
+                capacity_orig,
+                b" capacity_curr=",
+                capacity_curr,
+            );
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
             name(c, ev, "sched_overutilized");

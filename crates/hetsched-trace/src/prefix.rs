@@ -62,7 +62,8 @@ fn push_ts(c: &mut Cursor<'_>, ts: Nanos) {
 /// One CPU's last prefix, rewritten in place.
 #[derive(Debug)]
 struct Cached {
-    /// The comm it was written for, zero-filled past `comm_len` (compared whole).
+    /// The comm it was written for, as the context gives it (empty for `<...>`),
+    /// zero-filled past `comm_len` (compared whole).
     comm: [u8; COMM_WIDTH],
     /// Above [`COMM_WIDTH`] before the first prefix: no comm matches.
     comm_len: usize,
@@ -85,7 +86,9 @@ impl Prefixes {
     /// those of the previous line there.
     #[inline(always)]
     pub(crate) fn push(&mut self, c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
-        let comm = comm_of(ctx);
+        // The cache is keyed by the comm as given (an empty one prints as `<...>`, which
+        // only `set_task` writes), so the common path chooses nothing.
+        let comm = ctx.comm.as_bytes();
         let cpu = ctx.cpu as usize;
         if comm.len() > COMM_WIDTH || cpu >= CACHED_CPUS {
             push_prefix(c, ctx);
@@ -142,6 +145,15 @@ impl Cached {
         self.comm = key;
         self.comm_len = comm_len;
         self.pid = ctx.pid;
+        // The comm printed: `<...>` for an empty one (`comm_of`), 5 bytes.
+        let (key, comm_len) = if comm_len == 0 {
+            let mut k = [0u8; COMM_WIDTH];
+            k[..5].copy_from_slice(b"<...>");
+            (k, 5)
+        } else {
+            (key, comm_len)
+        };
+        debug_assert_eq!(&key[..comm_len], comm_of(ctx), "the comm printed");
         if ctx.pid < 10_000 && ctx.cpu < 1000 && comm_len <= COMM_WIDTH {
             let t = self.text.first_chunk_mut::<32>().expect("PREFIX_ROOM > 32");
             *t = [b' '; 32];

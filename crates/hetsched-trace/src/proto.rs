@@ -103,6 +103,29 @@ pub(crate) trait Out {
     /// `Field` with a number): `head` is the key, a placeholder for the length, and the
     /// constant part.
     fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64);
+    /// [`Out::short_message`] whose varint is copied from `kept` if `kept` holds `v`'s
+    /// (and kept there otherwise): a value often repeated from one event to the next.
+    fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept);
+}
+
+/// A value's varint, kept for the next field of the same value
+/// ([`Out::short_message_kept`]). Always the encoding of its own `v` (0 at first).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kept {
+    v: u64,
+    /// The varint, `len` bytes of it meaningful (the rest scratch).
+    bytes: [u8; 10],
+    len: usize,
+}
+
+impl Default for Kept {
+    fn default() -> Kept {
+        Kept {
+            v: 0,
+            bytes: [0; 10],
+            len: 1,
+        }
+    }
 }
 
 /// An [`Out`] that counts the bytes it is given.
@@ -130,6 +153,10 @@ impl Out for Sizer {
     fn short_message<const N: usize>(&mut self, _: &[u8; N], v: u64) {
         const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
         self.0 += N + varint_len(v);
+    }
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, _: &mut Kept) {
+        self.short_message(head, v);
     }
 }
 
@@ -212,6 +239,24 @@ impl<'a> Enc<'a> {
     }
 }
 
+/// Writes the varint `v` at the start of `d` and returns its length: one and two bytes
+/// inline, longer ones by [`varint_long`]. The bytes of `d` past it may be overwritten.
+#[inline(always)]
+pub(crate) fn varint_at(d: &mut [u8; 10], v: u64) -> usize {
+    if v < 0x80 {
+        // One byte, below 0x80.
+        d[0] = v as u8;
+        1
+    } else if v < 0x4000 {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        d[0] = (v as u8) | 0x80;
+        d[1] = (v >> 7) as u8;
+        2
+    } else {
+        varint_long(d, v)
+    }
+}
+
 /// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
 /// most ten, in a ten-byte window. Below 2^56 (eight bytes at most: nanosecond times for
 /// two years), its seven-bit groups are spread to one byte each in two steps and the
@@ -278,6 +323,30 @@ impl Out for Enc<'_> {
         let n = self.put_varint(v);
         // Below 0x80 by the assertion.
         h[1] = (N - 2 + n) as u8;
+    }
+    /// As `short_message`; the varint is encoded into `kept` when `kept` does not hold
+    /// `v`'s already, then copied (ten bytes, `kept.len` of them kept: the room has
+    /// slack past the event).
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept) {
+        const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
+        let h = self.take::<N>();
+        *h = *head;
+        if kept.v != v {
+            kept.len = varint_at(&mut kept.bytes, v);
+            kept.v = v;
+        }
+        debug_assert!(
+            {
+                let mut fresh = Vec::new();
+                push_varint(&mut fresh, v);
+                fresh[..] == kept.bytes[..kept.len]
+            },
+            "a stale kept varint"
+        );
+        self.fixed_prefix(&kept.bytes, kept.len);
+        // Below 0x80 by the assertion.
+        h[1] = (N - 2 + kept.len) as u8;
     }
 }
 

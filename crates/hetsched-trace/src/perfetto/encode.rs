@@ -1,12 +1,15 @@
 //! The encoding of one event: Perfetto's field numbers for the messages the writer
 //! emits, the constant heads of generic events' fields, and each event's body
-//! (`encode_body()`), sized first and then written once (see the parent module).
+//! (`Bundle::push()`: one match on the event, each arm sizing its body and then writing
+//! it once; see the parent module).
 
-use hetsched_core::trace::{TaskRef, TraceEvent};
+use hetsched_core::trace::{Ctx, TaskRef, TraceEvent};
 
 use crate::fmt;
 use crate::ftrace::format_marker;
-use crate::proto::{key1, varint_len, Out, WT_LEN};
+use crate::proto::{key1, varint_len, Enc, Out, Sizer, WT_LEN};
+
+use super::Bundle;
 
 /// `Trace` (trace.proto).
 pub(super) mod trace {
@@ -298,14 +301,12 @@ pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
     t_int(o, 3, i64::from(t.prio));
 }
 
-/// Whether the body of `ev` holds text formatted beforehand into a scratch buffer
-/// ([`format_text`]).
+/// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`: the task's,
+/// then `target_cpu` at 5.
 #[inline(always)]
-pub(super) fn has_text(ev: &TraceEvent<'_>) -> bool {
-    matches!(
-        ev,
-        TraceEvent::Print(_) | TraceEvent::SchedOverutilized { .. }
-    )
+pub(super) fn typed_wakeup<O: Out>(o: &mut O, t: &TaskRef<'_>, target_cpu: u32) {
+    typed_task(o, t);
+    t_int(o, 5, i64::from(target_cpu));
 }
 
 /// Formats the text part of `ev` into `text` (cleared first): a print's `buf`, which ends
@@ -337,261 +338,371 @@ pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_
     }
 }
 
-/// Writes the body of `ev` (the message at field [`field_of`]`(ev)` of `FtraceEvent`) to
-/// `o`: run with a [`Sizer`] for its length, then with an [`Enc`] to write it. `text`
-/// holds what [`format_text`] made of `ev` if [`has_text`]`(ev)`.
-#[inline(always)]
-pub(super) fn encode_body<O: Out>(o: &mut O, text: &[u8], ev: &TraceEvent<'_>) {
-    match *ev {
-        TraceEvent::SchedSwitch {
-            prev,
-            prev_state,
-            next,
-        } => {
-            t_str(o, 1, prev.comm);
-            t_int(o, 2, i64::from(prev.pid));
-            t_int(o, 3, i64::from(prev.prio));
-            t_int(o, 4, i64::from(prev_state));
-            t_str(o, 5, next.comm);
-            t_int(o, 6, i64::from(next.pid));
-            t_int(o, 7, i64::from(next.prio));
+/// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` to the bundle and returns
+/// the bytes it now holds and whether `ev` may name a task the process tree does not know
+/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the event's kind: each arm sizes its body
+/// ([`Sizer`]) and writes it ([`Enc`], [`Bundle::open`]) behind the typed message's field
+/// number ([`field_of`]), both passes of the same fields (the `put!` macro pastes them
+/// twice). `text` is scratch: a print's `buf` and an overutilized span are formatted
+/// into it first ([`format_text`]).
+impl Bundle {
+    #[inline(always)]
+    pub(super) fn push(
+        &mut self,
+        ctx: &Ctx<'_>,
+        ev: &TraceEvent<'_>,
+        text: &mut Vec<u8>,
+        nr_cpus: usize,
+    ) -> (usize, bool) {
+        /// Sizes then writes the body `$body` of the message at field `$field` of
+        /// `FtraceEvent`, `$o` being the [`Out`] in it.
+        macro_rules! put {
+            ($names:expr, $field:expr, |$o:ident| $body:expr) => {{
+                debug_assert_eq!($field, field_of(ev), "the arm's field number");
+                let mut size = Sizer::default();
+                {
+                    let $o = &mut size;
+                    $body;
+                }
+                let (mut enc, end, total) = Bundle::open(
+                    &mut self.buf,
+                    self.used,
+                    &mut self.head,
+                    ctx,
+                    $field,
+                    size.0,
+                );
+                {
+                    let $o: &mut Enc<'_> = &mut enc;
+                    $body;
+                }
+                debug_assert_eq!(enc.pos(), total, "Sizer and Enc disagree");
+                self.used = end;
+                (end, $names)
+            }};
         }
-        TraceEvent::SchedWaking { task, target_cpu }
-        | TraceEvent::SchedWakeup { task, target_cpu }
-        | TraceEvent::SchedWakeupNew { task, target_cpu } => {
-            typed_task(o, &task);
-            t_int(o, 5, i64::from(target_cpu));
-        }
-        TraceEvent::SchedMigrateTask {
-            task,
-            orig_cpu,
-            dest_cpu,
-        } => {
-            typed_task(o, &task);
-            t_int(o, 4, i64::from(orig_cpu));
-            t_int(o, 5, i64::from(dest_cpu));
-        }
-        TraceEvent::TaskRename {
-            pid,
-            oldcomm,
-            newcomm,
-        } => {
-            t_int(o, 1, i64::from(pid));
-            t_str(o, 2, oldcomm);
-            t_str(o, 3, newcomm);
-            t_int(o, 4, 0);
-        }
-        TraceEvent::SchedProcessExit { task } => {
-            t_str(o, 1, task.comm);
-            t_int(o, 2, i64::from(task.pid));
-            t_int(o, 4, i64::from(task.prio));
-        }
-        TraceEvent::SchedPiSetprio {
-            task,
-            oldprio,
-            newprio,
-        } => {
-            t_str(o, 1, task.comm);
-            t_int(o, 2, i64::from(newprio));
-            t_int(o, 3, i64::from(oldprio));
-            t_int(o, 4, i64::from(task.pid));
-        }
-        TraceEvent::CpuFrequency { cpu_id, state } => {
-            t_uint(o, 1, state);
-            t_uint(o, 2, u64::from(cpu_id));
-        }
-        TraceEvent::CpuIdle { cpu_id, state } => {
-            // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
-            t_uint(o, 1, u64::from(state as u32));
-            t_uint(o, 2, u64::from(cpu_id));
-        }
-        TraceEvent::Print(_) => {
-            // PrintFtraceEvent.buf = 2.
-            o.byte(key1(2, WT_LEN));
-            o.varint(text.len() as u64);
-            o.bytes(text);
-        }
-        TraceEvent::SchedHmpMigrate { task, dest, force } => {
-            o.fixed(name!("sched_hmp_migrate"));
-            g_task(o, &task);
-            gu(o, head!("dest", u), u64::from(dest));
-            gu(o, head!("force", u), u64::from(force));
-        }
-        TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-            o.fixed(name!("sched_task_runnable_ratio"));
-            g_task(o, &task);
-            gu(o, head!("ratio", u), ratio);
-        }
-        TraceEvent::CpufreqInteractiveLoadeval {
-            cpu_id,
-            load,
-            curtarg,
-            curactual,
-            newtarg,
-            kind,
-        } => {
-            let name = kind.name();
-            o.byte(key1(generic::EVENT_NAME, WT_LEN));
-            o.varint(name.len() as u64);
-            o.bytes(name.as_bytes());
-            gu(o, head!("cpu", u), u64::from(cpu_id));
-            gu(o, head!("load", u), load);
-            gu(o, head!("cur", u), curtarg);
-            gu(o, head!("actual", u), curactual);
-            gu(o, head!("targ", u), newtarg);
-        }
-        TraceEvent::CpufreqInteractiveSetspeed {
-            cpu_id,
-            targfreq,
-            actualfreq,
-        } => {
-            o.fixed(name!("cpufreq_interactive_setspeed"));
-            gu(o, head!("cpu", u), u64::from(cpu_id));
-            gu(o, head!("targ", u), targfreq);
-            gu(o, head!("actual", u), actualfreq);
-        }
-        TraceEvent::CpufreqInteractiveBoost { s } => {
-            o.fixed(name!("cpufreq_interactive_boost"));
-            gs(o, head!("s", s), s.as_bytes());
-        }
-        TraceEvent::CpufreqInteractiveUnboost { s } => {
-            o.fixed(name!("cpufreq_interactive_unboost"));
-            gs(o, head!("s", s), s.as_bytes());
-        }
-        TraceEvent::CpufreqSchedRequestOpp {
-            cpu,
-            capacity,
-            freq_new,
-            requested_freq,
-        } => {
-            o.fixed(name!("cpufreq_sched_request_opp"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            gu(o, head!("capacity", u), capacity);
-            gu(o, head!("freq_new", u), freq_new);
-            gu(o, head!("requested_freq", u), requested_freq);
-        }
-        TraceEvent::CpufreqSchedUpdateCapacity {
-            cpu,
-            request,
-            cfs,
-            rt,
-            dl,
-            total,
-            new_total,
-        } => {
-            o.fixed(name!("cpufreq_sched_update_capacity"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            gu(o, head!("set_cap", u), u64::from(request));
-            gu(o, head!("cfs", u), cfs);
-            gu(o, head!("rt", u), rt);
-            gu(o, head!("dl", u), dl);
-            gu(o, head!("old_tot", u), total);
-            gu(o, head!("new_tot", u), new_total);
-        }
-        TraceEvent::CpufreqSchedThrottled { rem } => {
-            o.fixed(name!("cpufreq_sched_throttled"));
-            gi(o, head!("rem", i), rem);
-        }
-        TraceEvent::SchedPeltSe {
-            cpu,
-            task,
-            load,
-            rbl_load,
-            util,
-            update_time,
-        } => {
-            o.fixed(name!("sched_pelt_se"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            o.fixed(const_field!("path", "(null)"));
-            g_task(o, &task);
-            gu(o, head!("load", u), load);
-            gu(o, head!("rbl_load", u), rbl_load);
-            gu(o, head!("util", u), util);
-            gu(o, head!("update_time", u), update_time);
-        }
-        TraceEvent::SchedPeltCfs {
-            cpu,
-            load,
-            rbl_load,
-            util,
-            update_time,
-        } => {
-            o.fixed(name!("sched_pelt_cfs"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            o.fixed(const_field!("path", "/"));
-            gu(o, head!("load", u), load);
-            gu(o, head!("rbl_load", u), rbl_load);
-            gu(o, head!("util", u), util);
-            gu(o, head!("update_time", u), update_time);
-        }
-        TraceEvent::SchedPeltRt {
-            cpu,
-            load,
-            rbl_load,
-            util,
-        } => {
-            o.fixed(name!("sched_pelt_rt"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            gu(o, head!("load", u), load);
-            gu(o, head!("rbl_load", u), rbl_load);
-            gu(o, head!("util", u), util);
-        }
-        TraceEvent::SchedPeltDl {
-            cpu,
-            load,
-            rbl_load,
-            util,
-        } => {
-            o.fixed(name!("sched_pelt_dl"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            gu(o, head!("load", u), load);
-            gu(o, head!("rbl_load", u), rbl_load);
-            gu(o, head!("util", u), util);
-        }
-        TraceEvent::SchedUtilEstSe {
-            cpu,
-            task,
-            enqueued,
-            ewma,
-            util,
-        } => {
-            o.fixed(name!("sched_util_est_se"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            o.fixed(const_field!("path", "(null)"));
-            g_task(o, &task);
-            gu(o, head!("enqueued", u), enqueued);
-            gu(o, head!("ewma", u), ewma);
-            gu(o, head!("util", u), util);
-        }
-        TraceEvent::SchedUtilEstCfs {
-            cpu,
-            enqueued,
-            ewma,
-            util,
-        } => {
-            o.fixed(name!("sched_util_est_cfs"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            o.fixed(const_field!("path", "/"));
-            gu(o, head!("enqueued", u), enqueued);
-            gu(o, head!("ewma", u), ewma);
-            gu(o, head!("util", u), util);
-        }
-        TraceEvent::SchedCpuCapacity {
-            cpu,
-            capacity,
-            capacity_orig,
-            capacity_curr,
-        } => {
-            o.fixed(name!("sched_cpu_capacity"));
-            gu(o, head!("cpu", u), u64::from(cpu));
-            gu(o, head!("capacity", u), capacity);
-            gu(o, head!("capacity_orig", u), capacity_orig);
-            gu(o, head!("capacity_curr", u), capacity_curr);
-        }
-        TraceEvent::SchedOverutilized { overutilized, .. } => {
-            o.fixed(name!("sched_overutilized"));
-            gu(o, head!("overutilized", u), u64::from(overutilized));
-            gs(o, head!("span", s), text);
+        match *ev {
+            TraceEvent::SchedSwitch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                put!(true, ev::SCHED_SWITCH, |o| {
+                    t_str(o, 1, prev.comm);
+                    t_int(o, 2, i64::from(prev.pid));
+                    t_int(o, 3, i64::from(prev.prio));
+                    t_int(o, 4, i64::from(prev_state));
+                    t_str(o, 5, next.comm);
+                    t_int(o, 6, i64::from(next.pid));
+                    t_int(o, 7, i64::from(next.prio));
+                })
+            }
+            TraceEvent::SchedWaking { task, target_cpu } => {
+                put!(false, ev::SCHED_WAKING, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
+            }
+            TraceEvent::SchedWakeup { task, target_cpu } => {
+                put!(false, ev::SCHED_WAKEUP, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
+            }
+            TraceEvent::SchedWakeupNew { task, target_cpu } => {
+                put!(true, ev::SCHED_WAKEUP_NEW, |o| typed_wakeup(
+                    o, &task, target_cpu
+                ))
+            }
+            TraceEvent::SchedMigrateTask {
+                task,
+                orig_cpu,
+                dest_cpu,
+            } => {
+                put!(false, ev::SCHED_MIGRATE_TASK, |o| {
+                    typed_task(o, &task);
+                    t_int(o, 4, i64::from(orig_cpu));
+                    t_int(o, 5, i64::from(dest_cpu));
+                })
+            }
+            TraceEvent::TaskRename {
+                pid,
+                oldcomm,
+                newcomm,
+            } => {
+                put!(true, ev::TASK_RENAME, |o| {
+                    t_int(o, 1, i64::from(pid));
+                    t_str(o, 2, oldcomm);
+                    t_str(o, 3, newcomm);
+                    t_int(o, 4, 0);
+                })
+            }
+            TraceEvent::SchedProcessExit { task } => {
+                put!(false, ev::SCHED_PROCESS_EXIT, |o| {
+                    t_str(o, 1, task.comm);
+                    t_int(o, 2, i64::from(task.pid));
+                    t_int(o, 4, i64::from(task.prio));
+                })
+            }
+            TraceEvent::SchedPiSetprio {
+                task,
+                oldprio,
+                newprio,
+            } => {
+                put!(false, ev::SCHED_PI_SETPRIO, |o| {
+                    t_str(o, 1, task.comm);
+                    t_int(o, 2, i64::from(newprio));
+                    t_int(o, 3, i64::from(oldprio));
+                    t_int(o, 4, i64::from(task.pid));
+                })
+            }
+            TraceEvent::CpuFrequency { cpu_id, state } => {
+                put!(false, ev::CPU_FREQUENCY, |o| {
+                    t_uint(o, 1, state);
+                    t_uint(o, 2, u64::from(cpu_id));
+                })
+            }
+            TraceEvent::CpuIdle { cpu_id, state } => {
+                put!(false, ev::CPU_IDLE, |o| {
+                    // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
+                    t_uint(o, 1, u64::from(state as u32));
+                    t_uint(o, 2, u64::from(cpu_id));
+                })
+            }
+            TraceEvent::Print(_) => {
+                format_text(text, nr_cpus, ev);
+                let text = &text[..];
+                put!(false, ev::PRINT, |o| {
+                    // PrintFtraceEvent.buf = 2.
+                    o.byte(key1(2, WT_LEN));
+                    o.varint(text.len() as u64);
+                    o.bytes(text);
+                })
+            }
+            TraceEvent::SchedHmpMigrate { task, dest, force } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_hmp_migrate"));
+                    g_task(o, &task);
+                    gu(o, head!("dest", u), u64::from(dest));
+                    gu(o, head!("force", u), u64::from(force));
+                })
+            }
+            TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_task_runnable_ratio"));
+                    g_task(o, &task);
+                    gu(o, head!("ratio", u), ratio);
+                })
+            }
+            TraceEvent::CpufreqInteractiveLoadeval {
+                cpu_id,
+                load,
+                curtarg,
+                curactual,
+                newtarg,
+                kind,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    let name = kind.name();
+                    o.byte(key1(generic::EVENT_NAME, WT_LEN));
+                    o.varint(name.len() as u64);
+                    o.bytes(name.as_bytes());
+                    gu(o, head!("cpu", u), u64::from(cpu_id));
+                    gu(o, head!("load", u), load);
+                    gu(o, head!("cur", u), curtarg);
+                    gu(o, head!("actual", u), curactual);
+                    gu(o, head!("targ", u), newtarg);
+                })
+            }
+            TraceEvent::CpufreqInteractiveSetspeed {
+                cpu_id,
+                targfreq,
+                actualfreq,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_interactive_setspeed"));
+                    gu(o, head!("cpu", u), u64::from(cpu_id));
+                    gu(o, head!("targ", u), targfreq);
+                    gu(o, head!("actual", u), actualfreq);
+                })
+            }
+            TraceEvent::CpufreqInteractiveBoost { s } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_interactive_boost"));
+                    gs(o, head!("s", s), s.as_bytes());
+                })
+            }
+            TraceEvent::CpufreqInteractiveUnboost { s } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_interactive_unboost"));
+                    gs(o, head!("s", s), s.as_bytes());
+                })
+            }
+            TraceEvent::CpufreqSchedRequestOpp {
+                cpu,
+                capacity,
+                freq_new,
+                requested_freq,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_sched_request_opp"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    gu(o, head!("capacity", u), capacity);
+                    gu(o, head!("freq_new", u), freq_new);
+                    gu(o, head!("requested_freq", u), requested_freq);
+                })
+            }
+            TraceEvent::CpufreqSchedUpdateCapacity {
+                cpu,
+                request,
+                cfs,
+                rt,
+                dl,
+                total,
+                new_total,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_sched_update_capacity"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    gu(o, head!("set_cap", u), u64::from(request));
+                    gu(o, head!("cfs", u), cfs);
+                    gu(o, head!("rt", u), rt);
+                    gu(o, head!("dl", u), dl);
+                    gu(o, head!("old_tot", u), total);
+                    gu(o, head!("new_tot", u), new_total);
+                })
+            }
+            TraceEvent::CpufreqSchedThrottled { rem } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("cpufreq_sched_throttled"));
+                    gi(o, head!("rem", i), rem);
+                })
+            }
+            TraceEvent::SchedPeltSe {
+                cpu,
+                task,
+                load,
+                rbl_load,
+                util,
+                update_time,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_pelt_se"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    o.fixed(const_field!("path", "(null)"));
+                    g_task(o, &task);
+                    gu(o, head!("load", u), load);
+                    gu(o, head!("rbl_load", u), rbl_load);
+                    gu(o, head!("util", u), util);
+                    o.short_message_kept(
+                        head!("update_time", u),
+                        update_time,
+                        &mut self.update_time,
+                    );
+                })
+            }
+            TraceEvent::SchedPeltCfs {
+                cpu,
+                load,
+                rbl_load,
+                util,
+                update_time,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_pelt_cfs"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    o.fixed(const_field!("path", "/"));
+                    gu(o, head!("load", u), load);
+                    gu(o, head!("rbl_load", u), rbl_load);
+                    gu(o, head!("util", u), util);
+                    o.short_message_kept(
+                        head!("update_time", u),
+                        update_time,
+                        &mut self.update_time,
+                    );
+                })
+            }
+            TraceEvent::SchedPeltRt {
+                cpu,
+                load,
+                rbl_load,
+                util,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_pelt_rt"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    gu(o, head!("load", u), load);
+                    gu(o, head!("rbl_load", u), rbl_load);
+                    gu(o, head!("util", u), util);
+                })
+            }
+            TraceEvent::SchedPeltDl {
+                cpu,
+                load,
+                rbl_load,
+                util,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_pelt_dl"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    gu(o, head!("load", u), load);
+                    gu(o, head!("rbl_load", u), rbl_load);
+                    gu(o, head!("util", u), util);
+                })
+            }
+            TraceEvent::SchedUtilEstSe {
+                cpu,
+                task,
+                enqueued,
+                ewma,
+                util,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_util_est_se"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    o.fixed(const_field!("path", "(null)"));
+                    g_task(o, &task);
+                    gu(o, head!("enqueued", u), enqueued);
+                    gu(o, head!("ewma", u), ewma);
+                    gu(o, head!("util", u), util);
+                })
+            }
+            TraceEvent::SchedUtilEstCfs {
+                cpu,
+                enqueued,
+                ewma,
+                util,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_util_est_cfs"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    o.fixed(const_field!("path", "/"));
+                    gu(o, head!("enqueued", u), enqueued);
+                    gu(o, head!("ewma", u), ewma);
+                    gu(o, head!("util", u), util);
+                })
+            }
+            TraceEvent::SchedCpuCapacity {
+                cpu,
+                capacity,
+                capacity_orig,
+                capacity_curr,
+            } => {
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_cpu_capacity"));
+                    gu(o, head!("cpu", u), u64::from(cpu));
+                    gu(o, head!("capacity", u), capacity);
+                    gu(o, head!("capacity_orig", u), capacity_orig);
+                    gu(o, head!("capacity_curr", u), capacity_curr);
+                })
+            }
+            TraceEvent::SchedOverutilized { overutilized, .. } => {
+                format_text(text, nr_cpus, ev);
+                let text = &text[..];
+                put!(false, ev::GENERIC, |o| {
+                    o.fixed(name!("sched_overutilized"));
+                    gu(o, head!("overutilized", u), u64::from(overutilized));
+                    gs(o, head!("span", s), text);
+                })
+            }
         }
     }
 }

@@ -37,8 +37,8 @@
 //! per event (the task map grows once per task). As protobuf's generated code does
 //! (`ByteSize()`, then `SerializeWithCachedSizes()`), an event's body is sized first and
 //! then written once, in place in its CPU's bundle, behind lengths of their true width:
-//! one function per event writes its fields, run over a byte counter and then over the
-//! buffer. Constant parts (a generic event's name, its fields' names and keys) are
+//! one match arm per event writes its fields over a byte counter and then over the
+//! buffer (`Bundle::push`). Constant parts (a generic event's name, its fields' names and keys) are
 //! constant arrays, copied whole.
 //!
 //! The same events give the same bytes: packets are written in a fixed order and no map
@@ -54,8 +54,8 @@ use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
 use crate::ftrace::wanted;
 use crate::proto::{
-    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_len, Enc, Out, Sizer,
-    WT_LEN,
+    key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_at, varint_len, Enc, Kept,
+    Out, WT_LEN,
 };
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
@@ -67,7 +67,7 @@ const SEQUENCE_ID: u64 = 1;
 
 mod encode;
 
-use encode::{bundle, clock, encode_body, ev, field_of, format_text, has_text, packet, ps, trace};
+use encode::{bundle, clock, ev, packet, ps, trace};
 
 /// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
 /// or more as ten bytes and the cached [`Head`] as [`HEAD_BYTES`] (keeping their own
@@ -80,33 +80,63 @@ const HEAD_BYTES: usize = 24;
 
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
 /// a CPU while its time and current task stay, as they do for the several events of one
-/// update (a task's and its queue's PELT and util_est).
-#[derive(Debug, Clone, Copy, Default)]
+/// update (a task's and its queue's PELT and util_est). Always the encoding of its own
+/// `ts` and `pid` (the default one of `Nanos::MAX` and 0), so an event at those needs no
+/// other test to take it.
+#[derive(Debug, Clone, Copy)]
 struct Head {
-    /// The bytes, `len` of them meaningful.
+    /// The bytes, `len` of them meaningful (the rest scratch).
     bytes: [u8; HEAD_BYTES],
-    /// 0 before the first event (a head takes at least four bytes).
     len: usize,
     ts: Nanos,
     pid: u32,
 }
 
+impl Default for Head {
+    fn default() -> Head {
+        let mut h = Head {
+            bytes: [0; HEAD_BYTES],
+            len: 0,
+            ts: 0,
+            pid: 0,
+        };
+        h.set(Nanos::MAX, 0);
+        h
+    }
+}
+
 impl Head {
-    /// The head of an event at `ctx`.
-    fn of(ctx: &Ctx<'_>) -> Head {
+    /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
+    /// two one-byte keys and varints written straight into the bytes (each varint in a
+    /// ten-byte window: [`varint_at`]). Out of line: one event in four needs it.
+    #[inline(never)]
+    fn set(&mut self, ts: Nanos, pid: u32) {
+        let b = &mut self.bytes;
+        b[0] = key1(ev::TIMESTAMP, 0);
+        let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
+        let n = 1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts);
+        // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
+        let (_, rest) = b.split_at_mut(n);
+        rest[0] = key1(ev::PID, 0);
+        let m = varint_at(
+            rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
+            u64::from(pid),
+        );
+        self.len = n + 1 + m;
+        self.ts = ts;
+        self.pid = pid;
+    }
+
+    /// The head as the encoder writes it, for the debug builds' check of [`Head::set`].
+    fn encoded(ts: Nanos, pid: u32) -> ([u8; HEAD_BYTES], usize) {
         let mut bytes = [0u8; HEAD_BYTES];
         let mut e = Enc::new(&mut bytes);
         e.byte(key1(ev::TIMESTAMP, 0));
-        e.varint(ctx.ts);
+        e.varint(ts);
         e.byte(key1(ev::PID, 0));
-        e.varint(u64::from(ctx.pid));
+        e.varint(u64::from(pid));
         let len = e.pos();
-        Head {
-            bytes,
-            len,
-            ts: ctx.ts,
-            pid: ctx.pid,
-        }
+        (bytes, len)
     }
 }
 
@@ -119,6 +149,9 @@ struct Bundle {
     used: usize,
     /// The last event's timestamp and pid fields.
     head: Head,
+    /// The last PELT `update_time` value's varint (`sched_pelt_cfs` follows the
+    /// `sched_pelt_se` of the same update, often with the same time).
+    update_time: Kept,
 }
 
 impl Bundle {
@@ -127,46 +160,58 @@ impl Bundle {
         &self.buf[..self.used]
     }
 
-    /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` and returns the bytes
-    /// now held. `text` is what [`format_text`] made of `ev` if [`has_text`]`(ev)`.
+    /// Starts an `FtraceEvent` at `ctx` whose body, `body_len` bytes (counted by a
+    /// [`Sizer`](crate::proto::Sizer)), is the message at field `field`: writes its head
+    /// and returns an [`Enc`] for the body, with the bytes the bundle holds once it is
+    /// written (the caller sets `used` to them) and the event's length. [`Bundle::push`]
+    /// gives each event's field and writes its body.
     ///
-    /// The body's length is counted first ([`Sizer`]), so both lengths in front of it
-    /// are written at their true widths and every byte once ([`Enc`]).
+    /// The body's length is counted first, so both lengths in front of it are written at
+    /// their true widths and every byte once.
+    /// A function of the bundle's fields it uses (`buf`, `used`, `head`), so that the
+    /// body written through the returned [`Enc`] may use the others (`update_time`).
     #[inline(always)]
-    fn push(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>, text: &[u8]) -> usize {
-        let mut size = Sizer::default();
-        encode_body(&mut size, text, ev);
-        let body_len = size.0 as u64;
-        let tag_key = (u64::from(field_of(ev)) << 3) | WT_LEN;
-        if self.head.len == 0 || self.head.ts != ctx.ts || self.head.pid != ctx.pid {
-            self.head = Head::of(ctx);
+    fn open<'a>(
+        buf: &'a mut Vec<u8>,
+        used: usize,
+        head: &mut Head,
+        ctx: &Ctx<'_>,
+        field: u32,
+        body_len: usize,
+    ) -> (Enc<'a>, usize, usize) {
+        let body_len = body_len as u64;
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
+        if head.ts != ctx.ts || head.pid != ctx.pid {
+            head.set(ctx.ts, ctx.pid);
         }
-        debug_assert_eq!(self.head.bytes, Head::of(ctx).bytes, "a stale head");
-        let head = self.head;
+        debug_assert!(
+            {
+                let (bytes, len) = Head::encoded(ctx.ts, ctx.pid);
+                head.bytes[..head.len] == bytes[..len]
+            },
+            "a stale head"
+        );
         // FtraceEvent: timestamp and pid, then the body behind its key and length.
         let len = (head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
         let total = 1 + varint_len(len) + len as usize;
-        let end = self.used + total;
-        if self.buf.len() < end + SLACK {
-            self.grow(end + SLACK);
+        let end = used + total;
+        if buf.len() < end + SLACK {
+            Bundle::grow(buf, end + SLACK);
         }
-        let mut e = Enc::new(&mut self.buf[self.used..end + SLACK]);
+        let mut e = Enc::new(&mut buf[used..end + SLACK]);
         e.byte(key1(bundle::EVENT, WT_LEN));
         e.varint(len);
         e.fixed_prefix(&head.bytes, head.len);
         e.varint(tag_key);
         e.varint(body_len);
-        encode_body(&mut e, text, ev);
-        debug_assert_eq!(e.pos(), total, "Sizer and Enc disagree");
-        self.used = end;
-        end
+        (e, end, total)
     }
 
     /// Grows the room to at least `len` bytes, and to a bundle's worth at first.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, len: usize) {
-        self.buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
+    fn grow(buf: &mut Vec<u8>, len: usize) {
+        buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
     }
 }
 
@@ -466,8 +511,11 @@ impl<W: Write> PerfettoSink<W> {
         }
     }
 
-    /// Keeps the process tree up to date with `ev` (see the module documentation).
-    fn track_tasks(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+    /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
+    /// and not known yet (the first part of keeping the process tree up to date: see the
+    /// module documentation).
+    #[inline(always)]
+    fn note_current(&mut self, ctx: &Ctx<'_>) {
         let current = self.current.get_mut(ctx.cpu as usize);
         if current.as_deref() != Some(&ctx.pid) {
             if let Some(c) = current {
@@ -475,6 +523,15 @@ impl<W: Write> PerfettoSink<W> {
             }
             self.note_running(ctx.ts, ctx.pid, ctx.comm);
         }
+    }
+
+    /// Announces the task `ev` names if it is not known yet, or renamed (the second part
+    /// of keeping the process tree up to date: see the module documentation). Called
+    /// for the events [`Bundle::push`] says may name one, after the event is in its
+    /// CPU's bundle and before that bundle is flushed: the bundle's bytes and the output
+    /// buffer, where a `ProcessTree` packet goes, are apart, so the output is that of
+    /// announcing first.
+    fn track_event(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         match *ev {
             TraceEvent::SchedWakeupNew { task, .. }
                 if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
@@ -566,15 +623,16 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
-        self.track_tasks(ctx, ev);
+        self.note_current(ctx);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
-        if has_text(ev) {
-            format_text(&mut self.text, self.nr_cpus, ev);
+        let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus);
+        if names {
+            self.track_event(ctx, ev);
         }
-        if self.cpus[cpu].push(ctx, ev, &self.text) >= BUNDLE_BYTES {
+        if held >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }
     }

@@ -7,7 +7,7 @@ use super::encode::*;
 use super::*;
 use crate::fmt;
 use crate::ftrace::{event_name, format_marker};
-use crate::proto::push_int;
+use crate::proto::{push_int, Sizer};
 use hetsched_core::trace::{Interest, RtappMarker, TaskRef};
 
 use super::test_feed as common;
@@ -371,13 +371,10 @@ impl TraceSink for Check {
         self.nr_cpus = nr_cpus;
     }
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        if has_text(ev) {
-            format_text(&mut self.text, self.nr_cpus, ev);
-        }
         // Twice into one bundle: the second event is written after the first's.
         let mut b = Bundle::default();
-        let one = b.push(ctx, ev, &self.text);
-        assert_eq!(b.push(ctx, ev, &self.text), 2 * one);
+        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus);
+        assert_eq!(b.push(ctx, ev, &mut self.text, self.nr_cpus).0, 2 * one);
         let want = reference(ctx, ev, self.nr_cpus);
         assert_eq!(&b.events()[..one], want, "{ev:?}");
         assert_eq!(&b.events()[one..], want, "{ev:?}");
