@@ -85,7 +85,7 @@ impl GovernorState {
 
     /// The `cpufreq_update_util()` hook for the `j`-th CPU of the policy at `now`
     /// (`inputs`: one per CPU of the policy, in `PerfDomain::cpus` order).
-    #[inline]
+    #[inline(always)]
     pub fn update_util<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,

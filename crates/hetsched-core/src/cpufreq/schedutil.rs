@@ -185,13 +185,13 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
-    /// The CPUs of the policy (bit `j` for the `j`-th, `j` < 64) whose [`SugovCpuInput`]
-    /// (but for `idle_calls`, which the shared policy does not read) may have changed
-    /// since the previous [`SugovPolicy::update`] of this policy, or `None` when the
-    /// caller does not track it (every CPU may have). A shared policy keeps the
+    /// The CPUs of the policy in word `w` (bit `j` for the `64 w + j`-th) whose
+    /// [`SugovCpuInput`] (but for `idle_calls`, which the shared policy does not read) may
+    /// have changed since the previous [`SugovPolicy::update`] of this policy, or `None`
+    /// when the caller does not track it (every CPU may have). A shared policy keeps the
     /// `sugov_get_util()` result of the other CPUs from an earlier aggregation instead of
-    /// reading them again (CPUs past the 64th are read at every aggregation).
-    fn changed(&self) -> Option<u64> {
+    /// reading them again.
+    fn changed(&self, _w: usize) -> Option<u64> {
         None
     }
 }
@@ -233,6 +233,17 @@ pub use super::governor::FreqRequest;
 /// `need_freq_update` to it.
 const NEED_UPDATE_LIMITS: bool = false;
 
+/// The words of a policy's CPU sets ([`SugovPolicy::stale`], [`SugovPolicy::boosted`]):
+/// a policy has at most [`crate::sched::cpuset::MAX_CPUS`] CPUs.
+const POLICY_WORDS: usize = crate::sched::cpuset::MAX_CPUS / 64;
+
+/// The word and the bit of the `j`-th CPU of a policy in its CPU sets (the word taken
+/// modulo [`POLICY_WORDS`], which `j` < `MAX_CPUS` leaves as it is: no bounds check).
+#[inline(always)]
+fn word_bit(j: usize) -> (usize, u64) {
+    ((j / 64) % POLICY_WORDS, 1u64 << (j % 64))
+}
+
 /// One schedutil policy (`struct sugov_policy` + its `sugov_cpu`s).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SugovPolicy {
@@ -245,15 +256,18 @@ pub struct SugovPolicy {
     /// `arch_scale_cpu_capacity()` of the policy's CPUs.
     max_cap: u64,
     params: SugovParams,
-    /// The CPUs (bit `j` for the `j`-th) whose `sg_cpu` `util` and `bw_min` the next
-    /// aggregation computes again: their inputs changed ([`SugovInputs::changed`]), an
-    /// iowait boost went into them, or they were never computed.
-    stale: u64,
+    /// The CPUs (word `j / 64`, bit `j % 64` for the `j`-th) whose `sg_cpu` `util` and
+    /// `bw_min` the next aggregation computes again: their inputs changed
+    /// ([`SugovInputs::changed`]), an iowait boost went into them, or they were never
+    /// computed.
+    stale: [u64; POLICY_WORDS],
     /// The CPUs that may hold an iowait boost (every one that does, and maybe others).
-    boosted: u64,
-    /// The bits of the policy's first 64 CPUs (what [`SugovPolicy::stale`] and
+    boosted: [u64; POLICY_WORDS],
+    /// The bits of the policy's CPUs (what [`SugovPolicy::stale`] and
     /// [`SugovPolicy::boosted`] can mark), constant for the policy.
-    valid: u64,
+    valid: [u64; POLICY_WORDS],
+    /// The words of those sets that the policy's CPUs use (`⌈CPUs / 64⌉`).
+    words: usize,
     /// The largest `util` of `sg_cpu`, when not [`SugovPolicy::max_stale`]: what
     /// `sugov_next_freq_shared()`'s loop finds, kept as the CPUs' `util` change.
     max_util: u64,
@@ -304,13 +318,17 @@ impl SugovPolicy {
             max_freq_khz: pd.max_freq_khz,
             max_cap: max_cap.max(1),
             params,
-            stale: u64::MAX,
-            boosted: 0,
-            valid: if pd.cpus.len() >= 64 {
-                u64::MAX
-            } else {
-                (1 << pd.cpus.len()) - 1
-            },
+            stale: [u64::MAX; POLICY_WORDS],
+            boosted: [0; POLICY_WORDS],
+            valid: std::array::from_fn(|w| {
+                let n = pd.cpus.len().saturating_sub(64 * w);
+                if n >= 64 {
+                    u64::MAX
+                } else {
+                    (1 << n) - 1
+                }
+            }),
+            words: pd.cpus.len().div_ceil(64).clamp(1, POLICY_WORDS),
             max_util: 0,
             max_stale: false,
             only_freq: None,
@@ -501,14 +519,14 @@ impl SugovPolicy {
         } else if old == self.max_util {
             self.max_stale = true;
         }
-        let bit = 1u64.checked_shl(j as u32).unwrap_or(0);
+        let (w, bit) = word_bit(j);
         if boost == 0 {
-            self.stale &= !bit;
+            self.stale[w] &= !bit;
         } else {
-            self.stale |= bit;
+            self.stale[w] |= bit;
         }
         if boost_left == 0 {
-            self.boosted &= !bit;
+            self.boosted[w] &= !bit;
         }
     }
 
@@ -520,19 +538,15 @@ impl SugovPolicy {
     /// `util` is kept from one aggregation to the next ([`Self::shared_cpu_util`]): it is
     /// looked for over every CPU only when the CPU that had it got lower.
     fn shared_util<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) -> u64 {
-        let n = self.cpus.len();
-        let mut todo = (self.stale | self.boosted) & self.valid;
-        while todo != 0 {
-            let j = todo.trailing_zeros() as usize;
-            todo &= todo - 1;
-            self.shared_cpu_util(j, now, inputs);
-        }
-        for j in 64..n {
-            self.shared_cpu_util(j, now, inputs);
+        // the first word inline; the others only for a policy of more than 64 CPUs
+        self.shared_util_word(0, now, inputs);
+        if self.words > 1 {
+            self.shared_util_past_64(now, inputs);
         }
         #[cfg(debug_assertions)]
-        for j in 0..self.cpus.len().min(64) {
-            if (self.stale | self.boosted) & (1 << j) == 0 {
+        for j in 0..self.cpus.len() {
+            let (w, bit) = word_bit(j);
+            if (self.stale[w] | self.boosted[w]) & bit == 0 {
                 assert_eq!(
                     self.sugov_get_util(&inputs.input(j), 0),
                     (self.sg_cpu[j].util, self.sg_cpu[j].bw_min),
@@ -558,26 +572,74 @@ impl SugovPolicy {
     /// CPUs whose inputs changed. `util`, the iowait boosts and `cached_raw_freq` are left
     /// as they are: they feed only `get_next_freq()`'s utilisation, whose result is the
     /// one frequency whatever it is.
+    #[inline(always)]
     fn shared_bw_min<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
-        let n = self.cpus.len();
-        let mut todo = self.stale & self.valid;
-        self.stale &= !self.valid;
-        while todo != 0 {
-            let j = todo.trailing_zeros() as usize;
-            todo &= todo - 1;
-            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
-        }
-        for j in 64..n {
-            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
+        // the first word inline; the others only for a policy of more than 64 CPUs
+        self.shared_bw_min_word(0, inputs);
+        if self.words > 1 {
+            self.shared_bw_min_past_64(inputs);
         }
         #[cfg(debug_assertions)]
-        for j in 0..n {
+        for j in 0..self.cpus.len() {
             assert_eq!(
                 self.sugov_get_util(&inputs.input(j), 0).1,
                 self.sg_cpu[j].bw_min,
                 "CPU {} of the policy changed without being marked",
                 self.cpus[j]
             );
+        }
+    }
+
+    /// The changed CPUs of the words past the first (a policy of more than 64 CPUs) go
+    /// into [`Self::stale`]; out of line, so that the other policies' path stays as short.
+    #[cold]
+    #[inline(never)]
+    fn mark_changed_past_64<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
+        for w in 1..self.words {
+            self.stale[w % POLICY_WORDS] |= inputs.changed(w).unwrap_or(u64::MAX);
+        }
+    }
+
+    /// [`Self::shared_util_word`] of the words past the first.
+    #[cold]
+    #[inline(never)]
+    fn shared_util_past_64<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) {
+        for w in 1..self.words {
+            self.shared_util_word(w % POLICY_WORDS, now, inputs);
+        }
+    }
+
+    /// [`Self::shared_bw_min_word`] of the words past the first.
+    #[cold]
+    #[inline(never)]
+    fn shared_bw_min_past_64<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
+        for w in 1..self.words {
+            self.shared_bw_min_word(w % POLICY_WORDS, inputs);
+        }
+    }
+
+    /// [`Self::shared_util`]'s computation of the CPUs of word `w` (`w` < [`POLICY_WORDS`])
+    /// that are stale or may hold a boost.
+    #[inline(always)]
+    fn shared_util_word<I: SugovInputs + ?Sized>(&mut self, w: usize, now: u64, inputs: &I) {
+        let mut todo = (self.stale[w] | self.boosted[w]) & self.valid[w];
+        while todo != 0 {
+            let j = 64 * w + todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            self.shared_cpu_util(j, now, inputs);
+        }
+    }
+
+    /// [`Self::shared_bw_min`]'s computation of the stale CPUs of word `w`
+    /// (`w` < [`POLICY_WORDS`]).
+    #[inline(always)]
+    fn shared_bw_min_word<I: SugovInputs + ?Sized>(&mut self, w: usize, inputs: &I) {
+        let mut todo = self.stale[w] & self.valid[w];
+        self.stale[w] &= !self.valid[w];
+        while todo != 0 {
+            let j = 64 * w + todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
         }
     }
 
@@ -688,7 +750,7 @@ impl SugovPolicy {
     }
 
     /// [`Self::update`] for the policy's `i`-th CPU (`i` < its number of CPUs).
-    #[inline]
+    #[inline(always)]
     pub fn update_at<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,
@@ -696,7 +758,10 @@ impl SugovPolicy {
         flags: u32,
         inputs: &I,
     ) -> FreqRequest {
-        self.stale |= inputs.changed().unwrap_or(u64::MAX);
+        self.stale[0] |= inputs.changed(0).unwrap_or(u64::MAX);
+        if self.words > 1 {
+            self.mark_changed_past_64(inputs);
+        }
         // (read first: the rq's bandwidth, which the boost does not touch)
         let bw_dl = inputs.bw_dl(i);
         // sg_cpu[i] looked up once for the boost and what follows it (its last update, the
@@ -705,7 +770,8 @@ impl SugovPolicy {
         let c = &mut self.sg_cpu[i];
         Self::iowait_boost(c, tick_nsec, now, flags);
         if c.iowait_boost != 0 {
-            self.boosted |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            let (w, bit) = word_bit(i);
+            self.boosted[w] |= bit;
         }
         c.last_update = now;
         // ignore_dl_rate_limit(): a DL bandwidth increase bypasses the rate limit
@@ -1070,27 +1136,36 @@ mod tests {
     /// Inputs that say which changed since the previous update.
     struct Tracked {
         ins: Vec<SugovCpuInput>,
-        changed: u64,
+        changed: [u64; POLICY_WORDS],
     }
 
     impl SugovInputs for Tracked {
         fn input(&self, j: usize) -> SugovCpuInput {
             self.ins[j]
         }
-        fn changed(&self) -> Option<u64> {
-            Some(self.changed)
+        fn changed(&self, w: usize) -> Option<u64> {
+            Some(self.changed[w])
         }
     }
 
     /// A shared policy that keeps the `sugov_get_util()` of CPUs whose inputs did not
     /// change decides exactly as one that reads every CPU at every aggregation, through
     /// changing utilisations, RT and DL signals, clamps and iowait boosts that grow and
-    /// decay (debug builds also check each kept result against a fresh one).
+    /// decay (debug builds also check each kept result against a fresh one); on a policy
+    /// of juno's four LITTLE CPUs and on one of 150 CPUs (three words of CPU sets).
     #[test]
     fn shared_policy_reads_only_changed_cpus_with_the_same_result() {
         let p = juno();
-        let pd = &p.perf_domains[0];
-        for version in [SchedutilVersion::V6_8, SchedutilVersion::V5] {
+        let wide = PerfDomain {
+            cpus: (0..150).collect(),
+            ..p.perf_domains[0].clone()
+        };
+        for (pd, version) in [
+            (&p.perf_domains[0], SchedutilVersion::V6_8),
+            (&p.perf_domains[0], SchedutilVersion::V5),
+            (&wide, SchedutilVersion::V6_8),
+            (&wide, SchedutilVersion::V5),
+        ] {
             let prm = SugovParams {
                 version,
                 ..params(0, true)
@@ -1099,7 +1174,7 @@ mod tests {
             let mut plain = cached.clone();
             let mut t = Tracked {
                 ins: vec![input(0, 0); pd.cpus.len()],
-                changed: 0,
+                changed: [0; POLICY_WORDS],
             };
             let (mut now, mut x) = (T0, 0x9e37_79b9_7f4a_7c15_u64);
             let mut rnd = |n: u64| {
@@ -1122,16 +1197,19 @@ mod tests {
                     i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
                     i.rq.uclamp_max = if rnd(6) == 0 { rnd(1024) } else { 1024 };
                     i.rq.arch_capacity = 446;
-                    t.changed |= 1 << j;
+                    let (w, bit) = word_bit(j);
+                    t.changed[w] |= bit;
                 }
                 now += if rnd(10) == 0 { 2 * TICK } else { rnd(TICK) };
                 let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
-                let reread = cached.stale | cached.boosted | t.changed;
                 kept += (0..pd.cpus.len())
-                    .filter(|&k| k != j && reread & (1 << k) == 0)
+                    .filter(|&k| {
+                        let (w, bit) = word_bit(k);
+                        k != j && (cached.stale[w] | cached.boosted[w] | t.changed[w]) & bit == 0
+                    })
                     .count();
                 let a = cached.update(now, pd.cpus[j], flags, &t);
-                t.changed = 0;
+                t.changed = [0; POLICY_WORDS];
                 let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
                 assert_eq!(a, b);
                 assert_eq!(cached.sg_cpu, plain.sg_cpu);
@@ -1160,7 +1238,7 @@ mod tests {
                 plain.only_freq = None;
                 let mut t = Tracked {
                     ins: vec![input(0, 0); pd.cpus.len()],
-                    changed: 0,
+                    changed: [0; POLICY_WORDS],
                 };
                 let (mut now, mut x) = (T0, 0x2545_f491_4f6c_dd1d_u64);
                 let mut rnd = |n: u64| {
@@ -1182,12 +1260,12 @@ mod tests {
                         i.uclamp_used = rnd(2) == 0;
                         i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
                         i.rq.arch_capacity = 446;
-                        t.changed |= 1 << j;
+                        t.changed[0] |= 1 << j;
                     }
                     now += rnd(TICK / 8);
                     let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
                     let a = short.update(now, pd.cpus[j], flags, &t);
-                    t.changed = 0;
+                    t.changed = [0; POLICY_WORDS];
                     let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
                     assert_eq!(a, b);
                     forced += usize::from(a != FreqRequest::Unchanged);

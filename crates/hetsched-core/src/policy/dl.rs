@@ -270,15 +270,15 @@ pub fn push_dl_task(
 /// run on `this_cpu` is pulled when `src` has more than one deadline task, it is earlier
 /// than `dmin` and than `this_cpu`'s earliest deadline, and it would not preempt `src`'s
 /// running task (`src_curr_deadline`; then `src` runs it itself). `None`: skip `src`.
+/// It reads the two rqs only (`this`: `this_cpu`'s, `s`: `src`'s), as the kernel's step
+/// locks only those two.
 pub fn pull_dl_candidate(
-    rqs: &[DlRqView<'_>],
+    this: &DlRqView<'_>,
     this_cpu: usize,
-    src: usize,
+    s: &DlRqView<'_>,
     src_curr_deadline: u64,
     dmin: Option<u64>,
 ) -> Option<DlTask> {
-    let this = &rqs[this_cpu];
-    let s = &rqs[src];
     // skip when this rq's earliest is before the source's next (earliest pushable)
     if this.dl_nr_running > 0 {
         if let (Some(cur), Some(next)) = (this.earliest, s.pushable.first()) {
@@ -404,13 +404,13 @@ mod tests {
         src.pushable = &pushable;
         let rqs = [view(None, 1024), src];
         assert_eq!(
-            pull_dl_candidate(&rqs, 0, 1, 20, None).map(|t| t.id),
+            pull_dl_candidate(&rqs[0], 0, &rqs[1], 20, None).map(|t| t.id),
             Some(7)
         );
         // it would preempt the source's running task: the source runs it
-        assert!(pull_dl_candidate(&rqs, 0, 1, 50, None).is_none());
+        assert!(pull_dl_candidate(&rqs[0], 0, &rqs[1], 50, None).is_none());
         // not earlier than what this pull already moved
-        assert!(pull_dl_candidate(&rqs, 0, 1, 20, Some(30)).is_none());
+        assert!(pull_dl_candidate(&rqs[0], 0, &rqs[1], 20, Some(30)).is_none());
         assert_eq!(
             dl_overloaded_cpus(rqs.len(), 0, |c| !rqs[c].pushable.is_empty()),
             vec![1]

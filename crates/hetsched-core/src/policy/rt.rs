@@ -444,15 +444,8 @@ pub enum RtPull {
 /// outrank the task running on its own CPU (it would preempt it there).
 pub fn pull_rt_task(rqs: &[RtRqView<'_>], this_cpu: usize, push_ipi: bool) -> RtPull {
     let rto: Vec<usize> = (0..rqs.len()).filter(|&c| rqs[c].overloaded()).collect();
-    if rto.is_empty() {
-        return RtPull::Nothing;
-    }
-    // If we are the only overloaded CPU do nothing.
-    if rto.len() == 1 && rto[0] == this_cpu {
-        return RtPull::Nothing;
-    }
-    if push_ipi {
-        return RtPull::PushIpi(rto.into_iter().filter(|&c| c != this_cpu).collect());
+    if let Some(r) = pull_rt_task_rto(&rto, this_cpu, push_ipi) {
+        return r;
     }
     let Some(this) = rqs.get(this_cpu) else {
         return RtPull::Nothing;
@@ -486,6 +479,25 @@ pub fn pull_rt_task(rqs: &[RtRqView<'_>], this_cpu: usize, push_ipi: bool) -> Rt
         }
     }
     RtPull::Pull(moves)
+}
+
+/// What [`pull_rt_task`] decides from `rto` alone (`rd->rto_mask`: the overloaded CPUs,
+/// in order): nothing when no CPU but this one is overloaded, and with RT_PUSH_IPI the
+/// CPUs asked to push. `None`: the pull proper, which reads the rqs.
+pub fn pull_rt_task_rto(rto: &[usize], this_cpu: usize, push_ipi: bool) -> Option<RtPull> {
+    if rto.is_empty() {
+        return Some(RtPull::Nothing);
+    }
+    // If we are the only overloaded CPU do nothing.
+    if rto.len() == 1 && rto[0] == this_cpu {
+        return Some(RtPull::Nothing);
+    }
+    if push_ipi {
+        return Some(RtPull::PushIpi(
+            rto.iter().copied().filter(|&c| c != this_cpu).collect(),
+        ));
+    }
+    None
 }
 
 /// `need_pull_rt_task(rq, prev)` (v6.11): the rq's best RT prio is now worse than the task

@@ -55,7 +55,10 @@ pub(in crate::sim) struct PdBit {
     pub pd: usize,
     /// Its index in the domain's CPUs (`PerfDomain::cpus`).
     pub j: usize,
-    /// `1 << j` (0 from the 64th).
+    /// The index in [`CpufreqState::util_changed`] of its word (the domain's first word
+    /// is at `word - j / 64`).
+    pub word: usize,
+    /// `1 << (j % 64)`.
     pub bit: u64,
 }
 
@@ -74,13 +77,12 @@ pub(in crate::sim) struct CpufreqState {
     pub interactive: Option<Box<super::interactive::InteractiveEngine>>,
     /// The `sched` governor.
     pub schedfreq: Option<Box<super::schedfreq::SchedFreqEngine>>,
-    /// Per performance domain: its CPUs (bit `j` for the `j`-th) whose `sugov_get_util()`
-    /// inputs changed since its policy's last `cpufreq_update_util()`
-    /// ([`SugovInputs::changed`]).
+    /// Per performance domain, `⌈CPUs / 64⌉` words one after the other: its CPUs (word
+    /// `j / 64`, bit `j % 64` for the `j`-th) whose `sugov_get_util()` inputs changed
+    /// since its policy's last `cpufreq_update_util()` ([`SugovInputs::changed`]).
     pub util_changed: Vec<u64>,
-    /// Per CPU: its performance domain, its index there, and its bit in
-    /// [`CpufreqState::util_changed`] (0 past the domain's 64th CPU, read at every
-    /// aggregation).
+    /// Per CPU: its performance domain, its index there, and its word and bit in
+    /// [`CpufreqState::util_changed`].
     pub pd_bit: Vec<PdBit>,
 }
 
@@ -202,6 +204,13 @@ impl CpufreqState {
                 em,
             ))
         });
+        // each domain's first word in util_changed, and the end of the last one's
+        let first_words: Vec<usize> = std::iter::once(0)
+            .chain(p.perf_domains.iter().scan(0, |end, d| {
+                *end += d.cpus.len().div_ceil(64).max(1);
+                Some(*end)
+            }))
+            .collect();
         CpufreqState {
             policies,
             hooked,
@@ -209,7 +218,7 @@ impl CpufreqState {
             kworkers: Vec::new(),
             interactive,
             schedfreq,
-            util_changed: vec![0; p.perf_domains.len()],
+            util_changed: vec![0; first_words.last().copied().unwrap_or(0)],
             pd_bit: p
                 .cpus
                 .iter()
@@ -217,10 +226,12 @@ impl CpufreqState {
                 .map(|(c, cpu)| {
                     let pd = &p.perf_domains[cpu.perf_domain].cpus;
                     let j = pd.iter().position(|&x| x == c).unwrap_or(0);
+                    let first = first_words[cpu.perf_domain];
                     PdBit {
                         pd: cpu.perf_domain,
                         j,
-                        bit: 1u64.checked_shl(j as u32).unwrap_or(0),
+                        word: first + j / 64,
+                        bit: 1 << (j % 64),
                     }
                 })
                 .collect(),
@@ -296,7 +307,11 @@ struct SimSugovInputs<'a> {
     cpu: usize,
     rqs: &'a [Rq],
     en: &'a super::energy::EnergyState,
+    /// The first word of [`SugovInputs::changed`].
     changed: u64,
+    /// Its other words (a policy of more than 64 CPUs; empty for the others), which the
+    /// caller clears after the update.
+    changed_hi: &'a [u64],
     util_est: bool,
 }
 
@@ -327,9 +342,12 @@ impl SugovInputs for SimSugovInputs<'_> {
         cpu_bw_dl(&self.rqs[self.cpu])
     }
 
-    #[inline]
-    fn changed(&self) -> Option<u64> {
-        Some(self.changed)
+    #[inline(always)]
+    fn changed(&self, w: usize) -> Option<u64> {
+        Some(match w {
+            0 => self.changed,
+            w => self.changed_hi[w - 1],
+        })
     }
 }
 
@@ -344,7 +362,7 @@ impl Sim<'_> {
         self.lb_cpu_changed(cpu);
         let cf = &mut self.cpufreq;
         let b = &cf.pd_bit[cpu];
-        cf.util_changed[b.pd] |= b.bit;
+        cf.util_changed[b.word] |= b.bit;
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
@@ -361,7 +379,7 @@ impl Sim<'_> {
             return;
         }
         let p = self.p;
-        let PdBit { pd, j, .. } = self.cpufreq.pd_bit[cpu];
+        let PdBit { pd, j, word, .. } = self.cpufreq.pd_bit[cpu];
         if self.cpufreq.dbs {
             // dbs_update_util_handler() reads only the time
             let r =
@@ -371,19 +389,67 @@ impl Sim<'_> {
             self.freq_request(out, pd, r, cpu, now);
             return;
         }
-        // the policy takes the changes it has not seen yet
-        let changed = std::mem::take(&mut self.cpufreq.util_changed[pd]);
+        if p.perf_domains[pd].cpus.len() > 64 {
+            self.sugov_update_past_64(out, cpu, pd, j, word, flags, now);
+            return;
+        }
+        // j < 64: `word` is the domain's first word, and the only one
+        self.sugov_update(out, cpu, pd, j, word, 0..0, flags, now);
+    }
+
+    /// [`Self::sugov_update`] for a domain of more than 64 CPUs (`word` is `cpu`'s word):
+    /// out of line, so that the other domains' path stays as short.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn sugov_update_past_64(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        pd: usize,
+        j: usize,
+        word: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
+        let first = word - j / 64;
+        let words = self.p.perf_domains[pd].cpus.len().div_ceil(64);
+        self.sugov_update(out, cpu, pd, j, first, first + 1..first + words, flags, now);
+    }
+
+    /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd`, whose
+    /// changed CPUs are in [`CpufreqState::util_changed`] at `first` and, past its 64th
+    /// CPU, at `hi`: the policy takes the changes it has not seen yet, and they are
+    /// cleared.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn sugov_update(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        pd: usize,
+        j: usize,
+        first: usize,
+        hi: std::ops::Range<usize>,
+        flags: u32,
+        now: Nanos,
+    ) {
+        let changed = std::mem::take(&mut self.cpufreq.util_changed[first]);
         let inputs = SimSugovInputs {
-            cpus: &p.perf_domains[pd].cpus,
+            cpus: &self.p.perf_domains[pd].cpus,
             cpu,
             rqs: &self.rqs,
             en: &self.en,
             changed,
+            changed_hi: &self.cpufreq.util_changed[hi.clone()],
             util_est: self.s.options.pelt.util_est,
         };
         let r = self.cpufreq.policies[pd]
             .gov
             .update_util(now, j, flags, &inputs);
+        if !hi.is_empty() {
+            self.cpufreq.util_changed[hi].fill(0);
+        }
         // most updates change nothing: no call for them
         if r != FreqRequest::Unchanged {
             self.freq_request(out, pd, r, cpu, now);

@@ -505,18 +505,14 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// Each rq's `pushable_dl_tasks_root`: its queued deadline tasks that do not run and
-    /// may run elsewhere, earliest deadline first.
-    fn dl_pushables(&self) -> Vec<Vec<DlTask>> {
-        (0..self.p.nr_cpus())
-            .map(|cpu| {
-                let rq = &self.rqs[cpu];
-                rq.dl
-                    .iter()
-                    .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
-                    .map(|t| self.dl_task(t, cpu))
-                    .collect()
-            })
+    /// `cpu`'s `pushable_dl_tasks_root`: its queued deadline tasks that do not run and may
+    /// run elsewhere, earliest deadline first.
+    fn dl_pushable(&self, cpu: usize) -> Vec<DlTask> {
+        let rq = &self.rqs[cpu];
+        rq.dl
+            .iter()
+            .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+            .map(|t| self.dl_task(t, cpu))
             .collect()
     }
 
@@ -536,13 +532,6 @@ impl<'w> Sim<'w> {
             capacity_orig: rq.cap,
             pushable,
         }
-    }
-
-    /// Each rq's deadline state as [`crate::policy::dl`] reads it.
-    fn dl_views<'a>(&self, pushables: &'a [Vec<DlTask>]) -> Vec<DlRqView<'a>> {
-        (0..self.p.nr_cpus())
-            .map(|cpu| self.dl_view(cpu, &pushables[cpu]))
-            .collect()
     }
 
     /// Each rq's deadline state without its pushable tasks, for the placement functions
@@ -583,8 +572,12 @@ impl<'w> Sim<'w> {
     pub(in crate::sim) fn push_dl_tasks(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         // each push moves a task to an rq where it is the earliest deadline: bounded
         for _ in 0..self.threads.len() + 1 {
-            let pushables = self.dl_pushables();
-            let views = self.dl_views(&pushables);
+            // push_dl_task() reads this rq's pushable tasks only (find_later_rq() reads
+            // cpudl: the rqs' earliest deadlines and capacities)
+            let pushable = self.dl_pushable(cpu);
+            let views: Vec<DlRqView<'_>> = (0..self.p.nr_cpus())
+                .map(|c| self.dl_view(c, if c == cpu { &pushable } else { &[] }))
+                .collect();
             let mut prev = self.rt_distribute_prev[cpu];
             let d = pdl::push_dl_task(&views, &self.sdt, cpu, &mut prev);
             self.rt_distribute_prev[cpu] = prev;
@@ -619,13 +612,16 @@ impl<'w> Sim<'w> {
         let mut dmin = None;
         let mut resched = false;
         for src in overloaded {
-            let pushables = self.dl_pushables();
-            let views = self.dl_views(&pushables);
+            // the two rqs this step reads, as they are after the steps before it (this
+            // rq's pushable tasks are not read)
+            let this = self.dl_view(cpu, &[]);
+            let src_pushable = self.dl_pushable(src);
+            let s = self.dl_view(src, &src_pushable);
             // src_rq->curr->dl.deadline (0 for a task of another class)
             let src_curr = self.rqs[src]
                 .curr
                 .map_or(0, |c| self.threads[c].dl.deadline);
-            let Some(p) = pdl::pull_dl_candidate(&views, cpu, src, src_curr, dmin) else {
+            let Some(p) = pdl::pull_dl_candidate(&this, cpu, &s, src_curr, dmin) else {
                 continue;
             };
             let m = Migration {

@@ -42,8 +42,8 @@ impl<'w> Sim<'w> {
         this_cpu: usize,
         wake_flags: u32,
     ) -> usize {
-        let pushables = self.rt_pushables();
-        let views = self.rt_views(&pushables);
+        // placement reads no rq's pushable tasks
+        let views = self.rt_views_pushing(None);
         let cpupri = self.rt_cpupri();
         let task = self.rt_task(tid, prev);
         let prev_mask = &mut self.rt_distribute_prev[this_cpu];
@@ -319,37 +319,52 @@ impl<'w> Sim<'w> {
     /// elsewhere, in plist order (priority, then FIFO).
     fn rt_pushables(&self) -> Vec<Vec<RtTask>> {
         (0..self.p.nr_cpus())
-            .map(|cpu| {
-                let rq = &self.rqs[cpu];
-                rq.rt
-                    .iter()
-                    .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
-                    .map(|t| self.rt_task(t, cpu))
-                    .collect()
-            })
+            .map(|cpu| self.rt_pushable(cpu))
+            .collect()
+    }
+
+    /// `cpu`'s `rt.pushable_tasks` ([`Self::rt_pushables`] of one rq).
+    fn rt_pushable(&self, cpu: usize) -> Vec<RtTask> {
+        let rq = &self.rqs[cpu];
+        rq.rt
+            .iter()
+            .filter(|&t| rq.curr != Some(t) && self.threads[t].affinity.weight() > 1)
+            .map(|t| self.rt_task(t, cpu))
             .collect()
     }
 
     /// Each rq's RT state as [`crate::policy::rt`] reads it.
     fn rt_views<'a>(&self, pushables: &'a [Vec<RtTask>]) -> Vec<RtRqView<'a>> {
         (0..self.p.nr_cpus())
-            .map(|cpu| {
-                let rq = &self.rqs[cpu];
-                let highest = rq
-                    .rt
-                    .pick()
-                    .map_or(prt::MAX_RT_PRIO - 1, |t| self.threads[t].eff_prio);
-                let curr = rq.curr.map(|c| &self.threads[c]);
-                RtRqView {
-                    highest_prio_curr: highest,
-                    curr_prio: curr.map_or(prt::MAX_PRIO, |c| c.eff_prio),
-                    curr_rt_or_dl: curr.is_some_and(|c| c.eff_prio < prt::MAX_RT_PRIO),
-                    curr_nr_cpus_allowed: curr.map_or(0, |c| c.affinity.weight() as u32),
-                    capacity_orig: rq.cap,
-                    pushable: &pushables[cpu],
-                }
+            .map(|cpu| self.rt_view(cpu, &pushables[cpu]))
+            .collect()
+    }
+
+    /// Each rq's RT state with the pushable tasks of `pushing` only (`(cpu, its
+    /// pushable tasks)`; none without): what `push_rt_task()` and the placement read,
+    /// which look at no other rq's pushable tasks.
+    fn rt_views_pushing<'a>(&self, pushing: Option<(usize, &'a [RtTask])>) -> Vec<RtRqView<'a>> {
+        (0..self.p.nr_cpus())
+            .map(|cpu| match pushing {
+                Some((c, pushable)) if c == cpu => self.rt_view(cpu, pushable),
+                _ => self.rt_view(cpu, &[]),
             })
             .collect()
+    }
+
+    /// `cpu`'s RT state as [`crate::policy::rt`] reads it, with `pushable` as its
+    /// pushable tasks.
+    fn rt_view<'a>(&self, cpu: usize, pushable: &'a [RtTask]) -> RtRqView<'a> {
+        let rq = &self.rqs[cpu];
+        let curr = rq.curr.map(|c| &self.threads[c]);
+        RtRqView {
+            highest_prio_curr: self.rt_highest_prio(cpu),
+            curr_prio: curr.map_or(prt::MAX_PRIO, |c| c.eff_prio),
+            curr_rt_or_dl: curr.is_some_and(|c| c.eff_prio < prt::MAX_RT_PRIO),
+            curr_nr_cpus_allowed: curr.map_or(0, |c| c.affinity.weight() as u32),
+            capacity_orig: rq.cap,
+            pushable,
+        }
     }
 
     /// `push_rt_tasks(rq)` on `cpu` (kernel/sched/rt.c, v6.11): push its highest pushable
@@ -358,8 +373,8 @@ impl<'w> Sim<'w> {
     pub(in crate::sim) fn push_rt_tasks(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         // each push moves a task to a CPU running strictly lower-priority work: bounded
         for _ in 0..self.threads.len() + 1 {
-            let pushables = self.rt_pushables();
-            let views = self.rt_views(&pushables);
+            let pushable = self.rt_pushable(cpu);
+            let views = self.rt_views_pushing(Some((cpu, &pushable)));
             let cpupri = self.rt_cpupri();
             let mut prev = self.rt_distribute_prev[cpu];
             let d = prt::push_rt_task(&views, &cpupri, &self.sdt, cpu, &mut prev);
@@ -392,11 +407,10 @@ impl<'w> Sim<'w> {
         tid: usize,
         now: Nanos,
     ) {
-        let pushables = self.rt_pushables();
-        let views = self.rt_views(&pushables);
+        let pushable = self.rt_pushable(cpu);
         let p = &self.threads[tid];
         let push = prt::task_woken_rt_should_push(
-            &views[cpu],
+            &self.rt_view(cpu, &pushable),
             p.eff_prio,
             p.affinity.weight() as u32,
             self.rqs[cpu].curr == Some(tid),
@@ -426,9 +440,7 @@ impl<'w> Sim<'w> {
         if self.rqs[cpu].rt.iter().any(|t| t == prev) {
             return;
         }
-        let pushables = self.rt_pushables();
-        let views = self.rt_views(&pushables);
-        if !prt::need_pull_rt_task(views[cpu].highest_prio_curr, self.threads[prev].eff_prio) {
+        if !prt::need_pull_rt_task(self.rt_highest_prio(cpu), self.threads[prev].eff_prio) {
             return;
         }
         self.pull_rt_task(out, cpu, now);
@@ -443,9 +455,25 @@ impl<'w> Sim<'w> {
         if !(0..self.p.nr_cpus()).any(|c| self.rt_overloaded(c)) {
             return;
         }
-        let pushables = self.rt_pushables();
-        let views = self.rt_views(&pushables);
-        match prt::pull_rt_task(&views, cpu, self.s.options.rt.push_ipi) {
+        // `rd->rto_mask` decides alone with RT_PUSH_IPI (`tell_cpu_to_push()`): the rqs'
+        // views are built only for the pull proper (they would mark the same CPUs
+        // overloaded: `RtRqView::overloaded()` is a pushable task, as `rt_overloaded()`)
+        let push_ipi = self.s.options.rt.push_ipi;
+        let rto: Vec<usize> = (0..self.p.nr_cpus())
+            .filter(|&c| self.rt_overloaded(c))
+            .collect();
+        let decided = prt::pull_rt_task_rto(&rto, cpu, push_ipi).unwrap_or_else(|| {
+            let pushables = self.rt_pushables();
+            let views = self.rt_views(&pushables);
+            debug_assert_eq!(
+                rto,
+                (0..views.len())
+                    .filter(|&c| views[c].overloaded())
+                    .collect::<Vec<_>>()
+            );
+            prt::pull_rt_task(&views, cpu, push_ipi)
+        });
+        match decided {
             RtPull::Nothing => {}
             RtPull::PushIpi(cpus) => {
                 for c in cpus {
