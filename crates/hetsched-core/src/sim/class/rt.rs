@@ -450,18 +450,18 @@ impl<'w> Sim<'w> {
     /// the default) the overloaded CPUs are asked to push (their irq_work, after this
     /// operation); without it, the higher RT tasks queued elsewhere are pulled here now.
     pub(in crate::sim) fn pull_rt_task(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
-        // `if (likely(!rt_overload_count)) return;`: no CPU is RT-overloaded, nothing to
-        // pull, before any runqueue is read (the views would give `RtPull::Nothing`)
-        if !(0..self.p.nr_cpus()).any(|c| self.rt_overloaded(c)) {
-            return;
-        }
-        // `rd->rto_mask` decides alone with RT_PUSH_IPI (`tell_cpu_to_push()`): the rqs'
-        // views are built only for the pull proper (they would mark the same CPUs
-        // overloaded: `RtRqView::overloaded()` is a pushable task, as `rt_overloaded()`)
+        // `rd->rto_mask` (no allocation when it is empty). It decides alone when no CPU is
+        // RT-overloaded (`if (likely(!rt_overload_count)) return;`) and with RT_PUSH_IPI
+        // (`tell_cpu_to_push()`): the rqs' views are built only for the pull proper (they
+        // would mark the same CPUs overloaded: `RtRqView::overloaded()` is a pushable
+        // task, as `rt_overloaded()`)
         let push_ipi = self.s.options.rt.push_ipi;
         let rto: Vec<usize> = (0..self.p.nr_cpus())
             .filter(|&c| self.rt_overloaded(c))
             .collect();
+        if rto.is_empty() {
+            return;
+        }
         let decided = prt::pull_rt_task_rto(&rto, cpu, push_ipi).unwrap_or_else(|| {
             let pushables = self.rt_pushables();
             let views = self.rt_views(&pushables);

@@ -35,11 +35,7 @@ impl<'w> Sim<'w> {
     #[inline(always)]
     pub(in crate::sim) fn refresh_view(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
-        let idle = rq.curr.is_none()
-            && rq.stop.is_none()
-            && rq.cfs.nr_running == 0
-            && rq.rt.nr_running() == 0
-            && rq.dl.nr_running() == 0;
+        let idle = rq_idle(rq);
         let nr = rq.cfs.nr_running;
         let v = &mut self.view[cpu];
         self.nr_idle = self.nr_idle + usize::from(idle) - usize::from(v.idle);
@@ -112,6 +108,17 @@ impl<'w> Sim<'w> {
     }
 }
 
+/// The rq runs and queues nothing (the idle task would run): what the policy view's
+/// `idle` and the root domain's idle count follow.
+#[inline(always)]
+fn rq_idle(rq: &Rq) -> bool {
+    rq.curr.is_none()
+        && rq.stop.is_none()
+        && rq.cfs.nr_running == 0
+        && rq.rt.nr_running() == 0
+        && rq.dl.nr_running() == 0
+}
+
 /// [`Sim::refresh_view`] without its balancer generation: `rq`'s CPU's view `v` and the
 /// counts of idle and overloaded CPUs, for a caller that holds the rq and the other parts
 /// of the engine it needs (the fair enqueue and dequeue, [`Sim::enqueue_fair`]). The
@@ -125,11 +132,7 @@ pub(in crate::sim) fn refresh_view_of(
     nr_idle: &mut usize,
     nr_overloaded: &mut usize,
 ) {
-    let idle = rq.curr.is_none()
-        && rq.stop.is_none()
-        && rq.cfs.nr_running == 0
-        && rq.rt.nr_running() == 0
-        && rq.dl.nr_running() == 0;
+    let idle = rq_idle(rq);
     let nr = rq.cfs.nr_running;
     *nr_idle = *nr_idle + usize::from(idle) - usize::from(v.idle);
     *nr_overloaded = *nr_overloaded + usize::from(nr >= 2) - usize::from(v.nr_running >= 2);
