@@ -234,21 +234,6 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
 }
 
 /// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
-/// length, or `None` if it did not fit; unlike [`write_into`], inlined, so that a caller
-/// that writes again into a grown buffer does so in a cold path of its own, with none of
-/// the loop of [`write_at`] (whose values, live across it, were kept on the stack).
-#[inline(always)]
-pub(crate) fn write_once(buf: &mut [u8], f: impl FnOnce(&mut Cursor<'_>)) -> Option<usize> {
-    let mut c = Cursor {
-        buf,
-        pos: 0,
-        overflow: false,
-    };
-    f(&mut c);
-    (!c.overflow).then_some(c.pos)
-}
-
-/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
 /// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
 /// its text).
 pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {
@@ -568,36 +553,305 @@ impl Cursor<'_> {
     /// local cursor ([`Cursor::local`]).
     #[inline(always)]
     pub(crate) fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        const CHUNK: usize = 32;
-        if nr_bits == 0 {
-            self.byte(b'0');
+        put_cpumask(self, words, nr_bits);
+    }
+}
+
+/// The output [`crate::ftrace`]'s line formatting writes to: a [`Cursor`] (any
+/// buffer, a bound check per field) or a [`Line`] (a buffer of [`LINE_ROOM`] bytes, none).
+/// The fields' text is the same through both; only where it is written differs.
+pub(crate) trait Text {
+    /// Appends one byte.
+    fn byte(&mut self, b: u8);
+    /// Appends `s`.
+    fn str(&mut self, s: &[u8]);
+    /// Appends `name:` and spaces up to `width + 1` columns.
+    fn name_padded(&mut self, name: &[u8], width: usize);
+    /// Appends `key` then `v` (` name=value`).
+    fn key_str(&mut self, key: &[u8], v: &[u8]);
+    /// Appends `key` then `v` in decimal (` name=%llu`).
+    fn key_u64(&mut self, key: &[u8], v: u64);
+    /// Appends `key` then `v` in decimal (` name=%lld`).
+    fn key_i64(&mut self, key: &[u8], v: i64);
+    /// Two fields of [`Text::key_u64`].
+    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64);
+    /// A field of [`Text::key_u64`] then one of [`Text::key_i64`].
+    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64);
+    /// Appends `v` in decimal (`%llu`).
+    fn u64(&mut self, v: u64);
+    /// Appends `v` in decimal (`%lld`).
+    fn i64(&mut self, v: i64);
+    /// Appends `v` zero-padded to at least `width` digits (`%0*llu`; `width` ≤ 32).
+    fn u64_zero_padded(&mut self, v: u64, width: usize);
+
+    /// Appends a cpumask as the kernel's `%*pb` prints it ([`put_cpumask`]).
+    #[inline(always)]
+    fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
+        put_cpumask(self, words, nr_bits);
+    }
+}
+
+impl Text for Cursor<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        Cursor::byte(self, b);
+    }
+    #[inline(always)]
+    fn str(&mut self, s: &[u8]) {
+        Cursor::str(self, s);
+    }
+    #[inline(always)]
+    fn name_padded(&mut self, name: &[u8], width: usize) {
+        Cursor::name_padded(self, name, width);
+    }
+    #[inline(always)]
+    fn key_str(&mut self, key: &[u8], v: &[u8]) {
+        Cursor::key_str(self, key, v);
+    }
+    #[inline(always)]
+    fn key_u64(&mut self, key: &[u8], v: u64) {
+        Cursor::key_u64(self, key, v);
+    }
+    #[inline(always)]
+    fn key_i64(&mut self, key: &[u8], v: i64) {
+        Cursor::key_i64(self, key, v);
+    }
+    #[inline(always)]
+    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+        Cursor::key_u64_2(self, key1, v1, key2, v2);
+    }
+    #[inline(always)]
+    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64) {
+        Cursor::key_u64_i64(self, key1, v1, key2, v2);
+    }
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        Cursor::u64(self, v);
+    }
+    #[inline(always)]
+    fn i64(&mut self, v: i64) {
+        Cursor::i64(self, v);
+    }
+    #[inline(always)]
+    fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        Cursor::u64_zero_padded(self, v, width);
+    }
+}
+
+/// Appends a cpumask the way the kernel's `%*pb` (`bitmap_string()`, lib/vsprintf.c)
+/// prints it: hexadecimal, in 32-bit chunks separated by commas, most significant
+/// first, each chunk zero-padded, the first one to the digits that `nr_bits` needs.
+///
+/// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
+/// ignored. `nr_bits == 0` prints `0`. Inlined: the ftrace writer calls it on a
+/// local cursor ([`Cursor::local`]).
+#[inline(always)]
+pub(crate) fn put_cpumask<T: Text + ?Sized>(c: &mut T, words: &[u64], nr_bits: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    const CHUNK: usize = 32;
+    if nr_bits == 0 {
+        c.byte(b'0');
+        return;
+    }
+    let mut chunk_bits = match nr_bits % CHUNK {
+        0 => CHUNK,
+        r => r,
+    };
+    let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
+    let mut first = true;
+    loop {
+        let word = words.get(lo / 64).copied().unwrap_or(0);
+        let mask = (1u64 << chunk_bits) - 1;
+        let val = (word >> (lo % 64)) & mask;
+        if !first {
+            c.byte(b',');
+        }
+        first = false;
+        let width = chunk_bits.div_ceil(4);
+        for d in (0..width).rev() {
+            // A nibble is below 16, so the cast cannot truncate.
+            c.byte(HEX[((val >> (4 * d)) & 0xf) as usize]);
+        }
+        if lo == 0 {
             return;
         }
-        let mut chunk_bits = match nr_bits % CHUNK {
-            0 => CHUNK,
-            r => r,
+        lo -= CHUNK;
+        chunk_bits = CHUNK;
+    }
+}
+
+/// The longest line a [`Line`] writes is `LINE_MAX - 1` bytes; a power of two, its
+/// positions are masked with `LINE_MAX - 1`.
+pub(crate) const LINE_MAX: usize = 512;
+/// The bytes a [`Line`] writes into: [`LINE_MAX`] and the widest single write past a
+/// position below it.
+pub(crate) const LINE_ROOM: usize = 2 * LINE_MAX;
+
+/// A line written into `LINE_ROOM` bytes with no bound check per field: every write
+/// takes its position modulo [`LINE_MAX`] (one `and`), which the compiler knows leaves
+/// room for a write of up to [`LINE_MAX`] bytes in the array, so it checks nothing.
+///
+/// The position itself is not masked. It only grows, so when the line ends below
+/// [`LINE_MAX`] ([`Line::len`]) every write was at its own, unmasked position and the
+/// line is whole. A longer line (or one with a string longer than [`SCRATCH`] bytes,
+/// which a `Line` does not copy: [`Line::spill`]) wrote its text at wrapped positions
+/// and `len` gives `None`: the caller writes it again with a [`Cursor`]. Either way,
+/// nothing outside the array is written, and the array's bytes past the text are
+/// scratch, as a [`Cursor`]'s.
+pub(crate) struct Line<'a> {
+    buf: &'a mut [u8; LINE_ROOM],
+    pos: usize,
+}
+
+impl<'a> Line<'a> {
+    /// A line written from the start of `buf`.
+    #[inline(always)]
+    pub(crate) fn new(buf: &'a mut [u8; LINE_ROOM]) -> Line<'a> {
+        Line { buf, pos: 0 }
+    }
+
+    /// The line's length, if it is whole (below [`LINE_MAX`]; see [`Line`]).
+    #[inline(always)]
+    pub(crate) fn len(&self) -> Option<usize> {
+        (self.pos < LINE_MAX).then_some(self.pos)
+    }
+
+    /// Runs `f` on a copy of the line and takes back its position (as
+    /// [`Cursor::local`]: the copy's position stays in a register).
+    #[inline(always)]
+    pub(crate) fn local(&mut self, f: impl FnOnce(&mut Line<'_>)) {
+        let mut l = Line {
+            buf: &mut *self.buf,
+            pos: self.pos,
         };
-        let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
-        let mut first = true;
-        loop {
-            let word = words.get(lo / 64).copied().unwrap_or(0);
-            let mask = (1u64 << chunk_bits) - 1;
-            let val = (word >> (lo % 64)) & mask;
-            if !first {
-                self.byte(b',');
-            }
-            first = false;
-            let width = chunk_bits.div_ceil(4);
-            for d in (0..width).rev() {
-                // A nibble is below 16, so the cast cannot truncate.
-                self.byte(HEX[((val >> (4 * d)) & 0xf) as usize]);
-            }
-            if lo == 0 {
-                return;
-            }
-            lo -= CHUNK;
-            chunk_bits = CHUNK;
+        f(&mut l);
+        let pos = l.pos;
+        self.pos = pos;
+    }
+
+    /// The `N` bytes at the position modulo [`LINE_MAX`] (`N` at most [`LINE_MAX`]):
+    /// always in the array, with no check.
+    #[inline(always)]
+    fn room<const N: usize>(&mut self) -> &mut [u8; N] {
+        const { assert!(N <= LINE_ROOM - LINE_MAX) };
+        let at = self.pos & (LINE_MAX - 1);
+        self.buf[at..]
+            .first_chunk_mut::<N>()
+            .expect("a position below LINE_MAX leaves LINE_MAX bytes")
+    }
+
+    /// Marks the line as one a [`Cursor`] must write (its position past [`LINE_MAX`]).
+    #[inline(always)]
+    pub(crate) fn spill(&mut self) {
+        self.pos = LINE_ROOM;
+    }
+
+    /// Appends `block[..len]`, copying the whole block (one move of constant length).
+    #[inline(always)]
+    pub(crate) fn block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
+        *self.room::<N>() = *block;
+        self.pos += len;
+    }
+
+    /// Appends `key`, a `-` if `neg`, and the digits of `v` ([`Cursor::key_number`]).
+    #[inline(always)]
+    fn key_number(&mut self, key: &[u8], neg: bool, v: u64) {
+        if key.len() > SCRATCH {
+            self.spill();
+            return;
+        }
+        let at = key.len() + usize::from(neg);
+        let dst = self.room::<{ 2 * SCRATCH }>();
+        self.pos += at + key_digits(dst, key, neg, v);
+    }
+}
+
+impl Text for Line<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.room::<1>()[0] = b;
+        self.pos += 1;
+    }
+
+    #[inline(always)]
+    fn str(&mut self, s: &[u8]) {
+        if s.len() > SCRATCH {
+            self.spill();
+            return;
+        }
+        copy_small(self.room::<SCRATCH>(), s);
+        self.pos += s.len();
+    }
+
+    #[inline(always)]
+    fn name_padded(&mut self, name: &[u8], width: usize) {
+        if name.len() >= SCRATCH || width >= SCRATCH {
+            self.spill();
+            return;
+        }
+        let dst = self.room::<SCRATCH>();
+        dst.fill(b' ');
+        copy_small(dst, name);
+        dst[name.len()] = b':';
+        self.pos += name.len().max(width) + 1;
+    }
+
+    #[inline(always)]
+    fn key_str(&mut self, key: &[u8], v: &[u8]) {
+        if key.len() > SCRATCH || v.len() > SCRATCH {
+            self.spill();
+            return;
+        }
+        let dst = self.room::<{ 2 * SCRATCH }>();
+        copy_small(dst, key);
+        copy_small(&mut dst[key.len()..], v);
+        self.pos += key.len() + v.len();
+    }
+
+    #[inline(always)]
+    fn key_u64(&mut self, key: &[u8], v: u64) {
+        self.key_number(key, false, v);
+    }
+
+    #[inline(always)]
+    fn key_i64(&mut self, key: &[u8], v: i64) {
+        self.key_number(key, v < 0, v.unsigned_abs());
+    }
+
+    #[inline(always)]
+    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+        self.key_number(key1, false, v1);
+        self.key_number(key2, false, v2);
+    }
+
+    #[inline(always)]
+    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64) {
+        self.key_number(key1, false, v1);
+        self.key_number(key2, v2 < 0, v2.unsigned_abs());
+    }
+
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        let n = put_u64(self.room::<20>(), v);
+        self.pos += n;
+    }
+
+    #[inline(always)]
+    fn i64(&mut self, v: i64) {
+        if v < 0 {
+            self.byte(b'-');
+        }
+        self.u64(v.unsigned_abs());
+    }
+
+    #[inline(always)]
+    fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        if (1..=4).contains(&width) && v < POW10[width] {
+            // Below 10^4: the cast cannot truncate.
+            *self.room::<4>() = (pad4(v as u32) >> (8 * (4 - width))).to_le_bytes();
+            self.pos += width;
+        } else {
+            self.spill();
         }
     }
 }
@@ -724,6 +978,97 @@ mod tests {
         let mut b = format!("keep|{}", "s".repeat(40)).into_bytes();
         let end = write_at(&mut b, 5, |c| c.str(b"ab"));
         assert_eq!((end, b.len(), &b[..9]), (7, 45, &b"keep|abss"[..]));
+    }
+
+    /// The text `$body` writes with `$t` a [`Line`], if it ends whole, and with `$t` a
+    /// [`Cursor`] (the same [`Text`] calls).
+    macro_rules! both {
+        (|$t:ident| $body:block) => {{
+            let mut room = [b'#'; LINE_ROOM];
+            let mut line = Line::new(&mut room);
+            {
+                let $t = &mut line;
+                $body
+            }
+            let line = line
+                .len()
+                .map(|n| String::from_utf8(room[..n].to_vec()).expect("ASCII"));
+            let cursor = s(|c| {
+                let $t = c;
+                $body
+            });
+            (line, cursor)
+        }};
+    }
+
+    #[test]
+    fn a_line_is_the_cursors_text_or_none() {
+        let (line, cursor) = both!(|t| {
+            Text::name_padded(t, b"sched_wakeup", 20);
+            Text::key_str(t, b" comm=", b"sixteen-chars-16");
+            Text::key_u64_i64(t, b" pid=", u64::MAX, b" prio=", i64::MIN);
+            Text::key_u64_2(t, b" a=", 0, b" b=", 10_000);
+            Text::key_i64(t, b" c=", -1);
+            Text::str(t, b" target_cpu=");
+            Text::u64_zero_padded(t, 7, 3);
+            Text::byte(t, b' ');
+            Text::i64(t, -12);
+            Text::u64(t, 123_456_789_012);
+            Text::cpumask(t, &[0x1_0000_0001], 33);
+        });
+        assert_eq!(line.as_deref(), Some(cursor.as_str()));
+        // Up to LINE_MAX - 1 bytes a line is whole; from LINE_MAX on it is not.
+        for n in [
+            LINE_MAX - 2,
+            LINE_MAX - 1,
+            LINE_MAX,
+            LINE_MAX + 1,
+            3 * LINE_MAX,
+        ] {
+            let (line, cursor) = both!(|t| {
+                for _ in 0..n / 16 {
+                    Text::str(t, b"0123456789abcdef");
+                }
+                for _ in 0..n % 16 {
+                    Text::byte(t, b'x');
+                }
+            });
+            assert_eq!(cursor.len(), n);
+            assert_eq!(line, (n < LINE_MAX).then_some(cursor), "{n}");
+        }
+        // A string longer than SCRATCH, a width the table of four digits does not give,
+        // a name or key too long: not written by a `Line`.
+        let long = [b'y'; SCRATCH + 1];
+        let spilled = [
+            both!(|t| {
+                Text::str(t, b"ok");
+                Text::str(t, &long);
+            }),
+            both!(|t| {
+                Text::key_str(t, b" k=", &long);
+            }),
+            both!(|t| {
+                Text::key_str(t, &long, b"v");
+            }),
+            both!(|t| {
+                Text::key_u64(t, &long, 5);
+            }),
+            both!(|t| {
+                Text::u64_zero_padded(t, 1000, 3);
+            }),
+            both!(|t| {
+                Text::u64_zero_padded(t, 1, 6);
+            }),
+            both!(|t| {
+                Text::name_padded(t, &long, 20);
+            }),
+            both!(|t| {
+                Text::name_padded(t, b"n", SCRATCH);
+            }),
+        ];
+        for (line, cursor) in spilled {
+            assert_eq!(line, None, "{cursor}");
+        }
     }
 
     fn m(words: &[u64], nr_bits: usize) -> String {

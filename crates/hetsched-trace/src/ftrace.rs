@@ -26,7 +26,7 @@ use std::path::Path;
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 
-use crate::fmt::{self, Cursor};
+use crate::fmt::{self, Cursor, Line, Text, LINE_ROOM};
 use crate::prefix::{push_prefix, Prefixes};
 
 /// Bytes buffered before they are handed to the writer: 256 KiB. Against 64 KiB it took
@@ -110,7 +110,7 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
 
 /// Appends ` name=value` for a string value; `key` is ` name=`.
 #[inline(always)]
-fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
+fn kv_str<T: Text>(c: &mut T, key: &[u8], v: &str) {
     c.key_str(key, v.as_bytes());
 }
 
@@ -118,7 +118,7 @@ fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
 /// comm=… pid=…` (a task has no cgroup path, as LISA's `sched_pelt_se` and
 /// `sched_util_est_se` print it). The constant path and the next key are one key.
 #[inline(always)]
-fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
+fn kv_se_prefix<T: Text>(c: &mut T, cpu: u32, task: &TaskRef<'_>) {
     kv_u64(c, b" cpu=", u64::from(cpu));
     kv_str(c, b" path=(null) comm=", task.comm);
     kv_u64(c, b" pid=", u64::from(task.pid));
@@ -126,25 +126,25 @@ fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
 
 /// Appends ` name1=value1 name2=value2` for two unsigned values under one bound check.
 #[inline(always)]
-fn kv_u64_2(c: &mut Cursor<'_>, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+fn kv_u64_2<T: Text>(c: &mut T, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
     c.key_u64_2(key1, v1, key2, v2);
 }
 
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
-fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
+fn kv_u64<T: Text>(c: &mut T, key: &[u8], v: u64) {
     c.key_u64(key, v);
 }
 
 /// Appends ` name=value` for a signed value; `key` is ` name=`.
 #[inline(always)]
-fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
+fn kv_i64<T: Text>(c: &mut T, key: &[u8], v: i64) {
     c.key_i64(key, v);
 }
 
 /// Appends `comm= pid= prio=` of a task.
 #[inline(always)]
-fn kv_task(c: &mut Cursor<'_>, t: &TaskRef<'_>) {
+fn kv_task<T: Text>(c: &mut T, t: &TaskRef<'_>) {
     kv_str(c, b" comm=", t.comm);
     c.key_u64_i64(b" pid=", u64::from(t.pid), b" prio=", i64::from(t.prio));
 }
@@ -164,14 +164,14 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
 /// Appends `name: ` padded to [`NAME_WIDTH`], `name` being the literal [`event_name`]
 /// gives for `ev` (a constant copy in each arm of [`format_body`]).
 #[inline(always)]
-fn name(c: &mut Cursor<'_>, ev: &TraceEvent<'_>, name: &'static str) {
+fn name<T: Text>(c: &mut T, ev: &TraceEvent<'_>, name: &'static str) {
     debug_assert_eq!(name, event_name(ev));
     c.name_padded(name.as_bytes(), NAME_WIDTH);
 }
 
 /// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`.
 #[inline(always)]
-fn kv_wakeup(c: &mut Cursor<'_>, task: &TaskRef<'_>, target_cpu: u32) {
+fn kv_wakeup<T: Text>(c: &mut T, task: &TaskRef<'_>, target_cpu: u32) {
     kv_task(c, task);
     c.str(b" target_cpu=");
     c.u64_zero_padded(u64::from(target_cpu), 3);
@@ -179,7 +179,7 @@ fn kv_wakeup(c: &mut Cursor<'_>, task: &TaskRef<'_>, target_cpu: u32) {
 
 /// The fields of `sched_pelt_rt` and `sched_pelt_dl`.
 #[inline(always)]
-fn kv_pelt_rq(c: &mut Cursor<'_>, cpu: u32, load: u64, rbl_load: u64, util: u64) {
+fn kv_pelt_rq<T: Text>(c: &mut T, cpu: u32, load: u64, rbl_load: u64, util: u64) {
     kv_u64_2(c, b" cpu=", u64::from(cpu), b" load=", load);
     kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
 }
@@ -191,9 +191,16 @@ fn format_body(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
     c.local(|c| format_line(c, nr_cpus, ev));
 }
 
+/// [`format_body`] into a [`Line`] (no bound check per field; the caller writes the
+/// line again with a [`Cursor`] if it did not end whole), on a local copy of it
+/// ([`Line::local`]).
+fn format_body_line(l: &mut Line<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+    l.local(|l| format_line(l, nr_cpus, ev));
+}
+
 /// [`format_body`] on the local cursor: every function it calls is inlined.
 #[inline(always)]
-fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+fn format_line<T: Text>(c: &mut T, nr_cpus: usize, ev: &TraceEvent<'_>) {
     // Each arm starts with the event's name, `name: ` padded to NAME_WIDTH. The fields
     // each start with their separating space; the first one's is the space after the
     // padded name.
@@ -474,7 +481,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
 /// Appends the rt-app payload of a `print` line (rt-app's `log_ftrace()` strings).
 /// Inlined: [`format_body`] calls it on its local cursor.
 #[inline(always)]
-pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
+pub(crate) fn format_marker<T: Text>(c: &mut T, m: &RtappMarker<'_>) {
     match *m {
         RtappMarker::Main { event, data } => {
             c.str(b"rtapp_main:");
@@ -675,8 +682,11 @@ impl<W: Write> FtraceTextSink<W> {
         self.filled = 0;
     }
 
-    /// Writes the line of `ev` into a grown buffer: it did not fit the bytes past the
-    /// pending output (the prefix cache, updated by the first try, gives the same prefix).
+    /// Writes the line of `ev` with a [`Cursor`], into a grown buffer if needed: it did
+    /// not end whole in a [`Line`] (a line of [`fmt::LINE_MAX`] bytes or more, a string
+    /// longer than a `Line` copies, a prefix the cache does not keep) or the buffer had
+    /// not [`LINE_ROOM`] bytes past the pending output (the prefix cache, updated by the
+    /// first try, gives the same prefix).
     #[cold]
     #[inline(never)]
     fn record_grown(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
@@ -715,10 +725,21 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
         let nr_cpus = self.nr_cpus;
         let prefixes = &mut self.prefixes;
         let at = self.filled;
-        let written = fmt::write_once(self.buf.get_mut(at..).unwrap_or_default(), |c| {
-            prefixes.push(c, ctx);
-            format_body(c, nr_cpus, ev);
-        });
+        // The line in a `Line` of the LINE_ROOM bytes past the pending output (the
+        // buffer keeps more than that past its threshold).
+        let written = match self
+            .buf
+            .get_mut(at..)
+            .and_then(|b| b.first_chunk_mut::<LINE_ROOM>())
+        {
+            Some(room) => {
+                let mut l = Line::new(room);
+                prefixes.push_line(&mut l, ctx);
+                format_body_line(&mut l, nr_cpus, ev);
+                l.len()
+            }
+            None => None,
+        };
         match written {
             Some(n) => self.filled = at + n,
             None => self.record_grown(ctx, ev),

@@ -6,7 +6,7 @@
 use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use hetsched_core::trace::Ctx;
 
-use crate::fmt::{self, Cursor};
+use crate::fmt::{self, Cursor, Line};
 
 /// Width of the comm column (`%16s`): the longest comm a cached prefix holds.
 const COMM_WIDTH: usize = 16;
@@ -86,13 +86,34 @@ impl Prefixes {
     /// those of the previous line there.
     #[inline(always)]
     pub(crate) fn push(&mut self, c: &mut Cursor<'_>, ctx: &Ctx<'_>) {
+        match self.cached(ctx) {
+            Some((block, len)) => c.block(block, len),
+            None => push_prefix(c, ctx),
+        }
+    }
+
+    /// [`Prefixes::push`] into a [`Line`]; a prefix the cache does not keep makes the
+    /// line one for a [`Cursor`] ([`Line::spill`]).
+    #[inline(always)]
+    pub(crate) fn push_line(&mut self, l: &mut Line<'_>, ctx: &Ctx<'_>) {
+        match self.cached(ctx) {
+            Some((block, len)) => l.block(block, len),
+            None => l.spill(),
+        }
+    }
+
+    /// The line prefix of `ctx` from its CPU's cache, updated first if its task or time
+    /// are not those of the previous line there: `block[..len]`. `None` for a prefix
+    /// the cache does not keep (a comm longer than [`COMM_WIDTH`], a CPU past
+    /// [`CACHED_CPUS`]).
+    #[inline(always)]
+    fn cached(&mut self, ctx: &Ctx<'_>) -> Option<(&[u8; PREFIX_BYTES], usize)> {
         // The cache is keyed by the comm as given (an empty one prints as `<...>`, which
         // only `set_task` writes), so the common path chooses nothing.
         let comm = ctx.comm.as_bytes();
         let cpu = ctx.cpu as usize;
         if comm.len() > COMM_WIDTH || cpu >= CACHED_CPUS {
-            push_prefix(c, ctx);
-            return;
+            return None;
         }
         let mut key = [0u8; COMM_WIDTH];
         fmt::copy_small(&mut key, comm);
@@ -109,7 +130,7 @@ impl Prefixes {
             .text
             .split_first_chunk::<PREFIX_BYTES>()
             .expect("PREFIX_ROOM > PREFIX_BYTES");
-        c.block(block, p.len);
+        Some((block, p.len))
     }
 }
 
