@@ -132,6 +132,27 @@ pub(crate) fn pad4(v: u32) -> u32 {
     PAD4[v as usize]
 }
 
+/// Writes the digits of `v < 10_000` at the start of `dst` and returns their count: the
+/// whole [`DEC4`] entry in one 8-byte move (its count's bytes land past the digits, in
+/// the scratch), where storing the digits alone took one more instruction.
+#[inline(always)]
+fn put_dec4(dst: &mut [u8; 20], v: u32) -> usize {
+    let e = DEC4[v as usize];
+    dst[..8].copy_from_slice(&e.to_le_bytes());
+    // The high half is the count (at most 4).
+    let n = (e >> 32) as usize;
+    debug_assert_eq!(n, dec4(v).1, "DEC4's count");
+    n
+}
+
+/// A digit count of [`put_dec4`] (at most 4) as an index the compiler knows is below 8
+/// (`& 7` leaves it as it is), so that the moves past it need no bound check.
+#[inline(always)]
+fn below_8(n: usize) -> usize {
+    debug_assert!(n <= 4, "a count of DEC4");
+    n & 7
+}
+
 /// Writes the decimal digits of `v` at the start of `dst` and returns their count; the
 /// bytes of `dst` past them may be overwritten (scratch). Numbers below 10^12 (all but
 /// rare ones in a trace) take one table load per four digits ([`DEC4`], [`PAD4`]) and
@@ -139,28 +160,42 @@ pub(crate) fn pad4(v: u32) -> u32 {
 #[inline(always)]
 pub(crate) fn put_u64(dst: &mut [u8; 20], v: u64) -> usize {
     if v < 10_000 {
-        let (d, n) = dec4(v as u32);
-        dst[..4].copy_from_slice(&d.to_le_bytes());
-        return n;
+        // Below 10^4: the cast cannot truncate.
+        return put_dec4(dst, v as u32);
     }
     if v < 100_000_000 {
         // Both below 10^4: the casts cannot truncate.
-        let (d, n) = dec4((v / 10_000) as u32);
-        dst[..4].copy_from_slice(&d.to_le_bytes());
+        let n = below_8(put_dec4(dst, (v / 10_000) as u32));
         let lo = pad4((v % 10_000) as u32);
         dst[n..n + 4].copy_from_slice(&lo.to_le_bytes());
         return n + 4;
     }
     if v < 1_000_000_000_000 {
-        // Below 10^4 and 10^8: the casts cannot truncate.
-        let (d, n) = dec4((v / 100_000_000) as u32);
-        let rest = (v % 100_000_000) as u32;
-        dst[..4].copy_from_slice(&d.to_le_bytes());
-        dst[n..n + 4].copy_from_slice(&pad4(rest / 10_000).to_le_bytes());
-        dst[n + 4..n + 8].copy_from_slice(&pad4(rest % 10_000).to_le_bytes());
-        return n + 8;
+        return put_u64_9_to_12(dst, v);
     }
     put_u64_long(dst, v)
+}
+
+/// [`put_u64`] of `10^8 <= v < 10^12` (9 to 12 digits): three table loads.
+#[inline(always)]
+fn put_u64_9_to_12(dst: &mut [u8; 20], v: u64) -> usize {
+    debug_assert!((100_000_000..1_000_000_000_000).contains(&v));
+    // Below 10^4 and 10^8: the casts cannot truncate.
+    let n = below_8(put_dec4(dst, (v / 100_000_000) as u32));
+    let rest = (v % 100_000_000) as u32;
+    dst[n..n + 4].copy_from_slice(&pad4(rest / 10_000).to_le_bytes());
+    dst[n + 4..n + 8].copy_from_slice(&pad4(rest % 10_000).to_le_bytes());
+    n + 8
+}
+
+/// [`put_u64`] of a value that mostly has 9 to 12 digits (a time in ns, 0.1 s to
+/// 16 min: PELT's `update_time`): that range is tested first, with one comparison.
+#[inline(always)]
+pub(crate) fn put_u64_ns(dst: &mut [u8; 20], v: u64) -> usize {
+    if (100_000_000..1_000_000_000_000).contains(&v) {
+        return put_u64_9_to_12(dst, v);
+    }
+    put_u64(dst, v)
 }
 
 /// [`put_u64`] of a number of 13 digits or more.
@@ -265,6 +300,12 @@ pub(crate) fn append(buf: &mut Vec<u8>, f: impl FnMut(&mut Cursor<'_>)) {
 /// start of `dst` and returns the digits' count.
 #[inline(always)]
 fn key_digits(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64) -> usize {
+    key_digits_as(dst, key, neg, v, false)
+}
+
+/// [`key_digits`], the digits by [`put_u64_ns`] if `ns`.
+#[inline(always)]
+fn key_digits_as(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64, ns: bool) -> usize {
     copy_small(dst, key);
     if neg {
         dst[key.len()] = b'-';
@@ -273,7 +314,11 @@ fn key_digits(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64) -> usi
     let digits = dst[at..]
         .first_chunk_mut::<20>()
         .expect("a key of at most SCRATCH bytes leaves 20 for the digits");
-    put_u64(digits, v)
+    if ns {
+        put_u64_ns(digits, v)
+    } else {
+        put_u64(digits, v)
+    }
 }
 
 impl Cursor<'_> {
@@ -573,6 +618,8 @@ pub(crate) trait Text {
     fn key_u64(&mut self, key: &[u8], v: u64);
     /// Appends `key` then `v` in decimal (` name=%lld`).
     fn key_i64(&mut self, key: &[u8], v: i64);
+    /// [`Text::key_u64`] of a value that mostly has 9 to 12 digits ([`put_u64_ns`]).
+    fn key_u64_ns(&mut self, key: &[u8], v: u64);
     /// Two fields of [`Text::key_u64`].
     fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64);
     /// A field of [`Text::key_u64`] then one of [`Text::key_i64`].
@@ -615,6 +662,10 @@ impl Text for Cursor<'_> {
     #[inline(always)]
     fn key_i64(&mut self, key: &[u8], v: i64) {
         Cursor::key_i64(self, key, v);
+    }
+    #[inline(always)]
+    fn key_u64_ns(&mut self, key: &[u8], v: u64) {
+        Cursor::key_u64(self, key, v);
     }
     #[inline(always)]
     fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
@@ -756,13 +807,19 @@ impl<'a> Line<'a> {
     /// Appends `key`, a `-` if `neg`, and the digits of `v` ([`Cursor::key_number`]).
     #[inline(always)]
     fn key_number(&mut self, key: &[u8], neg: bool, v: u64) {
+        self.key_number_as(key, neg, v, false);
+    }
+
+    /// [`Line::key_number`], the digits by [`put_u64_ns`] if `ns`.
+    #[inline(always)]
+    fn key_number_as(&mut self, key: &[u8], neg: bool, v: u64, ns: bool) {
         if key.len() > SCRATCH {
             self.spill();
             return;
         }
         let at = key.len() + usize::from(neg);
         let dst = self.room::<{ 2 * SCRATCH }>();
-        self.pos += at + key_digits(dst, key, neg, v);
+        self.pos += at + key_digits_as(dst, key, neg, v, ns);
     }
 }
 
@@ -819,6 +876,11 @@ impl Text for Line<'_> {
     }
 
     #[inline(always)]
+    fn key_u64_ns(&mut self, key: &[u8], v: u64) {
+        self.key_number_as(key, false, v, true);
+    }
+
+    #[inline(always)]
     fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
         self.key_number(key1, false, v1);
         self.key_number(key2, false, v2);
@@ -864,6 +926,27 @@ mod tests {
         let mut b = Vec::new();
         append(&mut b, f);
         String::from_utf8(b).expect("ASCII output")
+    }
+
+    /// The text `$body` writes with `$t` a [`Line`], if it ends whole, and with `$t` a
+    /// [`Cursor`] (the same [`Text`] calls).
+    macro_rules! both {
+        (|$t:ident| $body:block) => {{
+            let mut room = [b'#'; LINE_ROOM];
+            let mut line = Line::new(&mut room);
+            {
+                let $t = &mut line;
+                $body
+            }
+            let line = line
+                .len()
+                .map(|n| String::from_utf8(room[..n].to_vec()).expect("ASCII"));
+            let cursor = s(|c| {
+                let $t = c;
+                $body
+            });
+            (line, cursor)
+        }};
     }
 
     #[test]
@@ -930,6 +1013,20 @@ mod tests {
             ] {
                 assert_eq!(digit_count(x), x.to_string().len(), "{x}");
                 assert_eq!(s(|c| c.u64(x)), x.to_string());
+                let mut d = [0u8; 20];
+                let n = put_u64_ns(&mut d, x);
+                assert_eq!(&d[..n], x.to_string().as_bytes());
+                let (line, cursor) = both!(|t| {
+                    Text::key_u64_ns(t, b" update_time=", x);
+                    Text::key_u64(t, b" k=", x);
+                });
+                assert_eq!(
+                    (line.as_deref(), cursor.as_str()),
+                    (
+                        Some(&*format!(" update_time={x} k={x}")),
+                        &*format!(" update_time={x} k={x}")
+                    )
+                );
                 assert_eq!(s(|c| c.u64_zero_padded(x, 6)), format!("{x:06}"));
                 for w in 1..=4 {
                     assert_eq!(s(|c| c.u64_zero_padded(x, w)), format!("{x:0w$}"));
@@ -980,27 +1077,6 @@ mod tests {
         assert_eq!((end, b.len(), &b[..9]), (7, 45, &b"keep|abss"[..]));
     }
 
-    /// The text `$body` writes with `$t` a [`Line`], if it ends whole, and with `$t` a
-    /// [`Cursor`] (the same [`Text`] calls).
-    macro_rules! both {
-        (|$t:ident| $body:block) => {{
-            let mut room = [b'#'; LINE_ROOM];
-            let mut line = Line::new(&mut room);
-            {
-                let $t = &mut line;
-                $body
-            }
-            let line = line
-                .len()
-                .map(|n| String::from_utf8(room[..n].to_vec()).expect("ASCII"));
-            let cursor = s(|c| {
-                let $t = c;
-                $body
-            });
-            (line, cursor)
-        }};
-    }
-
     #[test]
     fn a_line_is_the_cursors_text_or_none() {
         let (line, cursor) = both!(|t| {
@@ -1014,6 +1090,10 @@ mod tests {
             Text::byte(t, b' ');
             Text::i64(t, -12);
             Text::u64(t, 123_456_789_012);
+            Text::key_u64_ns(t, b" update_time=", 99_999_999);
+            Text::key_u64_ns(t, b" update_time=", 100_000_000);
+            Text::key_u64_ns(t, b" update_time=", 999_999_999_999);
+            Text::key_u64_ns(t, b" update_time=", 1_000_000_000_000);
             Text::cpumask(t, &[0x1_0000_0001], 33);
         });
         assert_eq!(line.as_deref(), Some(cursor.as_str()));

@@ -386,7 +386,8 @@ fn format_line<T: Text>(c: &mut T, nr_cpus: usize, ev: &TraceEvent<'_>) {
             name(c, ev, "sched_pelt_se");
             kv_se_prefix(c, cpu, &task);
             kv_u64_2(c, b" load=", load, b" rbl_load=", rbl_load);
-            kv_u64_2(c, b" util=", util, b" update_time=", update_time);
+            kv_u64(c, b" util=", util);
+            c.key_u64_ns(b" update_time=", update_time);
         }
         TraceEvent::SchedPeltCfs {
             cpu,
@@ -399,7 +400,7 @@ fn format_line<T: Text>(c: &mut T, nr_cpus: usize, ev: &TraceEvent<'_>) {
             // `path=/` (the root cfs_rq) and the next key as one key.
             kv_u64_2(c, b" cpu=", u64::from(cpu), b" path=/ load=", load);
             kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
-            kv_u64(c, b" update_time=", update_time);
+            c.key_u64_ns(b" update_time=", update_time);
         }
         TraceEvent::SchedPeltRt {
             cpu,
