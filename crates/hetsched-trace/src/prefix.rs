@@ -1,7 +1,8 @@
 //! The line prefix of the ftrace text, `%16s-%-5d [%03d] %5lu.%06lu: `, kept per CPU:
 //! most events of a CPU follow one another under the same current task, often at the
 //! same instant, so the prefix is written once and copied whole while its task (comm
-//! and pid) and timestamp stay the same; a new timestamp rewrites only its own part.
+//! and pid) and timestamp stay the same; a new timestamp rewrites only its own part, a
+//! new task at the same timestamp only the task's.
 
 use hetsched_core::time::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 use hetsched_core::trace::Ctx;
@@ -69,7 +70,8 @@ struct Cached {
     comm_len: usize,
     pid: u32,
     ts: Nanos,
-    /// The prefix in `text[..len]`; its timestamp starts at `ts_at`.
+    /// The prefix in `text[..len]`; its timestamp starts at `ts_at` (0 before the
+    /// first prefix: no timestamp written).
     text: [u8; PREFIX_ROOM],
     len: usize,
     ts_at: usize,
@@ -160,7 +162,11 @@ impl Cached {
     /// A pid below 10,000 and a CPU below 1,000 fill their columns exactly
     /// (`%16s-%-5d [%03d] `, 29 bytes): the comm is copied right-aligned into 16 spaces
     /// and the pid and CPU come from the tables of four digits ([`fmt::dec4`],
-    /// [`fmt::pad4`]); others are written by [`push_task`].
+    /// [`fmt::pad4`]); others are written by [`push_task`]. The timestamp's part is
+    /// kept when it follows at the same offset and is that of `ctx.ts` (a new task at
+    /// the same instant: 41 % of the task changes in `dump periodic`'s first 1.5 M
+    /// lines), the 3 of its bytes under the task part's 32-byte write put back;
+    /// otherwise it is rewritten ([`Cached::set_ts`]).
     #[inline(never)]
     fn set_task(&mut self, key: [u8; COMM_WIDTH], comm_len: usize, ctx: &Ctx<'_>) {
         self.comm = key;
@@ -176,6 +182,8 @@ impl Cached {
         };
         debug_assert_eq!(&key[..comm_len], comm_of(ctx), "the comm printed");
         if ctx.pid < 10_000 && ctx.cpu < 1000 && comm_len <= COMM_WIDTH {
+            let kept = (self.ts_at == 29 && self.ts == ctx.ts)
+                .then(|| [self.text[29], self.text[30], self.text[31]]);
             let t = self.text.first_chunk_mut::<32>().expect("PREFIX_ROOM > 32");
             *t = [b' '; 32];
             fmt::copy_small(&mut t[COMM_WIDTH - comm_len..], &key[..comm_len]);
@@ -189,12 +197,21 @@ impl Cached {
             t[23] = b'[';
             t[24..28].copy_from_slice(&(fmt::pad4(ctx.cpu) >> 8).to_le_bytes());
             t[27] = b']';
-            self.ts_at = 29;
             debug_assert_eq!(
                 self.text[..29],
                 uncached(|c| push_task(c, &key[..comm_len], ctx.pid, ctx.cpu))[..],
                 "fixed-offset task part"
             );
+            if let Some(kept) = kept {
+                self.text[29..32].copy_from_slice(&kept);
+                debug_assert_eq!(
+                    self.text[29..self.len],
+                    uncached(|c| push_ts(c, ctx.ts))[..],
+                    "the kept timestamp"
+                );
+                return;
+            }
+            self.ts_at = 29;
         } else {
             self.ts_at = fmt::write_into(&mut self.text, |c| {
                 push_task(c, &key[..comm_len], ctx.pid, ctx.cpu)
@@ -274,6 +291,18 @@ mod tests {
             (3, 7, "a", 999_999_999),
             (3, 7, "ab", 1_000_001_000),
             (3, 0, "<idle>", 59_000_999_999),
+            // A new task at the same instant: the timestamp kept.
+            (3, 5, "b", 59_000_999_999),
+            (3, 5, "b", 59_000_999_000),
+            (3, 6, "c", 59_000_999_000),
+            (3, 7, "a-comm-longer-than-16", 59_000_999_000),
+            (3, 7, "d", 59_000_999_000),
+            (3, 10_000, "d", 59_000_999_000),
+            (3, 7, "d", 59_000_999_000),
+            (7, 0, "", 0),
+            (7, 1, "e", 0),
+            (7, 1, "e", u64::MAX),
+            (7, 2, "f", u64::MAX),
         ];
         let mut prefixes = Prefixes::default();
         for (cpu, pid, comm, ts) in ctxs {
