@@ -307,10 +307,17 @@ fn key_digits(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64) -> usi
 #[inline(always)]
 fn key_digits_as(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64, ns: bool) -> usize {
     copy_small(dst, key);
+    sign_digits(dst, key.len(), neg, v, ns)
+}
+
+/// Writes a `-` if `neg` and the digits of `v` (by [`put_u64_ns`] if `ns`) at `dst[at..]`,
+/// `at` at most [`SCRATCH`], and returns the digits' count.
+#[inline(always)]
+fn sign_digits(dst: &mut [u8; 2 * SCRATCH], at: usize, neg: bool, v: u64, ns: bool) -> usize {
     if neg {
-        dst[key.len()] = b'-';
+        dst[at] = b'-';
     }
-    let at = key.len() + usize::from(neg);
+    let at = at + usize::from(neg);
     let digits = dst[at..]
         .first_chunk_mut::<20>()
         .expect("a key of at most SCRATCH bytes leaves 20 for the digits");
@@ -602,6 +609,106 @@ impl Cursor<'_> {
     }
 }
 
+/// A field's key (` name=`) of at most [`SCRATCH`] bytes, zero-padded to [`SCRATCH`]
+/// bytes: built at compile time ([`key!`]), it is copied into a [`Line`] by one move of
+/// 4, 8, 16 or 32 bytes from a constant, where a key of 9 to 15 bytes took two
+/// overlapping 8-byte moves of constants (four or five instructions against two).
+#[derive(Debug)]
+pub(crate) struct Key {
+    bytes: [u8; SCRATCH],
+    len: usize,
+}
+
+impl Key {
+    /// The key `s` (at most [`SCRATCH`] bytes).
+    pub(crate) const fn new(s: &[u8]) -> Key {
+        assert!(s.len() <= SCRATCH, "a key of at most SCRATCH bytes");
+        let mut bytes = [0u8; SCRATCH];
+        let mut i = 0;
+        while i < s.len() {
+            bytes[i] = s[i];
+            i += 1;
+        }
+        Key {
+            bytes,
+            len: s.len(),
+        }
+    }
+
+    /// The key's bytes.
+    #[inline(always)]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Copies the key to the start of `dst` in one move of constant length (the
+    /// zeros past it land in the scratch).
+    #[inline(always)]
+    fn put(&self, dst: &mut [u8; 2 * SCRATCH]) {
+        match self.len {
+            0..=4 => dst[..4].copy_from_slice(&self.bytes[..4]),
+            5..=8 => dst[..8].copy_from_slice(&self.bytes[..8]),
+            9..=16 => dst[..16].copy_from_slice(&self.bytes[..16]),
+            _ => dst[..SCRATCH].copy_from_slice(&self.bytes),
+        }
+    }
+}
+
+/// An event's name column, `name:` and spaces up to `width + 1` columns (as
+/// [`Cursor::name_padded`] writes it), built at compile time: copied into a [`Line`] by
+/// one 32-byte move of a constant, where the name's moves, its `:` and the padding's
+/// took about nine instructions.
+#[derive(Debug)]
+pub(crate) struct Name {
+    bytes: [u8; SCRATCH],
+    name_len: usize,
+    width: usize,
+    len: usize,
+}
+
+impl Name {
+    /// The column of `name` padded to `width` (both below [`SCRATCH`]).
+    pub(crate) const fn new(name: &[u8], width: usize) -> Name {
+        assert!(
+            name.len() < SCRATCH && width < SCRATCH,
+            "a name column of one move"
+        );
+        let mut bytes = [b' '; SCRATCH];
+        let mut i = 0;
+        while i < name.len() {
+            bytes[i] = name[i];
+            i += 1;
+        }
+        bytes[name.len()] = b':';
+        let len = if name.len() > width {
+            name.len()
+        } else {
+            width
+        } + 1;
+        Name {
+            bytes,
+            name_len: name.len(),
+            width,
+            len,
+        }
+    }
+
+    /// The name.
+    #[inline(always)]
+    pub(crate) fn name(&self) -> &[u8] {
+        &self.bytes[..self.name_len]
+    }
+}
+
+/// The [`fmt::Key`](Key) of a byte-string literal, a constant.
+macro_rules! key {
+    ($s:literal) => {{
+        const K: $crate::fmt::Key = $crate::fmt::Key::new($s);
+        &K
+    }};
+}
+pub(crate) use key;
+
 /// The output [`crate::ftrace`]'s line formatting writes to: a [`Cursor`] (any
 /// buffer, a bound check per field) or a [`Line`] (a buffer of [`LINE_ROOM`] bytes, none).
 /// The fields' text is the same through both; only where it is written differs.
@@ -612,18 +719,20 @@ pub(crate) trait Text {
     fn str(&mut self, s: &[u8]);
     /// Appends `name:` and spaces up to `width + 1` columns.
     fn name_padded(&mut self, name: &[u8], width: usize);
+    /// Appends a name column built at compile time ([`Name`]).
+    fn name_col(&mut self, name: &Name);
     /// Appends `key` then `v` (` name=value`).
-    fn key_str(&mut self, key: &[u8], v: &[u8]);
+    fn key_str(&mut self, key: &Key, v: &[u8]);
     /// Appends `key` then `v` in decimal (` name=%llu`).
-    fn key_u64(&mut self, key: &[u8], v: u64);
+    fn key_u64(&mut self, key: &Key, v: u64);
     /// Appends `key` then `v` in decimal (` name=%lld`).
-    fn key_i64(&mut self, key: &[u8], v: i64);
+    fn key_i64(&mut self, key: &Key, v: i64);
     /// [`Text::key_u64`] of a value that mostly has 9 to 12 digits ([`put_u64_ns`]).
-    fn key_u64_ns(&mut self, key: &[u8], v: u64);
+    fn key_u64_ns(&mut self, key: &Key, v: u64);
     /// Two fields of [`Text::key_u64`].
-    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64);
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64);
     /// A field of [`Text::key_u64`] then one of [`Text::key_i64`].
-    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64);
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64);
     /// Appends `v` in decimal (`%llu`).
     fn u64(&mut self, v: u64);
     /// Appends `v` in decimal (`%lld`).
@@ -652,28 +761,32 @@ impl Text for Cursor<'_> {
         Cursor::name_padded(self, name, width);
     }
     #[inline(always)]
-    fn key_str(&mut self, key: &[u8], v: &[u8]) {
-        Cursor::key_str(self, key, v);
+    fn name_col(&mut self, name: &Name) {
+        Cursor::name_padded(self, name.name(), name.width);
     }
     #[inline(always)]
-    fn key_u64(&mut self, key: &[u8], v: u64) {
-        Cursor::key_u64(self, key, v);
+    fn key_str(&mut self, key: &Key, v: &[u8]) {
+        Cursor::key_str(self, key.as_bytes(), v);
     }
     #[inline(always)]
-    fn key_i64(&mut self, key: &[u8], v: i64) {
-        Cursor::key_i64(self, key, v);
+    fn key_u64(&mut self, key: &Key, v: u64) {
+        Cursor::key_u64(self, key.as_bytes(), v);
     }
     #[inline(always)]
-    fn key_u64_ns(&mut self, key: &[u8], v: u64) {
-        Cursor::key_u64(self, key, v);
+    fn key_i64(&mut self, key: &Key, v: i64) {
+        Cursor::key_i64(self, key.as_bytes(), v);
     }
     #[inline(always)]
-    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
-        Cursor::key_u64_2(self, key1, v1, key2, v2);
+    fn key_u64_ns(&mut self, key: &Key, v: u64) {
+        Cursor::key_u64(self, key.as_bytes(), v);
     }
     #[inline(always)]
-    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64) {
-        Cursor::key_u64_i64(self, key1, v1, key2, v2);
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64) {
+        Cursor::key_u64_2(self, key1.as_bytes(), v1, key2.as_bytes(), v2);
+    }
+    #[inline(always)]
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64) {
+        Cursor::key_u64_i64(self, key1.as_bytes(), v1, key2.as_bytes(), v2);
     }
     #[inline(always)]
     fn u64(&mut self, v: u64) {
@@ -806,20 +919,29 @@ impl<'a> Line<'a> {
 
     /// Appends `key`, a `-` if `neg`, and the digits of `v` ([`Cursor::key_number`]).
     #[inline(always)]
-    fn key_number(&mut self, key: &[u8], neg: bool, v: u64) {
+    fn key_number(&mut self, key: &Key, neg: bool, v: u64) {
         self.key_number_as(key, neg, v, false);
     }
 
     /// [`Line::key_number`], the digits by [`put_u64_ns`] if `ns`.
     #[inline(always)]
-    fn key_number_as(&mut self, key: &[u8], neg: bool, v: u64, ns: bool) {
-        if key.len() > SCRATCH {
-            self.spill();
-            return;
-        }
-        let at = key.len() + usize::from(neg);
+    fn key_number_as(&mut self, key: &Key, neg: bool, v: u64, ns: bool) {
+        let at = key.len + usize::from(neg);
         let dst = self.room::<{ 2 * SCRATCH }>();
-        self.pos += at + key_digits_as(dst, key, neg, v, ns);
+        key.put(dst);
+        self.pos += at + sign_digits(dst, key.len, neg, v, ns);
+    }
+
+    /// Appends `key` and `v` in decimal (` name=%lld`): a value not below 0 (a
+    /// priority, all but a deadline task's -1) as an unsigned one, with no sign to
+    /// handle on its path.
+    #[inline(always)]
+    fn key_signed(&mut self, key: &Key, v: i64) {
+        if v >= 0 {
+            self.key_number(key, false, v.unsigned_abs());
+        } else {
+            self.key_number(key, true, v.unsigned_abs());
+        }
     }
 }
 
@@ -854,42 +976,48 @@ impl Text for Line<'_> {
     }
 
     #[inline(always)]
-    fn key_str(&mut self, key: &[u8], v: &[u8]) {
-        if key.len() > SCRATCH || v.len() > SCRATCH {
+    fn name_col(&mut self, name: &Name) {
+        *self.room::<SCRATCH>() = name.bytes;
+        self.pos += name.len;
+    }
+
+    #[inline(always)]
+    fn key_str(&mut self, key: &Key, v: &[u8]) {
+        if v.len() > SCRATCH {
             self.spill();
             return;
         }
         let dst = self.room::<{ 2 * SCRATCH }>();
-        copy_small(dst, key);
-        copy_small(&mut dst[key.len()..], v);
-        self.pos += key.len() + v.len();
+        key.put(dst);
+        copy_small(&mut dst[key.len..], v);
+        self.pos += key.len + v.len();
     }
 
     #[inline(always)]
-    fn key_u64(&mut self, key: &[u8], v: u64) {
+    fn key_u64(&mut self, key: &Key, v: u64) {
         self.key_number(key, false, v);
     }
 
     #[inline(always)]
-    fn key_i64(&mut self, key: &[u8], v: i64) {
-        self.key_number(key, v < 0, v.unsigned_abs());
+    fn key_i64(&mut self, key: &Key, v: i64) {
+        self.key_signed(key, v);
     }
 
     #[inline(always)]
-    fn key_u64_ns(&mut self, key: &[u8], v: u64) {
+    fn key_u64_ns(&mut self, key: &Key, v: u64) {
         self.key_number_as(key, false, v, true);
     }
 
     #[inline(always)]
-    fn key_u64_2(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64) {
         self.key_number(key1, false, v1);
         self.key_number(key2, false, v2);
     }
 
     #[inline(always)]
-    fn key_u64_i64(&mut self, key1: &[u8], v1: u64, key2: &[u8], v2: i64) {
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64) {
         self.key_number(key1, false, v1);
-        self.key_number(key2, v2 < 0, v2.unsigned_abs());
+        self.key_signed(key2, v2);
     }
 
     #[inline(always)]
@@ -1017,8 +1145,8 @@ mod tests {
                 let n = put_u64_ns(&mut d, x);
                 assert_eq!(&d[..n], x.to_string().as_bytes());
                 let (line, cursor) = both!(|t| {
-                    Text::key_u64_ns(t, b" update_time=", x);
-                    Text::key_u64(t, b" k=", x);
+                    Text::key_u64_ns(t, key!(b" update_time="), x);
+                    Text::key_u64(t, key!(b" k="), x);
                 });
                 assert_eq!(
                     (line.as_deref(), cursor.as_str()),
@@ -1081,19 +1209,23 @@ mod tests {
     fn a_line_is_the_cursors_text_or_none() {
         let (line, cursor) = both!(|t| {
             Text::name_padded(t, b"sched_wakeup", 20);
-            Text::key_str(t, b" comm=", b"sixteen-chars-16");
-            Text::key_u64_i64(t, b" pid=", u64::MAX, b" prio=", i64::MIN);
-            Text::key_u64_2(t, b" a=", 0, b" b=", 10_000);
-            Text::key_i64(t, b" c=", -1);
+            Text::name_col(t, &Name::new(b"sched_util_est_cfs", 20));
+            Text::name_col(t, &Name::new(b"cpufreq_sched_update_capacity", 20));
+            Text::name_col(t, &Name::new(b"", 0));
+            Text::name_col(t, &Name::new(b"n", 30));
+            Text::key_str(t, key!(b" comm="), b"sixteen-chars-16");
+            Text::key_u64_i64(t, key!(b" pid="), u64::MAX, key!(b" prio="), i64::MIN);
+            Text::key_u64_2(t, key!(b" a="), 0, key!(b" b="), 10_000);
+            Text::key_i64(t, key!(b" c="), -1);
             Text::str(t, b" target_cpu=");
             Text::u64_zero_padded(t, 7, 3);
             Text::byte(t, b' ');
             Text::i64(t, -12);
             Text::u64(t, 123_456_789_012);
-            Text::key_u64_ns(t, b" update_time=", 99_999_999);
-            Text::key_u64_ns(t, b" update_time=", 100_000_000);
-            Text::key_u64_ns(t, b" update_time=", 999_999_999_999);
-            Text::key_u64_ns(t, b" update_time=", 1_000_000_000_000);
+            Text::key_u64_ns(t, key!(b" update_time="), 99_999_999);
+            Text::key_u64_ns(t, key!(b" update_time="), 100_000_000);
+            Text::key_u64_ns(t, key!(b" update_time="), 999_999_999_999);
+            Text::key_u64_ns(t, key!(b" update_time="), 1_000_000_000_000);
             Text::cpumask(t, &[0x1_0000_0001], 33);
         });
         assert_eq!(line.as_deref(), Some(cursor.as_str()));
@@ -1117,7 +1249,7 @@ mod tests {
             assert_eq!(line, (n < LINE_MAX).then_some(cursor), "{n}");
         }
         // A string longer than SCRATCH, a width the table of four digits does not give,
-        // a name or key too long: not written by a `Line`.
+        // a name too long: not written by a `Line` (a `Key` is at most SCRATCH bytes).
         let long = [b'y'; SCRATCH + 1];
         let spilled = [
             both!(|t| {
@@ -1125,13 +1257,7 @@ mod tests {
                 Text::str(t, &long);
             }),
             both!(|t| {
-                Text::key_str(t, b" k=", &long);
-            }),
-            both!(|t| {
-                Text::key_str(t, &long, b"v");
-            }),
-            both!(|t| {
-                Text::key_u64(t, &long, 5);
+                Text::key_str(t, key!(b" k="), &long);
             }),
             both!(|t| {
                 Text::u64_zero_padded(t, 1000, 3);
@@ -1148,6 +1274,21 @@ mod tests {
         ];
         for (line, cursor) in spilled {
             assert_eq!(line, None, "{cursor}");
+        }
+        // Keys of every length, each copied by its own move.
+        let text = b"=abcdefghijklmnopqrstuvwxyz012345";
+        for n in 0..=SCRATCH {
+            let k = Key::new(&text[..n]);
+            assert_eq!(k.as_bytes(), &text[..n]);
+            let (line, cursor) = both!(|t| {
+                Text::key_u64(t, &k, 7);
+                Text::key_str(t, &k, b"v");
+                Text::key_i64(t, &k, -7);
+                Text::key_i64(t, &k, 0);
+            });
+            assert_eq!(line.as_deref(), Some(cursor.as_str()));
+            let k = String::from_utf8(text[..n].to_vec()).expect("ASCII");
+            assert_eq!(cursor, format!("{k}7{k}v{k}-7{k}0"));
         }
     }
 
