@@ -639,6 +639,10 @@ pub struct FtraceTextSink<W: Write> {
     prefixes: Prefixes,
     /// First I/O error; output stops once set.
     error: Option<io::Error>,
+    /// `all` and no `error`: `record` writes the event with no other test (one test
+    /// per line where `error` and `all` were two). Kept by [`Self::sync_pass`] at every
+    /// change of either.
+    pass: bool,
 }
 
 impl FtraceTextSink<File> {
@@ -660,7 +664,13 @@ impl<W: Write> FtraceTextSink<W> {
             nr_cpus: 0,
             prefixes: Prefixes::default(),
             error: None,
+            pass: true,
         }
+    }
+
+    /// Recomputes `pass` after a change of `all` or `error`.
+    fn sync_pass(&mut self) {
+        self.pass = self.all && self.error.is_none();
     }
 
     /// Restricts the sink to the given event groups (e.g. `--trace-events sched,power`).
@@ -668,6 +678,7 @@ impl<W: Write> FtraceTextSink<W> {
     pub fn with_interest(mut self, interest: Interest) -> Self {
         self.interest = interest;
         self.all = interest == Interest::ALL;
+        self.sync_pass();
         self
     }
 
@@ -678,7 +689,9 @@ impl<W: Write> FtraceTextSink<W> {
 
     /// Takes the first I/O error met so far, if any. Output stopped at that error.
     pub fn take_error(&mut self) -> Option<io::Error> {
-        self.error.take()
+        let e = self.error.take();
+        self.sync_pass();
+        e
     }
 
     /// Writes the buffered lines out and flushes the writer. Returns the first error met,
@@ -692,7 +705,10 @@ impl<W: Write> FtraceTextSink<W> {
                 }
             }
         }
-        match self.error.take() {
+        self.sync_pass();
+        let e = self.error.take();
+        self.sync_pass();
+        match e {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -719,6 +735,7 @@ impl<W: Write> FtraceTextSink<W> {
             }
         }
         self.filled = 0;
+        self.sync_pass();
     }
 
     /// Writes the line of `ev` with a [`Cursor`], into a grown buffer if needed: it did
@@ -758,7 +775,8 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         debug_assert_eq!(self.all, self.interest == Interest::ALL);
-        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
+        debug_assert_eq!(self.pass, self.all && self.error.is_none(), "pass");
+        if !self.pass && (self.error.is_some() || !wanted(&self.interest, ev)) {
             return;
         }
         let nr_cpus = self.nr_cpus;
@@ -797,6 +815,7 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
                 }
             }
         }
+        self.sync_pass();
     }
 }
 

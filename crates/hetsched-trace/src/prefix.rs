@@ -117,9 +117,10 @@ impl Prefixes {
         if comm.len() > COMM_WIDTH || cpu >= CACHED_CPUS {
             return None;
         }
-        if self.cpus.len() <= cpu {
-            self.cpus.resize_with(cpu + 1, Cached::empty);
+        if cpu >= self.cpus.len() {
+            return self.cached_new_cpu(ctx);
         }
+        // Below the length just read: no bound check.
         let p = &mut self.cpus[cpu];
         if p.pid != ctx.pid || p.comm_len != comm.len() || !same_comm(&p.comm, comm) {
             let mut key = [0u8; COMM_WIDTH];
@@ -133,6 +134,17 @@ impl Prefixes {
             .split_first_chunk::<PREFIX_BYTES>()
             .expect("PREFIX_ROOM > PREFIX_BYTES");
         Some((block, p.len))
+    }
+}
+
+impl Prefixes {
+    /// [`Prefixes::cached`] for a CPU past those kept so far: makes room for it, out of
+    /// the common path (where the index is then known to be in bounds).
+    #[cold]
+    #[inline(never)]
+    fn cached_new_cpu(&mut self, ctx: &Ctx<'_>) -> Option<(&[u8; PREFIX_BYTES], usize)> {
+        self.cpus.resize_with(ctx.cpu as usize + 1, Cached::empty);
+        self.cached(ctx)
     }
 }
 
