@@ -132,6 +132,27 @@ pub(crate) fn pad4(v: u32) -> u32 {
     PAD4[v as usize]
 }
 
+/// Writes the digits of `v < 10_000` at the start of `dst` and returns their count: the
+/// whole [`DEC4`] entry in one 8-byte move (its count's bytes land past the digits, in
+/// the scratch), where storing the digits alone took one more instruction.
+#[inline(always)]
+fn put_dec4(dst: &mut [u8; 20], v: u32) -> usize {
+    let e = DEC4[v as usize];
+    dst[..8].copy_from_slice(&e.to_le_bytes());
+    // The high half is the count (at most 4).
+    let n = (e >> 32) as usize;
+    debug_assert_eq!(n, dec4(v).1, "DEC4's count");
+    n
+}
+
+/// A digit count of [`put_dec4`] (at most 4) as an index the compiler knows is below 8
+/// (`& 7` leaves it as it is), so that the moves past it need no bound check.
+#[inline(always)]
+fn below_8(n: usize) -> usize {
+    debug_assert!(n <= 4, "a count of DEC4");
+    n & 7
+}
+
 /// Writes the decimal digits of `v` at the start of `dst` and returns their count; the
 /// bytes of `dst` past them may be overwritten (scratch). Numbers below 10^12 (all but
 /// rare ones in a trace) take one table load per four digits ([`DEC4`], [`PAD4`]) and
@@ -139,28 +160,53 @@ pub(crate) fn pad4(v: u32) -> u32 {
 #[inline(always)]
 pub(crate) fn put_u64(dst: &mut [u8; 20], v: u64) -> usize {
     if v < 10_000 {
-        let (d, n) = dec4(v as u32);
-        dst[..4].copy_from_slice(&d.to_le_bytes());
-        return n;
+        // Below 10^4: the cast cannot truncate.
+        return put_dec4(dst, v as u32);
     }
+    // Most numbers of a trace line are below 10^4 (ids, PELT averages and loads): the
+    // wider ones' code is laid out of their way, so that theirs falls through to the
+    // next field instead of jumping over it.
+    unlikely();
     if v < 100_000_000 {
         // Both below 10^4: the casts cannot truncate.
-        let (d, n) = dec4((v / 10_000) as u32);
-        dst[..4].copy_from_slice(&d.to_le_bytes());
+        let n = below_8(put_dec4(dst, (v / 10_000) as u32));
         let lo = pad4((v % 10_000) as u32);
         dst[n..n + 4].copy_from_slice(&lo.to_le_bytes());
         return n + 4;
     }
     if v < 1_000_000_000_000 {
-        // Below 10^4 and 10^8: the casts cannot truncate.
-        let (d, n) = dec4((v / 100_000_000) as u32);
-        let rest = (v % 100_000_000) as u32;
-        dst[..4].copy_from_slice(&d.to_le_bytes());
-        dst[n..n + 4].copy_from_slice(&pad4(rest / 10_000).to_le_bytes());
-        dst[n + 4..n + 8].copy_from_slice(&pad4(rest % 10_000).to_le_bytes());
-        return n + 8;
+        return put_u64_9_to_12(dst, v);
     }
     put_u64_long(dst, v)
+}
+
+/// Marks the path that calls it as unlikely (a call to a cold function), so that the
+/// compiler lays it out of the likely path's way; the call itself (an empty function's
+/// `call` and `ret`) is paid on the unlikely path only.
+#[cold]
+#[inline(never)]
+fn unlikely() {}
+
+/// [`put_u64`] of `10^8 <= v < 10^12` (9 to 12 digits): three table loads.
+#[inline(always)]
+fn put_u64_9_to_12(dst: &mut [u8; 20], v: u64) -> usize {
+    debug_assert!((100_000_000..1_000_000_000_000).contains(&v));
+    // Below 10^4 and 10^8: the casts cannot truncate.
+    let n = below_8(put_dec4(dst, (v / 100_000_000) as u32));
+    let rest = (v % 100_000_000) as u32;
+    dst[n..n + 4].copy_from_slice(&pad4(rest / 10_000).to_le_bytes());
+    dst[n + 4..n + 8].copy_from_slice(&pad4(rest % 10_000).to_le_bytes());
+    n + 8
+}
+
+/// [`put_u64`] of a value that mostly has 9 to 12 digits (a time in ns, 0.1 s to
+/// 16 min: PELT's `update_time`): that range is tested first, with one comparison.
+#[inline(always)]
+pub(crate) fn put_u64_ns(dst: &mut [u8; 20], v: u64) -> usize {
+    if (100_000_000..1_000_000_000_000).contains(&v) {
+        return put_u64_9_to_12(dst, v);
+    }
+    put_u64(dst, v)
 }
 
 /// [`put_u64`] of a number of 13 digits or more.
@@ -170,6 +216,31 @@ fn put_u64_long(dst: &mut [u8; 20], v: u64) -> usize {
     let n = digit_count(v);
     write_digits(&mut dst[..n], v);
     n
+}
+
+/// [`copy_small`] of a string of any length up to [`SCRATCH`] (a comm), its length
+/// classes tested from the longest: a comm of 4 to 15 bytes takes two comparisons, where
+/// `copy_small`'s order (0, below 4, below 8) took three.
+#[inline(always)]
+fn copy_str(dst: &mut [u8; SCRATCH], src: &[u8]) {
+    let n = src.len();
+    debug_assert!(n <= SCRATCH);
+    if n >= 8 {
+        if n >= 16 {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        } else {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        }
+    } else if n >= 4 {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+    } else if n > 0 {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
 }
 
 /// Copies `src`, at most [`SCRATCH`] bytes, to the start of `dst` in at most two
@@ -234,21 +305,6 @@ pub(crate) fn write_at(buf: &mut Vec<u8>, at: usize, mut f: impl FnMut(&mut Curs
 }
 
 /// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
-/// length, or `None` if it did not fit; unlike [`write_into`], inlined, so that a caller
-/// that writes again into a grown buffer does so in a cold path of its own, with none of
-/// the loop of [`write_at`] (whose values, live across it, were kept on the stack).
-#[inline(always)]
-pub(crate) fn write_once(buf: &mut [u8], f: impl FnOnce(&mut Cursor<'_>)) -> Option<usize> {
-    let mut c = Cursor {
-        buf,
-        pos: 0,
-        overflow: false,
-    };
-    f(&mut c);
-    (!c.overflow).then_some(c.pos)
-}
-
-/// Writes the text `f` gives at the start of `buf`, which does not grow, and returns its
 /// length, or `None` if it did not fit (a field may need up to [`SCRATCH`] bytes past
 /// its text).
 pub(crate) fn write_into(buf: &mut [u8], mut f: impl FnMut(&mut Cursor<'_>)) -> Option<usize> {
@@ -280,15 +336,32 @@ pub(crate) fn append(buf: &mut Vec<u8>, f: impl FnMut(&mut Cursor<'_>)) {
 /// start of `dst` and returns the digits' count.
 #[inline(always)]
 fn key_digits(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64) -> usize {
+    key_digits_as(dst, key, neg, v, false)
+}
+
+/// [`key_digits`], the digits by [`put_u64_ns`] if `ns`.
+#[inline(always)]
+fn key_digits_as(dst: &mut [u8; 2 * SCRATCH], key: &[u8], neg: bool, v: u64, ns: bool) -> usize {
     copy_small(dst, key);
+    sign_digits(dst, key.len(), neg, v, ns)
+}
+
+/// Writes a `-` if `neg` and the digits of `v` (by [`put_u64_ns`] if `ns`) at `dst[at..]`,
+/// `at` at most [`SCRATCH`], and returns the digits' count.
+#[inline(always)]
+fn sign_digits(dst: &mut [u8; 2 * SCRATCH], at: usize, neg: bool, v: u64, ns: bool) -> usize {
     if neg {
-        dst[key.len()] = b'-';
+        dst[at] = b'-';
     }
-    let at = key.len() + usize::from(neg);
+    let at = at + usize::from(neg);
     let digits = dst[at..]
         .first_chunk_mut::<20>()
         .expect("a key of at most SCRATCH bytes leaves 20 for the digits");
-    put_u64(digits, v)
+    if ns {
+        put_u64_ns(digits, v)
+    } else {
+        put_u64(digits, v)
+    }
 }
 
 impl Cursor<'_> {
@@ -568,36 +641,446 @@ impl Cursor<'_> {
     /// local cursor ([`Cursor::local`]).
     #[inline(always)]
     pub(crate) fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        const CHUNK: usize = 32;
-        if nr_bits == 0 {
-            self.byte(b'0');
+        put_cpumask(self, words, nr_bits);
+    }
+}
+
+/// A field's key (` name=`) of at most [`SCRATCH`] bytes, zero-padded to [`SCRATCH`]
+/// bytes: built at compile time ([`key!`]), it is copied into a [`Line`] by one move of
+/// 4, 8, 16 or 32 bytes from a constant, where a key of 9 to 15 bytes took two
+/// overlapping 8-byte moves of constants (four or five instructions against two).
+#[derive(Debug)]
+pub(crate) struct Key {
+    bytes: [u8; SCRATCH],
+    len: usize,
+}
+
+impl Key {
+    /// The key `s` (at most [`SCRATCH`] bytes).
+    pub(crate) const fn new(s: &[u8]) -> Key {
+        assert!(s.len() <= SCRATCH, "a key of at most SCRATCH bytes");
+        let mut bytes = [0u8; SCRATCH];
+        let mut i = 0;
+        while i < s.len() {
+            bytes[i] = s[i];
+            i += 1;
+        }
+        Key {
+            bytes,
+            len: s.len(),
+        }
+    }
+
+    /// The key's bytes.
+    #[inline(always)]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Copies the key to the start of `dst` in one move of constant length (the
+    /// zeros past it land in the scratch).
+    #[inline(always)]
+    fn put(&self, dst: &mut [u8; 2 * SCRATCH]) {
+        match self.len {
+            0..=4 => dst[..4].copy_from_slice(&self.bytes[..4]),
+            5..=8 => dst[..8].copy_from_slice(&self.bytes[..8]),
+            9..=16 => dst[..16].copy_from_slice(&self.bytes[..16]),
+            _ => dst[..SCRATCH].copy_from_slice(&self.bytes),
+        }
+    }
+}
+
+/// An event's name column, `name:` and spaces up to `width + 1` columns (as
+/// [`Cursor::name_padded`] writes it), built at compile time: copied into a [`Line`] by
+/// one 32-byte move of a constant, where the name's moves, its `:` and the padding's
+/// took about nine instructions.
+#[derive(Debug)]
+pub(crate) struct Name {
+    bytes: [u8; SCRATCH],
+    name_len: usize,
+    width: usize,
+    len: usize,
+}
+
+impl Name {
+    /// The column of `name` padded to `width` (both below [`SCRATCH`]).
+    pub(crate) const fn new(name: &[u8], width: usize) -> Name {
+        assert!(
+            name.len() < SCRATCH && width < SCRATCH,
+            "a name column of one move"
+        );
+        let mut bytes = [b' '; SCRATCH];
+        let mut i = 0;
+        while i < name.len() {
+            bytes[i] = name[i];
+            i += 1;
+        }
+        bytes[name.len()] = b':';
+        let len = if name.len() > width {
+            name.len()
+        } else {
+            width
+        } + 1;
+        Name {
+            bytes,
+            name_len: name.len(),
+            width,
+            len,
+        }
+    }
+
+    /// The name.
+    #[inline(always)]
+    pub(crate) fn name(&self) -> &[u8] {
+        &self.bytes[..self.name_len]
+    }
+}
+
+/// The [`fmt::Key`](Key) of a byte-string literal, a constant.
+macro_rules! key {
+    ($s:literal) => {{
+        const K: $crate::fmt::Key = $crate::fmt::Key::new($s);
+        &K
+    }};
+}
+pub(crate) use key;
+
+/// The output [`crate::ftrace`]'s line formatting writes to: a [`Cursor`] (any
+/// buffer, a bound check per field) or a [`Line`] (a buffer of [`LINE_ROOM`] bytes, none).
+/// The fields' text is the same through both; only where it is written differs.
+pub(crate) trait Text {
+    /// Appends one byte.
+    fn byte(&mut self, b: u8);
+    /// Appends `s`.
+    fn str(&mut self, s: &[u8]);
+    /// Appends `name:` and spaces up to `width + 1` columns.
+    fn name_padded(&mut self, name: &[u8], width: usize);
+    /// Appends a name column built at compile time ([`Name`]).
+    fn name_col(&mut self, name: &Name);
+    /// Appends `key` then `v` (` name=value`).
+    fn key_str(&mut self, key: &Key, v: &[u8]);
+    /// Appends `key` then `v` in decimal (` name=%llu`).
+    fn key_u64(&mut self, key: &Key, v: u64);
+    /// Appends `key` then `v` in decimal (` name=%lld`).
+    fn key_i64(&mut self, key: &Key, v: i64);
+    /// [`Text::key_u64`] of a value that mostly has 9 to 12 digits ([`put_u64_ns`]).
+    fn key_u64_ns(&mut self, key: &Key, v: u64);
+    /// Two fields of [`Text::key_u64`].
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64);
+    /// A field of [`Text::key_u64`] then one of [`Text::key_i64`].
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64);
+    /// Appends `v` in decimal (`%llu`).
+    fn u64(&mut self, v: u64);
+    /// Appends `v` in decimal (`%lld`).
+    fn i64(&mut self, v: i64);
+    /// Appends `v` zero-padded to at least `width` digits (`%0*llu`; `width` ≤ 32).
+    fn u64_zero_padded(&mut self, v: u64, width: usize);
+
+    /// Appends a cpumask as the kernel's `%*pb` prints it ([`put_cpumask`]).
+    #[inline(always)]
+    fn cpumask(&mut self, words: &[u64], nr_bits: usize) {
+        put_cpumask(self, words, nr_bits);
+    }
+}
+
+impl Text for Cursor<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        Cursor::byte(self, b);
+    }
+    #[inline(always)]
+    fn str(&mut self, s: &[u8]) {
+        Cursor::str(self, s);
+    }
+    #[inline(always)]
+    fn name_padded(&mut self, name: &[u8], width: usize) {
+        Cursor::name_padded(self, name, width);
+    }
+    #[inline(always)]
+    fn name_col(&mut self, name: &Name) {
+        Cursor::name_padded(self, name.name(), name.width);
+    }
+    #[inline(always)]
+    fn key_str(&mut self, key: &Key, v: &[u8]) {
+        Cursor::key_str(self, key.as_bytes(), v);
+    }
+    #[inline(always)]
+    fn key_u64(&mut self, key: &Key, v: u64) {
+        Cursor::key_u64(self, key.as_bytes(), v);
+    }
+    #[inline(always)]
+    fn key_i64(&mut self, key: &Key, v: i64) {
+        Cursor::key_i64(self, key.as_bytes(), v);
+    }
+    #[inline(always)]
+    fn key_u64_ns(&mut self, key: &Key, v: u64) {
+        Cursor::key_u64(self, key.as_bytes(), v);
+    }
+    #[inline(always)]
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64) {
+        Cursor::key_u64_2(self, key1.as_bytes(), v1, key2.as_bytes(), v2);
+    }
+    #[inline(always)]
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64) {
+        Cursor::key_u64_i64(self, key1.as_bytes(), v1, key2.as_bytes(), v2);
+    }
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        Cursor::u64(self, v);
+    }
+    #[inline(always)]
+    fn i64(&mut self, v: i64) {
+        Cursor::i64(self, v);
+    }
+    #[inline(always)]
+    fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        Cursor::u64_zero_padded(self, v, width);
+    }
+}
+
+/// Appends a cpumask the way the kernel's `%*pb` (`bitmap_string()`, lib/vsprintf.c)
+/// prints it: hexadecimal, in 32-bit chunks separated by commas, most significant
+/// first, each chunk zero-padded, the first one to the digits that `nr_bits` needs.
+///
+/// `words` are 64-bit words, least significant first; bits at or above `nr_bits` are
+/// ignored. `nr_bits == 0` prints `0`. Inlined: the ftrace writer calls it on a
+/// local cursor ([`Cursor::local`]).
+#[inline(always)]
+pub(crate) fn put_cpumask<T: Text + ?Sized>(c: &mut T, words: &[u64], nr_bits: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    const CHUNK: usize = 32;
+    if nr_bits == 0 {
+        c.byte(b'0');
+        return;
+    }
+    let mut chunk_bits = match nr_bits % CHUNK {
+        0 => CHUNK,
+        r => r,
+    };
+    let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
+    let mut first = true;
+    loop {
+        let word = words.get(lo / 64).copied().unwrap_or(0);
+        let mask = (1u64 << chunk_bits) - 1;
+        let val = (word >> (lo % 64)) & mask;
+        if !first {
+            c.byte(b',');
+        }
+        first = false;
+        let width = chunk_bits.div_ceil(4);
+        for d in (0..width).rev() {
+            // A nibble is below 16, so the cast cannot truncate.
+            c.byte(HEX[((val >> (4 * d)) & 0xf) as usize]);
+        }
+        if lo == 0 {
             return;
         }
-        let mut chunk_bits = match nr_bits % CHUNK {
-            0 => CHUNK,
-            r => r,
+        lo -= CHUNK;
+        chunk_bits = CHUNK;
+    }
+}
+
+/// The longest line a [`Line`] writes is `LINE_MAX - 1` bytes; a power of two, its
+/// positions are masked with `LINE_MAX - 1`.
+pub(crate) const LINE_MAX: usize = 512;
+/// The bytes a [`Line`] writes into: [`LINE_MAX`] and the widest single write past a
+/// position below it.
+pub(crate) const LINE_ROOM: usize = 2 * LINE_MAX;
+
+/// A line written into `LINE_ROOM` bytes with no bound check per field: every write
+/// takes its position modulo [`LINE_MAX`] (one `and`), which the compiler knows leaves
+/// room for a write of up to [`LINE_MAX`] bytes in the array, so it checks nothing.
+///
+/// The position itself is not masked. It only grows, so when the line ends below
+/// [`LINE_MAX`] ([`Line::len`]) every write was at its own, unmasked position and the
+/// line is whole. A longer line (or one with a string longer than [`SCRATCH`] bytes,
+/// which a `Line` does not copy: [`Line::spill`]) wrote its text at wrapped positions
+/// and `len` gives `None`: the caller writes it again with a [`Cursor`]. Either way,
+/// nothing outside the array is written, and the array's bytes past the text are
+/// scratch, as a [`Cursor`]'s.
+pub(crate) struct Line<'a> {
+    buf: &'a mut [u8; LINE_ROOM],
+    pos: usize,
+}
+
+impl<'a> Line<'a> {
+    /// A line written from the start of `buf`.
+    #[inline(always)]
+    pub(crate) fn new(buf: &'a mut [u8; LINE_ROOM]) -> Line<'a> {
+        Line { buf, pos: 0 }
+    }
+
+    /// The line's length, if it is whole (below [`LINE_MAX`]; see [`Line`]).
+    #[inline(always)]
+    pub(crate) fn len(&self) -> Option<usize> {
+        (self.pos < LINE_MAX).then_some(self.pos)
+    }
+
+    /// Runs `f` on a copy of the line and takes back its position (as
+    /// [`Cursor::local`]: the copy's position stays in a register).
+    #[inline(always)]
+    pub(crate) fn local(&mut self, f: impl FnOnce(&mut Line<'_>)) {
+        let mut l = Line {
+            buf: &mut *self.buf,
+            pos: self.pos,
         };
-        let mut lo = nr_bits.div_ceil(CHUNK) * CHUNK - CHUNK;
-        let mut first = true;
-        loop {
-            let word = words.get(lo / 64).copied().unwrap_or(0);
-            let mask = (1u64 << chunk_bits) - 1;
-            let val = (word >> (lo % 64)) & mask;
-            if !first {
-                self.byte(b',');
-            }
-            first = false;
-            let width = chunk_bits.div_ceil(4);
-            for d in (0..width).rev() {
-                // A nibble is below 16, so the cast cannot truncate.
-                self.byte(HEX[((val >> (4 * d)) & 0xf) as usize]);
-            }
-            if lo == 0 {
-                return;
-            }
-            lo -= CHUNK;
-            chunk_bits = CHUNK;
+        f(&mut l);
+        let pos = l.pos;
+        self.pos = pos;
+    }
+
+    /// The `N` bytes at the position modulo [`LINE_MAX`] (`N` at most [`LINE_MAX`]):
+    /// always in the array, with no check.
+    #[inline(always)]
+    fn room<const N: usize>(&mut self) -> &mut [u8; N] {
+        const { assert!(N <= LINE_ROOM - LINE_MAX) };
+        let at = self.pos & (LINE_MAX - 1);
+        self.buf[at..]
+            .first_chunk_mut::<N>()
+            .expect("a position below LINE_MAX leaves LINE_MAX bytes")
+    }
+
+    /// Marks the line as one a [`Cursor`] must write (its position past [`LINE_MAX`]).
+    #[inline(always)]
+    pub(crate) fn spill(&mut self) {
+        self.pos = LINE_ROOM;
+    }
+
+    /// Appends `block[..len]`, copying the whole block (one move of constant length).
+    #[inline(always)]
+    pub(crate) fn block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
+        *self.room::<N>() = *block;
+        self.pos += len;
+    }
+
+    /// Appends `key`, a `-` if `neg`, and the digits of `v` ([`Cursor::key_number`]).
+    #[inline(always)]
+    fn key_number(&mut self, key: &Key, neg: bool, v: u64) {
+        self.key_number_as(key, neg, v, false);
+    }
+
+    /// [`Line::key_number`], the digits by [`put_u64_ns`] if `ns`.
+    #[inline(always)]
+    fn key_number_as(&mut self, key: &Key, neg: bool, v: u64, ns: bool) {
+        let at = key.len + usize::from(neg);
+        let dst = self.room::<{ 2 * SCRATCH }>();
+        key.put(dst);
+        self.pos += at + sign_digits(dst, key.len, neg, v, ns);
+    }
+
+    /// Appends `key` and `v` in decimal (` name=%lld`): a value not below 0 (a
+    /// priority, all but a deadline task's -1) as an unsigned one, with no sign to
+    /// handle on its path.
+    #[inline(always)]
+    fn key_signed(&mut self, key: &Key, v: i64) {
+        if v >= 0 {
+            self.key_number(key, false, v.unsigned_abs());
+        } else {
+            self.key_number(key, true, v.unsigned_abs());
+        }
+    }
+}
+
+impl Text for Line<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.room::<1>()[0] = b;
+        self.pos += 1;
+    }
+
+    #[inline(always)]
+    fn str(&mut self, s: &[u8]) {
+        if s.len() > SCRATCH {
+            self.spill();
+            return;
+        }
+        copy_small(self.room::<SCRATCH>(), s);
+        self.pos += s.len();
+    }
+
+    #[inline(always)]
+    fn name_padded(&mut self, name: &[u8], width: usize) {
+        if name.len() >= SCRATCH || width >= SCRATCH {
+            self.spill();
+            return;
+        }
+        let dst = self.room::<SCRATCH>();
+        dst.fill(b' ');
+        copy_small(dst, name);
+        dst[name.len()] = b':';
+        self.pos += name.len().max(width) + 1;
+    }
+
+    #[inline(always)]
+    fn name_col(&mut self, name: &Name) {
+        *self.room::<SCRATCH>() = name.bytes;
+        self.pos += name.len;
+    }
+
+    #[inline(always)]
+    fn key_str(&mut self, key: &Key, v: &[u8]) {
+        if v.len() > SCRATCH {
+            self.spill();
+            return;
+        }
+        let dst = self.room::<{ 2 * SCRATCH }>();
+        key.put(dst);
+        let value = dst[key.len..]
+            .first_chunk_mut::<SCRATCH>()
+            .expect("a key of at most SCRATCH bytes leaves SCRATCH for the value");
+        copy_str(value, v);
+        self.pos += key.len + v.len();
+    }
+
+    #[inline(always)]
+    fn key_u64(&mut self, key: &Key, v: u64) {
+        self.key_number(key, false, v);
+    }
+
+    #[inline(always)]
+    fn key_i64(&mut self, key: &Key, v: i64) {
+        self.key_signed(key, v);
+    }
+
+    #[inline(always)]
+    fn key_u64_ns(&mut self, key: &Key, v: u64) {
+        self.key_number_as(key, false, v, true);
+    }
+
+    #[inline(always)]
+    fn key_u64_2(&mut self, key1: &Key, v1: u64, key2: &Key, v2: u64) {
+        self.key_number(key1, false, v1);
+        self.key_number(key2, false, v2);
+    }
+
+    #[inline(always)]
+    fn key_u64_i64(&mut self, key1: &Key, v1: u64, key2: &Key, v2: i64) {
+        self.key_number(key1, false, v1);
+        self.key_signed(key2, v2);
+    }
+
+    #[inline(always)]
+    fn u64(&mut self, v: u64) {
+        let n = put_u64(self.room::<20>(), v);
+        self.pos += n;
+    }
+
+    #[inline(always)]
+    fn i64(&mut self, v: i64) {
+        if v < 0 {
+            self.byte(b'-');
+        }
+        self.u64(v.unsigned_abs());
+    }
+
+    #[inline(always)]
+    fn u64_zero_padded(&mut self, v: u64, width: usize) {
+        if (1..=4).contains(&width) && v < POW10[width] {
+            // Below 10^4: the cast cannot truncate.
+            *self.room::<4>() = (pad4(v as u32) >> (8 * (4 - width))).to_le_bytes();
+            self.pos += width;
+        } else {
+            self.spill();
         }
     }
 }
@@ -610,6 +1093,27 @@ mod tests {
         let mut b = Vec::new();
         append(&mut b, f);
         String::from_utf8(b).expect("ASCII output")
+    }
+
+    /// The text `$body` writes with `$t` a [`Line`], if it ends whole, and with `$t` a
+    /// [`Cursor`] (the same [`Text`] calls).
+    macro_rules! both {
+        (|$t:ident| $body:block) => {{
+            let mut room = [b'#'; LINE_ROOM];
+            let mut line = Line::new(&mut room);
+            {
+                let $t = &mut line;
+                $body
+            }
+            let line = line
+                .len()
+                .map(|n| String::from_utf8(room[..n].to_vec()).expect("ASCII"));
+            let cursor = s(|c| {
+                let $t = c;
+                $body
+            });
+            (line, cursor)
+        }};
     }
 
     #[test]
@@ -676,6 +1180,20 @@ mod tests {
             ] {
                 assert_eq!(digit_count(x), x.to_string().len(), "{x}");
                 assert_eq!(s(|c| c.u64(x)), x.to_string());
+                let mut d = [0u8; 20];
+                let n = put_u64_ns(&mut d, x);
+                assert_eq!(&d[..n], x.to_string().as_bytes());
+                let (line, cursor) = both!(|t| {
+                    Text::key_u64_ns(t, key!(b" update_time="), x);
+                    Text::key_u64(t, key!(b" k="), x);
+                });
+                assert_eq!(
+                    (line.as_deref(), cursor.as_str()),
+                    (
+                        Some(&*format!(" update_time={x} k={x}")),
+                        &*format!(" update_time={x} k={x}")
+                    )
+                );
                 assert_eq!(s(|c| c.u64_zero_padded(x, 6)), format!("{x:06}"));
                 for w in 1..=4 {
                     assert_eq!(s(|c| c.u64_zero_padded(x, w)), format!("{x:0w$}"));
@@ -724,6 +1242,93 @@ mod tests {
         let mut b = format!("keep|{}", "s".repeat(40)).into_bytes();
         let end = write_at(&mut b, 5, |c| c.str(b"ab"));
         assert_eq!((end, b.len(), &b[..9]), (7, 45, &b"keep|abss"[..]));
+    }
+
+    #[test]
+    fn a_line_is_the_cursors_text_or_none() {
+        let (line, cursor) = both!(|t| {
+            Text::name_padded(t, b"sched_wakeup", 20);
+            Text::name_col(t, &Name::new(b"sched_util_est_cfs", 20));
+            Text::name_col(t, &Name::new(b"cpufreq_sched_update_capacity", 20));
+            Text::name_col(t, &Name::new(b"", 0));
+            Text::name_col(t, &Name::new(b"n", 30));
+            Text::key_str(t, key!(b" comm="), b"sixteen-chars-16");
+            Text::key_u64_i64(t, key!(b" pid="), u64::MAX, key!(b" prio="), i64::MIN);
+            Text::key_u64_2(t, key!(b" a="), 0, key!(b" b="), 10_000);
+            Text::key_i64(t, key!(b" c="), -1);
+            Text::str(t, b" target_cpu=");
+            Text::u64_zero_padded(t, 7, 3);
+            Text::byte(t, b' ');
+            Text::i64(t, -12);
+            Text::u64(t, 123_456_789_012);
+            Text::key_u64_ns(t, key!(b" update_time="), 99_999_999);
+            Text::key_u64_ns(t, key!(b" update_time="), 100_000_000);
+            Text::key_u64_ns(t, key!(b" update_time="), 999_999_999_999);
+            Text::key_u64_ns(t, key!(b" update_time="), 1_000_000_000_000);
+            Text::cpumask(t, &[0x1_0000_0001], 33);
+        });
+        assert_eq!(line.as_deref(), Some(cursor.as_str()));
+        // Up to LINE_MAX - 1 bytes a line is whole; from LINE_MAX on it is not.
+        for n in [
+            LINE_MAX - 2,
+            LINE_MAX - 1,
+            LINE_MAX,
+            LINE_MAX + 1,
+            3 * LINE_MAX,
+        ] {
+            let (line, cursor) = both!(|t| {
+                for _ in 0..n / 16 {
+                    Text::str(t, b"0123456789abcdef");
+                }
+                for _ in 0..n % 16 {
+                    Text::byte(t, b'x');
+                }
+            });
+            assert_eq!(cursor.len(), n);
+            assert_eq!(line, (n < LINE_MAX).then_some(cursor), "{n}");
+        }
+        // A string longer than SCRATCH, a width the table of four digits does not give,
+        // a name too long: not written by a `Line` (a `Key` is at most SCRATCH bytes).
+        let long = [b'y'; SCRATCH + 1];
+        let spilled = [
+            both!(|t| {
+                Text::str(t, b"ok");
+                Text::str(t, &long);
+            }),
+            both!(|t| {
+                Text::key_str(t, key!(b" k="), &long);
+            }),
+            both!(|t| {
+                Text::u64_zero_padded(t, 1000, 3);
+            }),
+            both!(|t| {
+                Text::u64_zero_padded(t, 1, 6);
+            }),
+            both!(|t| {
+                Text::name_padded(t, &long, 20);
+            }),
+            both!(|t| {
+                Text::name_padded(t, b"n", SCRATCH);
+            }),
+        ];
+        for (line, cursor) in spilled {
+            assert_eq!(line, None, "{cursor}");
+        }
+        // Keys of every length, each copied by its own move.
+        let text = b"=abcdefghijklmnopqrstuvwxyz012345";
+        for n in 0..=SCRATCH {
+            let k = Key::new(&text[..n]);
+            assert_eq!(k.as_bytes(), &text[..n]);
+            let (line, cursor) = both!(|t| {
+                Text::key_u64(t, &k, 7);
+                Text::key_str(t, &k, b"v");
+                Text::key_i64(t, &k, -7);
+                Text::key_i64(t, &k, 0);
+            });
+            assert_eq!(line.as_deref(), Some(cursor.as_str()));
+            let k = String::from_utf8(text[..n].to_vec()).expect("ASCII");
+            assert_eq!(cursor, format!("{k}7{k}v{k}-7{k}0"));
+        }
     }
 
     fn m(words: &[u64], nr_bits: usize) -> String {

@@ -26,7 +26,7 @@ use std::path::Path;
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 
-use crate::fmt::{self, Cursor};
+use crate::fmt::{self, key, Cursor, Key, Line, Name, Text, LINE_ROOM};
 use crate::prefix::{push_prefix, Prefixes};
 
 /// Bytes buffered before they are handed to the writer: 256 KiB. Against 64 KiB it took
@@ -110,7 +110,7 @@ pub fn event_name(ev: &TraceEvent<'_>) -> &'static str {
 
 /// Appends ` name=value` for a string value; `key` is ` name=`.
 #[inline(always)]
-fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
+fn kv_str<T: Text>(c: &mut T, key: &Key, v: &str) {
     c.key_str(key, v.as_bytes());
 }
 
@@ -118,35 +118,40 @@ fn kv_str(c: &mut Cursor<'_>, key: &[u8], v: &str) {
 /// comm=… pid=…` (a task has no cgroup path, as LISA's `sched_pelt_se` and
 /// `sched_util_est_se` print it). The constant path and the next key are one key.
 #[inline(always)]
-fn kv_se_prefix(c: &mut Cursor<'_>, cpu: u32, task: &TaskRef<'_>) {
-    kv_u64(c, b" cpu=", u64::from(cpu));
-    kv_str(c, b" path=(null) comm=", task.comm);
-    kv_u64(c, b" pid=", u64::from(task.pid));
+fn kv_se_prefix<T: Text>(c: &mut T, cpu: u32, task: &TaskRef<'_>) {
+    kv_u64(c, key!(b" cpu="), u64::from(cpu));
+    kv_str(c, key!(b" path=(null) comm="), task.comm);
+    kv_u64(c, key!(b" pid="), u64::from(task.pid));
 }
 
 /// Appends ` name1=value1 name2=value2` for two unsigned values under one bound check.
 #[inline(always)]
-fn kv_u64_2(c: &mut Cursor<'_>, key1: &[u8], v1: u64, key2: &[u8], v2: u64) {
+fn kv_u64_2<T: Text>(c: &mut T, key1: &Key, v1: u64, key2: &Key, v2: u64) {
     c.key_u64_2(key1, v1, key2, v2);
 }
 
 /// Appends ` name=value` for an unsigned value; `key` is ` name=`.
 #[inline(always)]
-fn kv_u64(c: &mut Cursor<'_>, key: &[u8], v: u64) {
+fn kv_u64<T: Text>(c: &mut T, key: &Key, v: u64) {
     c.key_u64(key, v);
 }
 
 /// Appends ` name=value` for a signed value; `key` is ` name=`.
 #[inline(always)]
-fn kv_i64(c: &mut Cursor<'_>, key: &[u8], v: i64) {
+fn kv_i64<T: Text>(c: &mut T, key: &Key, v: i64) {
     c.key_i64(key, v);
 }
 
 /// Appends `comm= pid= prio=` of a task.
 #[inline(always)]
-fn kv_task(c: &mut Cursor<'_>, t: &TaskRef<'_>) {
-    kv_str(c, b" comm=", t.comm);
-    c.key_u64_i64(b" pid=", u64::from(t.pid), b" prio=", i64::from(t.prio));
+fn kv_task<T: Text>(c: &mut T, t: &TaskRef<'_>) {
+    kv_str(c, key!(b" comm="), t.comm);
+    c.key_u64_i64(
+        key!(b" pid="),
+        u64::from(t.pid),
+        key!(b" prio="),
+        i64::from(t.prio),
+    );
 }
 
 /// Appends one complete line (with its `\n`) for `ev` to `buf`, in the format described in
@@ -161,17 +166,26 @@ pub fn format_event(buf: &mut Vec<u8>, nr_cpus: usize, ctx: &Ctx<'_>, ev: &Trace
     });
 }
 
-/// Appends `name: ` padded to [`NAME_WIDTH`], `name` being the literal [`event_name`]
-/// gives for `ev` (a constant copy in each arm of [`format_body`]).
+/// The name column ([`Name`], `name: ` padded to [`NAME_WIDTH`]) of an event name, a
+/// constant.
+macro_rules! name_col {
+    ($s:literal) => {{
+        const N: Name = Name::new($s.as_bytes(), NAME_WIDTH);
+        &N
+    }};
+}
+
+/// Appends `name: ` padded to [`NAME_WIDTH`], `name` being the column of the literal
+/// [`event_name`] gives for `ev` (a constant in each arm of [`format_body`]).
 #[inline(always)]
-fn name(c: &mut Cursor<'_>, ev: &TraceEvent<'_>, name: &'static str) {
-    debug_assert_eq!(name, event_name(ev));
-    c.name_padded(name.as_bytes(), NAME_WIDTH);
+fn name<T: Text>(c: &mut T, ev: &TraceEvent<'_>, name: &Name) {
+    debug_assert_eq!(name.name(), event_name(ev).as_bytes());
+    c.name_col(name);
 }
 
 /// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`.
 #[inline(always)]
-fn kv_wakeup(c: &mut Cursor<'_>, task: &TaskRef<'_>, target_cpu: u32) {
+fn kv_wakeup<T: Text>(c: &mut T, task: &TaskRef<'_>, target_cpu: u32) {
     kv_task(c, task);
     c.str(b" target_cpu=");
     c.u64_zero_padded(u64::from(target_cpu), 3);
@@ -179,9 +193,9 @@ fn kv_wakeup(c: &mut Cursor<'_>, task: &TaskRef<'_>, target_cpu: u32) {
 
 /// The fields of `sched_pelt_rt` and `sched_pelt_dl`.
 #[inline(always)]
-fn kv_pelt_rq(c: &mut Cursor<'_>, cpu: u32, load: u64, rbl_load: u64, util: u64) {
-    kv_u64_2(c, b" cpu=", u64::from(cpu), b" load=", load);
-    kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
+fn kv_pelt_rq<T: Text>(c: &mut T, cpu: u32, load: u64, rbl_load: u64, util: u64) {
+    kv_u64_2(c, key!(b" cpu="), u64::from(cpu), key!(b" load="), load);
+    kv_u64_2(c, key!(b" rbl_load="), rbl_load, key!(b" util="), util);
 }
 
 /// Appends a line past its prefix (`comm-pid [cpu] ts: `, [`crate::prefix`]): the event's
@@ -191,9 +205,16 @@ fn format_body(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
     c.local(|c| format_line(c, nr_cpus, ev));
 }
 
+/// [`format_body`] into a [`Line`] (no bound check per field; the caller writes the
+/// line again with a [`Cursor`] if it did not end whole), on a local copy of it
+/// ([`Line::local`]).
+fn format_body_line(l: &mut Line<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+    l.local(|l| format_line(l, nr_cpus, ev));
+}
+
 /// [`format_body`] on the local cursor: every function it calls is inlined.
 #[inline(always)]
-fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+fn format_line<T: Text>(c: &mut T, nr_cpus: usize, ev: &TraceEvent<'_>) {
     // Each arm starts with the event's name, `name: ` padded to NAME_WIDTH. The fields
     // each start with their separating space; the first one's is the space after the
     // padded name.
@@ -203,22 +224,22 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             oldcomm,
             newcomm,
         } => {
-            name(c, ev, "task_rename");
-            kv_u64(c, b" pid=", u64::from(pid));
-            kv_str(c, b" oldcomm=", oldcomm);
-            kv_str(c, b" newcomm=", newcomm);
-            kv_i64(c, b" oom_score_adj=", 0);
+            name(c, ev, name_col!("task_rename"));
+            kv_u64(c, key!(b" pid="), u64::from(pid));
+            kv_str(c, key!(b" oldcomm="), oldcomm);
+            kv_str(c, key!(b" newcomm="), newcomm);
+            kv_i64(c, key!(b" oom_score_adj="), 0);
         }
         TraceEvent::SchedWaking { task, target_cpu } => {
-            name(c, ev, "sched_waking");
+            name(c, ev, name_col!("sched_waking"));
             kv_wakeup(c, &task, target_cpu);
         }
         TraceEvent::SchedWakeup { task, target_cpu } => {
-            name(c, ev, "sched_wakeup");
+            name(c, ev, name_col!("sched_wakeup"));
             kv_wakeup(c, &task, target_cpu);
         }
         TraceEvent::SchedWakeupNew { task, target_cpu } => {
-            name(c, ev, "sched_wakeup_new");
+            name(c, ev, name_col!("sched_wakeup_new"));
             kv_wakeup(c, &task, target_cpu);
         }
         TraceEvent::SchedSwitch {
@@ -226,20 +247,20 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             prev_state,
             next,
         } => {
-            name(c, ev, "sched_switch");
-            kv_str(c, b" prev_comm=", prev.comm);
+            name(c, ev, name_col!("sched_switch"));
+            kv_str(c, key!(b" prev_comm="), prev.comm);
             c.key_u64_i64(
-                b" prev_pid=",
+                key!(b" prev_pid="),
                 u64::from(prev.pid),
-                b" prev_prio=",
+                key!(b" prev_prio="),
                 i64::from(prev.prio),
             );
-            kv_u64(c, b" prev_state=", u64::from(prev_state));
-            kv_str(c, b" next_comm=", next.comm);
+            kv_u64(c, key!(b" prev_state="), u64::from(prev_state));
+            kv_str(c, key!(b" next_comm="), next.comm);
             c.key_u64_i64(
-                b" next_pid=",
+                key!(b" next_pid="),
                 u64::from(next.pid),
-                b" next_prio=",
+                key!(b" next_prio="),
                 i64::from(next.prio),
             );
         }
@@ -248,13 +269,13 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             orig_cpu,
             dest_cpu,
         } => {
-            name(c, ev, "sched_migrate_task");
+            name(c, ev, name_col!("sched_migrate_task"));
             kv_task(c, &task);
-            kv_u64(c, b" orig_cpu=", u64::from(orig_cpu));
-            kv_u64(c, b" dest_cpu=", u64::from(dest_cpu));
+            kv_u64(c, key!(b" orig_cpu="), u64::from(orig_cpu));
+            kv_u64(c, key!(b" dest_cpu="), u64::from(dest_cpu));
         }
         TraceEvent::SchedProcessExit { task } => {
-            name(c, ev, "sched_process_exit");
+            name(c, ev, name_col!("sched_process_exit"));
             kv_task(c, &task);
         }
         TraceEvent::SchedPiSetprio {
@@ -262,37 +283,43 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             oldprio,
             newprio,
         } => {
-            name(c, ev, "sched_pi_setprio");
-            kv_str(c, b" comm=", task.comm);
-            kv_u64(c, b" pid=", u64::from(task.pid));
-            kv_i64(c, b" oldprio=", i64::from(oldprio));
-            kv_i64(c, b" newprio=", i64::from(newprio));
+            name(c, ev, name_col!("sched_pi_setprio"));
+            kv_str(c, key!(b" comm="), task.comm);
+            kv_u64(c, key!(b" pid="), u64::from(task.pid));
+            kv_i64(c, key!(b" oldprio="), i64::from(oldprio));
+            kv_i64(c, key!(b" newprio="), i64::from(newprio));
         }
         TraceEvent::SchedHmpMigrate { task, dest, force } => {
-            name(c, ev, "sched_hmp_migrate");
-            kv_str(c, b" comm=", task.comm);
-            kv_u64(c, b" pid=", u64::from(task.pid));
-            kv_u64(c, b" dest=", u64::from(dest));
-            kv_u64(c, b" force=", u64::from(force));
+            name(c, ev, name_col!("sched_hmp_migrate"));
+            kv_str(c, key!(b" comm="), task.comm);
+            kv_u64(c, key!(b" pid="), u64::from(task.pid));
+            kv_u64(c, key!(b" dest="), u64::from(dest));
+            kv_u64(c, key!(b" force="), u64::from(force));
         }
         TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-            name(c, ev, "sched_task_runnable_ratio");
-            kv_str(c, b" comm=", task.comm);
-            kv_u64(c, b" pid=", u64::from(task.pid));
-            kv_u64(c, b" ratio=", ratio);
+            name(c, ev, name_col!("sched_task_runnable_ratio"));
+            kv_str(c, key!(b" comm="), task.comm);
+            kv_u64(c, key!(b" pid="), u64::from(task.pid));
+            kv_u64(c, key!(b" ratio="), ratio);
         }
         TraceEvent::CpuFrequency { cpu_id, state } => {
-            name(c, ev, "cpu_frequency");
-            kv_u64_2(c, b" state=", state, b" cpu_id=", u64::from(cpu_id));
+            name(c, ev, name_col!("cpu_frequency"));
+            kv_u64_2(
+                c,
+                key!(b" state="),
+                state,
+                key!(b" cpu_id="),
+                u64::from(cpu_id),
+            );
         }
         TraceEvent::CpuIdle { cpu_id, state } => {
-            name(c, ev, "cpu_idle");
+            name(c, ev, name_col!("cpu_idle"));
             // The tracepoint stores the state in a u32: −1 reads 4294967295.
             kv_u64_2(
                 c,
-                b" state=",
+                key!(b" state="),
                 u64::from(state as u32),
-                b" cpu_id=",
+                key!(b" cpu_id="),
                 u64::from(cpu_id),
             );
         }
@@ -305,21 +332,21 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             newtarg,
         } => {
             c.name_padded(kind.name().as_bytes(), NAME_WIDTH);
-            kv_u64(c, b" cpu=", u64::from(cpu_id));
-            kv_u64(c, b" load=", load);
-            kv_u64(c, b" cur=", curtarg);
-            kv_u64(c, b" actual=", curactual);
-            kv_u64(c, b" targ=", newtarg);
+            kv_u64(c, key!(b" cpu="), u64::from(cpu_id));
+            kv_u64(c, key!(b" load="), load);
+            kv_u64(c, key!(b" cur="), curtarg);
+            kv_u64(c, key!(b" actual="), curactual);
+            kv_u64(c, key!(b" targ="), newtarg);
         }
         TraceEvent::CpufreqInteractiveSetspeed {
             cpu_id,
             targfreq,
             actualfreq,
         } => {
-            name(c, ev, "cpufreq_interactive_setspeed");
-            kv_u64(c, b" cpu=", u64::from(cpu_id));
-            kv_u64(c, b" targ=", targfreq);
-            kv_u64(c, b" actual=", actualfreq);
+            name(c, ev, name_col!("cpufreq_interactive_setspeed"));
+            kv_u64(c, key!(b" cpu="), u64::from(cpu_id));
+            kv_u64(c, key!(b" targ="), targfreq);
+            kv_u64(c, key!(b" actual="), actualfreq);
         }
         TraceEvent::CpufreqInteractiveBoost { s } | TraceEvent::CpufreqInteractiveUnboost { s } => {
             c.name_padded(event_name(ev).as_bytes(), NAME_WIDTH);
@@ -333,7 +360,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             freq_new,
             requested_freq,
         } => {
-            name(c, ev, "cpufreq_sched_request_opp");
+            name(c, ev, name_col!("cpufreq_sched_request_opp"));
             c.str(b" cpu ");
             c.u64(u64::from(cpu));
             c.str(b" cap change, cluster cap request ");
@@ -353,17 +380,17 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             total,
             new_total,
         } => {
-            name(c, ev, "cpufreq_sched_update_capacity");
-            kv_u64(c, b" cpu=", u64::from(cpu));
-            kv_u64(c, b" set_cap=", u64::from(request));
-            kv_u64(c, b" cfs=", cfs);
-            kv_u64(c, b" rt=", rt);
-            kv_u64(c, b" dl=", dl);
-            kv_u64(c, b" old_tot=", total);
-            kv_u64(c, b" new_tot=", new_total);
+            name(c, ev, name_col!("cpufreq_sched_update_capacity"));
+            kv_u64(c, key!(b" cpu="), u64::from(cpu));
+            kv_u64(c, key!(b" set_cap="), u64::from(request));
+            kv_u64(c, key!(b" cfs="), cfs);
+            kv_u64(c, key!(b" rt="), rt);
+            kv_u64(c, key!(b" dl="), dl);
+            kv_u64(c, key!(b" old_tot="), total);
+            kv_u64(c, key!(b" new_tot="), new_total);
         }
         TraceEvent::CpufreqSchedThrottled { rem } => {
-            name(c, ev, "cpufreq_sched_throttled");
+            name(c, ev, name_col!("cpufreq_sched_throttled"));
             c.str(b" throttled - ");
             c.i64(rem);
             c.str(b" usec remaining");
@@ -376,10 +403,11 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             util,
             update_time,
         } => {
-            name(c, ev, "sched_pelt_se");
+            name(c, ev, name_col!("sched_pelt_se"));
             kv_se_prefix(c, cpu, &task);
-            kv_u64_2(c, b" load=", load, b" rbl_load=", rbl_load);
-            kv_u64_2(c, b" util=", util, b" update_time=", update_time);
+            kv_u64_2(c, key!(b" load="), load, key!(b" rbl_load="), rbl_load);
+            kv_u64(c, key!(b" util="), util);
+            c.key_u64_ns(key!(b" update_time="), update_time);
         }
         TraceEvent::SchedPeltCfs {
             cpu,
@@ -388,11 +416,17 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             util,
             update_time,
         } => {
-            name(c, ev, "sched_pelt_cfs");
+            name(c, ev, name_col!("sched_pelt_cfs"));
             // `path=/` (the root cfs_rq) and the next key as one key.
-            kv_u64_2(c, b" cpu=", u64::from(cpu), b" path=/ load=", load);
-            kv_u64_2(c, b" rbl_load=", rbl_load, b" util=", util);
-            kv_u64(c, b" update_time=", update_time);
+            kv_u64_2(
+                c,
+                key!(b" cpu="),
+                u64::from(cpu),
+                key!(b" path=/ load="),
+                load,
+            );
+            kv_u64_2(c, key!(b" rbl_load="), rbl_load, key!(b" util="), util);
+            c.key_u64_ns(key!(b" update_time="), update_time);
         }
         TraceEvent::SchedPeltRt {
             cpu,
@@ -400,7 +434,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             rbl_load,
             util,
         } => {
-            name(c, ev, "sched_pelt_rt");
+            name(c, ev, name_col!("sched_pelt_rt"));
             kv_pelt_rq(c, cpu, load, rbl_load, util);
         }
         TraceEvent::SchedPeltDl {
@@ -409,7 +443,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             rbl_load,
             util,
         } => {
-            name(c, ev, "sched_pelt_dl");
+            name(c, ev, name_col!("sched_pelt_dl"));
             kv_pelt_rq(c, cpu, load, rbl_load, util);
         }
         TraceEvent::SchedUtilEstSe {
@@ -419,10 +453,10 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             ewma,
             util,
         } => {
-            name(c, ev, "sched_util_est_se");
+            name(c, ev, name_col!("sched_util_est_se"));
             kv_se_prefix(c, cpu, &task);
-            kv_u64_2(c, b" enqueued=", enqueued, b" ewma=", ewma);
-            kv_u64(c, b" util=", util);
+            kv_u64_2(c, key!(b" enqueued="), enqueued, key!(b" ewma="), ewma);
+            kv_u64(c, key!(b" util="), util);
         }
         TraceEvent::SchedUtilEstCfs {
             cpu,
@@ -430,10 +464,16 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             ewma,
             util,
         } => {
-            name(c, ev, "sched_util_est_cfs");
+            name(c, ev, name_col!("sched_util_est_cfs"));
             // `path=/` (the root cfs_rq) and the next key as one key.
-            kv_u64_2(c, b" cpu=", u64::from(cpu), b" path=/ enqueued=", enqueued);
-            kv_u64_2(c, b" ewma=", ewma, b" util=", util);
+            kv_u64_2(
+                c,
+                key!(b" cpu="),
+                u64::from(cpu),
+                key!(b" path=/ enqueued="),
+                enqueued,
+            );
+            kv_u64_2(c, key!(b" ewma="), ewma, key!(b" util="), util);
         }
         TraceEvent::SchedCpuCapacity {
             cpu,
@@ -441,19 +481,25 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             capacity_orig,
             capacity_curr,
         } => {
-            name(c, ev, "sched_cpu_capacity");
-            kv_u64_2(c, b" cpu=", u64::from(cpu), b" capacity=", capacity);
+            name(c, ev, name_col!("sched_cpu_capacity"));
             kv_u64_2(
                 c,
-                b" capacity_orig=",
+                key!(b" cpu="),
+                u64::from(cpu),
+                key!(b" capacity="),
+                capacity,
+            );
+            kv_u64_2(
+                c,
+                key!(b" capacity_orig="),
                 capacity_orig,
-                b" capacity_curr=",
+                key!(b" capacity_curr="),
                 capacity_curr,
             );
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
-            name(c, ev, "sched_overutilized");
-            kv_u64(c, b" overutilized=", u64::from(overutilized));
+            name(c, ev, name_col!("sched_overutilized"));
+            kv_u64(c, key!(b" overutilized="), u64::from(overutilized));
             c.str(b" span=0x");
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
@@ -463,7 +509,7 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
             c.cpumask(span, nr_bits);
         }
         TraceEvent::Print(marker) => {
-            name(c, ev, "print");
+            name(c, ev, name_col!("print"));
             c.str(b" tracing_mark_write: ");
             format_marker(c, &marker);
         }
@@ -474,16 +520,16 @@ fn format_line(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
 /// Appends the rt-app payload of a `print` line (rt-app's `log_ftrace()` strings).
 /// Inlined: [`format_body`] calls it on its local cursor.
 #[inline(always)]
-pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
+pub(crate) fn format_marker<T: Text>(c: &mut T, m: &RtappMarker<'_>) {
     match *m {
         RtappMarker::Main { event, data } => {
             c.str(b"rtapp_main:");
-            kv_str(c, b" event=", event);
-            kv_i64(c, b" data=", data);
+            kv_str(c, key!(b" event="), event);
+            kv_i64(c, key!(b" data="), data);
         }
         RtappMarker::Task { event } => {
             c.str(b"rtapp_task:");
-            kv_str(c, b" event=", event);
+            kv_str(c, key!(b" event="), event);
         }
         RtappMarker::Loop {
             event,
@@ -492,16 +538,16 @@ pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
             phase_loop,
         } => {
             c.str(b"rtapp_loop:");
-            kv_str(c, b" event=", event);
-            kv_u64(c, b" thread_loop=", thread_loop);
-            kv_u64(c, b" phase=", phase);
-            kv_u64(c, b" phase_loop=", phase_loop);
+            kv_str(c, key!(b" event="), event);
+            kv_u64(c, key!(b" thread_loop="), thread_loop);
+            kv_u64(c, key!(b" phase="), phase);
+            kv_u64(c, key!(b" phase_loop="), phase_loop);
         }
         RtappMarker::Event { id, type_id, desc } => {
             c.str(b"rtapp_event:");
-            kv_u64(c, b" id=", id);
-            kv_u64(c, b" type=", u64::from(type_id));
-            kv_str(c, b" desc=", desc);
+            kv_u64(c, key!(b" id="), id);
+            kv_u64(c, key!(b" type="), u64::from(type_id));
+            kv_str(c, key!(b" desc="), desc);
         }
         RtappMarker::Stats {
             period,
@@ -512,12 +558,12 @@ pub(crate) fn format_marker(c: &mut Cursor<'_>, m: &RtappMarker<'_>) {
             c_run,
         } => {
             c.str(b"rtapp_stats:");
-            kv_i64(c, b" period=", period);
-            kv_i64(c, b" run=", run);
-            kv_i64(c, b" wu_lat=", wu_lat);
-            kv_i64(c, b" slack=", slack);
-            kv_i64(c, b" c_period=", c_period);
-            kv_i64(c, b" c_run=", c_run);
+            kv_i64(c, key!(b" period="), period);
+            kv_i64(c, key!(b" run="), run);
+            kv_i64(c, key!(b" wu_lat="), wu_lat);
+            kv_i64(c, key!(b" slack="), slack);
+            kv_i64(c, key!(b" c_period="), c_period);
+            kv_i64(c, key!(b" c_run="), c_run);
         }
     }
 }
@@ -593,6 +639,10 @@ pub struct FtraceTextSink<W: Write> {
     prefixes: Prefixes,
     /// First I/O error; output stops once set.
     error: Option<io::Error>,
+    /// `all` and no `error`: `record` writes the event with no other test (one test
+    /// per line where `error` and `all` were two). Kept by [`Self::sync_pass`] at every
+    /// change of either.
+    pass: bool,
 }
 
 impl FtraceTextSink<File> {
@@ -614,7 +664,13 @@ impl<W: Write> FtraceTextSink<W> {
             nr_cpus: 0,
             prefixes: Prefixes::default(),
             error: None,
+            pass: true,
         }
+    }
+
+    /// Recomputes `pass` after a change of `all` or `error`.
+    fn sync_pass(&mut self) {
+        self.pass = self.all && self.error.is_none();
     }
 
     /// Restricts the sink to the given event groups (e.g. `--trace-events sched,power`).
@@ -622,6 +678,7 @@ impl<W: Write> FtraceTextSink<W> {
     pub fn with_interest(mut self, interest: Interest) -> Self {
         self.interest = interest;
         self.all = interest == Interest::ALL;
+        self.sync_pass();
         self
     }
 
@@ -632,7 +689,9 @@ impl<W: Write> FtraceTextSink<W> {
 
     /// Takes the first I/O error met so far, if any. Output stopped at that error.
     pub fn take_error(&mut self) -> Option<io::Error> {
-        self.error.take()
+        let e = self.error.take();
+        self.sync_pass();
+        e
     }
 
     /// Writes the buffered lines out and flushes the writer. Returns the first error met,
@@ -646,7 +705,10 @@ impl<W: Write> FtraceTextSink<W> {
                 }
             }
         }
-        match self.error.take() {
+        self.sync_pass();
+        let e = self.error.take();
+        self.sync_pass();
+        match e {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -673,10 +735,14 @@ impl<W: Write> FtraceTextSink<W> {
             }
         }
         self.filled = 0;
+        self.sync_pass();
     }
 
-    /// Writes the line of `ev` into a grown buffer: it did not fit the bytes past the
-    /// pending output (the prefix cache, updated by the first try, gives the same prefix).
+    /// Writes the line of `ev` with a [`Cursor`], into a grown buffer if needed: it did
+    /// not end whole in a [`Line`] (a line of [`fmt::LINE_MAX`] bytes or more, a string
+    /// longer than a `Line` copies, a prefix the cache does not keep) or the buffer had
+    /// not [`LINE_ROOM`] bytes past the pending output (the prefix cache, updated by the
+    /// first try, gives the same prefix).
     #[cold]
     #[inline(never)]
     fn record_grown(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
@@ -709,16 +775,28 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
 
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         debug_assert_eq!(self.all, self.interest == Interest::ALL);
-        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
+        debug_assert_eq!(self.pass, self.all && self.error.is_none(), "pass");
+        if !self.pass && (self.error.is_some() || !wanted(&self.interest, ev)) {
             return;
         }
         let nr_cpus = self.nr_cpus;
         let prefixes = &mut self.prefixes;
         let at = self.filled;
-        let written = fmt::write_once(self.buf.get_mut(at..).unwrap_or_default(), |c| {
-            prefixes.push(c, ctx);
-            format_body(c, nr_cpus, ev);
-        });
+        // The line in a `Line` of the LINE_ROOM bytes past the pending output (the
+        // buffer keeps more than that past its threshold).
+        let written = match self
+            .buf
+            .get_mut(at..)
+            .and_then(|b| b.first_chunk_mut::<LINE_ROOM>())
+        {
+            Some(room) => {
+                let mut l = Line::new(room);
+                prefixes.push_line(&mut l, ctx);
+                format_body_line(&mut l, nr_cpus, ev);
+                l.len()
+            }
+            None => None,
+        };
         match written {
             Some(n) => self.filled = at + n,
             None => self.record_grown(ctx, ev),
@@ -737,6 +815,7 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
                 }
             }
         }
+        self.sync_pass();
     }
 }
 
