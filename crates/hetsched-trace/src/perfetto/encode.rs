@@ -1,15 +1,16 @@
 //! The encoding of one event: Perfetto's field numbers for the messages the writer
 //! emits, the constant heads of generic events' fields, and each event's body
-//! (`Bundle::push()`: one match on the event, each arm sizing its body and then writing
-//! it once; see the parent module).
+//! (`Bundle::push()`: one match on the event, each arm bounding its body and then
+//! writing it once; see the parent module).
 
 use hetsched_core::trace::{Ctx, TaskRef, TraceEvent};
 
 use crate::fmt;
 use crate::ftrace::format_marker;
-use crate::proto::{key1, varint_len, Enc, Out, Sizer, WT_LEN};
+use crate::proto::{key1, Enc, Out, Sizer, WT_LEN};
 
-use super::Bundle;
+use super::window::{Bound, Put, Win, WIN};
+use super::{Bundle, PREFIX_BYTES};
 
 /// `Trace` (trace.proto).
 pub(super) mod trace {
@@ -244,27 +245,13 @@ pub(super) fn gi<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: i64) {
 
 /// A generic event's `Field` with a string value (`head!(name, s)`).
 #[inline(always)]
-pub(super) fn gs<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
-    let len = v.len();
-    // The head's own key and length byte are not part of the length.
-    let field_len = N - 2 + varint_len(len as u64) + len;
-    if field_len < 0x80 {
-        let mut h = *head;
-        // Below 0x80.
-        h[1] = field_len as u8;
-        o.fixed(&h);
-    } else {
-        o.byte(head[0]);
-        o.varint(field_len as u64);
-        o.bytes(&head[2..]);
-    }
-    o.varint(len as u64);
-    o.bytes(v);
+pub(super) fn gs<O: Put, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
+    o.str_field(head, v);
 }
 
 /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
 #[inline(always)]
-pub(super) fn g_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn g_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
     gs(o, head!("comm", s), t.comm.as_bytes());
     gu(o, head!("pid", u), u64::from(t.pid));
 }
@@ -340,11 +327,14 @@ pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_
 
 /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` to the bundle and returns
 /// the bytes it now holds and whether `ev` may name a task the process tree does not know
-/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the event's kind: each arm sizes its body
-/// ([`Sizer`]) and writes it ([`Enc`], [`Bundle::open`]) behind the typed message's field
-/// number ([`field_of`]), both passes of the same fields (the `put!` macro pastes them
-/// twice). `text` is scratch: a print's `buf` and an overutilized span are formatted
-/// into it first ([`format_text`]).
+/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the
+/// event's kind: each arm bounds its body ([`Bound`]) and writes it behind the typed
+/// message's field number ([`field_of`]) in a window of the bundle ([`Win`],
+/// [`Bundle::open_win`], [`Bundle::close_win`]), or, if too long for one, through an
+/// [`Enc`] ([`Bundle::put_long`]): passes of the same fields (the `put!` macro pastes
+/// them; debug builds also size them with a [`Sizer`] and check the event's length).
+/// `text` is scratch: a print's `buf` and an overutilized span are formatted into it
+/// first ([`format_text`]).
 impl Bundle {
     #[inline(always)]
     pub(super) fn push(
@@ -354,29 +344,58 @@ impl Bundle {
         text: &mut Vec<u8>,
         nr_cpus: usize,
     ) -> (usize, bool) {
-        /// Sizes then writes the body `$body` of the message at field `$field` of
-        /// `FtraceEvent`, `$o` being the [`Out`] in it.
+        /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
+        /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
+        /// [`Widths`](super::Widths)): in a window if its bound ([`Bound`]) fits one,
+        /// through an [`Enc`] out of line otherwise.
         macro_rules! put {
-            ($names:expr, $field:expr, |$o:ident| $body:expr) => {{
+            ($names:expr, $field:expr, $kind:expr, |$o:ident| $body:expr) => {{
                 debug_assert_eq!($field, field_of(ev), "the arm's field number");
-                let mut size = Sizer::default();
+                let mut bound = Bound::default();
                 {
-                    let $o = &mut size;
+                    let $o = &mut bound;
                     $body;
                 }
-                let (mut enc, end, total) = Bundle::open(
-                    &mut self.buf,
-                    self.used,
-                    &mut self.head,
-                    ctx,
-                    $field,
-                    size.0,
+                let head = Bundle::head_at(&mut self.head, ctx);
+                let guess = &mut self.widths.0[$kind];
+                let end = if bound.0 <= WIN - PREFIX_BYTES {
+                    let (mut win, pre) =
+                        Bundle::open_win(&mut self.buf, self.used, head, $field, *guess);
+                    {
+                        let $o: &mut Win<'_> = &mut win;
+                        $body;
+                    }
+                    let (w, pos) = win.into_parts();
+                    self.used + Bundle::close_win(w, head, $field, guess, pre, pos - pre)
+                } else {
+                    Bundle::put_long(
+                        &mut self.buf,
+                        self.used,
+                        head,
+                        $field,
+                        guess,
+                        bound.0,
+                        |$o: &mut Enc<'_>| {
+                            $body;
+                        },
+                    )
+                };
+                debug_assert!(
+                    {
+                        let mut size = Sizer::default();
+                        {
+                            let $o = &mut size;
+                            $body;
+                        }
+                        let len = usize::from(head.len)
+                            + crate::proto::varint_len((u64::from($field) << 3) | WT_LEN)
+                            + crate::proto::varint_len(size.0 as u64)
+                            + size.0;
+                        size.0 <= bound.0
+                            && end - self.used == 1 + crate::proto::varint_len(len as u64) + len
+                    },
+                    "Sizer, Bound and the encoder disagree"
                 );
-                {
-                    let $o: &mut Enc<'_> = &mut enc;
-                    $body;
-                }
-                debug_assert_eq!(enc.pos(), total, "Sizer and Enc disagree");
                 self.used = end;
                 (end, $names)
             }};
@@ -387,7 +406,7 @@ impl Bundle {
                 prev_state,
                 next,
             } => {
-                put!(true, ev::SCHED_SWITCH, |o| {
+                put!(true, ev::SCHED_SWITCH, 0, |o| {
                     t_str(o, 1, prev.comm);
                     t_int(o, 2, i64::from(prev.pid));
                     t_int(o, 3, i64::from(prev.prio));
@@ -398,17 +417,17 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedWaking { task, target_cpu } => {
-                put!(false, ev::SCHED_WAKING, |o| typed_wakeup(
+                put!(false, ev::SCHED_WAKING, 1, |o| typed_wakeup(
                     o, &task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeup { task, target_cpu } => {
-                put!(false, ev::SCHED_WAKEUP, |o| typed_wakeup(
+                put!(false, ev::SCHED_WAKEUP, 2, |o| typed_wakeup(
                     o, &task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeupNew { task, target_cpu } => {
-                put!(true, ev::SCHED_WAKEUP_NEW, |o| typed_wakeup(
+                put!(true, ev::SCHED_WAKEUP_NEW, 3, |o| typed_wakeup(
                     o, &task, target_cpu
                 ))
             }
@@ -417,7 +436,7 @@ impl Bundle {
                 orig_cpu,
                 dest_cpu,
             } => {
-                put!(false, ev::SCHED_MIGRATE_TASK, |o| {
+                put!(false, ev::SCHED_MIGRATE_TASK, 4, |o| {
                     typed_task(o, &task);
                     t_int(o, 4, i64::from(orig_cpu));
                     t_int(o, 5, i64::from(dest_cpu));
@@ -428,7 +447,7 @@ impl Bundle {
                 oldcomm,
                 newcomm,
             } => {
-                put!(true, ev::TASK_RENAME, |o| {
+                put!(true, ev::TASK_RENAME, 5, |o| {
                     t_int(o, 1, i64::from(pid));
                     t_str(o, 2, oldcomm);
                     t_str(o, 3, newcomm);
@@ -436,7 +455,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedProcessExit { task } => {
-                put!(false, ev::SCHED_PROCESS_EXIT, |o| {
+                put!(false, ev::SCHED_PROCESS_EXIT, 6, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(task.pid));
                     t_int(o, 4, i64::from(task.prio));
@@ -447,7 +466,7 @@ impl Bundle {
                 oldprio,
                 newprio,
             } => {
-                put!(false, ev::SCHED_PI_SETPRIO, |o| {
+                put!(false, ev::SCHED_PI_SETPRIO, 7, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(newprio));
                     t_int(o, 3, i64::from(oldprio));
@@ -455,13 +474,13 @@ impl Bundle {
                 })
             }
             TraceEvent::CpuFrequency { cpu_id, state } => {
-                put!(false, ev::CPU_FREQUENCY, |o| {
+                put!(false, ev::CPU_FREQUENCY, 8, |o| {
                     t_uint(o, 1, state);
                     t_uint(o, 2, u64::from(cpu_id));
                 })
             }
             TraceEvent::CpuIdle { cpu_id, state } => {
-                put!(false, ev::CPU_IDLE, |o| {
+                put!(false, ev::CPU_IDLE, 9, |o| {
                     // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
                     t_uint(o, 1, u64::from(state as u32));
                     t_uint(o, 2, u64::from(cpu_id));
@@ -470,7 +489,7 @@ impl Bundle {
             TraceEvent::Print(_) => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(false, ev::PRINT, |o| {
+                put!(false, ev::PRINT, 10, |o| {
                     // PrintFtraceEvent.buf = 2.
                     o.byte(key1(2, WT_LEN));
                     o.varint(text.len() as u64);
@@ -478,7 +497,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 11, |o| {
                     o.fixed(name!("sched_hmp_migrate"));
                     g_task(o, &task);
                     gu(o, head!("dest", u), u64::from(dest));
@@ -486,7 +505,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 12, |o| {
                     o.fixed(name!("sched_task_runnable_ratio"));
                     g_task(o, &task);
                     gu(o, head!("ratio", u), ratio);
@@ -500,7 +519,7 @@ impl Bundle {
                 newtarg,
                 kind,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 13, |o| {
                     let name = kind.name();
                     o.byte(key1(generic::EVENT_NAME, WT_LEN));
                     o.varint(name.len() as u64);
@@ -517,7 +536,7 @@ impl Bundle {
                 targfreq,
                 actualfreq,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 14, |o| {
                     o.fixed(name!("cpufreq_interactive_setspeed"));
                     gu(o, head!("cpu", u), u64::from(cpu_id));
                     gu(o, head!("targ", u), targfreq);
@@ -525,13 +544,13 @@ impl Bundle {
                 })
             }
             TraceEvent::CpufreqInteractiveBoost { s } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 15, |o| {
                     o.fixed(name!("cpufreq_interactive_boost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
             }
             TraceEvent::CpufreqInteractiveUnboost { s } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 16, |o| {
                     o.fixed(name!("cpufreq_interactive_unboost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
@@ -542,7 +561,7 @@ impl Bundle {
                 freq_new,
                 requested_freq,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 17, |o| {
                     o.fixed(name!("cpufreq_sched_request_opp"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("capacity", u), capacity);
@@ -559,7 +578,7 @@ impl Bundle {
                 total,
                 new_total,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 18, |o| {
                     o.fixed(name!("cpufreq_sched_update_capacity"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("set_cap", u), u64::from(request));
@@ -571,7 +590,7 @@ impl Bundle {
                 })
             }
             TraceEvent::CpufreqSchedThrottled { rem } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 19, |o| {
                     o.fixed(name!("cpufreq_sched_throttled"));
                     gi(o, head!("rem", i), rem);
                 })
@@ -584,7 +603,7 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 20, |o| {
                     o.fixed(name!("sched_pelt_se"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "(null)"));
@@ -606,7 +625,7 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 21, |o| {
                     o.fixed(name!("sched_pelt_cfs"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "/"));
@@ -626,7 +645,7 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 22, |o| {
                     o.fixed(name!("sched_pelt_rt"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("load", u), load);
@@ -640,7 +659,7 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 23, |o| {
                     o.fixed(name!("sched_pelt_dl"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("load", u), load);
@@ -655,7 +674,7 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 24, |o| {
                     o.fixed(name!("sched_util_est_se"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "(null)"));
@@ -671,7 +690,7 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 25, |o| {
                     o.fixed(name!("sched_util_est_cfs"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     o.fixed(const_field!("path", "/"));
@@ -686,7 +705,7 @@ impl Bundle {
                 capacity_orig,
                 capacity_curr,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 26, |o| {
                     o.fixed(name!("sched_cpu_capacity"));
                     gu(o, head!("cpu", u), u64::from(cpu));
                     gu(o, head!("capacity", u), capacity);
@@ -697,7 +716,7 @@ impl Bundle {
             TraceEvent::SchedOverutilized { overutilized, .. } => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 27, |o| {
                     o.fixed(name!("sched_overutilized"));
                     gu(o, head!("overutilized", u), u64::from(overutilized));
                     gs(o, head!("span", s), text);

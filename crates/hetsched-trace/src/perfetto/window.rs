@@ -1,0 +1,190 @@
+//! Writing an event without sizing it first: an upper bound of its body ([`Bound`]), then
+//! the event written once into a window of its CPU's bundle ([`Win`]) behind lengths of
+//! the widths the last event of its kind had, moved if they differ
+//! ([`Bundle::close_win`](super::Bundle)).
+//!
+//! A window is an array of [`WIN`] bytes and [`WIN_TAIL`] more, every write at the
+//! position masked by `WIN - 1`: the compiler sees that each write of a constant length
+//! (a key, a field's head, a varint's ten-byte window) is within the array, so it checks
+//! none of them; only strings, of any length, are checked. An event is written there only
+//! if its bound says it fits in [`WIN`] bytes, so the mask never changes a position; the
+//! others (long strings) are written by the slice encoder ([`Enc`]).
+
+use crate::proto::{varint_at, varint_len, Enc, Kept, Out, Sizer};
+
+/// Bytes of a window: an event written in one fits in them (its prefix and body).
+pub(super) const WIN: usize = 1024;
+
+/// Bytes past [`WIN`] that a write of a constant length may touch: the longest constant
+/// (a generic event's name, a field's head, the event's cached head) and a varint's
+/// ten-byte window behind it.
+pub(super) const WIN_TAIL: usize = 64;
+
+/// An [`Out`] that counts an upper bound of the bytes it is given: every varint as ten
+/// bytes, its most. Over an event's fields, a constant but for the strings' lengths (the
+/// values are not looked at): whether the event fits in a window.
+#[derive(Debug, Default)]
+pub(super) struct Bound(pub(super) usize);
+
+impl Out for Bound {
+    #[inline(always)]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, _: &[u8; N]) {
+        self.0 += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, _: u64) {
+        self.0 += 10;
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, _: &[u8; N], _: u64) {
+        self.0 += N + 10;
+    }
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, _: &[u8; N], _: u64, _: &mut Kept) {
+        self.0 += N + 10;
+    }
+}
+
+/// An [`Out`] that can write a generic event's string `Field` (`gs`): the encoders write
+/// it as it is ([`str_field`]); [`Bound`] counts its most without looking at its length's
+/// width.
+pub(super) trait Put: Out {
+    /// A `Field` of head `head` (`head!(name, s)`) holding the string `v`.
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]);
+}
+
+/// A generic event's `Field` with a string value: the head with its length (one byte if
+/// the field is short, as the head's constant has room for), then the string's length and
+/// bytes.
+#[inline(always)]
+pub(super) fn str_field<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
+    let len = v.len();
+    // The head's own key and length byte are not part of the length.
+    let field_len = N - 2 + varint_len(len as u64) + len;
+    if field_len < 0x80 {
+        let mut h = *head;
+        // Below 0x80.
+        h[1] = field_len as u8;
+        o.fixed(&h);
+    } else {
+        o.byte(head[0]);
+        o.varint(field_len as u64);
+        o.bytes(&head[2..]);
+    }
+    o.varint(len as u64);
+    o.bytes(v);
+}
+
+impl Put for Bound {
+    /// The head's key, a length of up to ten bytes, the rest of the head, the string's
+    /// length and bytes.
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, _: &[u8; N], v: &[u8]) {
+        self.0 += N - 1 + 10 + 10 + v.len();
+    }
+}
+
+impl Put for Sizer {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        str_field(self, head, v);
+    }
+}
+
+impl Put for Enc<'_> {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        str_field(self, head, v);
+    }
+}
+
+impl Put for Win<'_> {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        str_field(self, head, v);
+    }
+}
+
+/// An [`Out`] writing into a window of [`WIN`] bytes (and [`WIN_TAIL`] of slack) at a
+/// position: each write is an [`Enc`] over the window from the position masked by
+/// `WIN - 1`, whose room the compiler knows to be at least [`WIN_TAIL`] bytes, so a
+/// write of a constant length is not checked. The event's bound keeps the position
+/// below [`WIN`] (debug builds check it).
+#[derive(Debug)]
+pub(super) struct Win<'a> {
+    w: &'a mut [u8; WIN + WIN_TAIL],
+    pos: usize,
+}
+
+impl<'a> Win<'a> {
+    /// A window whose first `pos` bytes are written.
+    #[inline(always)]
+    pub(super) fn new(w: &'a mut [u8; WIN + WIN_TAIL], pos: usize) -> Self {
+        Win { w, pos }
+    }
+
+    /// The window and the bytes written into it.
+    #[inline(always)]
+    pub(super) fn into_parts(self) -> (&'a mut [u8; WIN + WIN_TAIL], usize) {
+        (self.w, self.pos)
+    }
+
+    /// An [`Enc`] over the window from the position (masked: see [`Win`]).
+    #[inline(always)]
+    fn enc(&mut self) -> Enc<'_> {
+        debug_assert!(self.pos < WIN, "an event past its window: {}", self.pos);
+        Enc::new(&mut self.w[self.pos & (WIN - 1)..])
+    }
+}
+
+/// Writes `$write` into an [`Enc`] at the window's position, then moves past it.
+macro_rules! at_pos {
+    ($win:expr, |$e:ident| $write:expr) => {{
+        let mut $e = $win.enc();
+        $write;
+        let n = $e.pos();
+        $win.pos += n;
+    }};
+}
+
+impl Out for Win<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        at_pos!(self, |e| e.byte(b));
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
+        const { assert!(N <= WIN_TAIL, "a constant within the window's tail") };
+        at_pos!(self, |e| e.fixed(b));
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        let p = self.pos & (WIN - 1);
+        let d = self.w[p..]
+            .first_chunk_mut::<10>()
+            .expect("WIN_TAIL bytes past the window");
+        self.pos += varint_at(d, v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        at_pos!(self, |e| e.bytes(b));
+    }
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64) {
+        const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
+        at_pos!(self, |e| e.short_message(head, v));
+    }
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept) {
+        const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
+        at_pos!(self, |e| e.short_message_kept(head, v, kept));
+    }
+}
