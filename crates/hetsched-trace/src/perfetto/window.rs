@@ -137,54 +137,79 @@ impl<'a> Win<'a> {
         (self.w, self.pos)
     }
 
-    /// An [`Enc`] over the window from the position (masked: see [`Win`]).
+    /// The position, masked (see [`Win`]): below [`WIN`] for the compiler, which then
+    /// knows [`WIN_TAIL`] bytes past it to be within the window.
+    #[inline(always)]
+    fn at(&self) -> usize {
+        debug_assert!(self.pos < WIN, "an event past its window: {}", self.pos);
+        self.pos & (WIN - 1)
+    }
+
+    /// An [`Enc`] over the window from the position.
     #[inline(always)]
     fn enc(&mut self) -> Enc<'_> {
-        debug_assert!(self.pos < WIN, "an event past its window: {}", self.pos);
-        Enc::new(&mut self.w[self.pos & (WIN - 1)..])
+        let p = self.at();
+        Enc::new(&mut self.w[p..])
     }
 }
 
-/// Writes `$write` into an [`Enc`] at the window's position, then moves past it.
-macro_rules! at_pos {
-    ($win:expr, |$e:ident| $write:expr) => {{
-        let mut $e = $win.enc();
-        $write;
-        let n = $e.pos();
-        $win.pos += n;
-    }};
-}
+/// Within the window, past a masked position (`WIN_TAIL` bytes past any).
+const TAIL: &str = "WIN_TAIL bytes past the window";
 
 impl Out for Win<'_> {
     #[inline(always)]
     fn byte(&mut self, b: u8) {
-        at_pos!(self, |e| e.byte(b));
+        let p = self.at();
+        self.w[p] = b;
+        self.pos += 1;
     }
     #[inline(always)]
     fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
         const { assert!(N <= WIN_TAIL, "a constant within the window's tail") };
-        at_pos!(self, |e| e.fixed(b));
+        let p = self.at();
+        *self.w[p..].first_chunk_mut::<N>().expect(TAIL) = *b;
+        self.pos += N;
     }
     #[inline(always)]
     fn varint(&mut self, v: u64) {
-        let p = self.pos & (WIN - 1);
-        let d = self.w[p..]
-            .first_chunk_mut::<10>()
-            .expect("WIN_TAIL bytes past the window");
+        let p = self.at();
+        let d = self.w[p..].first_chunk_mut::<10>().expect(TAIL);
         self.pos += varint_at(d, v);
     }
     #[inline(always)]
     fn bytes(&mut self, b: &[u8]) {
-        at_pos!(self, |e| e.bytes(b));
+        let p = self.at();
+        let dst = &mut self.w[p..];
+        if b.len() <= 32 {
+            crate::fmt::copy_small(dst, b);
+        } else {
+            dst[..b.len()].copy_from_slice(b);
+        }
+        self.pos += b.len();
     }
+    /// The head is copied with its length byte, which is set after the varint, which
+    /// gives its own length.
     #[inline(always)]
     fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64) {
-        const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
-        at_pos!(self, |e| e.short_message(head, v));
+        const {
+            assert!(
+                N >= 2 && N + 10 <= WIN_TAIL,
+                "a field within the window's tail"
+            )
+        };
+        let p = self.at();
+        *self.w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
+        let n = varint_at(self.w[p + N..].first_chunk_mut::<10>().expect(TAIL), v);
+        // Below 0x80: N + 8 < 0x80 (the assertion).
+        self.w[p + 1] = (N - 2 + n) as u8;
+        self.pos += N + n;
     }
     #[inline(always)]
     fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept) {
         const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
-        at_pos!(self, |e| e.short_message_kept(head, v, kept));
+        let mut e = self.enc();
+        e.short_message_kept(head, v, kept);
+        let n = e.pos();
+        self.pos += n;
     }
 }
