@@ -117,6 +117,8 @@ struct Head {
     /// At most 22 (two keys and varints of ten and five bytes): a byte, so that the
     /// compiler sees where a head put in a window ends.
     len: u8,
+    /// Where the pid's key is: past the timestamp's key and varint.
+    pid_at: u8,
     ts: Nanos,
     pid: u32,
 }
@@ -126,6 +128,7 @@ impl Default for Head {
         let mut h = Head {
             bytes: [0; HEAD_BYTES],
             len: 0,
+            pid_at: 0,
             ts: 0,
             pid: 0,
         };
@@ -137,13 +140,20 @@ impl Default for Head {
 impl Head {
     /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
     /// two one-byte keys and varints written straight into the bytes (each varint in a
-    /// ten-byte window: [`varint_at`]). Out of line: one event in four needs it.
+    /// ten-byte window: [`varint_at`]). The timestamp's are kept when it is the head's
+    /// already (the events of a context switch, whose pid changes at one time); the
+    /// pid's are written again in any case (a timestamp's window covers them). Out of
+    /// line: one event in four needs it.
     #[inline(never)]
     fn set(&mut self, ts: Nanos, pid: u32) {
         let b = &mut self.bytes;
-        b[0] = key1(ev::TIMESTAMP, 0);
-        let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
-        let n = 1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts);
+        let n = if ts == self.ts {
+            usize::from(self.pid_at)
+        } else {
+            b[0] = key1(ev::TIMESTAMP, 0);
+            let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
+            1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts)
+        };
         // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
         let (_, rest) = b.split_at_mut(n);
         rest[0] = key1(ev::PID, 0);
@@ -151,7 +161,8 @@ impl Head {
             rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
             u64::from(pid),
         );
-        // At most 22 (n at most 11, m at most 5: a u32).
+        // At most 11 and 22 (m at most 5: a u32).
+        self.pid_at = n as u8;
         self.len = (n + 1 + m) as u8;
         self.ts = ts;
         self.pid = pid;
