@@ -196,6 +196,66 @@ pub(super) const fn const_field<const N: usize>(name: &str, value: &str) -> [u8;
     a
 }
 
+/// A generic event's `event_name` field and its `cpu` field of a one-byte value, as a
+/// constant whose byte at `name.len() + 10` is the value's (0 here): the name's key,
+/// length and bytes, then the `Field`'s key and length (7), `cpu`'s key, length and
+/// bytes, the value's key and byte; then, if `path` is not empty, the constant `Field`
+/// `path=<path>` ([`const_field`]).
+pub(super) const fn name_cpu_field<const N: usize>(name: &str, path: &str) -> [u8; N] {
+    let (n, v) = (name.as_bytes(), path.as_bytes());
+    let tail = if v.is_empty() { 0 } else { 10 + v.len() };
+    assert!(
+        N == n.len() + 11 + tail && n.len() < 0x80 && 8 + v.len() < 0x80,
+        "one-byte lengths"
+    );
+    let mut a = [0u8; N];
+    a[0] = key1(generic::EVENT_NAME, WT_LEN);
+    // Below 0x80 by the assertion, as are the lengths below.
+    a[1] = n.len() as u8;
+    let mut i = 0;
+    while i < n.len() {
+        a[2 + i] = n[i];
+        i += 1;
+    }
+    let f = n.len() + 2;
+    a[f] = FIELD_KEY;
+    // The name's key, length and 3 bytes, the value's key and one byte.
+    a[f + 1] = 7;
+    a[f + 2] = key1(generic::NAME, WT_LEN);
+    a[f + 3] = 3;
+    a[f + 4] = b'c';
+    a[f + 5] = b'p';
+    a[f + 6] = b'u';
+    a[f + 7] = key1(generic::UINT_VALUE, 0);
+    if !v.is_empty() {
+        let f = f + 9;
+        a[f] = FIELD_KEY;
+        a[f + 1] = (8 + v.len()) as u8;
+        a[f + 2] = key1(generic::NAME, WT_LEN);
+        a[f + 3] = 4;
+        a[f + 4] = b'p';
+        a[f + 5] = b'a';
+        a[f + 6] = b't';
+        a[f + 7] = b'h';
+        a[f + 8] = key1(generic::STR_VALUE, WT_LEN);
+        a[f + 9] = v.len() as u8;
+        let mut i = 0;
+        while i < v.len() {
+            a[f + 10 + i] = v[i];
+            i += 1;
+        }
+    }
+    a
+}
+
+/// Writes the constant `b` with its byte at `at` set to `v`.
+#[inline(always)]
+pub(super) fn fixed_with<O: Out, const N: usize>(o: &mut O, b: &[u8; N], at: usize, v: u8) {
+    let mut h = *b;
+    h[at] = v;
+    o.fixed(&h);
+}
+
 /// The constant `Field` of a string literal name with a string literal value.
 macro_rules! const_field {
     ($name:literal, $value:literal) => {{
@@ -227,6 +287,35 @@ macro_rules! head {
     ($name:literal, $key:expr) => {{
         const H: [u8; $name.len() + 5] = field_head($name, $key);
         &H
+    }};
+}
+
+/// A generic event's `event_name` (a string literal) and its first field, `cpu` (and a
+/// constant `path` field after it, if given): for a CPU below 128, one constant
+/// ([`name_cpu_field`]) with the CPU's byte set in it; field by field otherwise.
+macro_rules! name_cpu {
+    ($o:ident, $name:literal, $cpu:expr) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const F: [u8; $name.len() + 11] = name_cpu_field($name, "");
+            // Below 0x80.
+            fixed_with($o, &F, $name.len() + 10, cpu as u8);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+        }
+    }};
+    ($o:ident, $name:literal, $cpu:expr, $path:literal) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const F: [u8; $name.len() + 21 + $path.len()] = name_cpu_field($name, $path);
+            // Below 0x80.
+            fixed_with($o, &F, $name.len() + 10, cpu as u8);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+            $o.fixed(const_field!("path", $path));
+        }
     }};
 }
 
@@ -537,8 +626,7 @@ impl Bundle {
                 actualfreq,
             } => {
                 put!(false, ev::GENERIC, 14, |o| {
-                    o.fixed(name!("cpufreq_interactive_setspeed"));
-                    gu(o, head!("cpu", u), u64::from(cpu_id));
+                    name_cpu!(o, "cpufreq_interactive_setspeed", cpu_id);
                     gu(o, head!("targ", u), targfreq);
                     gu(o, head!("actual", u), actualfreq);
                 })
@@ -562,8 +650,7 @@ impl Bundle {
                 requested_freq,
             } => {
                 put!(false, ev::GENERIC, 17, |o| {
-                    o.fixed(name!("cpufreq_sched_request_opp"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                    name_cpu!(o, "cpufreq_sched_request_opp", cpu);
                     gu(o, head!("capacity", u), capacity);
                     gu(o, head!("freq_new", u), freq_new);
                     gu(o, head!("requested_freq", u), requested_freq);
@@ -579,8 +666,7 @@ impl Bundle {
                 new_total,
             } => {
                 put!(false, ev::GENERIC, 18, |o| {
-                    o.fixed(name!("cpufreq_sched_update_capacity"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                    name_cpu!(o, "cpufreq_sched_update_capacity", cpu);
                     gu(o, head!("set_cap", u), u64::from(request));
                     gu(o, head!("cfs", u), cfs);
                     gu(o, head!("rt", u), rt);
@@ -604,9 +690,7 @@ impl Bundle {
                 update_time,
             } => {
                 put!(false, ev::GENERIC, 20, |o| {
-                    o.fixed(name!("sched_pelt_se"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "(null)"));
+                    name_cpu!(o, "sched_pelt_se", cpu, "(null)");
                     g_task(o, &task);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
@@ -626,9 +710,7 @@ impl Bundle {
                 update_time,
             } => {
                 put!(false, ev::GENERIC, 21, |o| {
-                    o.fixed(name!("sched_pelt_cfs"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "/"));
+                    name_cpu!(o, "sched_pelt_cfs", cpu, "/");
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -646,8 +728,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 22, |o| {
-                    o.fixed(name!("sched_pelt_rt"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                    name_cpu!(o, "sched_pelt_rt", cpu);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -660,8 +741,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 23, |o| {
-                    o.fixed(name!("sched_pelt_dl"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                    name_cpu!(o, "sched_pelt_dl", cpu);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -675,9 +755,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 24, |o| {
-                    o.fixed(name!("sched_util_est_se"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "(null)"));
+                    name_cpu!(o, "sched_util_est_se", cpu, "(null)");
                     g_task(o, &task);
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
@@ -691,9 +769,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 25, |o| {
-                    o.fixed(name!("sched_util_est_cfs"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "/"));
+                    name_cpu!(o, "sched_util_est_cfs", cpu, "/");
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
@@ -706,8 +782,7 @@ impl Bundle {
                 capacity_curr,
             } => {
                 put!(false, ev::GENERIC, 26, |o| {
-                    o.fixed(name!("sched_cpu_capacity"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                    name_cpu!(o, "sched_cpu_capacity", cpu);
                     gu(o, head!("capacity", u), capacity);
                     gu(o, head!("capacity_orig", u), capacity_orig);
                     gu(o, head!("capacity_curr", u), capacity_curr);
