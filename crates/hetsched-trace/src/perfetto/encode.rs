@@ -347,31 +347,27 @@ pub(super) fn g_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
 
 /// A typed message's string field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_str<O: Out>(o: &mut O, field: u32, s: &str) {
-    o.byte(key1(field, WT_LEN));
-    o.varint(s.len() as u64);
-    o.bytes(s.as_bytes());
+pub(super) fn t_str<O: Put>(o: &mut O, field: u32, s: &str) {
+    o.key_bytes(key1(field, WT_LEN), s.as_bytes());
 }
 
 /// A typed message's signed (`int32`/`int64`) field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_int<O: Out>(o: &mut O, field: u32, v: i64) {
-    o.byte(key1(field, 0));
+pub(super) fn t_int<O: Put>(o: &mut O, field: u32, v: i64) {
     // Two's complement over 64 bits: -1 is ten bytes.
-    o.varint(v as u64);
+    o.key_varint(key1(field, 0), v as u64);
 }
 
 /// A typed message's unsigned field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_uint<O: Out>(o: &mut O, field: u32, v: u64) {
-    o.byte(key1(field, 0));
-    o.varint(v);
+pub(super) fn t_uint<O: Put>(o: &mut O, field: u32, v: u64) {
+    o.key_varint(key1(field, 0), v);
 }
 
 /// `comm`/`pid`/`prio` at field numbers 1, 2, 3 (sched_wakeup(_new),
 /// sched_migrate_task).
 #[inline(always)]
-pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn typed_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
     t_str(o, 1, t.comm);
     t_int(o, 2, i64::from(t.pid));
     t_int(o, 3, i64::from(t.prio));
@@ -380,7 +376,7 @@ pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
 /// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`: the task's,
 /// then `target_cpu` at 5.
 #[inline(always)]
-pub(super) fn typed_wakeup<O: Out>(o: &mut O, t: &TaskRef<'_>, target_cpu: u32) {
+pub(super) fn typed_wakeup<O: Put>(o: &mut O, t: &TaskRef<'_>, target_cpu: u32) {
     typed_task(o, t);
     t_int(o, 5, i64::from(target_cpu));
 }
@@ -580,9 +576,7 @@ impl Bundle {
                 let text = &text[..];
                 put!(false, ev::PRINT, 10, |o| {
                     // PrintFtraceEvent.buf = 2.
-                    o.byte(key1(2, WT_LEN));
-                    o.varint(text.len() as u64);
-                    o.bytes(text);
+                    o.key_bytes(key1(2, WT_LEN), text);
                 })
             }
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
@@ -610,9 +604,7 @@ impl Bundle {
             } => {
                 put!(false, ev::GENERIC, 13, |o| {
                     let name = kind.name();
-                    o.byte(key1(generic::EVENT_NAME, WT_LEN));
-                    o.varint(name.len() as u64);
-                    o.bytes(name.as_bytes());
+                    o.key_bytes(key1(generic::EVENT_NAME, WT_LEN), name.as_bytes());
                     gu(o, head!("cpu", u), u64::from(cpu_id));
                     gu(o, head!("load", u), load);
                     gu(o, head!("cur", u), curtarg);

@@ -59,6 +59,19 @@ impl Out for Bound {
 pub(super) trait Put: Out {
     /// A `Field` of head `head` (`head!(name, s)`) holding the string `v`.
     fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]);
+    /// A one-byte key and the varint `v` (a typed message's number).
+    #[inline(always)]
+    fn key_varint(&mut self, key: u8, v: u64) {
+        self.byte(key);
+        self.varint(v);
+    }
+    /// A one-byte key, the length of `b` and `b` (a typed message's string).
+    #[inline(always)]
+    fn key_bytes(&mut self, key: u8, b: &[u8]) {
+        self.byte(key);
+        self.varint(b.len() as u64);
+        self.bytes(b);
+    }
 }
 
 /// A generic event's `Field` with a string value: the head with its length (one byte if
@@ -106,10 +119,62 @@ impl Put for Enc<'_> {
     }
 }
 
+/// The fields of [`Put`] in one write each (one masked position) when their lengths
+/// take one byte: the rest as [`Out`] writes them.
 impl Put for Win<'_> {
     #[inline(always)]
     fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
-        str_field(self, head, v);
+        const { assert!(N < WIN_TAIL, "a head within the window's tail") };
+        let len = v.len();
+        // With a one-byte length of the string: below 0x80, then so is the string's.
+        let field_len = N - 1 + len;
+        if field_len < 0x80 {
+            let p = self.at();
+            let w = &mut *self.w;
+            *w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
+            w[p + 1] = field_len as u8;
+            w[p + N] = len as u8;
+            copy_to(&mut w[p + N + 1..], v);
+            self.pos += N + 1 + len;
+        } else {
+            str_field(self, head, v);
+        }
+    }
+    #[inline(always)]
+    fn key_varint(&mut self, key: u8, v: u64) {
+        let p = self.at();
+        self.w[p] = key;
+        let n = varint_at(self.w[p + 1..].first_chunk_mut::<10>().expect(TAIL), v);
+        self.pos += 1 + n;
+    }
+    #[inline(always)]
+    fn key_bytes(&mut self, key: u8, b: &[u8]) {
+        let len = b.len();
+        if len < 0x80 {
+            let p = self.at();
+            let w = &mut *self.w;
+            w[p] = key;
+            // Below 0x80.
+            w[p + 1] = len as u8;
+            copy_to(&mut w[p + 2..], b);
+            self.pos += 2 + len;
+        } else {
+            self.byte(key);
+            self.varint(len as u64);
+            self.bytes(b);
+        }
+    }
+}
+
+/// Copies `b` to the start of `dst`: in moves of a constant length up to 32 bytes
+/// ([`copy_small`](crate::fmt::copy_small), no check when `dst` is the tail of a
+/// window past a masked position), by `copy_from_slice` past that.
+#[inline(always)]
+fn copy_to(dst: &mut [u8], b: &[u8]) {
+    if b.len() <= 32 {
+        crate::fmt::copy_small(dst, b);
+    } else {
+        dst[..b.len()].copy_from_slice(b);
     }
 }
 
@@ -179,12 +244,7 @@ impl Out for Win<'_> {
     #[inline(always)]
     fn bytes(&mut self, b: &[u8]) {
         let p = self.at();
-        let dst = &mut self.w[p..];
-        if b.len() <= 32 {
-            crate::fmt::copy_small(dst, b);
-        } else {
-            dst[..b.len()].copy_from_slice(b);
-        }
+        copy_to(&mut self.w[p..], b);
         self.pos += b.len();
     }
     /// The head is copied with its length byte, which is set after the varint, which
