@@ -461,6 +461,54 @@ fn write_all_vectored<W: Write>(out: &mut W, mut slices: &mut [IoSlice<'_>]) -> 
     Ok(())
 }
 
+/// Pids below this are marked in [`Groups`]'s bits (512 KiB of them at most).
+const KNOWN_PIDS: u32 = 1 << 22;
+
+/// The thread group of every task announced, by pid, and, for pids below
+/// [`KNOWN_PIDS`], one bit per pid saying whether it is there: the test of
+/// `note_running()` at every change of a CPU's current task is a bit's, not a search of
+/// the map. The bits are always those of the map's keys (debug builds compare them).
+#[derive(Debug, Default)]
+struct Groups {
+    tgid: BTreeMap<u32, u32>,
+    /// Bit `pid % 64` of word `pid / 64`: `pid` is a key of `tgid` (words past the end
+    /// are zero).
+    known: Vec<u64>,
+}
+
+impl Groups {
+    /// Whether `pid` is announced.
+    #[inline(always)]
+    fn contains(&self, pid: u32) -> bool {
+        let known = if pid < KNOWN_PIDS {
+            self.known
+                .get((pid / 64) as usize)
+                .is_some_and(|w| w >> (pid % 64) & 1 != 0)
+        } else {
+            self.tgid.contains_key(&pid)
+        };
+        debug_assert_eq!(known, self.tgid.contains_key(&pid), "pid {pid}");
+        known
+    }
+
+    /// The thread group of `pid`, if announced.
+    fn get(&self, pid: u32) -> Option<u32> {
+        self.tgid.get(&pid).copied()
+    }
+
+    /// Records `pid` in group `tgid`.
+    fn insert(&mut self, pid: u32, tgid: u32) {
+        self.tgid.insert(pid, tgid);
+        if pid < KNOWN_PIDS {
+            let w = (pid / 64) as usize;
+            if self.known.len() <= w {
+                self.known.resize(w + 1, 0);
+            }
+            self.known[w] |= 1 << (pid % 64);
+        }
+    }
+}
+
 /// A [`TraceSink`] that writes a Perfetto protobuf trace, as described in the
 /// [module documentation](self).
 ///
@@ -509,7 +557,7 @@ pub struct PerfettoSink<W: Write> {
     /// Scratch: a packet's nested message.
     nested: Vec<u8>,
     /// Thread group of every task announced, by pid.
-    tgid: BTreeMap<u32, u32>,
+    tgid: Groups,
     /// Per CPU, the pid last seen current there, announced already: most events need no
     /// look-up in `tgid`.
     current: Vec<u32>,
@@ -544,7 +592,7 @@ impl<W: Write> PerfettoSink<W> {
             text: Vec::new(),
             packet: Vec::new(),
             nested: Vec::new(),
-            tgid: BTreeMap::new(),
+            tgid: Groups::default(),
             current: Vec::new(),
             interest: Interest::ALL,
             all: true,
@@ -684,7 +732,7 @@ impl<W: Write> PerfettoSink<W> {
 
     /// Announces `pid` as the leader of its own group if it is not known yet.
     fn note_running(&mut self, ts: Nanos, pid: u32, comm: &str) {
-        if pid != 0 && !self.tgid.contains_key(&pid) {
+        if pid != 0 && !self.tgid.contains(pid) {
             self.tgid.insert(pid, pid);
             self.announce(ts, pid, pid, comm, true);
         }
@@ -713,10 +761,10 @@ impl<W: Write> PerfettoSink<W> {
     fn track_event(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         match *ev {
             TraceEvent::SchedWakeupNew { task, .. }
-                if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
+                if task.pid != 0 && !self.tgid.contains(task.pid) =>
             {
-                let tgid = match self.tgid.get(&ctx.pid) {
-                    Some(&g) if ctx.pid != 0 => g,
+                let tgid = match self.tgid.get(ctx.pid) {
+                    Some(g) if ctx.pid != 0 => g,
                     _ => task.pid,
                 };
                 self.tgid.insert(task.pid, tgid);
@@ -725,8 +773,8 @@ impl<W: Write> PerfettoSink<W> {
             TraceEvent::SchedSwitch { next, .. } => {
                 self.note_running(ctx.ts, next.pid, next.comm);
             }
-            TraceEvent::TaskRename { pid, newcomm, .. } if pid != 0 => match self.tgid.get(&pid) {
-                Some(&tgid) => self.announce(ctx.ts, pid, tgid, newcomm, false),
+            TraceEvent::TaskRename { pid, newcomm, .. } if pid != 0 => match self.tgid.get(pid) {
+                Some(tgid) => self.announce(ctx.ts, pid, tgid, newcomm, false),
                 None => {
                     self.tgid.insert(pid, pid);
                     self.announce(ctx.ts, pid, pid, newcomm, true);
