@@ -340,7 +340,7 @@ pub(super) fn gs<O: Put, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
 
 /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
 #[inline(always)]
-pub(super) fn g_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn g_task<O: Put>(o: &mut O, t: TaskRef<'_>) {
     gs(o, head!("comm", s), t.comm.as_bytes());
     gu(o, head!("pid", u), u64::from(t.pid));
 }
@@ -367,7 +367,7 @@ pub(super) fn t_uint<O: Put>(o: &mut O, field: u32, v: u64) {
 /// `comm`/`pid`/`prio` at field numbers 1, 2, 3 (sched_wakeup(_new),
 /// sched_migrate_task).
 #[inline(always)]
-pub(super) fn typed_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn typed_task<O: Put>(o: &mut O, t: TaskRef<'_>) {
     t_str(o, 1, t.comm);
     t_int(o, 2, i64::from(t.pid));
     t_int(o, 3, i64::from(t.prio));
@@ -376,7 +376,7 @@ pub(super) fn typed_task<O: Put>(o: &mut O, t: &TaskRef<'_>) {
 /// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`: the task's,
 /// then `target_cpu` at 5.
 #[inline(always)]
-pub(super) fn typed_wakeup<O: Put>(o: &mut O, t: &TaskRef<'_>, target_cpu: u32) {
+pub(super) fn typed_wakeup<O: Put>(o: &mut O, t: TaskRef<'_>, target_cpu: u32) {
     typed_task(o, t);
     t_int(o, 5, i64::from(target_cpu));
 }
@@ -503,17 +503,17 @@ impl Bundle {
             }
             TraceEvent::SchedWaking { task, target_cpu } => {
                 put!(false, ev::SCHED_WAKING, 1, |o| typed_wakeup(
-                    o, &task, target_cpu
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeup { task, target_cpu } => {
                 put!(false, ev::SCHED_WAKEUP, 2, |o| typed_wakeup(
-                    o, &task, target_cpu
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeupNew { task, target_cpu } => {
                 put!(true, ev::SCHED_WAKEUP_NEW, 3, |o| typed_wakeup(
-                    o, &task, target_cpu
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedMigrateTask {
@@ -522,7 +522,7 @@ impl Bundle {
                 dest_cpu,
             } => {
                 put!(false, ev::SCHED_MIGRATE_TASK, 4, |o| {
-                    typed_task(o, &task);
+                    typed_task(o, task);
                     t_int(o, 4, i64::from(orig_cpu));
                     t_int(o, 5, i64::from(dest_cpu));
                 })
@@ -582,7 +582,7 @@ impl Bundle {
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
                 put!(false, ev::GENERIC, 11, |o| {
                     o.fixed(name!("sched_hmp_migrate"));
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("dest", u), u64::from(dest));
                     gu(o, head!("force", u), u64::from(force));
                 })
@@ -590,7 +590,7 @@ impl Bundle {
             TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
                 put!(false, ev::GENERIC, 12, |o| {
                     o.fixed(name!("sched_task_runnable_ratio"));
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("ratio", u), ratio);
                 })
             }
@@ -683,7 +683,7 @@ impl Bundle {
             } => {
                 put!(false, ev::GENERIC, 20, |o| {
                     name_cpu!(o, "sched_pelt_se", cpu, "(null)");
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -748,7 +748,7 @@ impl Bundle {
             } => {
                 put!(false, ev::GENERIC, 24, |o| {
                     name_cpu!(o, "sched_util_est_se", cpu, "(null)");
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
