@@ -102,8 +102,9 @@ fn put_short(d: &mut [u8], v: usize, w: usize) {
 }
 
 /// Room for an `FtraceEvent`'s `timestamp` and `pid` fields: two one-byte keys and two
-/// varints, and room for the ten-byte window in which a long varint is written.
-const HEAD_BYTES: usize = 24;
+/// varints, and room for the ten-byte window in which a long varint is written (past
+/// any position below 16: see [`Head::set`]).
+const HEAD_BYTES: usize = 32;
 
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
 /// a CPU while its time and current task stay, as they do for the several events of one
@@ -149,16 +150,28 @@ impl Head {
         let b = &mut self.bytes;
         let n = if ts == self.ts {
             usize::from(self.pid_at)
+        } else if ts < 1 << 56 {
+            // Eight bytes at most (nanoseconds for two years): the groups in one word,
+            // the continuation bits on all but the last of the varint's len bytes.
+            let len = varint_len(ts);
+            let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
+            b[0] = key1(ev::TIMESTAMP, 0);
+            *b[1..].first_chunk_mut::<8>().expect("HEAD_BYTES > 9") =
+                (window::groups7(ts) | cont).to_le_bytes();
+            1 + len
         } else {
             b[0] = key1(ev::TIMESTAMP, 0);
             let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
             1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts)
         };
-        // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
-        let (_, rest) = b.split_at_mut(n);
-        rest[0] = key1(ev::PID, 0);
+        // n is at most 11: a key and ten bytes; the pid's key and window fit after it
+        // (the mask, which keeps it, tells the compiler so: below 16).
+        let n = n & 15;
+        b[n] = key1(ev::PID, 0);
         let m = varint_at(
-            rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
+            b[n + 1..]
+                .first_chunk_mut::<10>()
+                .expect("HEAD_BYTES >= 26"),
             u64::from(pid),
         );
         // At most 11 and 22 (m at most 5: a u32).

@@ -303,17 +303,24 @@ fn varint_long(d: &mut [u8; 10], v: u64) -> usize {
     }
 }
 
-/// Writes `v`, 2^63 or more (a negative number's two's complement), as its ten-byte
-/// varint: its low 56 bits' eight seven-bit groups spread to one byte each (14-bit groups
-/// to 16-bit lanes, then 7-bit groups to bytes) with their continuation bits, in one
-/// word, then the next seven bits with theirs and the top bit (1).
-fn varint_negative(d: &mut [u8; 10], v: u64) -> usize {
+/// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the
+/// bytes of a varint but for their continuation bits): 14-bit groups spread to 16-bit
+/// lanes, then 7-bit groups to bytes, as `proto::varint_long` does.
+#[inline(always)]
+pub(super) fn groups7(v: u64) -> u64 {
     let x = (v & 0x3fff)
         | ((v & (0x3fff << 14)) << 2)
         | ((v & (0x3fff << 28)) << 4)
         | ((v & (0x3fff << 42)) << 6);
-    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1);
-    *d.first_chunk_mut::<8>().expect("ten bytes") = (x | 0x8080_8080_8080_8080).to_le_bytes();
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// Writes `v`, 2^63 or more (a negative number's two's complement), as its ten-byte
+/// varint: its low 56 bits' eight seven-bit groups ([`groups7`]) with their continuation
+/// bits, in one word, then the next seven bits with theirs and the top bit (1).
+fn varint_negative(d: &mut [u8; 10], v: u64) -> usize {
+    *d.first_chunk_mut::<8>().expect("ten bytes") =
+        (groups7(v) | 0x8080_8080_8080_8080).to_le_bytes();
     // Bits 56 to 62, with the continuation bit; then bit 63, set.
     d[8] = ((v >> 56) as u8 & 0x7f) | 0x80;
     d[9] = 1;
