@@ -101,10 +101,28 @@ fn put_short(d: &mut [u8], v: usize, w: usize) {
     }
 }
 
+/// The varint of `v`, below 2^56, as the little-endian bytes of a word, and its length
+/// (at most eight): one or two bytes by themselves, longer ones as their seven-bit groups
+/// ([`window::groups7`]) with the continuation bits on all bytes but the last.
+#[inline(always)]
+fn varint_word(v: u64) -> (u64, usize) {
+    debug_assert!(v < 1 << 56, "{v:#x}");
+    if v < 0x80 {
+        (v, 1)
+    } else if v < 0x4000 {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        ((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2)
+    } else {
+        let len = varint_len(v);
+        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
+        (window::groups7(v) | cont, len)
+    }
+}
+
 /// Room for an `FtraceEvent`'s `timestamp` and `pid` fields: two one-byte keys and two
-/// varints, and room for the ten-byte window in which a long varint is written (past
-/// any position below 16: see [`Head::set`]).
-const HEAD_BYTES: usize = 32;
+/// varints, and room for the word or ten-byte window in which a varint is written (a
+/// word past any position below 16: see [`Head::set`]).
+const HEAD_BYTES: usize = 24;
 
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
 /// a CPU while its time and current task stay, as they do for the several events of one
@@ -140,38 +158,55 @@ impl Default for Head {
 
 impl Head {
     /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
-    /// two one-byte keys and varints written straight into the bytes (each varint in a
-    /// ten-byte window: [`varint_at`]). The timestamp's are kept when it is the head's
-    /// already (the events of a context switch, whose pid changes at one time); the
-    /// pid's are written again in any case (a timestamp's window covers them). Out of
-    /// line: one event in four needs it.
+    /// two one-byte keys and varints written straight into the bytes, each varint below
+    /// 2^56 in one word ([`varint_word`]; a timestamp is below 2^56 for two years of
+    /// nanoseconds), so no function is called but for a larger timestamp
+    /// ([`Head::set_wide`]). The timestamp's are kept when it is the head's already (the
+    /// events of a context switch, whose pid changes at one time); the pid's are written
+    /// again in any case (a timestamp's word covers them). Out of line: one event in
+    /// four needs it.
     #[inline(never)]
     fn set(&mut self, ts: Nanos, pid: u32) {
+        if ts >= 1 << 56 {
+            self.set_wide(ts, pid);
+            return;
+        }
         let b = &mut self.bytes;
         let n = if ts == self.ts {
             usize::from(self.pid_at)
-        } else if ts < 1 << 56 {
-            // Eight bytes at most (nanoseconds for two years): the groups in one word,
-            // the continuation bits on all but the last of the varint's len bytes.
-            let len = varint_len(ts);
-            let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
-            b[0] = key1(ev::TIMESTAMP, 0);
-            *b[1..].first_chunk_mut::<8>().expect("HEAD_BYTES > 9") =
-                (window::groups7(ts) | cont).to_le_bytes();
-            1 + len
         } else {
             b[0] = key1(ev::TIMESTAMP, 0);
-            let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
-            1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts)
+            let (word, len) = varint_word(ts);
+            *b[1..].first_chunk_mut::<8>().expect("HEAD_BYTES > 9") = word.to_le_bytes();
+            1 + len
         };
-        // n is at most 11: a key and ten bytes; the pid's key and window fit after it
+        // n is at most 9: a key and eight bytes; the pid's key and word fit after it
         // (the mask, which keeps it, tells the compiler so: below 16).
         let n = n & 15;
         b[n] = key1(ev::PID, 0);
+        let (word, m) = varint_word(u64::from(pid));
+        *b[n + 1..].first_chunk_mut::<8>().expect("HEAD_BYTES >= 24") = word.to_le_bytes();
+        // At most 9 and 15 (m at most 5: a u32).
+        self.pid_at = n as u8;
+        self.len = (n + 1 + m) as u8;
+        self.ts = ts;
+        self.pid = pid;
+    }
+
+    /// [`Head::set`] of a timestamp of 2^56 or more (the default head's, `Nanos::MAX`):
+    /// each varint in a ten-byte window ([`varint_at`]).
+    #[cold]
+    #[inline(never)]
+    fn set_wide(&mut self, ts: Nanos, pid: u32) {
+        let b = &mut self.bytes;
+        b[0] = key1(ev::TIMESTAMP, 0);
+        let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
+        let n = 1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts);
+        // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
+        let (_, rest) = b.split_at_mut(n);
+        rest[0] = key1(ev::PID, 0);
         let m = varint_at(
-            b[n + 1..]
-                .first_chunk_mut::<10>()
-                .expect("HEAD_BYTES >= 26"),
+            rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
             u64::from(pid),
         );
         // At most 11 and 22 (m at most 5: a u32).
