@@ -1,15 +1,16 @@
 //! The encoding of one event: Perfetto's field numbers for the messages the writer
 //! emits, the constant heads of generic events' fields, and each event's body
-//! (`Bundle::push()`: one match on the event, each arm sizing its body and then writing
-//! it once; see the parent module).
+//! (`Bundle::push()`: one match on the event, each arm bounding its body and then
+//! writing it once; see the parent module).
 
 use hetsched_core::trace::{Ctx, TaskRef, TraceEvent};
 
 use crate::fmt;
 use crate::ftrace::format_marker;
-use crate::proto::{key1, varint_len, Enc, Out, Sizer, WT_LEN};
+use crate::proto::{key1, Enc, Out, Sizer, WT_LEN};
 
-use super::Bundle;
+use super::window::{Bound, Put, Win, WIN};
+use super::{Bundle, PREFIX_BYTES};
 
 /// `Trace` (trace.proto).
 pub(super) mod trace {
@@ -195,6 +196,66 @@ pub(super) const fn const_field<const N: usize>(name: &str, value: &str) -> [u8;
     a
 }
 
+/// A generic event's `event_name` field and its `cpu` field of a one-byte value, as a
+/// constant whose byte at `name.len() + 10` is the value's (0 here): the name's key,
+/// length and bytes, then the `Field`'s key and length (7), `cpu`'s key, length and
+/// bytes, the value's key and byte; then, if `path` is not empty, the constant `Field`
+/// `path=<path>` ([`const_field`]).
+pub(super) const fn name_cpu_field<const N: usize>(name: &str, path: &str) -> [u8; N] {
+    let (n, v) = (name.as_bytes(), path.as_bytes());
+    let tail = if v.is_empty() { 0 } else { 10 + v.len() };
+    assert!(
+        N == n.len() + 11 + tail && n.len() < 0x80 && 8 + v.len() < 0x80,
+        "one-byte lengths"
+    );
+    let mut a = [0u8; N];
+    a[0] = key1(generic::EVENT_NAME, WT_LEN);
+    // Below 0x80 by the assertion, as are the lengths below.
+    a[1] = n.len() as u8;
+    let mut i = 0;
+    while i < n.len() {
+        a[2 + i] = n[i];
+        i += 1;
+    }
+    let f = n.len() + 2;
+    a[f] = FIELD_KEY;
+    // The name's key, length and 3 bytes, the value's key and one byte.
+    a[f + 1] = 7;
+    a[f + 2] = key1(generic::NAME, WT_LEN);
+    a[f + 3] = 3;
+    a[f + 4] = b'c';
+    a[f + 5] = b'p';
+    a[f + 6] = b'u';
+    a[f + 7] = key1(generic::UINT_VALUE, 0);
+    if !v.is_empty() {
+        let f = f + 9;
+        a[f] = FIELD_KEY;
+        a[f + 1] = (8 + v.len()) as u8;
+        a[f + 2] = key1(generic::NAME, WT_LEN);
+        a[f + 3] = 4;
+        a[f + 4] = b'p';
+        a[f + 5] = b'a';
+        a[f + 6] = b't';
+        a[f + 7] = b'h';
+        a[f + 8] = key1(generic::STR_VALUE, WT_LEN);
+        a[f + 9] = v.len() as u8;
+        let mut i = 0;
+        while i < v.len() {
+            a[f + 10 + i] = v[i];
+            i += 1;
+        }
+    }
+    a
+}
+
+/// Writes the constant `b` with its byte at `at` set to `v`.
+#[inline(always)]
+pub(super) fn fixed_with<O: Out, const N: usize>(o: &mut O, b: &[u8; N], at: usize, v: u8) {
+    let mut h = *b;
+    h[at] = v;
+    o.fixed(&h);
+}
+
 /// The constant `Field` of a string literal name with a string literal value.
 macro_rules! const_field {
     ($name:literal, $value:literal) => {{
@@ -229,6 +290,35 @@ macro_rules! head {
     }};
 }
 
+/// A generic event's `event_name` (a string literal) and its first field, `cpu` (and a
+/// constant `path` field after it, if given): for a CPU below 128, one constant
+/// ([`name_cpu_field`]) with the CPU's byte set in it; field by field otherwise.
+macro_rules! name_cpu {
+    ($o:ident, $name:literal, $cpu:expr) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const F: [u8; $name.len() + 11] = name_cpu_field($name, "");
+            // Below 0x80.
+            fixed_with($o, &F, $name.len() + 10, cpu as u8);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+        }
+    }};
+    ($o:ident, $name:literal, $cpu:expr, $path:literal) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const F: [u8; $name.len() + 21 + $path.len()] = name_cpu_field($name, $path);
+            // Below 0x80.
+            fixed_with($o, &F, $name.len() + 10, cpu as u8);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+            $o.fixed(const_field!("path", $path));
+        }
+    }};
+}
+
 /// A generic event's `Field` with an unsigned value (`head!(name, u)`).
 #[inline(always)]
 pub(super) fn gu<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: u64) {
@@ -244,58 +334,40 @@ pub(super) fn gi<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: i64) {
 
 /// A generic event's `Field` with a string value (`head!(name, s)`).
 #[inline(always)]
-pub(super) fn gs<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
-    let len = v.len();
-    // The head's own key and length byte are not part of the length.
-    let field_len = N - 2 + varint_len(len as u64) + len;
-    if field_len < 0x80 {
-        let mut h = *head;
-        // Below 0x80.
-        h[1] = field_len as u8;
-        o.fixed(&h);
-    } else {
-        o.byte(head[0]);
-        o.varint(field_len as u64);
-        o.bytes(&head[2..]);
-    }
-    o.varint(len as u64);
-    o.bytes(v);
+pub(super) fn gs<O: Put, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
+    o.str_field(head, v);
 }
 
 /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
 #[inline(always)]
-pub(super) fn g_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn g_task<O: Put>(o: &mut O, t: TaskRef<'_>) {
     gs(o, head!("comm", s), t.comm.as_bytes());
     gu(o, head!("pid", u), u64::from(t.pid));
 }
 
 /// A typed message's string field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_str<O: Out>(o: &mut O, field: u32, s: &str) {
-    o.byte(key1(field, WT_LEN));
-    o.varint(s.len() as u64);
-    o.bytes(s.as_bytes());
+pub(super) fn t_str<O: Put>(o: &mut O, field: u32, s: &str) {
+    o.key_bytes(key1(field, WT_LEN), s.as_bytes());
 }
 
 /// A typed message's signed (`int32`/`int64`) field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_int<O: Out>(o: &mut O, field: u32, v: i64) {
-    o.byte(key1(field, 0));
+pub(super) fn t_int<O: Put>(o: &mut O, field: u32, v: i64) {
     // Two's complement over 64 bits: -1 is ten bytes.
-    o.varint(v as u64);
+    o.key_varint(key1(field, 0), v as u64);
 }
 
 /// A typed message's unsigned field `field` (below 16).
 #[inline(always)]
-pub(super) fn t_uint<O: Out>(o: &mut O, field: u32, v: u64) {
-    o.byte(key1(field, 0));
-    o.varint(v);
+pub(super) fn t_uint<O: Put>(o: &mut O, field: u32, v: u64) {
+    o.key_varint(key1(field, 0), v);
 }
 
 /// `comm`/`pid`/`prio` at field numbers 1, 2, 3 (sched_wakeup(_new),
 /// sched_migrate_task).
 #[inline(always)]
-pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
+pub(super) fn typed_task<O: Put>(o: &mut O, t: TaskRef<'_>) {
     t_str(o, 1, t.comm);
     t_int(o, 2, i64::from(t.pid));
     t_int(o, 3, i64::from(t.prio));
@@ -304,7 +376,7 @@ pub(super) fn typed_task<O: Out>(o: &mut O, t: &TaskRef<'_>) {
 /// The fields of `sched_waking`, `sched_wakeup` and `sched_wakeup_new`: the task's,
 /// then `target_cpu` at 5.
 #[inline(always)]
-pub(super) fn typed_wakeup<O: Out>(o: &mut O, t: &TaskRef<'_>, target_cpu: u32) {
+pub(super) fn typed_wakeup<O: Put>(o: &mut O, t: TaskRef<'_>, target_cpu: u32) {
     typed_task(o, t);
     t_int(o, 5, i64::from(target_cpu));
 }
@@ -340,11 +412,14 @@ pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_
 
 /// Appends the `FtraceEventBundle.event` field of `ev` at `ctx` to the bundle and returns
 /// the bytes it now holds and whether `ev` may name a task the process tree does not know
-/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the event's kind: each arm sizes its body
-/// ([`Sizer`]) and writes it ([`Enc`], [`Bundle::open`]) behind the typed message's field
-/// number ([`field_of`]), both passes of the same fields (the `put!` macro pastes them
-/// twice). `text` is scratch: a print's `buf` and an overutilized span are formatted
-/// into it first ([`format_text`]).
+/// (`sched_switch`'s next, `sched_wakeup_new`, `task_rename`), with one match on the
+/// event's kind: each arm bounds its body ([`Bound`]) and writes it behind the typed
+/// message's field number ([`field_of`]) in a window of the bundle ([`Win`],
+/// [`Bundle::open_win`], [`Bundle::close_win`]), or, if too long for one, through an
+/// [`Enc`] ([`Bundle::put_long`]): passes of the same fields (the `put!` macro pastes
+/// them; debug builds also size them with a [`Sizer`] and check the event's length).
+/// `text` is scratch: a print's `buf` and an overutilized span are formatted into it
+/// first ([`format_text`]).
 impl Bundle {
     #[inline(always)]
     pub(super) fn push(
@@ -354,29 +429,58 @@ impl Bundle {
         text: &mut Vec<u8>,
         nr_cpus: usize,
     ) -> (usize, bool) {
-        /// Sizes then writes the body `$body` of the message at field `$field` of
-        /// `FtraceEvent`, `$o` being the [`Out`] in it.
+        /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
+        /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
+        /// [`Widths`](super::Widths)): in a window if its bound ([`Bound`]) fits one,
+        /// through an [`Enc`] out of line otherwise.
         macro_rules! put {
-            ($names:expr, $field:expr, |$o:ident| $body:expr) => {{
+            ($names:expr, $field:expr, $kind:expr, |$o:ident| $body:expr) => {{
                 debug_assert_eq!($field, field_of(ev), "the arm's field number");
-                let mut size = Sizer::default();
+                let mut bound = Bound::default();
                 {
-                    let $o = &mut size;
+                    let $o = &mut bound;
                     $body;
                 }
-                let (mut enc, end, total) = Bundle::open(
-                    &mut self.buf,
-                    self.used,
-                    &mut self.head,
-                    ctx,
-                    $field,
-                    size.0,
+                let head = Bundle::head_at(&mut self.head, ctx);
+                let guess = &mut self.widths.0[$kind];
+                let end = if bound.0 <= WIN - PREFIX_BYTES {
+                    let (mut win, pre) =
+                        Bundle::open_win(&mut self.buf, self.used, head, $field, *guess);
+                    {
+                        let $o: &mut Win<'_> = &mut win;
+                        $body;
+                    }
+                    let (w, pos) = win.into_parts();
+                    self.used + Bundle::close_win(w, head, $field, guess, pre, pos - pre)
+                } else {
+                    Bundle::put_long(
+                        &mut self.buf,
+                        self.used,
+                        head,
+                        $field,
+                        guess,
+                        bound.0,
+                        |$o: &mut Enc<'_>| {
+                            $body;
+                        },
+                    )
+                };
+                debug_assert!(
+                    {
+                        let mut size = Sizer::default();
+                        {
+                            let $o = &mut size;
+                            $body;
+                        }
+                        let len = usize::from(head.len)
+                            + crate::proto::varint_len((u64::from($field) << 3) | WT_LEN)
+                            + crate::proto::varint_len(size.0 as u64)
+                            + size.0;
+                        size.0 <= bound.0
+                            && end - self.used == 1 + crate::proto::varint_len(len as u64) + len
+                    },
+                    "Sizer, Bound and the encoder disagree"
                 );
-                {
-                    let $o: &mut Enc<'_> = &mut enc;
-                    $body;
-                }
-                debug_assert_eq!(enc.pos(), total, "Sizer and Enc disagree");
                 self.used = end;
                 (end, $names)
             }};
@@ -387,7 +491,7 @@ impl Bundle {
                 prev_state,
                 next,
             } => {
-                put!(true, ev::SCHED_SWITCH, |o| {
+                put!(true, ev::SCHED_SWITCH, 0, |o| {
                     t_str(o, 1, prev.comm);
                     t_int(o, 2, i64::from(prev.pid));
                     t_int(o, 3, i64::from(prev.prio));
@@ -398,18 +502,18 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedWaking { task, target_cpu } => {
-                put!(false, ev::SCHED_WAKING, |o| typed_wakeup(
-                    o, &task, target_cpu
+                put!(false, ev::SCHED_WAKING, 1, |o| typed_wakeup(
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeup { task, target_cpu } => {
-                put!(false, ev::SCHED_WAKEUP, |o| typed_wakeup(
-                    o, &task, target_cpu
+                put!(false, ev::SCHED_WAKEUP, 2, |o| typed_wakeup(
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedWakeupNew { task, target_cpu } => {
-                put!(true, ev::SCHED_WAKEUP_NEW, |o| typed_wakeup(
-                    o, &task, target_cpu
+                put!(true, ev::SCHED_WAKEUP_NEW, 3, |o| typed_wakeup(
+                    o, task, target_cpu
                 ))
             }
             TraceEvent::SchedMigrateTask {
@@ -417,8 +521,8 @@ impl Bundle {
                 orig_cpu,
                 dest_cpu,
             } => {
-                put!(false, ev::SCHED_MIGRATE_TASK, |o| {
-                    typed_task(o, &task);
+                put!(false, ev::SCHED_MIGRATE_TASK, 4, |o| {
+                    typed_task(o, task);
                     t_int(o, 4, i64::from(orig_cpu));
                     t_int(o, 5, i64::from(dest_cpu));
                 })
@@ -428,7 +532,7 @@ impl Bundle {
                 oldcomm,
                 newcomm,
             } => {
-                put!(true, ev::TASK_RENAME, |o| {
+                put!(true, ev::TASK_RENAME, 5, |o| {
                     t_int(o, 1, i64::from(pid));
                     t_str(o, 2, oldcomm);
                     t_str(o, 3, newcomm);
@@ -436,7 +540,7 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedProcessExit { task } => {
-                put!(false, ev::SCHED_PROCESS_EXIT, |o| {
+                put!(false, ev::SCHED_PROCESS_EXIT, 6, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(task.pid));
                     t_int(o, 4, i64::from(task.prio));
@@ -447,7 +551,7 @@ impl Bundle {
                 oldprio,
                 newprio,
             } => {
-                put!(false, ev::SCHED_PI_SETPRIO, |o| {
+                put!(false, ev::SCHED_PI_SETPRIO, 7, |o| {
                     t_str(o, 1, task.comm);
                     t_int(o, 2, i64::from(newprio));
                     t_int(o, 3, i64::from(oldprio));
@@ -455,13 +559,13 @@ impl Bundle {
                 })
             }
             TraceEvent::CpuFrequency { cpu_id, state } => {
-                put!(false, ev::CPU_FREQUENCY, |o| {
+                put!(false, ev::CPU_FREQUENCY, 8, |o| {
                     t_uint(o, 1, state);
                     t_uint(o, 2, u64::from(cpu_id));
                 })
             }
             TraceEvent::CpuIdle { cpu_id, state } => {
-                put!(false, ev::CPU_IDLE, |o| {
+                put!(false, ev::CPU_IDLE, 9, |o| {
                     // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
                     t_uint(o, 1, u64::from(state as u32));
                     t_uint(o, 2, u64::from(cpu_id));
@@ -470,25 +574,23 @@ impl Bundle {
             TraceEvent::Print(_) => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(false, ev::PRINT, |o| {
+                put!(false, ev::PRINT, 10, |o| {
                     // PrintFtraceEvent.buf = 2.
-                    o.byte(key1(2, WT_LEN));
-                    o.varint(text.len() as u64);
-                    o.bytes(text);
+                    o.key_bytes(key1(2, WT_LEN), text);
                 })
             }
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 11, |o| {
                     o.fixed(name!("sched_hmp_migrate"));
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("dest", u), u64::from(dest));
                     gu(o, head!("force", u), u64::from(force));
                 })
             }
             TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 12, |o| {
                     o.fixed(name!("sched_task_runnable_ratio"));
-                    g_task(o, &task);
+                    g_task(o, task);
                     gu(o, head!("ratio", u), ratio);
                 })
             }
@@ -500,11 +602,9 @@ impl Bundle {
                 newtarg,
                 kind,
             } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 13, |o| {
                     let name = kind.name();
-                    o.byte(key1(generic::EVENT_NAME, WT_LEN));
-                    o.varint(name.len() as u64);
-                    o.bytes(name.as_bytes());
+                    o.key_bytes(key1(generic::EVENT_NAME, WT_LEN), name.as_bytes());
                     gu(o, head!("cpu", u), u64::from(cpu_id));
                     gu(o, head!("load", u), load);
                     gu(o, head!("cur", u), curtarg);
@@ -517,21 +617,20 @@ impl Bundle {
                 targfreq,
                 actualfreq,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("cpufreq_interactive_setspeed"));
-                    gu(o, head!("cpu", u), u64::from(cpu_id));
+                put!(false, ev::GENERIC, 14, |o| {
+                    name_cpu!(o, "cpufreq_interactive_setspeed", cpu_id);
                     gu(o, head!("targ", u), targfreq);
                     gu(o, head!("actual", u), actualfreq);
                 })
             }
             TraceEvent::CpufreqInteractiveBoost { s } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 15, |o| {
                     o.fixed(name!("cpufreq_interactive_boost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
             }
             TraceEvent::CpufreqInteractiveUnboost { s } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 16, |o| {
                     o.fixed(name!("cpufreq_interactive_unboost"));
                     gs(o, head!("s", s), s.as_bytes());
                 })
@@ -542,9 +641,8 @@ impl Bundle {
                 freq_new,
                 requested_freq,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("cpufreq_sched_request_opp"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                put!(false, ev::GENERIC, 17, |o| {
+                    name_cpu!(o, "cpufreq_sched_request_opp", cpu);
                     gu(o, head!("capacity", u), capacity);
                     gu(o, head!("freq_new", u), freq_new);
                     gu(o, head!("requested_freq", u), requested_freq);
@@ -559,9 +657,8 @@ impl Bundle {
                 total,
                 new_total,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("cpufreq_sched_update_capacity"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                put!(false, ev::GENERIC, 18, |o| {
+                    name_cpu!(o, "cpufreq_sched_update_capacity", cpu);
                     gu(o, head!("set_cap", u), u64::from(request));
                     gu(o, head!("cfs", u), cfs);
                     gu(o, head!("rt", u), rt);
@@ -571,7 +668,7 @@ impl Bundle {
                 })
             }
             TraceEvent::CpufreqSchedThrottled { rem } => {
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 19, |o| {
                     o.fixed(name!("cpufreq_sched_throttled"));
                     gi(o, head!("rem", i), rem);
                 })
@@ -584,11 +681,9 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_pelt_se"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "(null)"));
-                    g_task(o, &task);
+                put!(false, ev::GENERIC, 20, |o| {
+                    name_cpu!(o, "sched_pelt_se", cpu, "(null)");
+                    g_task(o, task);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -606,10 +701,8 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_pelt_cfs"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "/"));
+                put!(false, ev::GENERIC, 21, |o| {
+                    name_cpu!(o, "sched_pelt_cfs", cpu, "/");
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -626,9 +719,8 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_pelt_rt"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                put!(false, ev::GENERIC, 22, |o| {
+                    name_cpu!(o, "sched_pelt_rt", cpu);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -640,9 +732,8 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_pelt_dl"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                put!(false, ev::GENERIC, 23, |o| {
+                    name_cpu!(o, "sched_pelt_dl", cpu);
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -655,11 +746,9 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_util_est_se"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "(null)"));
-                    g_task(o, &task);
+                put!(false, ev::GENERIC, 24, |o| {
+                    name_cpu!(o, "sched_util_est_se", cpu, "(null)");
+                    g_task(o, task);
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
@@ -671,10 +760,8 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_util_est_cfs"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
-                    o.fixed(const_field!("path", "/"));
+                put!(false, ev::GENERIC, 25, |o| {
+                    name_cpu!(o, "sched_util_est_cfs", cpu, "/");
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
@@ -686,9 +773,8 @@ impl Bundle {
                 capacity_orig,
                 capacity_curr,
             } => {
-                put!(false, ev::GENERIC, |o| {
-                    o.fixed(name!("sched_cpu_capacity"));
-                    gu(o, head!("cpu", u), u64::from(cpu));
+                put!(false, ev::GENERIC, 26, |o| {
+                    name_cpu!(o, "sched_cpu_capacity", cpu);
                     gu(o, head!("capacity", u), capacity);
                     gu(o, head!("capacity_orig", u), capacity_orig);
                     gu(o, head!("capacity_curr", u), capacity_curr);
@@ -697,7 +783,7 @@ impl Bundle {
             TraceEvent::SchedOverutilized { overutilized, .. } => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(false, ev::GENERIC, |o| {
+                put!(false, ev::GENERIC, 27, |o| {
                     o.fixed(name!("sched_overutilized"));
                     gu(o, head!("overutilized", u), u64::from(overutilized));
                     gs(o, head!("span", s), text);

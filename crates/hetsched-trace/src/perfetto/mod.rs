@@ -31,15 +31,19 @@
 //! of PyPI `perfetto` 0.59.1 (built from v59.1; its prebuilt manifests name v59.1),
 //! which `tests/python/test_perfetto_trace.py` decodes with.
 //! This module has the sink, its bundles and its output; `encode` has the field numbers
-//! and each event's body; `tests` checks every event against the former encoder.
+//! and each event's body; `window` the encoders an event is written with; `tests` checks
+//! every event against the former encoder.
 //!
 //! Encoding is by hand (the crate's `proto` module): no protobuf compiler, no allocation
-//! per event (the task map grows once per task). As protobuf's generated code does
-//! (`ByteSize()`, then `SerializeWithCachedSizes()`), an event's body is sized first and
-//! then written once, in place in its CPU's bundle, behind lengths of their true width:
-//! one match arm per event writes its fields over a byte counter and then over the
-//! buffer (`Bundle::push`). Constant parts (a generic event's name, its fields' names and keys) are
-//! constant arrays, copied whole.
+//! per event (the task map grows once per task). An event is written once, in place in
+//! its CPU's bundle, behind lengths of their true (minimal) width, without being sized
+//! first as protobuf's generated code does (`ByteSize()`, then
+//! `SerializeWithCachedSizes()`): its body goes where the widths of the last event of the
+//! same kind put it, and is moved in the rare case its own lengths are of other widths
+//! (`window`). One match arm per event writes its fields over an upper bound of their
+//! length (whether they fit in a window of the buffer) and then over the buffer
+//! (`Bundle::push`). Constant parts (a generic event's name, its fields' names and keys)
+//! are constant arrays, copied whole.
 //!
 //! The same events give the same bytes: packets are written in a fixed order and no map
 //! is iterated.
@@ -66,16 +70,58 @@ const FLUSH_THRESHOLD: usize = 256 * 1024;
 const SEQUENCE_ID: u64 = 1;
 
 mod encode;
+mod window;
 
 use encode::{bundle, clock, ev, packet, ps, trace};
+use window::{Win, WIN, WIN_TAIL};
 
 /// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
 /// or more as ten bytes and the cached [`Head`] as [`HEAD_BYTES`] (keeping their own
 /// lengths), so they need not be written byte by byte near the end.
 const SLACK: usize = 32;
 
+/// Room for the longest prefix of an event's body ([`Bundle::open_win`],
+/// [`Bundle::put_long`]): the `FtraceEventBundle.event` key, the event's length (ten bytes
+/// at most), its head ([`HEAD_BYTES`]), the body's key (five at most: a `u32` field
+/// number) and its length (ten).
+const PREFIX_BYTES: usize = 1 + 10 + HEAD_BYTES + 5 + 10;
+
+/// Writes `v`, below 2^14, as a varint of `w` bytes (its own width, one or two) at the
+/// start of `d`.
+#[inline(always)]
+fn put_short(d: &mut [u8], v: usize, w: usize) {
+    debug_assert!(w == varint_len(v as u64) && w <= 2, "{v} in {w} bytes");
+    if w == 1 {
+        // Below 0x80.
+        d[0] = v as u8;
+    } else {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        d[0] = (v as u8) | 0x80;
+        d[1] = (v >> 7) as u8;
+    }
+}
+
+/// The varint of `v`, below 2^56, as the little-endian bytes of a word, and its length
+/// (at most eight): one or two bytes by themselves, longer ones as their seven-bit groups
+/// ([`window::groups7`]) with the continuation bits on all bytes but the last.
+#[inline(always)]
+fn varint_word(v: u64) -> (u64, usize) {
+    debug_assert!(v < 1 << 56, "{v:#x}");
+    if v < 0x80 {
+        (v, 1)
+    } else if v < 0x4000 {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        ((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2)
+    } else {
+        let len = varint_len(v);
+        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
+        (window::groups7(v) | cont, len)
+    }
+}
+
 /// Room for an `FtraceEvent`'s `timestamp` and `pid` fields: two one-byte keys and two
-/// varints, and room for the ten-byte window in which a long varint is written.
+/// varints, and room for the word or ten-byte window in which a varint is written (a
+/// word past any position below 16: see [`Head::set`]).
 const HEAD_BYTES: usize = 24;
 
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
@@ -87,7 +133,11 @@ const HEAD_BYTES: usize = 24;
 struct Head {
     /// The bytes, `len` of them meaningful (the rest scratch).
     bytes: [u8; HEAD_BYTES],
-    len: usize,
+    /// At most 22 (two keys and varints of ten and five bytes): a byte, so that the
+    /// compiler sees where a head put in a window ends.
+    len: u8,
+    /// Where the pid's key is: past the timestamp's key and varint.
+    pid_at: u8,
     ts: Nanos,
     pid: u32,
 }
@@ -97,6 +147,7 @@ impl Default for Head {
         let mut h = Head {
             bytes: [0; HEAD_BYTES],
             len: 0,
+            pid_at: 0,
             ts: 0,
             pid: 0,
         };
@@ -107,10 +158,46 @@ impl Default for Head {
 
 impl Head {
     /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
-    /// two one-byte keys and varints written straight into the bytes (each varint in a
-    /// ten-byte window: [`varint_at`]). Out of line: one event in four needs it.
+    /// two one-byte keys and varints written straight into the bytes, each varint below
+    /// 2^56 in one word ([`varint_word`]; a timestamp is below 2^56 for two years of
+    /// nanoseconds), so no function is called but for a larger timestamp
+    /// ([`Head::set_wide`]). The timestamp's are kept when it is the head's already (the
+    /// events of a context switch, whose pid changes at one time); the pid's are written
+    /// again in any case (a timestamp's word covers them). Out of line: one event in
+    /// four needs it.
     #[inline(never)]
     fn set(&mut self, ts: Nanos, pid: u32) {
+        if ts >= 1 << 56 {
+            self.set_wide(ts, pid);
+            return;
+        }
+        let b = &mut self.bytes;
+        let n = if ts == self.ts {
+            usize::from(self.pid_at)
+        } else {
+            b[0] = key1(ev::TIMESTAMP, 0);
+            let (word, len) = varint_word(ts);
+            *b[1..].first_chunk_mut::<8>().expect("HEAD_BYTES > 9") = word.to_le_bytes();
+            1 + len
+        };
+        // n is at most 9: a key and eight bytes; the pid's key and word fit after it
+        // (the mask, which keeps it, tells the compiler so: below 16).
+        let n = n & 15;
+        b[n] = key1(ev::PID, 0);
+        let (word, m) = varint_word(u64::from(pid));
+        *b[n + 1..].first_chunk_mut::<8>().expect("HEAD_BYTES >= 24") = word.to_le_bytes();
+        // At most 9 and 15 (m at most 5: a u32).
+        self.pid_at = n as u8;
+        self.len = (n + 1 + m) as u8;
+        self.ts = ts;
+        self.pid = pid;
+    }
+
+    /// [`Head::set`] of a timestamp of 2^56 or more (the default head's, `Nanos::MAX`):
+    /// each varint in a ten-byte window ([`varint_at`]).
+    #[cold]
+    #[inline(never)]
+    fn set_wide(&mut self, ts: Nanos, pid: u32) {
         let b = &mut self.bytes;
         b[0] = key1(ev::TIMESTAMP, 0);
         let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
@@ -122,7 +209,9 @@ impl Head {
             rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
             u64::from(pid),
         );
-        self.len = n + 1 + m;
+        // At most 11 and 22 (m at most 5: a u32).
+        self.pid_at = n as u8;
+        self.len = (n + 1 + m) as u8;
         self.ts = ts;
         self.pid = pid;
     }
@@ -152,6 +241,23 @@ struct Bundle {
     /// The last PELT `update_time` value's varint (`sched_pelt_cfs` follows the
     /// `sched_pelt_se` of the same update, often with the same time).
     update_time: Kept,
+    /// Per kind of event ([`Bundle::push`]'s arms), the widths of the last one's lengths.
+    widths: Widths,
+}
+
+/// Event kinds ([`Bundle::push`]'s arms, each with its own index below this).
+const KINDS: usize = 28;
+
+/// Per kind of event, the widths of the last one's two lengths (its body's, then the
+/// event's), each one or two bytes (at most two kept): where [`Bundle::open_win`] puts the
+/// next one's body. One byte each at first.
+#[derive(Debug, Clone, Copy)]
+struct Widths([[u8; 2]; KINDS]);
+
+impl Default for Widths {
+    fn default() -> Widths {
+        Widths([[1; 2]; KINDS])
+    }
 }
 
 impl Bundle {
@@ -160,58 +266,179 @@ impl Bundle {
         &self.buf[..self.used]
     }
 
-    /// Starts an `FtraceEvent` at `ctx` whose body, `body_len` bytes (counted by a
-    /// [`Sizer`](crate::proto::Sizer)), is the message at field `field`: writes its head
-    /// and returns an [`Enc`] for the body, with the bytes the bundle holds once it is
-    /// written (the caller sets `used` to them) and the event's length. [`Bundle::push`]
-    /// gives each event's field and writes its body.
-    ///
-    /// The body's length is counted first, so both lengths in front of it are written at
-    /// their true widths and every byte once.
-    /// A function of the bundle's fields it uses (`buf`, `used`, `head`), so that the
-    /// body written through the returned [`Enc`] may use the others (`update_time`).
+    /// The head of an event at `ctx`: the one kept if its time and pid are `ctx`'s, set
+    /// anew otherwise.
     #[inline(always)]
-    fn open<'a>(
-        buf: &'a mut Vec<u8>,
-        used: usize,
-        head: &mut Head,
-        ctx: &Ctx<'_>,
-        field: u32,
-        body_len: usize,
-    ) -> (Enc<'a>, usize, usize) {
-        let body_len = body_len as u64;
-        let tag_key = (u64::from(field) << 3) | WT_LEN;
+    fn head_at<'h>(head: &'h mut Head, ctx: &Ctx<'_>) -> &'h Head {
         if head.ts != ctx.ts || head.pid != ctx.pid {
             head.set(ctx.ts, ctx.pid);
         }
         debug_assert!(
             {
                 let (bytes, len) = Head::encoded(ctx.ts, ctx.pid);
-                head.bytes[..head.len] == bytes[..len]
+                head.bytes[..usize::from(head.len)] == bytes[..len]
             },
             "a stale head"
         );
-        // FtraceEvent: timestamp and pid, then the body behind its key and length.
-        let len = (head.len + varint_len(tag_key) + varint_len(body_len)) as u64 + body_len;
-        let total = 1 + varint_len(len) + len as usize;
-        let end = used + total;
+        head
+    }
+
+    /// Starts an `FtraceEvent` at `ctx` whose body, of at most
+    /// [`WIN`]` - `[`PREFIX_BYTES`] bytes, is the message at field `field`, in a window
+    /// at the end of the bundle's bytes (`used`): writes the event's key, its head and the
+    /// body's key, leaving room for the two lengths at the widths `guess` (the body's,
+    /// then the event's, as the last event of the same kind had them), and returns the
+    /// window positioned at the body, with the body's offset in it. [`Bundle::close_win`]
+    /// writes the lengths once the body is written; [`Bundle::push`] gives each event's
+    /// field and writes its body.
+    ///
+    /// The body is written once, in place, without being sized first (protobuf's
+    /// `ByteSize()` pass): its length is where the encoder stopped. The lengths in front
+    /// of it are varints of their true (minimal) widths, as when the body was sized
+    /// first: when the guess was wrong, [`Bundle::relocate`] moves the body to where
+    /// those widths put it. A function of the bundle's fields it uses (`buf`, `head`),
+    /// so that the body written through the returned [`Win`] may use the others
+    /// (`update_time`).
+    #[inline(always)]
+    fn open_win<'a>(
+        buf: &'a mut Vec<u8>,
+        used: usize,
+        head: &Head,
+        field: u32,
+        guess: [u8; 2],
+    ) -> (Win<'a>, usize) {
+        debug_assert!(guess.iter().all(|w| (1..=2).contains(w)), "{guess:?}");
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
+        if buf.len() < used + WIN + WIN_TAIL {
+            Bundle::grow(buf, used + WIN + WIN_TAIL);
+        }
+        let w = buf[used..]
+            .first_chunk_mut::<{ WIN + WIN_TAIL }>()
+            .expect("grown to a window");
+        // FtraceEvent: timestamp and pid, then the body behind its key and length; each
+        // offset below 600, so within the window without a check.
+        w[0] = key1(bundle::EVENT, WT_LEN);
+        let at = 1 + usize::from(guess[1]);
+        *w[at..]
+            .first_chunk_mut::<HEAD_BYTES>()
+            .expect("within the window") = head.bytes;
+        let at = at + usize::from(head.len);
+        let at = at
+            + varint_at(
+                w[at..].first_chunk_mut::<10>().expect("within the window"),
+                tag_key,
+            );
+        let pre = at + usize::from(guess[0]);
+        (Win::new(w, pre), pre)
+    }
+
+    /// Ends the event [`Bundle::open_win`] started with the widths `guess` in the window
+    /// `w` (the body at `pre`, `body_len` bytes): writes both lengths and returns the
+    /// event's length. When the widths guessed are the lengths' own (the common case),
+    /// the lengths go in the bytes left for them; otherwise [`Bundle::relocate`] moves
+    /// the body. `guess` becomes the widths of this event's lengths.
+    #[inline(always)]
+    fn close_win(
+        w: &mut [u8; WIN + WIN_TAIL],
+        head: &Head,
+        field: u32,
+        guess: &mut [u8; 2],
+        pre: usize,
+        body_len: usize,
+    ) -> usize {
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
+        let body_w = varint_len(body_len as u64);
+        let len = usize::from(head.len) + varint_len(tag_key) + body_w + body_len;
+        let event_w = varint_len(len as u64);
+        if [body_w, event_w] == guess.map(usize::from) {
+            // Both one or two bytes (a guess is never wider), at offsets below WIN.
+            put_short(&mut w[1..], len, event_w);
+            put_short(&mut w[(pre - body_w) & (WIN - 1)..], body_len, body_w);
+            pre + body_len
+        } else {
+            Bundle::relocate(w, 0, head, tag_key, guess, pre, body_len)
+        }
+    }
+
+    /// Writes an `FtraceEvent` at `ctx` whose body, of at most `bound` bytes, is the
+    /// message at field `field` written by `body`: an event too long for a window
+    /// ([`Bundle::open_win`]), written through an [`Enc`] over the bundle's room the same
+    /// way. Returns the bytes the bundle holds with it.
+    #[cold]
+    #[inline(never)]
+    fn put_long(
+        buf: &mut Vec<u8>,
+        used: usize,
+        head: &Head,
+        field: u32,
+        guess: &mut [u8; 2],
+        bound: usize,
+        body: impl FnOnce(&mut Enc<'_>),
+    ) -> usize {
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
+        let end = used + PREFIX_BYTES + bound;
         if buf.len() < end + SLACK {
             Bundle::grow(buf, end + SLACK);
         }
         let mut e = Enc::new(&mut buf[used..end + SLACK]);
         e.byte(key1(bundle::EVENT, WT_LEN));
-        e.varint(len);
-        e.fixed_prefix(&head.bytes, head.len);
+        e.fixed_prefix(&[0; 2], usize::from(guess[1]));
+        e.fixed_prefix(&head.bytes, usize::from(head.len));
         e.varint(tag_key);
-        e.varint(body_len);
-        (e, end, total)
+        e.fixed_prefix(&[0; 2], usize::from(guess[0]));
+        let pre = e.pos();
+        body(&mut e);
+        let body_len = e.pos() - pre;
+        let body_w = varint_len(body_len as u64);
+        let len = usize::from(head.len) + varint_len(tag_key) + body_w + body_len;
+        let event_w = varint_len(len as u64);
+        if [body_w, event_w] == guess.map(usize::from) {
+            put_short(&mut buf[used + 1..], len, event_w);
+            put_short(&mut buf[used + pre - body_w..], body_len, body_w);
+            used + pre + body_len
+        } else {
+            Bundle::relocate(buf, used, head, tag_key, guess, pre, body_len)
+        }
     }
 
-    /// Grows the room to at least `len` bytes, and to a bundle's worth at first.
+    /// [`Bundle::close_win`] when the widths guessed are not the lengths' own: writes
+    /// the event's prefix at its true widths and moves the body (written `pre` bytes past
+    /// `used`) right behind it. Returns the bytes `buf` holds with the event, and keeps
+    /// the widths (at most two: a guess is one or two bytes) as the next guess.
+    #[cold]
+    #[inline(never)]
+    fn relocate(
+        buf: &mut [u8],
+        used: usize,
+        head: &Head,
+        tag_key: u64,
+        guess: &mut [u8; 2],
+        pre: usize,
+        body_len: usize,
+    ) -> usize {
+        let body_w = varint_len(body_len as u64);
+        let len = usize::from(head.len) + varint_len(tag_key) + body_w + body_len;
+        let mut prefix = [0u8; PREFIX_BYTES + SLACK];
+        let mut e = Enc::new(&mut prefix);
+        e.byte(key1(bundle::EVENT, WT_LEN));
+        e.varint(len as u64);
+        e.fixed_prefix(&head.bytes, usize::from(head.len));
+        e.varint(tag_key);
+        e.varint(body_len as u64);
+        let n = e.pos();
+        buf.copy_within(used + pre..used + pre + body_len, used + n);
+        buf[used..used + n].copy_from_slice(&prefix[..n]);
+        // Both at most 10: the casts are exact.
+        *guess = [body_w.min(2) as u8, varint_len(len as u64).min(2) as u8];
+        used + n + body_len
+    }
+
+    /// Grows the room to at least `len` bytes, and at first to a bundle's worth and a
+    /// window past it (the most an event starts at, and its window).
     #[cold]
     #[inline(never)]
     fn grow(buf: &mut Vec<u8>, len: usize) {
-        buf.resize(len.max(BUNDLE_BYTES + 1024), 0);
+        buf.resize(len.max(BUNDLE_BYTES + WIN + WIN_TAIL), 0);
     }
 }
 
@@ -282,6 +509,54 @@ fn write_all_vectored<W: Write>(out: &mut W, mut slices: &mut [IoSlice<'_>]) -> 
     Ok(())
 }
 
+/// Pids below this are marked in [`Groups`]'s bits (512 KiB of them at most).
+const KNOWN_PIDS: u32 = 1 << 22;
+
+/// The thread group of every task announced, by pid, and, for pids below
+/// [`KNOWN_PIDS`], one bit per pid saying whether it is there: the test of
+/// `note_running()` at every change of a CPU's current task is a bit's, not a search of
+/// the map. The bits are always those of the map's keys (debug builds compare them).
+#[derive(Debug, Default)]
+struct Groups {
+    tgid: BTreeMap<u32, u32>,
+    /// Bit `pid % 64` of word `pid / 64`: `pid` is a key of `tgid` (words past the end
+    /// are zero).
+    known: Vec<u64>,
+}
+
+impl Groups {
+    /// Whether `pid` is announced.
+    #[inline(always)]
+    fn contains(&self, pid: u32) -> bool {
+        let known = if pid < KNOWN_PIDS {
+            self.known
+                .get((pid / 64) as usize)
+                .is_some_and(|w| w >> (pid % 64) & 1 != 0)
+        } else {
+            self.tgid.contains_key(&pid)
+        };
+        debug_assert_eq!(known, self.tgid.contains_key(&pid), "pid {pid}");
+        known
+    }
+
+    /// The thread group of `pid`, if announced.
+    fn get(&self, pid: u32) -> Option<u32> {
+        self.tgid.get(&pid).copied()
+    }
+
+    /// Records `pid` in group `tgid`.
+    fn insert(&mut self, pid: u32, tgid: u32) {
+        self.tgid.insert(pid, tgid);
+        if pid < KNOWN_PIDS {
+            let w = (pid / 64) as usize;
+            if self.known.len() <= w {
+                self.known.resize(w + 1, 0);
+            }
+            self.known[w] |= 1 << (pid % 64);
+        }
+    }
+}
+
 /// A [`TraceSink`] that writes a Perfetto protobuf trace, as described in the
 /// [module documentation](self).
 ///
@@ -330,7 +605,7 @@ pub struct PerfettoSink<W: Write> {
     /// Scratch: a packet's nested message.
     nested: Vec<u8>,
     /// Thread group of every task announced, by pid.
-    tgid: BTreeMap<u32, u32>,
+    tgid: Groups,
     /// Per CPU, the pid last seen current there, announced already: most events need no
     /// look-up in `tgid`.
     current: Vec<u32>,
@@ -365,7 +640,7 @@ impl<W: Write> PerfettoSink<W> {
             text: Vec::new(),
             packet: Vec::new(),
             nested: Vec::new(),
-            tgid: BTreeMap::new(),
+            tgid: Groups::default(),
             current: Vec::new(),
             interest: Interest::ALL,
             all: true,
@@ -505,7 +780,7 @@ impl<W: Write> PerfettoSink<W> {
 
     /// Announces `pid` as the leader of its own group if it is not known yet.
     fn note_running(&mut self, ts: Nanos, pid: u32, comm: &str) {
-        if pid != 0 && !self.tgid.contains_key(&pid) {
+        if pid != 0 && !self.tgid.contains(pid) {
             self.tgid.insert(pid, pid);
             self.announce(ts, pid, pid, comm, true);
         }
@@ -534,10 +809,10 @@ impl<W: Write> PerfettoSink<W> {
     fn track_event(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         match *ev {
             TraceEvent::SchedWakeupNew { task, .. }
-                if task.pid != 0 && !self.tgid.contains_key(&task.pid) =>
+                if task.pid != 0 && !self.tgid.contains(task.pid) =>
             {
-                let tgid = match self.tgid.get(&ctx.pid) {
-                    Some(&g) if ctx.pid != 0 => g,
+                let tgid = match self.tgid.get(ctx.pid) {
+                    Some(g) if ctx.pid != 0 => g,
                     _ => task.pid,
                 };
                 self.tgid.insert(task.pid, tgid);
@@ -546,8 +821,8 @@ impl<W: Write> PerfettoSink<W> {
             TraceEvent::SchedSwitch { next, .. } => {
                 self.note_running(ctx.ts, next.pid, next.comm);
             }
-            TraceEvent::TaskRename { pid, newcomm, .. } if pid != 0 => match self.tgid.get(&pid) {
-                Some(&tgid) => self.announce(ctx.ts, pid, tgid, newcomm, false),
+            TraceEvent::TaskRename { pid, newcomm, .. } if pid != 0 => match self.tgid.get(pid) {
+                Some(tgid) => self.announce(ctx.ts, pid, tgid, newcomm, false),
                 None => {
                     self.tgid.insert(pid, pid);
                     self.announce(ctx.ts, pid, pid, newcomm, true);

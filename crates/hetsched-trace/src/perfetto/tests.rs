@@ -355,12 +355,24 @@ fn reference(ctx: &Ctx<'_>, ev: &TraceEvent<'_>, nr_cpus: usize) -> Vec<u8> {
 }
 
 /// A sink that checks each event's bytes from [`Bundle::push`] against
-/// [`reference`].
+/// [`reference`], each event alone in a bundle (twice: the widths of its lengths guessed
+/// from nothing, then from itself) and all of them in one bundle (`all`, `want`: the
+/// widths guessed from the last event of the same kind, whatever its lengths).
 #[derive(Default)]
 struct Check {
     nr_cpus: usize,
     text: Vec<u8>,
     events: usize,
+    all: Bundle,
+    want: Vec<u8>,
+}
+
+impl Check {
+    /// Checks the bundle of every event against the references.
+    fn finish(&self) {
+        assert_eq!(self.all.used, self.want.len());
+        assert!(self.all.events() == self.want, "the events of one bundle");
+    }
 }
 
 impl TraceSink for Check {
@@ -378,6 +390,8 @@ impl TraceSink for Check {
         let want = reference(ctx, ev, self.nr_cpus);
         assert_eq!(&b.events()[..one], want, "{ev:?}");
         assert_eq!(&b.events()[one..], want, "{ev:?}");
+        self.all.push(ctx, ev, &mut self.text, self.nr_cpus);
+        self.want.extend_from_slice(&want);
         self.events += 1;
     }
 }
@@ -506,6 +520,7 @@ fn every_event_encodes_as_the_reference() {
             }
         }
     }
+    check.finish();
 }
 
 /// A writer that takes at most 7 bytes a call, and of one slice only.

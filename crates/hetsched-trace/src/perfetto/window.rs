@@ -1,0 +1,352 @@
+//! Writing an event without sizing it first: an upper bound of its body ([`Bound`]), then
+//! the event written once into a window of its CPU's bundle ([`Win`]) behind lengths of
+//! the widths the last event of its kind had, moved if they differ
+//! ([`Bundle::close_win`](super::Bundle)).
+//!
+//! A window is an array of [`WIN`] bytes and [`WIN_TAIL`] more, every write at the
+//! position masked by `WIN - 1`: the compiler sees that each write of a constant length
+//! (a key, a field's head, a varint's ten-byte window) is within the array, so it checks
+//! none of them; only strings, of any length, are checked. An event is written there only
+//! if its bound says it fits in [`WIN`] bytes, so the mask never changes a position; the
+//! others (long strings) are written by the slice encoder ([`Enc`]).
+
+use crate::proto::{varint_at, varint_len, Enc, Kept, Out, Sizer};
+
+/// Bytes of a window: an event written in one fits in them (its prefix and body).
+pub(super) const WIN: usize = 1024;
+
+/// Bytes past [`WIN`] that a write of a constant length may touch: the longest constant
+/// (a generic event's name, a field's head, the event's cached head) and a varint's
+/// ten-byte window behind it.
+pub(super) const WIN_TAIL: usize = 64;
+
+/// An [`Out`] that counts an upper bound of the bytes it is given: every varint as ten
+/// bytes, its most. Over an event's fields, a constant but for the strings' lengths (the
+/// values are not looked at): whether the event fits in a window.
+#[derive(Debug, Default)]
+pub(super) struct Bound(pub(super) usize);
+
+impl Out for Bound {
+    #[inline(always)]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, _: &[u8; N]) {
+        self.0 += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, _: u64) {
+        self.0 += 10;
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += b.len();
+    }
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, _: &[u8; N], _: u64) {
+        self.0 += N + 10;
+    }
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, _: &[u8; N], _: u64, _: &mut Kept) {
+        self.0 += N + 10;
+    }
+}
+
+/// An [`Out`] that can write a generic event's string `Field` (`gs`): the encoders write
+/// it as it is ([`str_field`]); [`Bound`] counts its most without looking at its length's
+/// width.
+pub(super) trait Put: Out {
+    /// A `Field` of head `head` (`head!(name, s)`) holding the string `v`.
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]);
+    /// A one-byte key and the varint `v` (a typed message's number).
+    #[inline(always)]
+    fn key_varint(&mut self, key: u8, v: u64) {
+        self.byte(key);
+        self.varint(v);
+    }
+    /// A one-byte key, the length of `b` and `b` (a typed message's string).
+    #[inline(always)]
+    fn key_bytes(&mut self, key: u8, b: &[u8]) {
+        self.byte(key);
+        self.varint(b.len() as u64);
+        self.bytes(b);
+    }
+}
+
+/// A generic event's `Field` with a string value: the head with its length (one byte if
+/// the field is short, as the head's constant has room for), then the string's length and
+/// bytes.
+#[inline(always)]
+pub(super) fn str_field<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
+    let len = v.len();
+    // The head's own key and length byte are not part of the length.
+    let field_len = N - 2 + varint_len(len as u64) + len;
+    if field_len < 0x80 {
+        let mut h = *head;
+        // Below 0x80.
+        h[1] = field_len as u8;
+        o.fixed(&h);
+    } else {
+        o.byte(head[0]);
+        o.varint(field_len as u64);
+        o.bytes(&head[2..]);
+    }
+    o.varint(len as u64);
+    o.bytes(v);
+}
+
+impl Put for Bound {
+    /// The head's key, a length of up to ten bytes, the rest of the head, the string's
+    /// length and bytes.
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, _: &[u8; N], v: &[u8]) {
+        self.0 += N - 1 + 10 + 10 + v.len();
+    }
+}
+
+impl Put for Sizer {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        str_field(self, head, v);
+    }
+}
+
+impl Put for Enc<'_> {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        str_field(self, head, v);
+    }
+}
+
+/// The fields of [`Put`] in one write each (one masked position) when their lengths
+/// take one byte: the rest as [`Out`] writes them.
+impl Put for Win<'_> {
+    #[inline(always)]
+    fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]) {
+        const { assert!(N < WIN_TAIL, "a head within the window's tail") };
+        let len = v.len();
+        // With a one-byte length of the string: below 0x80, then so is the string's.
+        let field_len = N - 1 + len;
+        if field_len < 0x80 {
+            let p = self.at();
+            let w = &mut *self.w;
+            *w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
+            w[p + 1] = field_len as u8;
+            w[p + N] = len as u8;
+            copy_to(&mut w[p + N + 1..], v);
+            self.pos += N + 1 + len;
+        } else {
+            str_field(self, head, v);
+        }
+    }
+    #[inline(always)]
+    fn key_varint(&mut self, key: u8, v: u64) {
+        let p = self.at();
+        self.w[p] = key;
+        let n = put_varint(self.w[p + 1..].first_chunk_mut::<10>().expect(TAIL), v);
+        self.pos += 1 + n;
+    }
+    #[inline(always)]
+    fn key_bytes(&mut self, key: u8, b: &[u8]) {
+        let len = b.len();
+        if len < 0x80 {
+            let p = self.at();
+            let w = &mut *self.w;
+            w[p] = key;
+            // Below 0x80.
+            w[p + 1] = len as u8;
+            copy_to(&mut w[p + 2..], b);
+            self.pos += 2 + len;
+        } else {
+            self.byte(key);
+            self.varint(len as u64);
+            self.bytes(b);
+        }
+    }
+}
+
+/// Copies `b` to the start of `dst`: in moves of a constant length up to 32 bytes
+/// ([`copy_small`](crate::fmt::copy_small), no check when `dst` is the tail of a
+/// window past a masked position), by `copy_from_slice` past that.
+#[inline(always)]
+fn copy_to(dst: &mut [u8], b: &[u8]) {
+    if b.len() <= 32 {
+        crate::fmt::copy_small(dst, b);
+    } else {
+        dst[..b.len()].copy_from_slice(b);
+    }
+}
+
+/// An [`Out`] writing into a window of [`WIN`] bytes (and [`WIN_TAIL`] of slack) at a
+/// position: each write is an [`Enc`] over the window from the position masked by
+/// `WIN - 1`, whose room the compiler knows to be at least [`WIN_TAIL`] bytes, so a
+/// write of a constant length is not checked. The event's bound keeps the position
+/// below [`WIN`] (debug builds check it).
+#[derive(Debug)]
+pub(super) struct Win<'a> {
+    w: &'a mut [u8; WIN + WIN_TAIL],
+    pos: usize,
+}
+
+impl<'a> Win<'a> {
+    /// A window whose first `pos` bytes are written.
+    #[inline(always)]
+    pub(super) fn new(w: &'a mut [u8; WIN + WIN_TAIL], pos: usize) -> Self {
+        Win { w, pos }
+    }
+
+    /// The window and the bytes written into it.
+    #[inline(always)]
+    pub(super) fn into_parts(self) -> (&'a mut [u8; WIN + WIN_TAIL], usize) {
+        (self.w, self.pos)
+    }
+
+    /// The position, masked (see [`Win`]): below [`WIN`] for the compiler, which then
+    /// knows [`WIN_TAIL`] bytes past it to be within the window.
+    #[inline(always)]
+    fn at(&self) -> usize {
+        debug_assert!(self.pos < WIN, "an event past its window: {}", self.pos);
+        self.pos & (WIN - 1)
+    }
+
+    /// An [`Enc`] over the window from the position.
+    #[inline(always)]
+    fn enc(&mut self) -> Enc<'_> {
+        let p = self.at();
+        Enc::new(&mut self.w[p..])
+    }
+}
+
+/// Within the window, past a masked position (`WIN_TAIL` bytes past any).
+const TAIL: &str = "WIN_TAIL bytes past the window";
+
+impl Out for Win<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        let p = self.at();
+        self.w[p] = b;
+        self.pos += 1;
+    }
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, b: &[u8; N]) {
+        const { assert!(N <= WIN_TAIL, "a constant within the window's tail") };
+        let p = self.at();
+        *self.w[p..].first_chunk_mut::<N>().expect(TAIL) = *b;
+        self.pos += N;
+    }
+    #[inline(always)]
+    fn varint(&mut self, v: u64) {
+        let p = self.at();
+        let d = self.w[p..].first_chunk_mut::<10>().expect(TAIL);
+        self.pos += put_varint(d, v);
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        let p = self.at();
+        copy_to(&mut self.w[p..], b);
+        self.pos += b.len();
+    }
+    /// The head is copied with its length byte, which is set after the varint, which
+    /// gives its own length.
+    #[inline(always)]
+    fn short_message<const N: usize>(&mut self, head: &[u8; N], v: u64) {
+        const {
+            assert!(
+                N >= 2 && N + 10 <= WIN_TAIL,
+                "a field within the window's tail"
+            )
+        };
+        let p = self.at();
+        *self.w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
+        let n = put_varint(self.w[p + N..].first_chunk_mut::<10>().expect(TAIL), v);
+        // Below 0x80: N + 8 < 0x80 (the assertion).
+        self.w[p + 1] = (N - 2 + n) as u8;
+        self.pos += N + n;
+    }
+    #[inline(always)]
+    fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept) {
+        const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
+        let mut e = self.enc();
+        e.short_message_kept(head, v, kept);
+        let n = e.pos();
+        self.pos += n;
+    }
+}
+
+/// Writes the varint `v` at the start of `d` and returns its length: one and two bytes
+/// inline, as [`varint_at`] (which writes the others), but a negative `int32`/`int64`
+/// (ten bytes: a deadline task's priority, -1) by [`varint_negative`].
+#[inline(always)]
+fn put_varint(d: &mut [u8; 10], v: u64) -> usize {
+    if v < 0x80 {
+        // One byte, below 0x80.
+        d[0] = v as u8;
+        1
+    } else if v < 0x4000 {
+        // The low seven bits with the continuation bit, then the rest (below 0x80).
+        d[0] = (v as u8) | 0x80;
+        d[1] = (v >> 7) as u8;
+        2
+    } else {
+        varint_long(d, v)
+    }
+}
+
+/// [`put_varint`] of three bytes or more.
+#[inline(never)]
+fn varint_long(d: &mut [u8; 10], v: u64) -> usize {
+    if v >> 63 != 0 {
+        varint_negative(d, v)
+    } else {
+        varint_at(d, v)
+    }
+}
+
+/// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the
+/// bytes of a varint but for their continuation bits): 14-bit groups spread to 16-bit
+/// lanes, then 7-bit groups to bytes, as `proto::varint_long` does.
+#[inline(always)]
+pub(super) fn groups7(v: u64) -> u64 {
+    let x = (v & 0x3fff)
+        | ((v & (0x3fff << 14)) << 2)
+        | ((v & (0x3fff << 28)) << 4)
+        | ((v & (0x3fff << 42)) << 6);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// Writes `v`, 2^63 or more (a negative number's two's complement), as its ten-byte
+/// varint: its low 56 bits' eight seven-bit groups ([`groups7`]) with their continuation
+/// bits, in one word, then the next seven bits with theirs and the top bit (1).
+fn varint_negative(d: &mut [u8; 10], v: u64) -> usize {
+    *d.first_chunk_mut::<8>().expect("ten bytes") =
+        (groups7(v) | 0x8080_8080_8080_8080).to_le_bytes();
+    // Bits 56 to 62, with the continuation bit; then bit 63, set.
+    d[8] = ((v >> 56) as u8 & 0x7f) | 0x80;
+    d[9] = 1;
+    10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::push_varint;
+
+    #[test]
+    fn varints_as_the_reference() {
+        let mut values = vec![0, 1, 127, 128, 16_383, 16_384, u64::MAX, 1 << 63];
+        for shift in 0..64 {
+            values.extend([1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) + 1]);
+            // Negative numbers: -2^shift, and one past it each way.
+            let neg = (1u64 << shift).wrapping_neg();
+            values.extend([neg, neg.wrapping_sub(1), neg.wrapping_add(1)]);
+        }
+        for v in values {
+            let mut want = Vec::new();
+            push_varint(&mut want, v);
+            let mut d = [0u8; 10];
+            let n = put_varint(&mut d, v);
+            assert_eq!(&d[..n], want, "{v:#x}");
+        }
+    }
+}
