@@ -48,6 +48,12 @@ pub struct EventQueue<E> {
     kept: Box<[u32; BUCKETS]>,
     /// The sum of `kept`: at most [`KEEP_BUDGET`].
     kept_total: usize,
+    /// Empty allocations of spread buckets that could not keep them (the budget was
+    /// spent), for a bucket without one to take at its next push instead of growing a new
+    /// one from nothing.
+    spare: Vec<Vec<Entry<E>>>,
+    /// The sum of `spare`'s capacities: at most [`SPARE_BUDGET`].
+    spare_total: usize,
     /// Bit `b % 64` of word `b / 64` is set iff bucket `b` is non-empty.
     mask: [u64; BUCKETS / 64],
     /// Bit `w` is set iff word `w` of `mask` is non-zero.
@@ -70,9 +76,17 @@ const DIGIT: u32 = 8;
 const BUCKETS: usize = (64usize.div_ceil(DIGIT as usize)) << DIGIT;
 /// Entries' worth of allocation the spread buckets may keep between uses, all together:
 /// a spread bucket keeps its allocation while the kept total stays within this, else it
-/// is freed. The buckets do not each hold their high-water mark (2,048 of them could hold
-/// megabytes over a long run), and the hot ones are not reallocated at every spread.
+/// goes to `spare` (see [`SPARE_BUDGET`]). The buckets do not each hold their high-water
+/// mark (2,048 of them could hold megabytes over a long run), and the hot ones are not
+/// reallocated at every spread.
 const KEEP_BUDGET: usize = 16 * 1024;
+/// Entries' worth of allocation `spare` may hold, all together (another 384 KiB at most):
+/// a spread bucket that may not keep its allocation gives it to `spare` while the spare
+/// total stays within this, else frees it; a push into a bucket without an allocation
+/// takes a spare one. Once the kept budget is spent (on `large`, 256 CPUs), the buckets
+/// that are filled and spread in turn pass a few allocations round instead of growing each
+/// one again from nothing (`realloc` at 4, 8, 16, … entries) after freeing it.
+const SPARE_BUDGET: usize = 16 * 1024;
 const _: () = assert!(BUCKETS / 64 <= 64, "`summary` has a bit per word of `mask`");
 
 impl<E> Default for EventQueue<E> {
@@ -82,6 +96,8 @@ impl<E> Default for EventQueue<E> {
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             kept: Box::new([0; BUCKETS]),
             kept_total: 0,
+            spare: Vec::new(),
+            spare_total: 0,
             mask: [0; BUCKETS / 64],
             summary: 0,
             last: 0,
@@ -127,7 +143,27 @@ impl<E> EventQueue<E> {
         let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
         self.mask[b / 64] |= 1 << (b % 64);
         self.summary |= 1 << (b / 64);
-        self.buckets[b].push(e);
+        let bucket = &mut self.buckets[b];
+        if bucket.len() == bucket.capacity() {
+            Self::grow(bucket, &mut self.spare, &mut self.spare_total);
+        }
+        bucket.push(e);
+    }
+
+    /// Makes room for one more event in the full bucket `v`: one without an allocation takes
+    /// the last spare one, if any; else it grows as `Vec::push` would have grown it.
+    #[cold]
+    #[inline(never)]
+    fn grow(v: &mut Vec<Entry<E>>, spare: &mut Vec<Vec<Entry<E>>>, total: &mut usize) {
+        if v.capacity() == 0 {
+            if let Some(s) = spare.pop() {
+                debug_assert!(s.is_empty() && s.capacity() != 0);
+                *total -= s.capacity();
+                *v = s;
+                return;
+            }
+        }
+        v.reserve(1);
     }
 
     /// The lowest non-empty bucket, if any.
@@ -227,6 +263,10 @@ impl<E> EventQueue<E> {
             self.buckets[b] = bucket;
         } else {
             self.kept[b] = 0;
+            if c != 0 && self.spare_total + c <= SPARE_BUDGET {
+                self.spare_total += c;
+                self.spare.push(bucket);
+            }
         }
         if self.cur.len() > 1 {
             self.cur.make_contiguous().sort_unstable_by_key(|e| e.seq);
@@ -411,6 +451,13 @@ mod tests {
                 assert_eq!(q.is_empty(), heap.is_empty());
                 assert_eq!(q.peek_time(), heap.peek().map(|r| r.0 .0));
             }
+            // the spare allocations: empty, counted, within their budget
+            assert!(q.spare.iter().all(|v| v.is_empty() && v.capacity() != 0));
+            assert_eq!(
+                q.spare_total,
+                q.spare.iter().map(Vec::capacity).sum::<usize>()
+            );
+            assert!(q.spare_total <= SPARE_BUDGET && q.kept_total <= KEEP_BUDGET);
             while let Some(Reverse((t, _, ev))) = heap.pop() {
                 assert_eq!(q.pop(), Some((t, ev)));
             }
