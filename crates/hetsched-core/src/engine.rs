@@ -248,13 +248,25 @@ impl<E> EventQueue<E> {
         let last = bucket.iter().map(|e| e.t).min().unwrap_or(self.last);
         self.last = last;
         self.emptied(b);
+        // `file()` of each event not at `last`, with the summary word in a local
+        let mut summary = self.summary;
         for e in bucket.drain(..) {
-            if e.t == last {
+            let x = e.t ^ last;
+            if x == 0 {
                 self.cur.push_back(e);
-            } else {
-                self.file(e);
+                continue;
             }
+            let l = (63 - x.leading_zeros()) / DIGIT;
+            let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
+            self.mask[b / 64] |= 1 << (b % 64);
+            summary |= 1 << (b / 64);
+            let v = &mut self.buckets[b];
+            if v.len() == v.capacity() {
+                Self::grow(v, &mut self.spare, &mut self.spare_total);
+            }
+            v.push(e);
         }
+        self.summary = summary;
         self.kept_total -= self.kept[b] as usize;
         let c = bucket.capacity();
         if self.kept_total + c <= KEEP_BUDGET {
