@@ -112,10 +112,13 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
+    ///
+    /// Its rare paths (the renumbering, a full `cur` or bucket) are tail calls of cold
+    /// functions, so that the common ones save no registers.
     #[inline]
     pub fn push(&mut self, at: Nanos, ev: E) {
         if self.seq == self.seq_limit {
-            self.renumber();
+            return self.push_renumbered(at, ev);
         }
         let t = at.max(self.now);
         let e = Entry {
@@ -126,10 +129,28 @@ impl<E> EventQueue<E> {
         self.seq += 1;
         self.len += 1;
         if t == self.last {
+            if self.cur.len() == self.cur.capacity() {
+                return self.push_cur_grow(e);
+            }
             self.cur.push_back(e);
         } else {
             self.file(e);
         }
+    }
+
+    /// [`EventQueue::push`] once the numbers are used up: renumbers, then pushes.
+    #[cold]
+    #[inline(never)]
+    fn push_renumbered(&mut self, at: Nanos, ev: E) {
+        self.renumber();
+        self.push(at, ev);
+    }
+
+    /// [`EventQueue::push`] of `e` to a full `cur`.
+    #[cold]
+    #[inline(never)]
+    fn push_cur_grow(&mut self, e: Entry<E>) {
+        self.cur.push_back(e);
     }
 
     /// Files `e` (at a time after `last`) in its bucket.
@@ -145,9 +166,22 @@ impl<E> EventQueue<E> {
         self.summary |= 1 << (b / 64);
         let bucket = &mut self.buckets[b];
         if bucket.len() == bucket.capacity() {
-            Self::grow(bucket, &mut self.spare, &mut self.spare_total);
+            return Self::grow_push(bucket, &mut self.spare, &mut self.spare_total, e);
         }
         bucket.push(e);
+    }
+
+    /// [`EventQueue::file`] of `e` to the full bucket `v` ([`EventQueue::grow`]).
+    #[cold]
+    #[inline(never)]
+    fn grow_push(
+        v: &mut Vec<Entry<E>>,
+        spare: &mut Vec<Vec<Entry<E>>>,
+        total: &mut usize,
+        e: Entry<E>,
+    ) {
+        Self::grow(v, spare, total);
+        v.push(e);
     }
 
     /// Makes room for one more event in the full bucket `v`: one without an allocation takes
