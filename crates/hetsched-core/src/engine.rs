@@ -269,17 +269,57 @@ impl<E> EventQueue<E> {
             self.last = e.t;
             return Some(e);
         }
-        self.redistribute(b);
+        let last = bucket.iter().map(|e| e.t).min()?;
+        self.redistribute(b, last);
         self.cur.pop_front()
     }
 
+    /// Pops the earliest event when it is before `limit`; else (or with nothing pending)
+    /// `None`, the queue as it was. The same as [`EventQueue::peek_time`], then
+    /// [`EventQueue::pop`] when the time is before `limit`, without finding the earliest
+    /// bucket and its earliest time twice.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
+        let e = if !self.cur.is_empty() {
+            if self.last >= limit {
+                return None;
+            }
+            self.cur.pop_front()?
+        } else {
+            let b = self.lowest()?;
+            let bucket = &mut self.buckets[b];
+            if bucket.len() == 1 {
+                if bucket[0].t >= limit {
+                    return None;
+                }
+                let e = bucket.pop()?;
+                self.emptied(b);
+                self.last = e.t;
+                e
+            } else {
+                let last = bucket.iter().map(|e| e.t).min()?;
+                if last >= limit {
+                    return None;
+                }
+                self.redistribute(b, last);
+                self.cur.pop_front()?
+            }
+        };
+        let Entry { t, ev, .. } = e;
+        self.len -= 1;
+        debug_assert!(t >= self.now, "time went back");
+        self.now = t;
+        self.popped += 1;
+        Some((t, ev))
+    }
+
     /// Makes `last` the earliest time of bucket `b` (the lowest non-empty one, with `cur`
-    /// empty), moves its events at `last` to `cur` in number order and its others to lower
-    /// buckets.
+    /// empty; its caller found that time, `last`), moves its events at `last` to `cur` in
+    /// number order and its others to lower buckets.
     #[inline(never)]
-    fn redistribute(&mut self, b: usize) {
+    fn redistribute(&mut self, b: usize, last: Nanos) {
         let mut bucket = std::mem::take(&mut self.buckets[b]);
-        let last = bucket.iter().map(|e| e.t).min().unwrap_or(self.last);
+        debug_assert_eq!(Some(last), bucket.iter().map(|e| e.t).min());
         self.last = last;
         self.emptied(b);
         // `file()` of each event not at `last`, with the summary word in a local
@@ -489,6 +529,17 @@ mod tests {
                     q.push(at, step);
                     heap.push(Reverse((at.max(now), n, step)));
                     n += 1;
+                } else if rng.below(3) == 0 {
+                    // a pop only before a limit near the next time
+                    let limit = match heap.peek() {
+                        Some(r) => r.0 .0 + rng.below(3) - 1.min(r.0 .0),
+                        None => q.now() + rng.below(3),
+                    };
+                    let want = match heap.peek() {
+                        Some(r) if r.0 .0 < limit => heap.pop().map(|Reverse((t, _, ev))| (t, ev)),
+                        _ => None,
+                    };
+                    assert_eq!(q.pop_before(limit), want);
                 } else {
                     let want = heap.pop().map(|Reverse((t, _, ev))| (t, ev));
                     assert_eq!(q.pop(), want);
