@@ -325,9 +325,15 @@ impl<E> EventQueue<E> {
         // `file()` of each event not at `last`, with the summary word in a local
         let mut summary = self.summary;
         for e in bucket.drain(..) {
+            // the growths are calls apart, so that the common paths keep the event in
+            // registers
             let x = e.t ^ last;
             if x == 0 {
-                self.cur.push_back(e);
+                if self.cur.len() == self.cur.capacity() {
+                    self.push_cur_grow(e);
+                } else {
+                    self.cur.push_back(e);
+                }
                 continue;
             }
             let l = (63 - x.leading_zeros()) / DIGIT;
@@ -336,9 +342,10 @@ impl<E> EventQueue<E> {
             summary |= 1 << (b / 64);
             let v = &mut self.buckets[b];
             if v.len() == v.capacity() {
-                Self::grow(v, &mut self.spare, &mut self.spare_total);
+                Self::grow_push(v, &mut self.spare, &mut self.spare_total, e);
+            } else {
+                v.push(e);
             }
-            v.push(e);
         }
         self.summary = summary;
         self.kept_total -= self.kept[b] as usize;
