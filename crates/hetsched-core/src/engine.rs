@@ -48,6 +48,12 @@ pub struct EventQueue<E> {
     kept: Box<[u32; BUCKETS]>,
     /// The sum of `kept`: at most [`KEEP_BUDGET`].
     kept_total: usize,
+    /// Empty allocations of spread buckets that could not keep them (the budget was
+    /// spent), for a bucket without one to take at its next push instead of growing a new
+    /// one from nothing.
+    spare: Vec<Vec<Entry<E>>>,
+    /// The sum of `spare`'s capacities: at most [`SPARE_BUDGET`].
+    spare_total: usize,
     /// Bit `b % 64` of word `b / 64` is set iff bucket `b` is non-empty.
     mask: [u64; BUCKETS / 64],
     /// Bit `w` is set iff word `w` of `mask` is non-zero.
@@ -70,9 +76,17 @@ const DIGIT: u32 = 8;
 const BUCKETS: usize = (64usize.div_ceil(DIGIT as usize)) << DIGIT;
 /// Entries' worth of allocation the spread buckets may keep between uses, all together:
 /// a spread bucket keeps its allocation while the kept total stays within this, else it
-/// is freed. The buckets do not each hold their high-water mark (2,048 of them could hold
-/// megabytes over a long run), and the hot ones are not reallocated at every spread.
+/// goes to `spare` (see [`SPARE_BUDGET`]). The buckets do not each hold their high-water
+/// mark (2,048 of them could hold megabytes over a long run), and the hot ones are not
+/// reallocated at every spread.
 const KEEP_BUDGET: usize = 16 * 1024;
+/// Entries' worth of allocation `spare` may hold, all together (another 384 KiB at most):
+/// a spread bucket that may not keep its allocation gives it to `spare` while the spare
+/// total stays within this, else frees it; a push into a bucket without an allocation
+/// takes a spare one. Once the kept budget is spent (on `large`, 256 CPUs), the buckets
+/// that are filled and spread in turn pass a few allocations round instead of growing each
+/// one again from nothing (`realloc` at 4, 8, 16, … entries) after freeing it.
+const SPARE_BUDGET: usize = 16 * 1024;
 const _: () = assert!(BUCKETS / 64 <= 64, "`summary` has a bit per word of `mask`");
 
 impl<E> Default for EventQueue<E> {
@@ -82,6 +96,8 @@ impl<E> Default for EventQueue<E> {
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             kept: Box::new([0; BUCKETS]),
             kept_total: 0,
+            spare: Vec::new(),
+            spare_total: 0,
             mask: [0; BUCKETS / 64],
             summary: 0,
             last: 0,
@@ -96,10 +112,13 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
+    ///
+    /// Its rare paths (the renumbering, a full `cur` or bucket) are tail calls of cold
+    /// functions, so that the common ones save no registers.
     #[inline]
     pub fn push(&mut self, at: Nanos, ev: E) {
         if self.seq == self.seq_limit {
-            self.renumber();
+            return self.push_renumbered(at, ev);
         }
         let t = at.max(self.now);
         let e = Entry {
@@ -110,10 +129,28 @@ impl<E> EventQueue<E> {
         self.seq += 1;
         self.len += 1;
         if t == self.last {
+            if self.cur.len() == self.cur.capacity() {
+                return self.push_cur_grow(e);
+            }
             self.cur.push_back(e);
         } else {
             self.file(e);
         }
+    }
+
+    /// [`EventQueue::push`] once the numbers are used up: renumbers, then pushes.
+    #[cold]
+    #[inline(never)]
+    fn push_renumbered(&mut self, at: Nanos, ev: E) {
+        self.renumber();
+        self.push(at, ev);
+    }
+
+    /// [`EventQueue::push`] of `e` to a full `cur`.
+    #[cold]
+    #[inline(never)]
+    fn push_cur_grow(&mut self, e: Entry<E>) {
+        self.cur.push_back(e);
     }
 
     /// Files `e` (at a time after `last`) in its bucket.
@@ -127,7 +164,40 @@ impl<E> EventQueue<E> {
         let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
         self.mask[b / 64] |= 1 << (b % 64);
         self.summary |= 1 << (b / 64);
-        self.buckets[b].push(e);
+        let bucket = &mut self.buckets[b];
+        if bucket.len() == bucket.capacity() {
+            return Self::grow_push(bucket, &mut self.spare, &mut self.spare_total, e);
+        }
+        bucket.push(e);
+    }
+
+    /// [`EventQueue::file`] of `e` to the full bucket `v` ([`EventQueue::grow`]).
+    #[cold]
+    #[inline(never)]
+    fn grow_push(
+        v: &mut Vec<Entry<E>>,
+        spare: &mut Vec<Vec<Entry<E>>>,
+        total: &mut usize,
+        e: Entry<E>,
+    ) {
+        Self::grow(v, spare, total);
+        v.push(e);
+    }
+
+    /// Makes room for one more event in the full bucket `v`: one without an allocation takes
+    /// the last spare one, if any; else it grows as `Vec::push` would have grown it.
+    #[cold]
+    #[inline(never)]
+    fn grow(v: &mut Vec<Entry<E>>, spare: &mut Vec<Vec<Entry<E>>>, total: &mut usize) {
+        if v.capacity() == 0 {
+            if let Some(s) = spare.pop() {
+                debug_assert!(s.is_empty() && s.capacity() != 0);
+                *total -= s.capacity();
+                *v = s;
+                return;
+            }
+        }
+        v.reserve(1);
     }
 
     /// The lowest non-empty bucket, if any.
@@ -199,26 +269,85 @@ impl<E> EventQueue<E> {
             self.last = e.t;
             return Some(e);
         }
-        self.redistribute(b);
+        let last = bucket.iter().map(|e| e.t).min()?;
+        self.redistribute(b, last);
         self.cur.pop_front()
     }
 
+    /// Pops the earliest event when it is before `limit`; else (or with nothing pending)
+    /// `None`, the queue as it was. The same as [`EventQueue::peek_time`], then
+    /// [`EventQueue::pop`] when the time is before `limit`, without finding the earliest
+    /// bucket and its earliest time twice.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
+        let e = if !self.cur.is_empty() {
+            if self.last >= limit {
+                return None;
+            }
+            self.cur.pop_front()?
+        } else {
+            let b = self.lowest()?;
+            let bucket = &mut self.buckets[b];
+            if bucket.len() == 1 {
+                if bucket[0].t >= limit {
+                    return None;
+                }
+                let e = bucket.pop()?;
+                self.emptied(b);
+                self.last = e.t;
+                e
+            } else {
+                let last = bucket.iter().map(|e| e.t).min()?;
+                if last >= limit {
+                    return None;
+                }
+                self.redistribute(b, last);
+                self.cur.pop_front()?
+            }
+        };
+        let Entry { t, ev, .. } = e;
+        self.len -= 1;
+        debug_assert!(t >= self.now, "time went back");
+        self.now = t;
+        self.popped += 1;
+        Some((t, ev))
+    }
+
     /// Makes `last` the earliest time of bucket `b` (the lowest non-empty one, with `cur`
-    /// empty), moves its events at `last` to `cur` in number order and its others to lower
-    /// buckets.
+    /// empty; its caller found that time, `last`), moves its events at `last` to `cur` in
+    /// number order and its others to lower buckets.
     #[inline(never)]
-    fn redistribute(&mut self, b: usize) {
+    fn redistribute(&mut self, b: usize, last: Nanos) {
         let mut bucket = std::mem::take(&mut self.buckets[b]);
-        let last = bucket.iter().map(|e| e.t).min().unwrap_or(self.last);
+        debug_assert_eq!(Some(last), bucket.iter().map(|e| e.t).min());
         self.last = last;
         self.emptied(b);
+        // `file()` of each event not at `last`, with the summary word in a local
+        let mut summary = self.summary;
         for e in bucket.drain(..) {
-            if e.t == last {
-                self.cur.push_back(e);
+            // the growths are calls apart, so that the common paths keep the event in
+            // registers
+            let x = e.t ^ last;
+            if x == 0 {
+                if self.cur.len() == self.cur.capacity() {
+                    self.push_cur_grow(e);
+                } else {
+                    self.cur.push_back(e);
+                }
+                continue;
+            }
+            let l = (63 - x.leading_zeros()) / DIGIT;
+            let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
+            self.mask[b / 64] |= 1 << (b % 64);
+            summary |= 1 << (b / 64);
+            let v = &mut self.buckets[b];
+            if v.len() == v.capacity() {
+                Self::grow_push(v, &mut self.spare, &mut self.spare_total, e);
             } else {
-                self.file(e);
+                v.push(e);
             }
         }
+        self.summary = summary;
         self.kept_total -= self.kept[b] as usize;
         let c = bucket.capacity();
         if self.kept_total + c <= KEEP_BUDGET {
@@ -227,6 +356,10 @@ impl<E> EventQueue<E> {
             self.buckets[b] = bucket;
         } else {
             self.kept[b] = 0;
+            if c != 0 && self.spare_total + c <= SPARE_BUDGET {
+                self.spare_total += c;
+                self.spare.push(bucket);
+            }
         }
         if self.cur.len() > 1 {
             self.cur.make_contiguous().sort_unstable_by_key(|e| e.seq);
@@ -403,6 +536,17 @@ mod tests {
                     q.push(at, step);
                     heap.push(Reverse((at.max(now), n, step)));
                     n += 1;
+                } else if rng.below(3) == 0 {
+                    // a pop only before a limit near the next time
+                    let limit = match heap.peek() {
+                        Some(r) => r.0 .0 + rng.below(3) - 1.min(r.0 .0),
+                        None => q.now() + rng.below(3),
+                    };
+                    let want = match heap.peek() {
+                        Some(r) if r.0 .0 < limit => heap.pop().map(|Reverse((t, _, ev))| (t, ev)),
+                        _ => None,
+                    };
+                    assert_eq!(q.pop_before(limit), want);
                 } else {
                     let want = heap.pop().map(|Reverse((t, _, ev))| (t, ev));
                     assert_eq!(q.pop(), want);
@@ -411,6 +555,13 @@ mod tests {
                 assert_eq!(q.is_empty(), heap.is_empty());
                 assert_eq!(q.peek_time(), heap.peek().map(|r| r.0 .0));
             }
+            // the spare allocations: empty, counted, within their budget
+            assert!(q.spare.iter().all(|v| v.is_empty() && v.capacity() != 0));
+            assert_eq!(
+                q.spare_total,
+                q.spare.iter().map(Vec::capacity).sum::<usize>()
+            );
+            assert!(q.spare_total <= SPARE_BUDGET && q.kept_total <= KEEP_BUDGET);
             while let Some(Reverse((t, _, ev))) = heap.pop() {
                 assert_eq!(q.pop(), Some((t, ev)));
             }

@@ -194,12 +194,18 @@ impl<'w> Sim<'w> {
         self.interactive_schedule_writes(self.t0);
         let mut polled = 0u64;
         loop {
-            if !self.tick_pending.is_empty() && self.q.peek_time().is_none_or(|t| self.tick_at <= t)
-            {
-                self.run_ticks(out);
-                continue;
-            }
-            let Some((now, ev)) = self.q.pop() else { break };
+            // the armed ticks run before an event at or after `tick_at`
+            let next = if self.tick_pending.is_empty() {
+                self.q.pop()
+            } else {
+                let next = self.q.pop_before(self.tick_at);
+                if next.is_none() {
+                    self.run_ticks(out);
+                    continue;
+                }
+                next
+            };
+            let Some((now, ev)) = next else { break };
             self.set_clock(now);
             // a stop request (SIGINT/SIGTERM in the CLI): `run()` turns it into an error
             polled = polled.wrapping_add(1);
