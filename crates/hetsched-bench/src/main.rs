@@ -514,14 +514,15 @@ fn run_with_trace(spec: &RunSpec, trace: Trace) -> Result<Traced, String> {
         std::env::temp_dir().join(format!("hetsched-bench-{}.{ext}", std::process::id()));
     let start = Instant::now();
     let result = match trace {
+        // as the CLI writes a trace file: through a BackgroundWriter
         Trace::Text => run_into(
             spec,
-            hetsched_trace::FtraceTextSink::create(&trace_path).map_err(|e| e.to_string())?,
+            hetsched_trace::FtraceTextSink::new(background(&trace_path)?),
             hetsched_trace::FtraceTextSink::flush,
         )?,
         Trace::Perfetto => run_into(
             spec,
-            hetsched_trace::PerfettoSink::create(&trace_path).map_err(|e| e.to_string())?,
+            hetsched_trace::PerfettoSink::new(background(&trace_path)?),
             hetsched_trace::PerfettoSink::flush,
         )?,
         Trace::Off => run(spec, &mut []).map_err(|e| e.to_string())?,
@@ -537,6 +538,14 @@ fn run_with_trace(spec: &RunSpec, trace: Trace) -> Result<Traced, String> {
         wall,
         trace_bytes,
     })
+}
+
+/// The file at `path`, created, behind a [`hetsched_trace::BackgroundWriter`].
+fn background(
+    path: &std::path::Path,
+) -> Result<hetsched_trace::BackgroundWriter<std::fs::File>, String> {
+    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    Ok(hetsched_trace::BackgroundWriter::new(file))
 }
 
 /// Runs `spec` into `sink`, then flushes it with `flush`.

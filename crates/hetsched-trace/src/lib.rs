@@ -16,6 +16,8 @@
 //!   trace back into the same tables.
 //! * [`format_event`]: the text formatting of one event into a caller's buffer.
 //! * [`TraceFormat`]: which of the two a path asks for.
+//! * [`BackgroundWriter`]: a writer that does the file's writes on a thread of its own, so
+//!   that the simulation does not wait for them (the CLI's trace files go through it).
 //!
 //! Golden tests (`tests/golden.rs`) pin every event's line; `tests/perfetto.rs` checks
 //! the protobuf writer's determinism and bounded memory; `tests/python/` at the
@@ -23,6 +25,7 @@
 //! it event by event with the text trace of the same run, and `tests/python/lisa/` loads
 //! a text trace with LISA.
 
+pub mod background;
 pub mod columns;
 mod fmt;
 pub mod ftrace;
@@ -33,6 +36,7 @@ mod proto;
 use std::path::Path;
 use std::str::FromStr;
 
+pub use background::BackgroundWriter;
 pub use columns::{read_text, ColumnSink, Columns};
 pub use ftrace::{event_name, format_event, FtraceTextSink};
 pub use perfetto::PerfettoSink;

@@ -392,6 +392,8 @@ pub fn run_request_extra(
         .unwrap_or_else(|| hetsched_trace::TraceFormat::from_path(path));
     // written under a temporary name, renamed when the run is complete (crate::output)
     let (pending, file) = output::Pending::create(path)?;
+    // the file's writes on a thread of their own (hetsched_trace::BackgroundWriter)
+    let file = hetsched_trace::BackgroundWriter::new(file);
     let outcome = match format {
         hetsched_trace::TraceFormat::Text => {
             let mut sink = hetsched_trace::FtraceTextSink::new(file);
