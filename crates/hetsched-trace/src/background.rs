@@ -258,8 +258,10 @@ mod tests {
         for i in 0..100_000u32 {
             let line = format!("line {i} {}\n", "x".repeat((i % 97) as usize));
             if i % 3 == 0 {
-                w.write_vectored(&[IoSlice::new(line.as_bytes()), IoSlice::new(b"")])
+                let n = w
+                    .write_vectored(&[IoSlice::new(line.as_bytes()), IoSlice::new(b"")])
                     .unwrap();
+                assert_eq!(n, line.len());
             } else {
                 w.write_all(line.as_bytes()).unwrap();
             }
