@@ -515,24 +515,30 @@ fn run_with_trace(spec: &RunSpec, trace: Trace) -> Result<Traced, String> {
     let start = Instant::now();
     let result = match trace {
         // as the CLI writes a trace file: through a BackgroundWriter
-        Trace::Text => run_into(
-            spec,
-            hetsched_trace::FtraceTextSink::new(background(&trace_path)?),
-            hetsched_trace::FtraceTextSink::flush,
-        )?,
-        Trace::Perfetto => run_into(
-            spec,
-            hetsched_trace::PerfettoSink::new(background(&trace_path)?),
-            hetsched_trace::PerfettoSink::flush,
-        )?,
-        Trace::Off => run(spec, &mut []).map_err(|e| e.to_string())?,
+        Trace::Text => background(&trace_path).and_then(|w| {
+            run_into(
+                spec,
+                hetsched_trace::FtraceTextSink::new(w),
+                hetsched_trace::FtraceTextSink::flush,
+            )
+        }),
+        Trace::Perfetto => background(&trace_path).and_then(|w| {
+            run_into(
+                spec,
+                hetsched_trace::PerfettoSink::new(w),
+                hetsched_trace::PerfettoSink::flush,
+            )
+        }),
+        Trace::Off => run(spec, &mut []).map_err(|e| e.to_string()),
     };
     let wall = start.elapsed().as_secs_f64();
     let trace_bytes = (trace != Trace::Off).then(|| {
         let n = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
+        // removed on failure too
         let _ = std::fs::remove_file(&trace_path);
         n
     });
+    let result = result?;
     Ok(Traced {
         result,
         wall,
