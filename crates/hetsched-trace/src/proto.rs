@@ -259,24 +259,22 @@ pub(crate) fn varint_at(d: &mut [u8; 10], v: u64) -> usize {
 
 /// Writes `v` (of three bytes or more) at the start of `d` and returns its length: at
 /// most ten, in a ten-byte window. Below 2^56 (eight bytes at most: nanosecond times for
-/// two years), its seven-bit groups are spread to one byte each in two steps and the
-/// continuation bits set on all but the last, in one word; above, byte by byte, the index staying below
+/// two years), its seven-bit groups ([`groups7`]) with the continuation bits set on all but
+/// the last, in one word; a negative `int32`/`int64` (2^63 or more: a deadline task's
+/// priority, -1) by [`varint_negative`]; between, byte by byte, the index staying below
 /// ten (no bound check per byte). Out of line and free of the encoder, which stays in
 /// registers.
 #[inline(never)]
 fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     if v < 1 << 56 {
         let n = varint_len(v);
-        // Groups of 14 bits to 16-bit lanes, then of 7 bits to bytes.
-        let x = (v & 0x3fff)
-            | ((v & (0x3fff << 14)) << 2)
-            | ((v & (0x3fff << 28)) << 4)
-            | ((v & (0x3fff << 42)) << 6);
-        let x = (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1);
         // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
         let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
-        *d.first_chunk_mut::<8>().expect("ten bytes") = (x | cont).to_le_bytes();
+        *d.first_chunk_mut::<8>().expect("ten bytes") = (groups7(v) | cont).to_le_bytes();
         return n;
+    }
+    if v >> 63 != 0 {
+        return varint_negative(d, v);
     }
     let mut n = 0;
     while n < 9 && v >= 0x80 {
@@ -288,6 +286,30 @@ fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     // After nine groups of seven, at most the 64th bit is left: below 0x80.
     d[n] = v as u8;
     n + 1
+}
+
+/// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the
+/// bytes of a varint but for their continuation bits): 14-bit groups spread to 16-bit
+/// lanes, then 7-bit groups to bytes.
+#[inline(always)]
+pub(crate) fn groups7(v: u64) -> u64 {
+    let x = (v & 0x3fff)
+        | ((v & (0x3fff << 14)) << 2)
+        | ((v & (0x3fff << 28)) << 4)
+        | ((v & (0x3fff << 42)) << 6);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// Writes `v`, 2^63 or more (a negative number's two's complement), as its ten-byte
+/// varint: its low 56 bits' eight seven-bit groups ([`groups7`]) with their continuation
+/// bits, in one word, then the next seven bits with theirs and the top bit (1).
+fn varint_negative(d: &mut [u8; 10], v: u64) -> usize {
+    *d.first_chunk_mut::<8>().expect("ten bytes") =
+        (groups7(v) | 0x8080_8080_8080_8080).to_le_bytes();
+    // Bits 56 to 62, with the continuation bit; then bit 63, set.
+    d[8] = ((v >> 56) as u8 & 0x7f) | 0x80;
+    d[9] = 1;
+    10
 }
 
 impl Out for Enc<'_> {

@@ -103,7 +103,7 @@ fn put_short(d: &mut [u8], v: usize, w: usize) {
 
 /// The varint of `v`, below 2^56, as the little-endian bytes of a word, and its length
 /// (at most eight): one or two bytes by themselves, longer ones as their seven-bit groups
-/// ([`window::groups7`]) with the continuation bits on all bytes but the last.
+/// ([`crate::proto::groups7`]) with the continuation bits on all bytes but the last.
 #[inline(always)]
 fn varint_word(v: u64) -> (u64, usize) {
     debug_assert!(v < 1 << 56, "{v:#x}");
@@ -115,7 +115,7 @@ fn varint_word(v: u64) -> (u64, usize) {
     } else {
         let len = varint_len(v);
         let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
-        (window::groups7(v) | cont, len)
+        (crate::proto::groups7(v) | cont, len)
     }
 }
 

@@ -144,7 +144,7 @@ impl Put for Win<'_> {
     fn key_varint(&mut self, key: u8, v: u64) {
         let p = self.at();
         self.w[p] = key;
-        let n = put_varint(self.w[p + 1..].first_chunk_mut::<10>().expect(TAIL), v);
+        let n = varint_at(self.w[p + 1..].first_chunk_mut::<10>().expect(TAIL), v);
         self.pos += 1 + n;
     }
     #[inline(always)]
@@ -239,7 +239,7 @@ impl Out for Win<'_> {
     fn varint(&mut self, v: u64) {
         let p = self.at();
         let d = self.w[p..].first_chunk_mut::<10>().expect(TAIL);
-        self.pos += put_varint(d, v);
+        self.pos += varint_at(d, v);
     }
     #[inline(always)]
     fn bytes(&mut self, b: &[u8]) {
@@ -259,7 +259,7 @@ impl Out for Win<'_> {
         };
         let p = self.at();
         *self.w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
-        let n = put_varint(self.w[p + N..].first_chunk_mut::<10>().expect(TAIL), v);
+        let n = varint_at(self.w[p + N..].first_chunk_mut::<10>().expect(TAIL), v);
         // Below 0x80: N + 8 < 0x80 (the assertion).
         self.w[p + 1] = (N - 2 + n) as u8;
         self.pos += N + n;
@@ -272,59 +272,6 @@ impl Out for Win<'_> {
         let n = e.pos();
         self.pos += n;
     }
-}
-
-/// Writes the varint `v` at the start of `d` and returns its length: one and two bytes
-/// inline, as [`varint_at`] (which writes the others), but a negative `int32`/`int64`
-/// (ten bytes: a deadline task's priority, -1) by [`varint_negative`].
-#[inline(always)]
-fn put_varint(d: &mut [u8; 10], v: u64) -> usize {
-    if v < 0x80 {
-        // One byte, below 0x80.
-        d[0] = v as u8;
-        1
-    } else if v < 0x4000 {
-        // The low seven bits with the continuation bit, then the rest (below 0x80).
-        d[0] = (v as u8) | 0x80;
-        d[1] = (v >> 7) as u8;
-        2
-    } else {
-        varint_long(d, v)
-    }
-}
-
-/// [`put_varint`] of three bytes or more.
-#[inline(never)]
-fn varint_long(d: &mut [u8; 10], v: u64) -> usize {
-    if v >> 63 != 0 {
-        varint_negative(d, v)
-    } else {
-        varint_at(d, v)
-    }
-}
-
-/// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the
-/// bytes of a varint but for their continuation bits): 14-bit groups spread to 16-bit
-/// lanes, then 7-bit groups to bytes, as `proto::varint_long` does.
-#[inline(always)]
-pub(super) fn groups7(v: u64) -> u64 {
-    let x = (v & 0x3fff)
-        | ((v & (0x3fff << 14)) << 2)
-        | ((v & (0x3fff << 28)) << 4)
-        | ((v & (0x3fff << 42)) << 6);
-    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
-}
-
-/// Writes `v`, 2^63 or more (a negative number's two's complement), as its ten-byte
-/// varint: its low 56 bits' eight seven-bit groups ([`groups7`]) with their continuation
-/// bits, in one word, then the next seven bits with theirs and the top bit (1).
-fn varint_negative(d: &mut [u8; 10], v: u64) -> usize {
-    *d.first_chunk_mut::<8>().expect("ten bytes") =
-        (groups7(v) | 0x8080_8080_8080_8080).to_le_bytes();
-    // Bits 56 to 62, with the continuation bit; then bit 63, set.
-    d[8] = ((v >> 56) as u8 & 0x7f) | 0x80;
-    d[9] = 1;
-    10
 }
 
 #[cfg(test)]
@@ -345,7 +292,7 @@ mod tests {
             let mut want = Vec::new();
             push_varint(&mut want, v);
             let mut d = [0u8; 10];
-            let n = put_varint(&mut d, v);
+            let n = varint_at(&mut d, v);
             assert_eq!(&d[..n], want, "{v:#x}");
         }
     }
