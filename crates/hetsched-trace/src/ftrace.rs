@@ -739,7 +739,7 @@ impl<W: Write> FtraceTextSink<W> {
     }
 
     /// Writes the line of `ev` with a [`Cursor`], into a grown buffer if needed: it did
-    /// not end whole in a [`Line`] (a line of [`fmt::LINE_MAX`] bytes or more, a string
+    /// not end whole in a [`Line`] (a line of [`fmt::line::LINE_MAX`] bytes or more, a string
     /// longer than a `Line` copies, a prefix the cache does not keep) or the buffer had
     /// not [`LINE_ROOM`] bytes past the pending output (the prefix cache, updated by the
     /// first try, gives the same prefix).
