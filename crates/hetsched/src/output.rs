@@ -108,8 +108,21 @@ pub fn remove_pending() {
     }
 }
 
-/// Writes `bytes` as `path` atomically: the temporary file, fsync, rename over `path`
-/// (see [`Pending::commit`]), fsync of the directory.
+/// Writes `bytes` as `path` by renaming a complete temporary file over it (see
+/// [`Pending::commit`]), with no fsync: a process killed at any point leaves either the
+/// old file or the new one, never part of it. After an operating-system crash or a power
+/// loss the file may be missing, empty or cut short; use it for files whose readers check
+/// them and can make them again (a sweep's point result files, see
+/// [`crate::sweep::write_point`]).
+pub fn write_renamed(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
+    let (pending, mut f) = Pending::create(path)?;
+    f.write_all(bytes.as_ref()).map_err(io(path))?;
+    drop(f);
+    pending.commit()
+}
+
+/// Writes `bytes` as `path` atomically and durably: the temporary file, fsync, rename over
+/// `path` (see [`Pending::commit`]), fsync of the directory.
 pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
     let (pending, mut f) = Pending::create(path)?;
     f.write_all(bytes.as_ref()).map_err(io(path))?;

@@ -434,6 +434,30 @@ fn resume_runs_only_what_is_missing() {
     assert_eq!(std::fs::read(dir.join("table.csv")).unwrap(), table);
 }
 
+/// Result files are renamed into place without fsync: after a crash of the machine one may
+/// be empty, cut short, zero-filled or another point's. The next sweep runs those points
+/// again and ends with the same files and table.
+#[test]
+fn result_files_a_machine_crash_could_leave_are_run_again() {
+    let exp = parse(SMALL).unwrap();
+    let dir = fresh_dir("crash");
+    let first = sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap();
+    let table = std::fs::read(dir.join("table.csv")).unwrap();
+    let before = point_files(&dir);
+    let hashes: Vec<String> = first.plan.points.iter().map(|p| p.hash.clone()).collect();
+    let file = |i: usize| dir.join(format!("points/{}.json", hashes[i]));
+    let whole = std::fs::read(file(1)).unwrap();
+    std::fs::write(file(1), b"").unwrap();
+    std::fs::write(file(2), &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(file(4), vec![0u8; whole.len()]).unwrap();
+    std::fs::copy(file(0), file(6)).unwrap();
+    let second = sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap();
+    assert_eq!(second.plan.missing, [1, 2, 4, 6]);
+    assert_eq!(second.ran, 4);
+    assert_eq!(point_files(&dir), before);
+    assert_eq!(std::fs::read(dir.join("table.csv")).unwrap(), table);
+}
+
 #[test]
 fn results_do_not_depend_on_the_job_count() {
     let exp = parse(SMALL).unwrap();

@@ -10,9 +10,10 @@
 //!    manifest) lists them; stray temporary files of a killed sweep are removed; the points
 //!    without a result file are returned.
 //! 2. [`run_point`] runs one point and returns its result file's text;
-//!    [`write_point`] writes it atomically as `DIR/points/<hash>.json` (a temporary file in
-//!    the same directory, fsync, rename, fsync of the directory). A killed sweep leaves only
-//!    complete result files, so a rerun runs exactly the missing points.
+//!    [`write_point`] writes it as `DIR/points/<hash>.json` (a complete temporary file in
+//!    the same directory, renamed over its name). A killed sweep leaves only complete result
+//!    files, so a rerun runs exactly the missing points; a result file that a crash of the
+//!    machine left empty or cut short is found incomplete and run again.
 //! 3. [`finish`] reads the manifest and the result files and writes the combined table
 //!    `DIR/table.csv` (one row per point in experiment order; the same bytes whatever the
 //!    job count or backend).
@@ -375,11 +376,16 @@ pub fn point_path(dir: &Path, hash: &str) -> PathBuf {
     dir.join(POINTS).join(format!("{hash}.json"))
 }
 
-/// Writes a point's result file (`DIR/points/<hash>.json`) atomically.
+/// Writes a point's result file (`DIR/points/<hash>.json`): a complete temporary file
+/// renamed over its name, with no fsync ([`crate::output::write_renamed`]). A killed sweep
+/// leaves only complete result files. After a crash of the machine a result file may be
+/// missing, empty or cut short; the next sweep's [`plan`] finds it incomplete (it must
+/// parse as JSON and carry its own hash) and runs the point again. Two fsyncs per point
+/// cost more than a short point's run (the `sweep` benchmark, docs/benchmarks-history.md).
 pub fn write_point(dir: &Path, hash: &str, text: &str) -> Result<(), Error> {
     let points = dir.join(POINTS);
     std::fs::create_dir_all(&points).map_err(io(&points))?;
-    write_atomic(&point_path(dir, hash), text)
+    crate::output::write_renamed(&point_path(dir, hash), text)
 }
 
 /// Whether `dir` has a complete result file for `hash`.
