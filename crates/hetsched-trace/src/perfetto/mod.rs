@@ -65,6 +65,10 @@ use crate::proto::{
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
 pub const BUNDLE_BYTES: usize = 16 * 1024;
+/// Bytes of a bundle's buffer (at least; an event too long for a window may grow it):
+/// the most bytes it holds before an event (fewer than [`BUNDLE_BYTES`]), and a window.
+const ROOM: usize = BUNDLE_BYTES + WIN + WIN_TAIL;
+const _: () = assert!(BUNDLE_BYTES.is_power_of_two(), "an event's start masked");
 /// Bytes of packets buffered before they are handed to the writer.
 const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// Capacity of the output buffer: the threshold, a bundle's packet and room to spare.
@@ -312,12 +316,17 @@ impl Bundle {
     ) -> (Win<'a>, usize) {
         debug_assert!(guess.iter().all(|w| (1..=2).contains(w)), "{guess:?}");
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        if buf.len() < used + WIN + WIN_TAIL {
-            Bundle::grow(buf, used + WIN + WIN_TAIL);
-        }
-        let w = buf[used..]
-            .first_chunk_mut::<{ WIN + WIN_TAIL }>()
-            .expect("grown to a window");
+        // An event starts below BUNDLE_BYTES (the sink flushes a bundle once it holds
+        // that many) in a room of ROOM bytes (a new bundle's buffer is grown first): the
+        // mask keeps `used` and tells the compiler so, which then checks nothing more.
+        let w = if used < BUNDLE_BYTES && buf.len() >= ROOM {
+            let room = buf.first_chunk_mut::<ROOM>().expect("a room");
+            room[used & (BUNDLE_BYTES - 1)..]
+                .first_chunk_mut::<{ WIN + WIN_TAIL }>()
+                .expect("a window past any start below BUNDLE_BYTES")
+        } else {
+            Bundle::window_grown(buf, used)
+        };
         // FtraceEvent: timestamp and pid, then the body behind its key and length; each
         // offset below 600, so within the window without a check.
         w[0] = key1(bundle::EVENT, WT_LEN);
@@ -436,12 +445,26 @@ impl Bundle {
         used + n + body_len
     }
 
+    /// The window at `used`, the room grown to it first if needed: for a new bundle's
+    /// buffer, or a bundle of [`BUNDLE_BYTES`] or more (the tests' bundles, which are
+    /// not flushed).
+    #[cold]
+    #[inline(never)]
+    fn window_grown(buf: &mut Vec<u8>, used: usize) -> &mut [u8; WIN + WIN_TAIL] {
+        if buf.len() < used + WIN + WIN_TAIL {
+            Bundle::grow(buf, used + WIN + WIN_TAIL);
+        }
+        buf[used..]
+            .first_chunk_mut::<{ WIN + WIN_TAIL }>()
+            .expect("grown to a window")
+    }
+
     /// Grows the room to at least `len` bytes, and at first to a bundle's worth and a
     /// window past it (the most an event starts at, and its window).
     #[cold]
     #[inline(never)]
     fn grow(buf: &mut Vec<u8>, len: usize) {
-        buf.resize(len.max(BUNDLE_BYTES + WIN + WIN_TAIL), 0);
+        buf.resize(len.max(ROOM), 0);
     }
 }
 
