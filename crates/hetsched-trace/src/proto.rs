@@ -153,7 +153,12 @@ impl Kept {
     #[inline(always)]
     pub(crate) fn of(&mut self, v: u64) -> (&[u8; 10], usize) {
         if self.v != v {
-            self.len = varint_at(&mut self.bytes, v);
+            // A PELT time (five or six bytes) inline, not through varint_long's call.
+            self.len = if (1 << 14..1 << 56).contains(&v) {
+                varint_mid(&mut self.bytes, v)
+            } else {
+                varint_at(&mut self.bytes, v)
+            };
             self.v = v;
         }
         debug_assert!(
@@ -307,11 +312,7 @@ pub(crate) fn varint_at(d: &mut [u8; 10], v: u64) -> usize {
 #[inline(never)]
 fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     if v < 1 << 56 {
-        let n = varint_len(v);
-        // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
-        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
-        *d.first_chunk_mut::<8>().expect("ten bytes") = (groups7(v) | cont).to_le_bytes();
-        return n;
+        return varint_mid(d, v);
     }
     if v >> 63 != 0 {
         return varint_negative(d, v);
@@ -326,6 +327,19 @@ fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     // After nine groups of seven, at most the 64th bit is left: below 0x80.
     d[n] = v as u8;
     n + 1
+}
+
+/// Writes `v`, from 2^14 to 2^56 (three to eight bytes), at the start of `d` as its
+/// seven-bit groups ([`groups7`]) with the continuation bits set on all but the last, in
+/// one word, and returns its length.
+#[inline(always)]
+fn varint_mid(d: &mut [u8; 10], v: u64) -> usize {
+    debug_assert!((1 << 14..1 << 56).contains(&v), "{v:#x}");
+    let n = varint_len(v);
+    // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
+    let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
+    *d.first_chunk_mut::<8>().expect("ten bytes") = (groups7(v) | cont).to_le_bytes();
+    n
 }
 
 /// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the

@@ -639,7 +639,20 @@ impl Bundle {
             TraceEvent::CpuIdle { cpu_id, state } => {
                 put!(false, ev::CPU_IDLE, 9, |o| {
                     // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
-                    t_uint(o, 1, u64::from(state as u32));
+                    if state == -1 {
+                        // The exit's (half of the events): a constant, no five-byte
+                        // varint to encode.
+                        const EXIT: [u8; 6] = {
+                            let mut a = [0xff; 6];
+                            a[0] = key1(1, 0);
+                            // u32::MAX: four groups of seven ones, then 0x0f.
+                            a[5] = 0x0f;
+                            a
+                        };
+                        o.fixed(&EXIT);
+                    } else {
+                        t_uint(o, 1, u64::from(state as u32));
+                    }
                     t_uint(o, 2, u64::from(cpu_id));
                 })
             }
