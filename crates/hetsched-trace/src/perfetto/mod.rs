@@ -250,6 +250,10 @@ struct Bundle {
     update_time: Kept,
     /// Per kind of event ([`Bundle::push`]'s arms), the widths of the last one's lengths.
     widths: Widths,
+    /// The pid last seen current on the bundle's CPU, announced already (0 at first):
+    /// most events need no look-up of the process tree ([`PerfettoSink`]'s
+    /// `note_current`).
+    current: u32,
 }
 
 /// Event kinds ([`Bundle::push`]'s arms, each with its own index below this).
@@ -572,9 +576,6 @@ pub struct PerfettoSink<W: BlockWrite> {
     nested: Vec<u8>,
     /// Thread group of every task announced, by pid.
     tgid: Groups,
-    /// Per CPU, the pid last seen current there, announced already: most events need no
-    /// look-up in `tgid`.
-    current: Vec<u32>,
     /// Event groups written.
     interest: Interest,
     /// `interest == Interest::ALL`: every event is written, `record` skips `wanted`.
@@ -607,7 +608,6 @@ impl<W: BlockWrite> PerfettoSink<W> {
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: Groups::default(),
-            current: Vec::new(),
             interest: Interest::ALL,
             all: true,
             nr_cpus: 0,
@@ -754,14 +754,13 @@ impl<W: BlockWrite> PerfettoSink<W> {
 
     /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
     /// and not known yet (the first part of keeping the process tree up to date: see the
-    /// module documentation).
+    /// module documentation). The pid is kept in the CPU's bundle (`Bundle::current`), whose index `record()`
+    /// checks anyway.
     #[inline(always)]
-    fn note_current(&mut self, ctx: &Ctx<'_>) {
-        let current = self.current.get_mut(ctx.cpu as usize);
-        if current.as_deref() != Some(&ctx.pid) {
-            if let Some(c) = current {
-                *c = ctx.pid;
-            }
+    fn note_current(&mut self, cpu: usize, ctx: &Ctx<'_>) {
+        let b = &mut self.cpus[cpu];
+        if b.current != ctx.pid {
+            b.current = ctx.pid;
             self.note_running(ctx.ts, ctx.pid, ctx.comm);
         }
     }
@@ -838,7 +837,6 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
     fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
         self.nr_cpus = nr_cpus;
         self.cpus.resize_with(nr_cpus, Bundle::default);
-        self.current.resize(nr_cpus, 0);
         self.nested.clear();
         for id in [clock::BOOTTIME, clock::MONOTONIC] {
             self.body.clear();
@@ -862,11 +860,11 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
         if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
-        self.note_current(ctx);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
+        self.note_current(cpu, ctx);
         let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus);
         if names {
             self.track_event(ctx, ev);
