@@ -20,12 +20,13 @@
 //!   non-raw `ip: buf` form, as `trace-cmd report` prints it and LISA requires.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, RtappMarker, TaskRef, TraceEvent, TraceSink};
 
+use crate::background::{Block, BlockWrite};
 use crate::fmt::{self, key, Cursor, Key, Line, Name, Text, LINE_ROOM};
 use crate::prefix::{push_prefix, Prefixes};
 
@@ -207,7 +208,9 @@ fn format_body(c: &mut Cursor<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
 
 /// [`format_body`] into a [`Line`] (no bound check per field; the caller writes the
 /// line again with a [`Cursor`] if it did not end whole), on a local copy of it
-/// ([`Line::local`]).
+/// ([`Line::local`]). Inlined into `record()`: out of line, its own saves and restores of
+/// registers and the call cost about 15 instructions a line.
+#[inline(always)]
 fn format_body_line(l: &mut Line<'_>, nr_cpus: usize, ev: &TraceEvent<'_>) {
     l.local(|l| format_line(l, nr_cpus, ev));
 }
@@ -315,13 +318,18 @@ fn format_line<T: Text>(c: &mut T, nr_cpus: usize, ev: &TraceEvent<'_>) {
         TraceEvent::CpuIdle { cpu_id, state } => {
             name(c, ev, name_col!("cpu_idle"));
             // The tracepoint stores the state in a u32: −1 reads 4294967295.
-            kv_u64_2(
-                c,
-                key!(b" state="),
-                u64::from(state as u32),
-                key!(b" cpu_id="),
-                u64::from(cpu_id),
-            );
+            if state == -1 {
+                // The exit's (half of the lines): a constant, not ten digits.
+                kv_u64(c, key!(b" state=4294967295 cpu_id="), u64::from(cpu_id));
+            } else {
+                kv_u64_2(
+                    c,
+                    key!(b" state="),
+                    u64::from(state as u32),
+                    key!(b" cpu_id="),
+                    u64::from(cpu_id),
+                );
+            }
         }
         TraceEvent::CpufreqInteractiveLoadeval {
             kind,
@@ -598,7 +606,9 @@ fn push_header(c: &mut Cursor<'_>, nr_cpus: usize) {
 /// A [`TraceSink`] that writes ftrace text in the `trace-cmd report -R` form.
 ///
 /// Lines are formatted into an internal 256 KiB buffer without allocating and handed to
-/// the writer in large blocks, so `W` need not be buffered. The first I/O error is kept
+/// the writer in large blocks ([`BlockWrite`]: any [`std::io::Write`] writes the buffer's
+/// bytes; a [`BackgroundWriter`](crate::BackgroundWriter) takes the buffer itself to its
+/// thread and gives another back), so `W` need not be buffered. The first I/O error is kept
 /// (see [`take_error`](Self::take_error)); output stops after it. Call
 /// [`flush`](Self::flush) or [`into_inner`](Self::into_inner) at the end to see errors:
 /// dropping the sink flushes on a best-effort basis and ignores them, as
@@ -621,7 +631,7 @@ fn push_header(c: &mut Cursor<'_>, nr_cpus: usize) {
 /// );
 /// ```
 #[derive(Debug)]
-pub struct FtraceTextSink<W: Write> {
+pub struct FtraceTextSink<W: BlockWrite> {
     /// The destination; `None` only after `into_inner` took it.
     out: Option<W>,
     /// Pending output, `buf[..filled]`; the bytes past it are the lines' scratch
@@ -652,7 +662,7 @@ impl FtraceTextSink<File> {
     }
 }
 
-impl<W: Write> FtraceTextSink<W> {
+impl<W: BlockWrite> FtraceTextSink<W> {
     /// A sink writing every event group to `writer`.
     pub fn new(writer: W) -> Self {
         FtraceTextSink {
@@ -700,7 +710,7 @@ impl<W: Write> FtraceTextSink<W> {
         self.write_buf();
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.flush() {
+                if let Err(e) = out.flush_blocks() {
                     self.error = Some(e);
                 }
             }
@@ -729,7 +739,18 @@ impl<W: Write> FtraceTextSink<W> {
         }
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.write_all(&self.buf[..self.filled]) {
+                // the buffer handed over whole; the block given back is the next buffer
+                let mut block = Block {
+                    bytes: std::mem::take(&mut self.buf),
+                    len: self.filled,
+                    inserts: Vec::new(),
+                };
+                let result = out.write_block(&mut block);
+                self.buf = block.bytes;
+                if self.buf.len() < BUF_CAPACITY {
+                    self.buf.resize(BUF_CAPACITY, 0);
+                }
+                if let Err(e) = result {
                     self.error = Some(e);
                 }
             }
@@ -762,7 +783,7 @@ impl<W: Write> FtraceTextSink<W> {
     }
 }
 
-impl<W: Write> TraceSink for FtraceTextSink<W> {
+impl<W: BlockWrite> TraceSink for FtraceTextSink<W> {
     fn interest(&self) -> Interest {
         self.interest
     }
@@ -810,7 +831,7 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
         self.write_buf();
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.flush() {
+                if let Err(e) = out.flush_blocks() {
                     self.error = Some(e);
                 }
             }
@@ -819,12 +840,12 @@ impl<W: Write> TraceSink for FtraceTextSink<W> {
     }
 }
 
-impl<W: Write> Drop for FtraceTextSink<W> {
+impl<W: BlockWrite> Drop for FtraceTextSink<W> {
     /// Best-effort flush, errors ignored (use `flush`/`into_inner` to see them).
     fn drop(&mut self) {
         self.write_buf();
         if let Some(out) = self.out.as_mut() {
-            let _ = out.flush();
+            let _ = out.flush_blocks();
         }
     }
 }

@@ -16,8 +16,9 @@
 //!   trace back into the same tables.
 //! * [`format_event`]: the text formatting of one event into a caller's buffer.
 //! * [`TraceFormat`]: which of the two a path asks for.
-//! * [`BackgroundWriter`]: a writer that does the file's writes on a thread of its own, so
-//!   that the simulation does not wait for them (the CLI's trace files go through it).
+//! * [`BackgroundWriter`]: takes the sinks' full buffers ([`background::BlockWrite`]) and
+//!   writes them on a thread of its own, so that the simulation does not wait for the
+//!   file's writes (the CLI's trace files go through it).
 //!
 //! Golden tests (`tests/golden.rs`) pin every event's line; `tests/perfetto.rs` checks
 //! the protobuf writer's determinism and bounded memory; `tests/python/` at the

@@ -106,6 +106,25 @@ pub(crate) trait Out {
     /// [`Out::short_message`] whose varint is copied from `kept` if `kept` holds `v`'s
     /// (and kept there otherwise): a value often repeated from one event to the next.
     fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept);
+    /// The constant `pre` with its byte at `at` set to `b`, then [`Out::short_message`]
+    /// of `head` and `v`; `joined` is `pre` then `head` (one constant, for an encoder
+    /// that writes them in one move).
+    #[inline(always)]
+    fn fixed_then_short<const P: usize, const H: usize, const N: usize>(
+        &mut self,
+        pre: &[u8; P],
+        at: usize,
+        b: u8,
+        head: &[u8; H],
+        joined: &[u8; N],
+        v: u64,
+    ) {
+        debug_assert!(joined[..P] == pre[..] && joined[P..] == head[..]);
+        let mut h = *pre;
+        h[at] = b;
+        self.fixed(&h);
+        self.short_message(head, v);
+    }
 }
 
 /// A value's varint, kept for the next field of the same value
@@ -125,6 +144,32 @@ impl Default for Kept {
             bytes: [0; 10],
             len: 1,
         }
+    }
+}
+
+impl Kept {
+    /// The varint of `v` in ten bytes and its length: the one kept if it is `v`'s, else
+    /// `v`'s encoded and kept.
+    #[inline(always)]
+    pub(crate) fn of(&mut self, v: u64) -> (&[u8; 10], usize) {
+        if self.v != v {
+            // A PELT time (five or six bytes) inline, not through varint_long's call.
+            self.len = if (1 << 14..1 << 56).contains(&v) {
+                varint_mid(&mut self.bytes, v)
+            } else {
+                varint_at(&mut self.bytes, v)
+            };
+            self.v = v;
+        }
+        debug_assert!(
+            {
+                let mut fresh = Vec::new();
+                push_varint(&mut fresh, v);
+                fresh[..] == self.bytes[..self.len]
+            },
+            "a stale kept varint"
+        );
+        (&self.bytes, self.len)
     }
 }
 
@@ -267,11 +312,7 @@ pub(crate) fn varint_at(d: &mut [u8; 10], v: u64) -> usize {
 #[inline(never)]
 fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     if v < 1 << 56 {
-        let n = varint_len(v);
-        // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
-        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
-        *d.first_chunk_mut::<8>().expect("ten bytes") = (groups7(v) | cont).to_le_bytes();
-        return n;
+        return varint_mid(d, v);
     }
     if v >> 63 != 0 {
         return varint_negative(d, v);
@@ -286,6 +327,19 @@ fn varint_long(d: &mut [u8; 10], mut v: u64) -> usize {
     // After nine groups of seven, at most the 64th bit is left: below 0x80.
     d[n] = v as u8;
     n + 1
+}
+
+/// Writes `v`, from 2^14 to 2^56 (three to eight bytes), at the start of `d` as its
+/// seven-bit groups ([`groups7`]) with the continuation bits set on all but the last, in
+/// one word, and returns its length.
+#[inline(always)]
+fn varint_mid(d: &mut [u8; 10], v: u64) -> usize {
+    debug_assert!((1 << 14..1 << 56).contains(&v), "{v:#x}");
+    let n = varint_len(v);
+    // Continuation bits on the first n - 1 bytes (n is 3 to 8 here).
+    let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (n - 1))) - 1);
+    *d.first_chunk_mut::<8>().expect("ten bytes") = (groups7(v) | cont).to_le_bytes();
+    n
 }
 
 /// The low 56 bits of `v` as eight seven-bit groups, one per byte from the lowest (the
@@ -354,21 +408,10 @@ impl Out for Enc<'_> {
         const { assert!(N >= 2 && N + 8 < 0x80, "a one-byte length") };
         let h = self.take::<N>();
         *h = *head;
-        if kept.v != v {
-            kept.len = varint_at(&mut kept.bytes, v);
-            kept.v = v;
-        }
-        debug_assert!(
-            {
-                let mut fresh = Vec::new();
-                push_varint(&mut fresh, v);
-                fresh[..] == kept.bytes[..kept.len]
-            },
-            "a stale kept varint"
-        );
-        self.fixed_prefix(&kept.bytes, kept.len);
+        let (bytes, n) = kept.of(v);
+        self.fixed_prefix(bytes, n);
         // Below 0x80 by the assertion.
-        h[1] = (N - 2 + kept.len) as u8;
+        h[1] = (N - 2 + n) as u8;
     }
 }
 

@@ -392,7 +392,8 @@ pub fn run_request_extra(
         .unwrap_or_else(|| hetsched_trace::TraceFormat::from_path(path));
     // written under a temporary name, renamed when the run is complete (crate::output)
     let (pending, file) = output::Pending::create(path)?;
-    // the file's writes on a thread of their own (hetsched_trace::BackgroundWriter)
+    // the file's writes on a thread of their own (hetsched_trace::BackgroundWriter), the
+    // sink's buffers handed to it whole
     let file = hetsched_trace::BackgroundWriter::new(file);
     let outcome = match format {
         hetsched_trace::TraceFormat::Text => {
@@ -404,7 +405,10 @@ pub fn run_request_extra(
             if let Some(e) = sink.take_error() {
                 return Err(io_err(e));
             }
-            sink.flush().map_err(io_err)?;
+            // written, flushed and the writing thread joined before the rename below
+            sink.into_inner()
+                .and_then(hetsched_trace::BackgroundWriter::into_inner)
+                .map_err(io_err)?;
             outcome
         }
         hetsched_trace::TraceFormat::Perfetto => {
@@ -416,7 +420,10 @@ pub fn run_request_extra(
             if let Some(e) = sink.take_error() {
                 return Err(io_err(e));
             }
-            sink.flush().map_err(io_err)?;
+            // written, flushed and the writing thread joined before the rename below
+            sink.into_inner()
+                .and_then(hetsched_trace::BackgroundWriter::into_inner)
+                .map_err(io_err)?;
             outcome
         }
     };

@@ -319,6 +319,78 @@ macro_rules! name_cpu {
     }};
 }
 
+/// `a` then `b`, as a constant.
+pub(super) const fn join<const A: usize, const B: usize, const N: usize>(
+    a: &[u8; A],
+    b: &[u8; B],
+) -> [u8; N] {
+    assert!(N == A + B, "the two lengths");
+    let mut r = [0u8; N];
+    let mut i = 0;
+    while i < A {
+        r[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < B {
+        r[A + j] = b[j];
+        j += 1;
+    }
+    r
+}
+
+/// [`name_cpu!`] (with the `path` field `$path`, none if empty) and then the generic
+/// event's first field of an unsigned value, `$field` = `$v`: for a CPU below 128, the
+/// two constants as one ([`Out::fixed_then_short`]: in a window, one move at one
+/// position).
+macro_rules! name_cpu_gu {
+    ($o:ident, $name:literal, $cpu:expr, $path:literal, $field:literal, $v:expr) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const P: usize = $name.len()
+                + if $path.is_empty() {
+                    11
+                } else {
+                    21 + $path.len()
+                };
+            const F: [u8; P] = name_cpu_field($name, $path);
+            const H: [u8; $field.len() + 5] = field_head($field, key1(generic::UINT_VALUE, 0));
+            const J: [u8; P + $field.len() + 5] = join(&F, &H);
+            // Below 0x80.
+            $o.fixed_then_short(&F, $name.len() + 10, cpu as u8, &H, &J, $v);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+            if !$path.is_empty() {
+                $o.fixed(const_field!("path", $path));
+            }
+            gu($o, head!($field, u), $v);
+        }
+    }};
+}
+
+/// [`name_cpu!`] (with the `path` field `$path`) and then the generic event's first
+/// field of a string value, `$field` = `$v`: for a CPU below 128, the two constants as
+/// one ([`Put::fixed_then_str`]).
+macro_rules! name_cpu_gs {
+    ($o:ident, $name:literal, $cpu:expr, $path:literal, $field:literal, $v:expr) => {{
+        let cpu = $cpu;
+        if cpu < 0x80 {
+            const P: usize = $name.len() + 21 + $path.len();
+            const F: [u8; P] = name_cpu_field($name, $path);
+            const H: [u8; $field.len() + 5] = field_head($field, key1(generic::STR_VALUE, WT_LEN));
+            const J: [u8; P + $field.len() + 5] = join(&F, &H);
+            // Below 0x80.
+            $o.fixed_then_str(&F, $name.len() + 10, cpu as u8, &H, &J, $v);
+        } else {
+            $o.fixed(name!($name));
+            gu($o, head!("cpu", u), u64::from(cpu));
+            $o.fixed(const_field!("path", $path));
+            gs($o, head!($field, s), $v);
+        }
+    }};
+}
+
 /// A generic event's `Field` with an unsigned value (`head!(name, u)`).
 #[inline(always)]
 pub(super) fn gu<O: Out, const N: usize>(o: &mut O, head: &[u8; N], v: u64) {
@@ -567,7 +639,20 @@ impl Bundle {
             TraceEvent::CpuIdle { cpu_id, state } => {
                 put!(false, ev::CPU_IDLE, 9, |o| {
                     // uint32 in the tracepoint and the message: −1 is 4294967295, as in the text.
-                    t_uint(o, 1, u64::from(state as u32));
+                    if state == -1 {
+                        // The exit's (half of the events): a constant, no five-byte
+                        // varint to encode.
+                        const EXIT: [u8; 6] = {
+                            let mut a = [0xff; 6];
+                            a[0] = key1(1, 0);
+                            // u32::MAX: four groups of seven ones, then 0x0f.
+                            a[5] = 0x0f;
+                            a
+                        };
+                        o.fixed(&EXIT);
+                    } else {
+                        t_uint(o, 1, u64::from(state as u32));
+                    }
                     t_uint(o, 2, u64::from(cpu_id));
                 })
             }
@@ -682,8 +767,15 @@ impl Bundle {
                 update_time,
             } => {
                 put!(false, ev::GENERIC, 20, |o| {
-                    name_cpu!(o, "sched_pelt_se", cpu, "(null)");
-                    g_task(o, task);
+                    name_cpu_gs!(
+                        o,
+                        "sched_pelt_se",
+                        cpu,
+                        "(null)",
+                        "comm",
+                        task.comm.as_bytes()
+                    );
+                    gu(o, head!("pid", u), u64::from(task.pid));
                     gu(o, head!("load", u), load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
@@ -702,8 +794,7 @@ impl Bundle {
                 update_time,
             } => {
                 put!(false, ev::GENERIC, 21, |o| {
-                    name_cpu!(o, "sched_pelt_cfs", cpu, "/");
-                    gu(o, head!("load", u), load);
+                    name_cpu_gu!(o, "sched_pelt_cfs", cpu, "/", "load", load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
                     o.short_message_kept(
@@ -720,8 +811,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 22, |o| {
-                    name_cpu!(o, "sched_pelt_rt", cpu);
-                    gu(o, head!("load", u), load);
+                    name_cpu_gu!(o, "sched_pelt_rt", cpu, "", "load", load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
                 })
@@ -733,8 +823,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 23, |o| {
-                    name_cpu!(o, "sched_pelt_dl", cpu);
-                    gu(o, head!("load", u), load);
+                    name_cpu_gu!(o, "sched_pelt_dl", cpu, "", "load", load);
                     gu(o, head!("rbl_load", u), rbl_load);
                     gu(o, head!("util", u), util);
                 })
@@ -747,8 +836,15 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 24, |o| {
-                    name_cpu!(o, "sched_util_est_se", cpu, "(null)");
-                    g_task(o, task);
+                    name_cpu_gs!(
+                        o,
+                        "sched_util_est_se",
+                        cpu,
+                        "(null)",
+                        "comm",
+                        task.comm.as_bytes()
+                    );
+                    gu(o, head!("pid", u), u64::from(task.pid));
                     gu(o, head!("enqueued", u), enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
@@ -761,8 +857,7 @@ impl Bundle {
                 util,
             } => {
                 put!(false, ev::GENERIC, 25, |o| {
-                    name_cpu!(o, "sched_util_est_cfs", cpu, "/");
-                    gu(o, head!("enqueued", u), enqueued);
+                    name_cpu_gu!(o, "sched_util_est_cfs", cpu, "/", "enqueued", enqueued);
                     gu(o, head!("ewma", u), ewma);
                     gu(o, head!("util", u), util);
                 })
@@ -774,8 +869,7 @@ impl Bundle {
                 capacity_curr,
             } => {
                 put!(false, ev::GENERIC, 26, |o| {
-                    name_cpu!(o, "sched_cpu_capacity", cpu);
-                    gu(o, head!("capacity", u), capacity);
+                    name_cpu_gu!(o, "sched_cpu_capacity", cpu, "", "capacity", capacity);
                     gu(o, head!("capacity_orig", u), capacity_orig);
                     gu(o, head!("capacity_curr", u), capacity_curr);
                 })

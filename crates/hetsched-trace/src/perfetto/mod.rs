@@ -50,12 +50,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, IoSlice, Write};
+use std::io;
 use std::path::Path;
 
 use hetsched_core::time::Nanos;
 use hetsched_core::trace::{Ctx, Interest, TraceEvent, TraceSink};
 
+use crate::background::{Block, BlockWrite, Insert};
 use crate::ftrace::wanted;
 use crate::proto::{
     key1, push_bytes, push_key, push_str, push_uint, push_varint, varint_at, varint_len, Enc, Kept,
@@ -64,8 +65,14 @@ use crate::proto::{
 
 /// Bytes of events a CPU collects before they become one `FtraceEventBundle` packet.
 pub const BUNDLE_BYTES: usize = 16 * 1024;
+/// Bytes of a bundle's buffer (at least; an event too long for a window may grow it):
+/// the most bytes it holds before an event (fewer than [`BUNDLE_BYTES`]), and a window.
+const ROOM: usize = BUNDLE_BYTES + WIN + WIN_TAIL;
+const _: () = assert!(BUNDLE_BYTES.is_power_of_two(), "an event's start masked");
 /// Bytes of packets buffered before they are handed to the writer.
 const FLUSH_THRESHOLD: usize = 256 * 1024;
+/// Capacity of the output buffer: the threshold, a bundle's packet and room to spare.
+const BUF_CAPACITY: usize = FLUSH_THRESHOLD + BUNDLE_BYTES + 1024;
 /// The one packet sequence this writer produces (`trusted_packet_sequence_id`).
 const SEQUENCE_ID: u64 = 1;
 
@@ -243,6 +250,10 @@ struct Bundle {
     update_time: Kept,
     /// Per kind of event ([`Bundle::push`]'s arms), the widths of the last one's lengths.
     widths: Widths,
+    /// The pid last seen current on the bundle's CPU, announced already (0 at first):
+    /// most events need no look-up of the process tree ([`PerfettoSink`]'s
+    /// `note_current`).
+    current: u32,
 }
 
 /// Event kinds ([`Bundle::push`]'s arms, each with its own index below this).
@@ -309,12 +320,17 @@ impl Bundle {
     ) -> (Win<'a>, usize) {
         debug_assert!(guess.iter().all(|w| (1..=2).contains(w)), "{guess:?}");
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        if buf.len() < used + WIN + WIN_TAIL {
-            Bundle::grow(buf, used + WIN + WIN_TAIL);
-        }
-        let w = buf[used..]
-            .first_chunk_mut::<{ WIN + WIN_TAIL }>()
-            .expect("grown to a window");
+        // An event starts below BUNDLE_BYTES (the sink flushes a bundle once it holds
+        // that many) in a room of ROOM bytes (a new bundle's buffer is grown first): the
+        // mask keeps `used` and tells the compiler so, which then checks nothing more.
+        let w = if used < BUNDLE_BYTES && buf.len() >= ROOM {
+            let room = buf.first_chunk_mut::<ROOM>().expect("a room");
+            room[used & (BUNDLE_BYTES - 1)..]
+                .first_chunk_mut::<{ WIN + WIN_TAIL }>()
+                .expect("a window past any start below BUNDLE_BYTES")
+        } else {
+            Bundle::window_grown(buf, used)
+        };
         // FtraceEvent: timestamp and pid, then the body behind its key and length; each
         // offset below 600, so within the window without a check.
         w[0] = key1(bundle::EVENT, WT_LEN);
@@ -433,81 +449,32 @@ impl Bundle {
         used + n + body_len
     }
 
+    /// The window at `used`, the room grown to it first if needed: for a new bundle's
+    /// buffer, or a bundle of [`BUNDLE_BYTES`] or more (the tests' bundles, which are
+    /// not flushed).
+    #[cold]
+    #[inline(never)]
+    fn window_grown(buf: &mut Vec<u8>, used: usize) -> &mut [u8; WIN + WIN_TAIL] {
+        if buf.len() < used + WIN + WIN_TAIL {
+            Bundle::grow(buf, used + WIN + WIN_TAIL);
+        }
+        buf[used..]
+            .first_chunk_mut::<{ WIN + WIN_TAIL }>()
+            .expect("grown to a window")
+    }
+
     /// Grows the room to at least `len` bytes, and at first to a bundle's worth and a
     /// window past it (the most an event starts at, and its window).
     #[cold]
     #[inline(never)]
     fn grow(buf: &mut Vec<u8>, len: usize) {
-        buf.resize(len.max(BUNDLE_BYTES + WIN + WIN_TAIL), 0);
+        buf.resize(len.max(ROOM), 0);
     }
-}
-
-/// A bundle's events handed to the writer from the bundle's own buffer: `events[..len]`,
-/// after the bytes of the output buffer up to `after`.
-#[derive(Debug)]
-struct Segment {
-    after: usize,
-    events: Vec<u8>,
-    len: usize,
 }
 
 /// Bundles of fewer event bytes are copied into the output buffer rather than handed over
 /// (the few at the end of a run, or of a short one).
 const COPY_BYTES: usize = 4096;
-
-/// Pieces of output given to one `write_vectored` call: below Linux's `IOV_MAX` (1024).
-const MAX_SLICES: usize = 64;
-
-/// Pieces of output gathered for `write_vectored` calls of up to [`MAX_SLICES`] each.
-struct Gather<'a, W: Write> {
-    out: &'a mut W,
-    slices: [IoSlice<'a>; MAX_SLICES],
-    n: usize,
-    /// The first error; later pieces are dropped.
-    result: io::Result<()>,
-}
-
-impl<'a, W: Write> Gather<'a, W> {
-    /// Adds `piece`, writing the pieces gathered first if there is no room for it.
-    fn push(&mut self, piece: &'a [u8]) {
-        if piece.is_empty() || self.result.is_err() {
-            return;
-        }
-        if self.n == MAX_SLICES {
-            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
-            self.n = 0;
-        }
-        self.slices[self.n] = IoSlice::new(piece);
-        self.n += 1;
-    }
-
-    /// Writes the pieces left; returns the first error.
-    fn finish(mut self) -> io::Result<()> {
-        if self.result.is_ok() && self.n > 0 {
-            self.result = write_all_vectored(self.out, &mut self.slices[..self.n]);
-        }
-        self.result
-    }
-}
-
-/// Writes all of `slices`, as `Write::write_all` does for one (a write of 0 bytes is an
-/// error, an interrupted one is retried).
-fn write_all_vectored<W: Write>(out: &mut W, mut slices: &mut [IoSlice<'_>]) -> io::Result<()> {
-    while !slices.is_empty() {
-        match out.write_vectored(slices) {
-            Ok(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "failed to write whole buffer",
-                ))
-            }
-            Ok(n) => IoSlice::advance_slices(&mut slices, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
 
 /// Pids below this are marked in [`Groups`]'s bits (512 KiB of them at most).
 const KNOWN_PIDS: u32 = 1 << 22;
@@ -561,8 +528,11 @@ impl Groups {
 /// [module documentation](self).
 ///
 /// Packets are encoded into internal buffers without allocating per event and handed to
-/// the writer in blocks of about 256 KiB (one `write_vectored` call each: a full CPU
-/// bundle is handed over from its own buffer, not copied), so `W` need not be buffered. Error handling is
+/// the writer in blocks of about 256 KiB ([`BlockWrite`]: a full CPU bundle is handed
+/// over in its own buffer, not copied; any [`std::io::Write`] writes a block in
+/// `write_vectored` calls; a [`BackgroundWriter`](crate::BackgroundWriter) takes the
+/// buffers themselves to its thread and gives others back), so `W` need not be
+/// buffered. Error handling is
 /// [`FtraceTextSink`](crate::FtraceTextSink)'s: the first I/O error is kept and stops
 /// output; [`flush`](Self::flush) or [`into_inner`](Self::into_inner) report it. Events
 /// still buffered per CPU are written by `end` (the engine calls it at the end of a run),
@@ -582,14 +552,14 @@ impl Groups {
 /// assert_eq!(bytes[0], 0x0a); // Trace.packet, field 1, length-delimited
 /// ```
 #[derive(Debug)]
-pub struct PerfettoSink<W: Write> {
+pub struct PerfettoSink<W: BlockWrite> {
     /// The destination; `None` only after `into_inner` took it.
     out: Option<W>,
     /// Pending output: the bytes of `Trace.packet` fields but for the events of the
     /// bundles in `segments`, which go between the pieces of `buf` that `segments` marks.
     buf: Vec<u8>,
-    /// Pending output, in order after the bytes of `buf` before each.
-    segments: Vec<Segment>,
+    /// Pending output, in order, each after the bytes of `buf` before its `at`.
+    segments: Vec<Insert>,
     /// Bytes of events in `segments`.
     segment_bytes: usize,
     /// Bundle buffers written out, to reuse.
@@ -606,9 +576,6 @@ pub struct PerfettoSink<W: Write> {
     nested: Vec<u8>,
     /// Thread group of every task announced, by pid.
     tgid: Groups,
-    /// Per CPU, the pid last seen current there, announced already: most events need no
-    /// look-up in `tgid`.
-    current: Vec<u32>,
     /// Event groups written.
     interest: Interest,
     /// `interest == Interest::ALL`: every event is written, `record` skips `wanted`.
@@ -626,12 +593,12 @@ impl PerfettoSink<File> {
     }
 }
 
-impl<W: Write> PerfettoSink<W> {
+impl<W: BlockWrite> PerfettoSink<W> {
     /// A sink writing every event group to `writer`.
     pub fn new(writer: W) -> Self {
         PerfettoSink {
             out: Some(writer),
-            buf: Vec::with_capacity(FLUSH_THRESHOLD + BUNDLE_BYTES + 1024),
+            buf: Vec::with_capacity(BUF_CAPACITY),
             segments: Vec::new(),
             segment_bytes: 0,
             spare: Vec::new(),
@@ -641,7 +608,6 @@ impl<W: Write> PerfettoSink<W> {
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: Groups::default(),
-            current: Vec::new(),
             interest: Interest::ALL,
             all: true,
             nr_cpus: 0,
@@ -674,7 +640,7 @@ impl<W: Write> PerfettoSink<W> {
         self.write_buf();
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.flush() {
+                if let Err(e) = out.flush_blocks() {
                     self.error = Some(e);
                 }
             }
@@ -732,9 +698,9 @@ impl<W: Write> PerfettoSink<W> {
         } else {
             let room = self.spare.pop().unwrap_or_default();
             let events = std::mem::replace(&mut b.buf, room);
-            self.segments.push(Segment {
-                after: self.buf.len(),
-                events,
+            self.segments.push(Insert {
+                at: self.buf.len(),
+                bytes: events,
                 len: used,
             });
             self.segment_bytes += used;
@@ -788,14 +754,13 @@ impl<W: Write> PerfettoSink<W> {
 
     /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
     /// and not known yet (the first part of keeping the process tree up to date: see the
-    /// module documentation).
+    /// module documentation). The pid is kept in the CPU's bundle (`Bundle::current`), whose index `record()`
+    /// checks anyway.
     #[inline(always)]
-    fn note_current(&mut self, ctx: &Ctx<'_>) {
-        let current = self.current.get_mut(ctx.cpu as usize);
-        if current.as_deref() != Some(&ctx.pid) {
-            if let Some(c) = current {
-                *c = ctx.pid;
-            }
+    fn note_current(&mut self, cpu: usize, ctx: &Ctx<'_>) {
+        let b = &mut self.cpus[cpu];
+        if b.current != ctx.pid {
+            b.current = ctx.pid;
             self.note_running(ctx.ts, ctx.pid, ctx.comm);
         }
     }
@@ -832,40 +797,38 @@ impl<W: Write> PerfettoSink<W> {
         }
     }
 
-    /// Hands the pending output to the writer, in `write_vectored` calls of up to
-    /// [`MAX_SLICES`] pieces; records an error instead of returning it. The bundle
-    /// buffers written become spares.
+    /// Hands the pending output to the writer as one [`Block`] (the output buffer, the
+    /// bundle buffers as its inserts); records an error instead of returning it. The
+    /// block given back becomes the output buffer and its bundle buffers spares.
     fn write_buf(&mut self) {
         if self.buf.is_empty() && self.segments.is_empty() {
             return;
         }
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                let mut g = Gather {
-                    out,
-                    slices: [IoSlice::new(&[]); MAX_SLICES],
-                    n: 0,
-                    result: Ok(()),
+                let mut block = Block {
+                    len: self.buf.len(),
+                    bytes: std::mem::take(&mut self.buf),
+                    inserts: std::mem::take(&mut self.segments),
                 };
-                let mut start = 0;
-                for seg in &self.segments {
-                    g.push(&self.buf[start..seg.after]);
-                    g.push(&seg.events[..seg.len]);
-                    start = seg.after;
+                let result = out.write_block(&mut block);
+                self.buf = block.bytes;
+                self.segments = block.inserts;
+                if self.buf.capacity() == 0 {
+                    self.buf.reserve(BUF_CAPACITY);
                 }
-                g.push(&self.buf[start..]);
-                if let Err(e) = g.finish() {
+                if let Err(e) = result {
                     self.error = Some(e);
                 }
             }
         }
         self.buf.clear();
-        self.spare.extend(self.segments.drain(..).map(|s| s.events));
+        self.spare.extend(self.segments.drain(..).map(|s| s.bytes));
         self.segment_bytes = 0;
     }
 }
 
-impl<W: Write> TraceSink for PerfettoSink<W> {
+impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
     fn interest(&self) -> Interest {
         self.interest
     }
@@ -874,7 +837,6 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
     fn begin(&mut self, nr_cpus: usize, start_ns: Nanos) {
         self.nr_cpus = nr_cpus;
         self.cpus.resize_with(nr_cpus, Bundle::default);
-        self.current.resize(nr_cpus, 0);
         self.nested.clear();
         for id in [clock::BOOTTIME, clock::MONOTONIC] {
             self.body.clear();
@@ -898,11 +860,11 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
             return;
         }
-        self.note_current(ctx);
         let cpu = ctx.cpu as usize;
         if self.cpus.len() <= cpu {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
+        self.note_current(cpu, ctx);
         let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus);
         if names {
             self.track_event(ctx, ev);
@@ -919,7 +881,7 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
         self.write_buf();
         if self.error.is_none() {
             if let Some(out) = self.out.as_mut() {
-                if let Err(e) = out.flush() {
+                if let Err(e) = out.flush_blocks() {
                     self.error = Some(e);
                 }
             }
@@ -927,14 +889,14 @@ impl<W: Write> TraceSink for PerfettoSink<W> {
     }
 }
 
-impl<W: Write> Drop for PerfettoSink<W> {
+impl<W: BlockWrite> Drop for PerfettoSink<W> {
     /// Best-effort flush, errors ignored (use `flush`/`into_inner` to see them).
     fn drop(&mut self) {
         if self.out.is_some() {
             self.flush_bundles();
             self.write_buf();
             if let Some(out) = self.out.as_mut() {
-                let _ = out.flush();
+                let _ = out.flush_blocks();
             }
         }
     }

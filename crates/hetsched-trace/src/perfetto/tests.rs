@@ -9,6 +9,7 @@ use crate::fmt;
 use crate::ftrace::{event_name, format_marker};
 use crate::proto::{push_int, Sizer};
 use hetsched_core::trace::{Interest, RtappMarker, TaskRef};
+use std::io::Write;
 
 use super::test_feed as common;
 

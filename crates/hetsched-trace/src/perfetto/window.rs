@@ -59,6 +59,25 @@ impl Out for Bound {
 pub(super) trait Put: Out {
     /// A `Field` of head `head` (`head!(name, s)`) holding the string `v`.
     fn str_field<const N: usize>(&mut self, head: &[u8; N], v: &[u8]);
+    /// The constant `pre` with its byte at `at` set to `b`, then [`Put::str_field`] of
+    /// `head` and `v`; `joined` is `pre` then `head` (one constant, for an encoder that
+    /// writes them in one move).
+    #[inline(always)]
+    fn fixed_then_str<const P: usize, const H: usize, const N: usize>(
+        &mut self,
+        pre: &[u8; P],
+        at: usize,
+        b: u8,
+        head: &[u8; H],
+        joined: &[u8; N],
+        v: &[u8],
+    ) {
+        debug_assert!(joined[..P] == pre[..] && joined[P..] == head[..]);
+        let mut h = *pre;
+        h[at] = b;
+        self.fixed(&h);
+        self.str_field(head, v);
+    }
     /// A one-byte key and the varint `v` (a typed message's number).
     #[inline(always)]
     fn key_varint(&mut self, key: u8, v: u64) {
@@ -140,6 +159,46 @@ impl Put for Win<'_> {
             str_field(self, head, v);
         }
     }
+    /// `pre` and `head` as one constant (`joined`), at one masked position, when the
+    /// field's length takes one byte; the string at a second one.
+    #[inline(always)]
+    fn fixed_then_str<const P: usize, const H: usize, const N: usize>(
+        &mut self,
+        pre: &[u8; P],
+        at: usize,
+        b: u8,
+        head: &[u8; H],
+        joined: &[u8; N],
+        v: &[u8],
+    ) {
+        const {
+            assert!(
+                N == P + H && H >= 2 && N < WIN_TAIL,
+                "a head within the window's tail"
+            )
+        };
+        debug_assert!(joined[..P] == pre[..] && joined[P..] == head[..] && at < P);
+        let len = v.len();
+        // With a one-byte length of the string: below 0x80, then so is the string's.
+        let field_len = H - 1 + len;
+        if field_len < 0x80 {
+            let p = self.at();
+            let w = &mut *self.w;
+            *w[p..].first_chunk_mut::<N>().expect(TAIL) = *joined;
+            w[p + at] = b;
+            w[p + P + 1] = field_len as u8;
+            w[p + N] = len as u8;
+            self.pos += N + 1;
+            let q = self.at();
+            copy_to(&mut self.w[q..], v);
+            self.pos += len;
+        } else {
+            let mut h = *pre;
+            h[at] = b;
+            self.fixed(&h);
+            str_field(self, head, v);
+        }
+    }
     #[inline(always)]
     fn key_varint(&mut self, key: u8, v: u64) {
         let p = self.at();
@@ -179,7 +238,7 @@ fn copy_to(dst: &mut [u8], b: &[u8]) {
 }
 
 /// An [`Out`] writing into a window of [`WIN`] bytes (and [`WIN_TAIL`] of slack) at a
-/// position: each write is an [`Enc`] over the window from the position masked by
+/// position: each write is at the position masked by
 /// `WIN - 1`, whose room the compiler knows to be at least [`WIN_TAIL`] bytes, so a
 /// write of a constant length is not checked. The event's bound keeps the position
 /// below [`WIN`] (debug builds check it).
@@ -208,13 +267,6 @@ impl<'a> Win<'a> {
     fn at(&self) -> usize {
         debug_assert!(self.pos < WIN, "an event past its window: {}", self.pos);
         self.pos & (WIN - 1)
-    }
-
-    /// An [`Enc`] over the window from the position.
-    #[inline(always)]
-    fn enc(&mut self) -> Enc<'_> {
-        let p = self.at();
-        Enc::new(&mut self.w[p..])
     }
 }
 
@@ -264,13 +316,50 @@ impl Out for Win<'_> {
         self.w[p + 1] = (N - 2 + n) as u8;
         self.pos += N + n;
     }
+    /// `pre` and `head` as one constant (`joined`), at one masked position.
+    #[inline(always)]
+    fn fixed_then_short<const P: usize, const H: usize, const N: usize>(
+        &mut self,
+        pre: &[u8; P],
+        at: usize,
+        b: u8,
+        head: &[u8; H],
+        joined: &[u8; N],
+        v: u64,
+    ) {
+        const {
+            assert!(
+                N == P + H && H >= 2 && N + 10 <= WIN_TAIL,
+                "a field within the window's tail"
+            )
+        };
+        debug_assert!(joined[..P] == pre[..] && joined[P..] == head[..] && at < P);
+        let p = self.at();
+        let w = &mut *self.w;
+        *w[p..].first_chunk_mut::<N>().expect(TAIL) = *joined;
+        w[p + at] = b;
+        let n = varint_at(w[p + N..].first_chunk_mut::<10>().expect(TAIL), v);
+        // Below 0x80: H + 8 < 0x80 (the assertion).
+        w[p + P + 1] = (H - 2 + n) as u8;
+        self.pos += N + n;
+    }
+    /// As `short_message`, the varint's ten bytes copied from `kept` ([`Kept::of`]).
     #[inline(always)]
     fn short_message_kept<const N: usize>(&mut self, head: &[u8; N], v: u64, kept: &mut Kept) {
-        const { assert!(N + 10 <= WIN_TAIL, "a field within the window's tail") };
-        let mut e = self.enc();
-        e.short_message_kept(head, v, kept);
-        let n = e.pos();
-        self.pos += n;
+        const {
+            assert!(
+                N >= 2 && N + 10 <= WIN_TAIL,
+                "a field within the window's tail"
+            )
+        };
+        let p = self.at();
+        let (bytes, n) = kept.of(v);
+        let w = &mut *self.w;
+        *w[p..].first_chunk_mut::<N>().expect(TAIL) = *head;
+        *w[p + N..].first_chunk_mut::<10>().expect(TAIL) = *bytes;
+        // Below 0x80: N + 8 < 0x80 (the assertion), n at most 10.
+        w[p + 1] = (N - 2 + n) as u8;
+        self.pos += N + n;
     }
 }
 
