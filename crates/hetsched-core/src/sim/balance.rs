@@ -386,6 +386,20 @@ impl Env<'_> {
         sums
     }
 
+    /// [`LbEnv::group_sums`] of a big group, out of line.
+    #[inline(never)]
+    fn big_group_sums(
+        &self,
+        group: &SchedGroup,
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+    ) -> Option<GroupSums> {
+        let mut guard = self.scratch.cpus.try_borrow_mut().ok()?;
+        let kept = &mut guard[..];
+        let gens = &self.scratch.gen[..kept.len()];
+        Some(self.kept_group_sums(kept, gens, group, cpus, imbalance_pct))
+    }
+
     /// `cpu`'s `cfs_tasks` from the tail into `v` (the least recently enqueued or
     /// picked first).
     fn tasks_of(&self, cpu: usize, v: &mut Vec<usize>) {
@@ -444,6 +458,7 @@ impl LbEnv for Env<'_> {
     /// A big group's kept [`GroupSums`] when none of its CPUs in `cpus` changed since they
     /// were gathered, else gathered again and kept ([`Env::kept_group_sums`]); a small
     /// group's are not kept (`None`), nor are any while the entries are borrowed.
+    #[inline(always)]
     fn group_sums(
         &self,
         group: &SchedGroup,
@@ -453,10 +468,7 @@ impl LbEnv for Env<'_> {
         if group.group_weight < KEEP_GROUP_WEIGHT {
             return None;
         }
-        let mut guard = self.scratch.cpus.try_borrow_mut().ok()?;
-        let kept = &mut guard[..];
-        let gens = &self.scratch.gen[..kept.len()];
-        Some(self.kept_group_sums(kept, gens, group, cpus, imbalance_pct))
+        self.big_group_sums(group, cpus, imbalance_pct)
     }
 
     /// The per-CPU loops of every group under one borrow of the entries: a small group's

@@ -279,6 +279,7 @@ pub fn sum_group_cpus(
 /// the loops of all groups first ([`LbEnv::sum_groups`]); `None`: the loop runs here
 /// (v6.11: [`LbEnv::group_sums`] or [`sum_group_cpus`]; v4.20 has its own).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn update_sg_lb_stats(
     env: &impl LbEnv,
     doms: &SchedDomains,
