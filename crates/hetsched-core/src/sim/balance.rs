@@ -292,6 +292,114 @@ impl Env<'_> {
         u.min(self.rqs[cpu].cap)
     }
 
+    /// `f` with the current [`LbCpu`] of each CPU in both `a` and `b`, in ascending order,
+    /// over the words of the two masks that hold this machine's CPUs, from the borrowed
+    /// entries `kept` and the counts `gens` (two slices of one length).
+    #[inline(always)]
+    fn walk(
+        &self,
+        kept: &mut [(u64, LbCpu)],
+        gens: &[Cell<u64>],
+        a: &CpuSet,
+        b: &CpuSet,
+        mut f: impl FnMut(&LbCpu),
+    ) {
+        debug_assert!(
+            a.and(b).iter().all(|c| c < self.rqs.len()),
+            "a CPU beyond the machine's"
+        );
+        for i in 0..self.scratch.nwords {
+            let mut w = a.word(i) & b.word(i);
+            while w != 0 {
+                let cpu = i * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                f(self.current(cpu, gens[cpu].get(), &mut kept[cpu]));
+            }
+        }
+    }
+
+    /// The per-CPU loop of `update_sg_lb_stats()` over `set` ([`GroupSums::add_cpu`]),
+    /// out of line: a big group's sums are mostly kept.
+    #[inline(never)]
+    fn walk_sums(
+        &self,
+        kept: &mut [(u64, LbCpu)],
+        gens: &[Cell<u64>],
+        set: &CpuSet,
+        imbalance_pct: u64,
+    ) -> GroupSums {
+        let mut sums = GroupSums::default();
+        self.walk(kept, gens, set, set, |rq| sums.add_cpu(rq, imbalance_pct));
+        sums
+    }
+
+    /// A big group's sums over its CPUs in `cpus` (see [`LbEnv::sum_groups`]): the kept
+    /// ones when the same CPUs' generations sum to what they did when they were gathered
+    /// (no count decreases, so none of them moved), else walked and kept.
+    #[inline(always)]
+    fn kept_group_sums(
+        &self,
+        kept: &mut [(u64, LbCpu)],
+        gens: &[Cell<u64>],
+        group: &SchedGroup,
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+    ) -> GroupSums {
+        let set = group.span.and(cpus);
+        let n = self.rqs.len();
+        let mut gen = 0u64;
+        for (i, &w0) in set.words(n).iter().enumerate() {
+            let mut w = w0;
+            while w != 0 {
+                gen = gen.wrapping_add(gens[i * 64 + w.trailing_zeros() as usize].get());
+                w &= w - 1;
+            }
+        }
+        let sgc = group.sgc;
+        let mut groups = self.scratch.groups.borrow_mut();
+        if let Some(k) = groups.get(sgc) {
+            if k.gen == gen && k.imbalance_pct == imbalance_pct && k.cpus == set {
+                if cfg!(debug_assertions) {
+                    // each CPU computed apart: the entries are borrowed
+                    let fresh = sum_group_cpus(self, &set, &set, imbalance_pct);
+                    debug_assert_eq!(k.sums, fresh, "kept sums of group {sgc} are stale");
+                }
+                return k.sums;
+            }
+        }
+        let sums = self.walk_sums(kept, gens, &set, imbalance_pct);
+        if groups.len() <= sgc {
+            let none = KeptGroup {
+                gen: NO_GEN,
+                cpus: CpuSet::EMPTY,
+                imbalance_pct: 0,
+                sums: GroupSums::default(),
+            };
+            groups.resize(sgc + 1, none);
+        }
+        groups[sgc] = KeptGroup {
+            gen,
+            cpus: set,
+            imbalance_pct,
+            sums,
+        };
+        sums
+    }
+
+    /// [`LbEnv::group_sums`] of a big group, out of line.
+    #[inline(never)]
+    fn big_group_sums(
+        &self,
+        group: &SchedGroup,
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+    ) -> Option<GroupSums> {
+        let mut guard = self.scratch.cpus.try_borrow_mut().ok()?;
+        let kept = &mut guard[..];
+        let gens = &self.scratch.gen[..kept.len()];
+        Some(self.kept_group_sums(kept, gens, group, cpus, imbalance_pct))
+    }
+
     /// `cpu`'s `cfs_tasks` from the tail into `v` (the least recently enqueued or
     /// picked first).
     fn tasks_of(&self, cpu: usize, v: &mut Vec<usize>) {
@@ -331,34 +439,26 @@ impl LbEnv for Env<'_> {
     /// The walk of [`LbEnv::with_cpu`] under one borrow of the entries, over the words of
     /// the two masks that hold this machine's CPUs (a set never holds a CPU beyond them:
     /// its entry would not exist).
-    fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, mut f: impl FnMut(&LbCpu)) {
+    #[inline(always)]
+    fn for_each_cpu_and(&self, a: &CpuSet, b: &CpuSet, f: impl FnMut(&LbCpu)) {
         let Ok(mut guard) = self.scratch.cpus.try_borrow_mut() else {
+            let mut f = f;
             for cpu in a.and(b).iter() {
                 self.with_cpu(cpu, &mut f);
             }
             return;
         };
-        debug_assert!(
-            a.and(b).iter().all(|c| c < self.rqs.len()),
-            "a CPU beyond the machine's"
-        );
         // the entries and the counts as two slices of one length, held in locals: one
         // bounds check serves both look-ups
         let kept = &mut guard[..];
         let gens = &self.scratch.gen[..kept.len()];
-        for i in 0..self.scratch.nwords {
-            let mut w = a.word(i) & b.word(i);
-            while w != 0 {
-                let cpu = i * 64 + w.trailing_zeros() as usize;
-                w &= w - 1;
-                f(self.current(cpu, gens[cpu].get(), &mut kept[cpu]));
-            }
-        }
+        self.walk(kept, gens, a, b, f);
     }
 
     /// A big group's kept [`GroupSums`] when none of its CPUs in `cpus` changed since they
-    /// were gathered (the same CPUs, `imbalance_pct` and generation sum; see
-    /// [`LbScratch`]), else gathered again and kept; a small group's are not kept (`None`).
+    /// were gathered, else gathered again and kept ([`Env::kept_group_sums`]); a small
+    /// group's are not kept (`None`), nor are any while the entries are borrowed.
+    #[inline(always)]
     fn group_sums(
         &self,
         group: &SchedGroup,
@@ -368,47 +468,42 @@ impl LbEnv for Env<'_> {
         if group.group_weight < KEEP_GROUP_WEIGHT {
             return None;
         }
-        let set = group.span.and(cpus);
-        let n = self.rqs.len();
-        let mut gen = 0u64;
-        for (i, &w0) in set.words(n).iter().enumerate() {
-            let mut w = w0;
-            while w != 0 {
-                let g = &self.scratch.gen[i * 64 + w.trailing_zeros() as usize];
-                gen = gen.wrapping_add(g.get());
-                w &= w - 1;
-            }
-        }
-        let sgc = group.sgc;
-        let mut groups = self.scratch.groups.borrow_mut();
-        if let Some(k) = groups.get(sgc) {
-            if k.gen == gen && k.imbalance_pct == imbalance_pct && k.cpus == set {
-                let sums = k.sums;
-                drop(groups);
-                if cfg!(debug_assertions) {
-                    let fresh = sum_group_cpus(self, &set, &set, imbalance_pct);
-                    debug_assert_eq!(sums, fresh, "kept sums of group {sgc} are stale");
-                }
-                return Some(sums);
-            }
-        }
-        let sums = sum_group_cpus(self, &set, &set, imbalance_pct);
-        if groups.len() <= sgc {
-            let none = KeptGroup {
-                gen: NO_GEN,
-                cpus: CpuSet::EMPTY,
-                imbalance_pct: 0,
-                sums: GroupSums::default(),
-            };
-            groups.resize(sgc + 1, none);
-        }
-        groups[sgc] = KeptGroup {
-            gen,
-            cpus: set,
-            imbalance_pct,
-            sums,
+        self.big_group_sums(group, cpus, imbalance_pct)
+    }
+
+    /// The per-CPU loops of every group under one borrow of the entries: a small group's
+    /// CPUs walked ([`Env::walk`]); a big group's sums kept while none of its CPUs in
+    /// `cpus` changed since they were gathered (the same CPUs, `imbalance_pct` and
+    /// generation sum; see [`LbScratch`]), else gathered again and kept.
+    fn sum_groups(
+        &self,
+        groups: &[SchedGroup],
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+        out: &mut Vec<GroupSums>,
+    ) {
+        out.clear();
+        let Ok(mut guard) = self.scratch.cpus.try_borrow_mut() else {
+            // a reader holding the entries: each CPU computed apart (the same values)
+            out.extend(
+                groups
+                    .iter()
+                    .map(|g| sum_group_cpus(self, &g.span, cpus, imbalance_pct)),
+            );
+            return;
         };
-        Some(sums)
+        let kept = &mut guard[..];
+        let gens = &self.scratch.gen[..kept.len()];
+        for g in groups {
+            let sums = if g.group_weight < KEEP_GROUP_WEIGHT {
+                let mut s = GroupSums::default();
+                self.walk(kept, gens, &g.span, cpus, |rq| s.add_cpu(rq, imbalance_pct));
+                s
+            } else {
+                self.kept_group_sums(kept, gens, g, cpus, imbalance_pct)
+            };
+            out.push(sums);
+        }
     }
 
     fn nr_cfs_tasks(&self, cpu: usize) -> usize {

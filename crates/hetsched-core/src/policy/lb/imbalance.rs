@@ -4,7 +4,9 @@
 //! with the v4.20 `find_busiest_group()`, `calculate_imbalance()`,
 //! `fix_small_imbalance()` and `find_busiest_queue()` behind [`LbVersion::V4_20`].
 
-use super::stats::{init_sd_lb_stats, update_sd_lb_stats, SdLbStats, SgLbStats};
+use super::stats::{
+    init_sd_lb_stats, update_sd_lb_stats, GroupSums, SdLbOutcome, SdLbStats, SgLbStats,
+};
 use super::{
     check_cpu_capacity, CpuIdleType, Env, GroupType, LbDecision, LbEnv, LbParams, MigrationType,
     RootDomainState,
@@ -277,6 +279,9 @@ pub(crate) fn calculate_imbalance(
 /// `avg_load` reaches the busiest's or the domain's, when an idle dst (`CPU_IDLE`) sees
 /// a busiest group that is not overloaded with at most one idle CPU fewer than local,
 /// or (newly idle or busy dst) when the busiest is within `imbalance_pct` of local.
+///
+/// `sums` is the pass's buffer for the groups' per-CPU sums ([`LbEnv::sum_groups`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sched_balance_find_src_group(
     env: &impl LbEnv,
     doms: &mut SchedDomains,
@@ -285,9 +290,16 @@ pub(crate) fn sched_balance_find_src_group(
     e: &mut Env,
     jiffies: u64,
     dec: &mut LbDecision,
+    sums: &mut Vec<GroupSums>,
 ) -> Option<usize> {
     let mut sds = init_sd_lb_stats();
-    update_sd_lb_stats(env, doms, p, e, jiffies, dec, &mut sds);
+    if update_sd_lb_stats(env, doms, rd, p, e, jiffies, dec, &mut sds, sums)
+        == SdLbOutcome::Balanced
+    {
+        // the EAS bail-out below, certain before the groups' statistics
+        e.imbalance = 0;
+        return None;
+    }
     // update_sd_lb_stats() has already called set_rd_overutilized() (v6.11): the EAS
     // bail-out below reads the value this pass wrote.
     let rd = &RootDomainState {

@@ -208,6 +208,26 @@ pub trait LbEnv {
         let _ = (group, cpus, imbalance_pct);
         None
     }
+    /// The per-CPU loop of `update_sg_lb_stats()` (v6.11) for each group of `groups` (a
+    /// domain's, in order) over its CPUs in `cpus`, one entry per group into `out`
+    /// (cleared first): what [`LbEnv::group_sums`], else [`stats::sum_group_cpus`], gives
+    /// for each. `update_sd_lb_stats()` runs the loop group by group inside
+    /// `update_sg_lb_stats()`; no group's loop reads what another writes, so the loops
+    /// may all run first (see [`stats::update_sd_lb_stats`]). An engine that memoises the
+    /// CPUs' states holds its memo once for the domain.
+    fn sum_groups(
+        &self,
+        groups: &[SchedGroup],
+        cpus: &CpuSet,
+        imbalance_pct: u64,
+        out: &mut Vec<stats::GroupSums>,
+    ) {
+        out.clear();
+        out.extend(groups.iter().map(|g| {
+            self.group_sums(g, cpus, imbalance_pct)
+                .unwrap_or_else(|| stats::sum_group_cpus(self, &g.span, cpus, imbalance_pct))
+        }));
+    }
     /// `update_cpu_capacity()` (kernel/sched/fair.c, v6.11) of `cpu`, from
     /// `update_group_capacity()` of its base domain: `scale_rt_capacity(cpu)`, at least one,
     /// becomes `rq->cpu_capacity`, what [`LbEnv::cpu`]'s `cap.capacity` (`capacity_of()`)
@@ -425,6 +445,9 @@ pub struct LoadBalancer {
     pub(crate) newidle_active: Vec<ActiveBalance>,
     /// `CpuSet::first_n(n)` for the last `n` seen (the online CPUs a pass starts from).
     all_cpus: (usize, CpuSet),
+    /// The per-CPU sums of a domain's groups ([`LbEnv::sum_groups`]) for the pass's
+    /// `update_sd_lb_stats()`: kept so that a pass allocates nothing once warm.
+    group_sums: Vec<stats::GroupSums>,
 }
 
 impl LoadBalancer {
@@ -575,7 +598,14 @@ impl LoadBalancer {
                 return self.out_balanced(doms, p, &e, this_cpu, level, has_parent, dec);
             }
             let found = imbalance::sched_balance_find_src_group(
-                env, doms, rd, p, &mut e, jiffies, &mut dec,
+                env,
+                doms,
+                rd,
+                p,
+                &mut e,
+                jiffies,
+                &mut dec,
+                &mut self.group_sums,
             );
             let Some(group) = found else {
                 dec.outcome = LbOutcome::NoBusyGroup;

@@ -10,7 +10,9 @@
 //! has neither: it uses `LbCpu::load` (the root cfs_rq `load_avg`, blocked load included,
 //! i.e. load index 0 on the v6 signal).
 
-use super::{check_cpu_capacity, CpuIdleType, Env, GroupType, LbEnv, LbParams};
+use super::{
+    check_cpu_capacity, CpuIdleType, Env, GroupType, LbCpu, LbEnv, LbParams, RootDomainState,
+};
 use crate::platform::SCHED_CAPACITY_SCALE;
 use crate::sched::topology::{
     LbVersion, SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_PREFER_SIBLING,
@@ -221,17 +223,12 @@ pub struct GroupSums {
     pub reduced_load: u64,
 }
 
-/// The per-CPU loop of `update_sg_lb_stats()` (v6.11) over the CPUs in both `span` and
-/// `cpus`, independent of the balance it serves ([`GroupSums`]); `imbalance_pct` is the
-/// domain's, for `sched_reduced_capacity()`.
-pub fn sum_group_cpus(
-    env: &impl LbEnv,
-    span: &CpuSet,
-    cpus: &CpuSet,
-    imbalance_pct: u64,
-) -> GroupSums {
-    let mut s = GroupSums::default();
-    env.for_each_cpu_and(span, cpus, |rq| {
+impl GroupSums {
+    /// One CPU of `update_sg_lb_stats()`'s per-CPU loop (v6.11) with the domain's
+    /// `imbalance_pct` (for `sched_reduced_capacity()`).
+    #[inline(always)]
+    pub fn add_cpu(&mut self, rq: &LbCpu, imbalance_pct: u64) {
+        let s = self;
         s.group_load += rq.load;
         s.group_util += rq.util_cfs;
         s.group_runnable += rq.runnable;
@@ -250,7 +247,20 @@ pub fn sum_group_cpus(
         if rq.h_nr_running == 1 && check_cpu_capacity(rq, imbalance_pct) {
             s.reduced_load = s.reduced_load.max(rq.load);
         }
-    });
+    }
+}
+
+/// The per-CPU loop of `update_sg_lb_stats()` (v6.11) over the CPUs in both `span` and
+/// `cpus`, independent of the balance it serves ([`GroupSums`]); `imbalance_pct` is the
+/// domain's, for `sched_reduced_capacity()`.
+pub fn sum_group_cpus(
+    env: &(impl LbEnv + ?Sized),
+    span: &CpuSet,
+    cpus: &CpuSet,
+    imbalance_pct: u64,
+) -> GroupSums {
+    let mut s = GroupSums::default();
+    env.for_each_cpu_and(span, cpus, |rq| s.add_cpu(rq, imbalance_pct));
     s
 }
 
@@ -264,7 +274,12 @@ pub fn sum_group_cpus(
 /// `avg_load` and `load_per_task` are always computed, `group_no_capacity` =
 /// `group_is_overloaded()` and the v4.20 `group_classify()`. (v4.20 has no
 /// `overutilized`; the flag is still reported for the engine.)
+///
+/// `sums` is what the per-CPU loop gathers for `group` when [`update_sd_lb_stats`] ran
+/// the loops of all groups first ([`LbEnv::sum_groups`]); `None`: the loop runs here
+/// (v6.11: [`LbEnv::group_sums`] or [`sum_group_cpus`]; v4.20 has its own).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn update_sg_lb_stats(
     env: &impl LbEnv,
     doms: &SchedDomains,
@@ -272,6 +287,7 @@ pub(crate) fn update_sg_lb_stats(
     e: &Env,
     group: &SchedGroup,
     local_group: bool,
+    sums: Option<&GroupSums>,
     sgs: &mut SgLbStats,
     sg_overloaded: &mut bool,
     sg_overutilized: &mut bool,
@@ -308,10 +324,14 @@ pub(crate) fn update_sg_lb_stats(
         });
     } else {
         // The per-CPU loop (`sum_group_cpus()`), or its sums as the engine keeps them for a
-        // group none of whose CPUs changed; then what this balance makes of them.
-        let sums = env
-            .group_sums(group, &e.cpus, sd.imbalance_pct)
-            .unwrap_or_else(|| sum_group_cpus(env, &group.span, &e.cpus, sd.imbalance_pct));
+        // group none of whose CPUs changed, or as `update_sd_lb_stats()` gathered them for
+        // every group first; then what this balance makes of them.
+        let sums = match sums {
+            Some(s) => *s,
+            None => env
+                .group_sums(group, &e.cpus, sd.imbalance_pct)
+                .unwrap_or_else(|| sum_group_cpus(env, &group.span, &e.cpus, sd.imbalance_pct)),
+        };
         sgs.group_load = sums.group_load;
         sgs.group_util = sums.group_util;
         sgs.group_runnable = sums.group_runnable;
@@ -369,6 +389,7 @@ pub(crate) fn update_sg_lb_stats(
 /// (`group_smaller_min_cpu_capacity()`), and of two misfit groups the bigger misfit
 /// load wins. No asym packing. `dst_cap` is `capacity_of(env->dst_cpu)`, which no group's
 /// statistics change: the caller reads it once per pass.
+#[inline(always)]
 pub(crate) fn update_sd_pick_busiest(
     doms: &SchedDomains,
     p: &LbParams,
@@ -486,21 +507,48 @@ pub(crate) fn init_sd_lb_stats() -> SdLbStats {
     }
 }
 
+/// What [`update_sd_lb_stats`] found before `sched_balance_find_src_group()` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SdLbOutcome {
+    /// `sds` holds every group's statistics and the busiest group.
+    Stats,
+    /// The domain is balanced whatever the groups' statistics say (see
+    /// [`eas_balanced`]): they were not built, `sds` stays as
+    /// [`init_sd_lb_stats`] left it, and `sched_balance_find_src_group()` goes to
+    /// `out_balanced`.
+    Balanced,
+}
+
 /// `update_sd_lb_stats()`: statistics of every group of the domain into `sds`, the busiest
 /// group, and the root-domain flag updates (written into `dec`). As the kernel, `sds` is
 /// the caller's, fresh from [`init_sd_lb_stats`] (`sched_balance_find_src_group()`
 /// initialises it once), and each group's statistics are written in place: the local
 /// group's into `sds.local_stat`, the others' into one scratch copied to
 /// `sds.busiest_stat` when picked.
+///
+/// v6.11: the per-CPU loops of all groups run first ([`LbEnv::sum_groups`], into `sums`),
+/// then each group's `update_sg_lb_stats()` in order. The kernel runs each group's loop
+/// inside its `update_sg_lb_stats()`, but a loop reads only the CPUs' state, which no
+/// step of this function writes (`update_group_capacity()` comes before either), so the
+/// sums are the same. When the sums alone show that `sched_balance_find_src_group()`
+/// goes to `out_balanced` whatever the busiest group ([`eas_balanced`]: EAS on, the root
+/// domain not overutilised after this pass, no group that could be `group_misfit_task`),
+/// the groups' statistics are not built ([`SdLbOutcome::Balanced`]); the root-domain
+/// flags and `sum_util` (the only outputs the kernel keeps from them then) are the sums'.
+/// Debug builds build them anyway and assert the same flags and `sum_util`, and a
+/// busiest group that is not `group_misfit_task`, if any.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn update_sd_lb_stats(
     env: &impl LbEnv,
     doms: &mut SchedDomains,
+    rd: &RootDomainState,
     p: &LbParams,
     e: &Env,
     jiffies: u64,
     dec: &mut super::LbDecision,
     sds: &mut SdLbStats,
-) {
+    sums: &mut Vec<GroupSums>,
+) -> SdLbOutcome {
     debug_assert_eq!(*sds, init_sd_lb_stats());
     // The local group's capacity is refreshed (newidle: only when due).
     let local_sgc = doms.cpus[e.this_cpu][e.level].groups[0].sgc;
@@ -514,10 +562,79 @@ pub(crate) fn update_sd_lb_stats(
             p.max_load_balance_interval,
         );
     }
+    let doms_ro: &SchedDomains = doms;
+    let sd = &doms_ro.cpus[e.this_cpu][e.level];
+    let legacy = p.version == LbVersion::V4_20;
+    let mut outcome = SdLbOutcome::Stats;
+    let flags = if legacy || !eas_may_balance(doms_ro, rd, e) {
+        update_sd_groups(env, doms_ro, p, e, sds, None)
+    } else {
+        env.sum_groups(&sd.groups, &e.cpus, sd.imbalance_pct, sums);
+        match eas_balanced(doms_ro, rd, p, e, sums) {
+            Some(flags) => {
+                outcome = SdLbOutcome::Balanced;
+                if cfg!(debug_assertions) {
+                    let mut full = init_sd_lb_stats();
+                    let f = update_sd_groups(env, doms_ro, p, e, &mut full, Some(sums));
+                    debug_assert_eq!(f, flags, "the sums' flags differ from the groups'");
+                    debug_assert!(
+                        full.busiest_stat.group_type != GroupType::MisfitTask,
+                        "a misfit busiest group in a domain taken as balanced"
+                    );
+                }
+                flags
+            }
+            None => update_sd_groups(env, doms_ro, p, e, sds, Some(sums)),
+        }
+    };
+    let SdFlags {
+        sg_overloaded,
+        sg_overutilized,
+        sum_util,
+    } = flags;
+    if e.level + 1 == doms_ro.cpus[e.this_cpu].len() {
+        dec.rd_overloaded = Some(sg_overloaded);
+        dec.rd_overutilized = Some(sg_overutilized);
+    } else if sg_overutilized {
+        dec.rd_overutilized = Some(true);
+    }
+    if p.sis_util {
+        let newidle = e.idle == CpuIdleType::NewlyIdle;
+        crate::policy::select_fair::update_llc_idle_cpu_scan(
+            doms,
+            (e.this_cpu, e.level),
+            e.dst_cpu,
+            newidle,
+            sum_util,
+        );
+    }
+    outcome
+}
+
+/// What `update_sd_lb_stats()` keeps of its groups besides `sds`: `sg_overloaded`,
+/// `sg_overutilized` and `sum_util`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct SdFlags {
+    sg_overloaded: bool,
+    sg_overutilized: bool,
+    sum_util: u64,
+}
+
+/// `update_sd_lb_stats()`'s loop over the domain's groups: each group's
+/// `update_sg_lb_stats()` (from its `sums`, v6.11; `None`: v4.20), the busiest group
+/// (`update_sd_pick_busiest()`) and the totals, into `sds`.
+#[inline(always)]
+fn update_sd_groups(
+    env: &impl LbEnv,
+    doms_ro: &SchedDomains,
+    p: &LbParams,
+    e: &Env,
+    sds: &mut SdLbStats,
+    sums: Option<&[GroupSums]>,
+) -> SdFlags {
     let mut sg_overloaded = false;
     let mut sg_overutilized = false;
     let mut sum_util = 0u64;
-    let doms_ro: &SchedDomains = doms;
     let sd = &doms_ro.cpus[e.this_cpu][e.level];
     // v4.20 `prefer_sibling`: the child domain (`env->sd->child`) has SD_PREFER_SIBLING.
     let legacy_prefer_sibling = p.version == LbVersion::V4_20
@@ -527,6 +644,7 @@ pub(crate) fn update_sd_lb_stats(
     let mut tmp_sgs = SgLbStats::default();
     for (gi, sg) in sd.groups.iter().enumerate() {
         let local_group = sg.span.contains(e.dst_cpu);
+        let sums = sums.and_then(|s| s.get(gi));
         let sgs = if local_group {
             sds.local = gi;
             update_sg_lb_stats(
@@ -536,6 +654,7 @@ pub(crate) fn update_sd_lb_stats(
                 e,
                 sg,
                 true,
+                sums,
                 &mut sds.local_stat,
                 &mut sg_overloaded,
                 &mut sg_overutilized,
@@ -550,6 +669,7 @@ pub(crate) fn update_sd_lb_stats(
                 e,
                 sg,
                 false,
+                sums,
                 sgs,
                 &mut sg_overloaded,
                 &mut sg_overutilized,
@@ -576,20 +696,62 @@ pub(crate) fn update_sd_lb_stats(
     if let Some(b) = sds.busiest {
         sds.prefer_sibling = sd.groups[b].flags & SD_PREFER_SIBLING != 0;
     }
-    if e.level + 1 == doms_ro.cpus[e.this_cpu].len() {
-        dec.rd_overloaded = Some(sg_overloaded);
-        dec.rd_overutilized = Some(sg_overutilized);
-    } else if sg_overutilized {
-        dec.rd_overutilized = Some(true);
+    SdFlags {
+        sg_overloaded,
+        sg_overutilized,
+        sum_util,
     }
-    if p.sis_util {
-        let newidle = e.idle == CpuIdleType::NewlyIdle;
-        crate::policy::select_fair::update_llc_idle_cpu_scan(
-            doms,
-            (e.this_cpu, e.level),
-            e.dst_cpu,
-            newidle,
-            sum_util,
-        );
+}
+
+/// Whether [`eas_balanced`] may hold, before the sums: EAS is on, and below the root
+/// domain `rd->overutilized` is clear (this pass can only set it there).
+fn eas_may_balance(doms: &SchedDomains, rd: &RootDomainState, e: &Env) -> bool {
+    rd.eas && (!rd.overutilized || e.level + 1 == doms.cpus[e.this_cpu].len())
+}
+
+/// Whether the EAS bail-out of `sched_balance_find_src_group()` (kernel/sched/fair.c,
+/// v6.11: `!is_rd_overutilized(rd) && rd->pd` → `out_balanced`, past the
+/// `group_misfit_task` test that comes before it) is certain from the domain's per-CPU
+/// sums alone (v6.11 rules; `sums` one entry per group), before any group's
+/// statistics; then `update_sd_lb_stats()`'s flags and `sum_util`, as its groups would
+/// give them.
+///
+/// Certain when EAS is on (`rd->pd`), `rd->overutilized` stays clear after this pass
+/// (at the root domain it becomes `sg_overutilized`; below it is only ever set, so it
+/// must be clear already), and no group other than the local one gets a
+/// `group_misfit_task_load` (`update_sg_lb_stats()`: a misfit load at an
+/// `SD_ASYM_CPUCAPACITY` domain with misfit handling on, else a reduced-capacity load
+/// when the balancing CPU is idle). `group_classify()` then gives no group
+/// `group_misfit_task`, so whatever `update_sd_pick_busiest()` picks (or nothing), the
+/// function goes to `out_balanced` with `env->imbalance = 0`. Without a misfit load,
+/// `sg_overloaded` is the root domain's CPUs' `nr_running > 1`.
+fn eas_balanced(
+    doms: &SchedDomains,
+    rd: &RootDomainState,
+    p: &LbParams,
+    e: &Env,
+    sums: &[GroupSums],
+) -> Option<SdFlags> {
+    debug_assert!(eas_may_balance(doms, rd, e));
+    let chain = &doms.cpus[e.this_cpu];
+    let at_rd = e.level + 1 == chain.len();
+    let sd = &chain[e.level];
+    let asym = sd.flags & SD_ASYM_CPUCAPACITY != 0;
+    let mut f = SdFlags::default();
+    for (sg, s) in sd.groups.iter().zip(sums) {
+        if s.overutilized {
+            return None;
+        }
+        let misfit = if asym {
+            p.misfit && s.misfit_load > 0
+        } else {
+            e.idle.is_idle() && s.reduced_load != 0
+        };
+        if misfit && !sg.span.contains(e.dst_cpu) {
+            return None;
+        }
+        f.sg_overloaded |= at_rd && s.overloaded;
+        f.sum_util += s.group_util;
     }
+    Some(f)
 }
