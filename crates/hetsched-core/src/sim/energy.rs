@@ -423,6 +423,58 @@ impl EasView for View<'_, '_> {
         util.min(rq.cap)
     }
 
+    /// The three [`EasView::cpu_util`] values of `cpu` for the waking task from one read of
+    /// the CPU's `cfs_rq` averages: the same terms as `cpu_util()`'s, each variant keeping
+    /// the ones its `dst_cpu` and `boost` select.
+    #[inline(always)]
+    fn cpu_utils(&self, cpu: usize, p: usize, boost: bool) -> eas::CpuUtils {
+        let rq = &self.sim.rqs[cpu];
+        let a = &rq.cfs.avg;
+        let mine = p == self.tid;
+        let util = a.util_avg;
+        let boosted = if boost {
+            util.max(a.runnable_avg)
+        } else {
+            util
+        };
+        // dst_cpu = -1: p's util_avg leaves its own CPU
+        let (mut without, mut without_boost) = (util, boosted);
+        if mine && self.task_cpu == cpu {
+            without = without.saturating_sub(self.task_util);
+            without_boost = without_boost.saturating_sub(self.task_util);
+        }
+        // dst_cpu = cpu: p's util_avg joins another CPU
+        let mut on_dst = util;
+        if mine && self.task_cpu != cpu {
+            on_dst += self.task_util;
+        }
+        if self.sim.s.options.pelt.util_est {
+            let ue = pelt::cfs_rq_util_est(a);
+            on_dst = on_dst.max(ue + self.task_ue);
+            let ue = if mine && self.queued {
+                ue.saturating_sub(self.task_ue)
+            } else {
+                ue
+            };
+            without = without.max(ue);
+            without_boost = without_boost.max(ue);
+        }
+        let u = eas::CpuUtils {
+            on_dst: on_dst.min(rq.cap),
+            without: without.min(rq.cap),
+            without_boost: without_boost.min(rq.cap),
+        };
+        debug_assert_eq!(
+            u,
+            eas::CpuUtils {
+                on_dst: self.cpu_util(cpu, Some(p), Some(cpu), false),
+                without: self.cpu_util(cpu, Some(p), None, false),
+                without_boost: self.cpu_util(cpu, Some(p), None, boost),
+            }
+        );
+        u
+    }
+
     fn capacity_of(&self, cpu: usize) -> u64 {
         super::rq_capacity(&self.sim.rqs[cpu]).capacity
     }
