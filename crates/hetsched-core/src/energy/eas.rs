@@ -45,6 +45,13 @@ pub trait EasView {
     fn cpu_online(&self, _cpu: usize) -> bool {
         true
     }
+    /// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` for `pd`, the `i`-th
+    /// domain of the energy model, with its `cpumask_weight()`. A view whose CPUs are
+    /// always online may keep them per domain; they must equal what the default builds
+    /// from [`EasView::cpu_online`].
+    fn pd_online_cpus(&self, _i: usize, pd: &EmPerfDomain) -> (CpuSet, u64) {
+        pd_online_cpus(self, pd)
+    }
     /// The three `cpu_util()` values `find_energy_efficient_cpu()` reads of `cpu` for task
     /// `p` ([`CpuUtils`]); `boost` is [`FeecParams::runnable_boost`]. A view may compute
     /// them from one read of the CPU's signals; they must equal the three
@@ -56,6 +63,21 @@ pub trait EasView {
             without_boost: self.cpu_util(cpu, Some(p), None, boost),
         }
     }
+}
+
+/// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` and `cpumask_weight(cpus)`
+/// (kernel/sched/fair.c, v6.11, `find_energy_efficient_cpu()`): the domain's online CPUs,
+/// their number counted as the set is built, one per CPU not in it yet (the build has no
+/// `popcnt`: counting the set's four words costs more).
+pub fn pd_online_cpus<V: EasView + ?Sized>(view: &V, pd: &EmPerfDomain) -> (CpuSet, u64) {
+    let mut cpus = CpuSet::EMPTY;
+    let mut weight: u64 = 0;
+    for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
+        weight += u64::from(!cpus.contains(c));
+        cpus.set(c);
+    }
+    debug_assert_eq!(weight, cpus.weight() as u64);
+    (cpus, weight)
 }
 
 /// What `find_energy_efficient_cpu()` reads of one CPU of a performance domain through
@@ -452,17 +474,12 @@ pub fn find_energy_efficient_cpu(
     let mut best_cpu: Option<usize> = None;
     let mut base_sum: u64 = 0;
 
-    for pd in rd_pd.iter().filter_map(|&i| em.pds[i].as_ref()) {
+    for (i, pd) in rd_pd
+        .iter()
+        .filter_map(|&i| em.pds[i].as_ref().map(|pd| (i, pd)))
+    {
         // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending.
-        // `cpumask_weight(cpus)` is counted as the set is built, one per CPU not in it yet
-        // (the build has no `popcnt`: counting the set's four words costs more).
-        let mut cpus = CpuSet::EMPTY;
-        let mut weight: u64 = 0;
-        for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
-            weight += u64::from(!cpus.contains(c));
-            cpus.set(c);
-        }
-        debug_assert_eq!(weight, cpus.weight() as u64);
+        let (cpus, weight) = view.pd_online_cpus(i, pd);
         let Some(first) = cpus.first() else {
             continue;
         };

@@ -78,6 +78,11 @@ pub(in crate::sim) struct EnergyState {
     pub feec_span: Vec<Option<CpuSet>>,
     /// Some perf domain exists (`rd->pd` is not empty), from the EM, which does not change.
     pub has_pd: bool,
+    /// Per domain of the EM (`em.pds`): its CPUs and their number, as
+    /// `find_energy_efficient_cpu()`'s `cpumask_and(cpus, perf_domain_span(pd),
+    /// cpu_online_mask)` and `cpumask_weight(cpus)` find them ([`eas::pd_online_cpus`]):
+    /// every CPU stays online and the EM does not change, so they are built once.
+    pub pd_online: Vec<(CpuSet, u64)>,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
 }
@@ -155,6 +160,16 @@ impl EnergyState {
                 .map(|cpu| feec_domain_span_of(doms, cpu))
                 .collect(),
             has_pd: em.pds.iter().any(Option::is_some),
+            pd_online: em
+                .pds
+                .iter()
+                .map(|pd| {
+                    pd.as_ref().map_or((CpuSet::EMPTY, 0), |pd| {
+                        let cpus = CpuSet::from_cpus(&pd.cpus);
+                        (cpus, cpus.weight() as u64)
+                    })
+                })
+                .collect(),
             em,
             bucket_ns,
         }
@@ -473,6 +488,14 @@ impl EasView for View<'_, '_> {
             }
         );
         u
+    }
+
+    /// Kept per domain in [`EnergyState::pd_online`] (every CPU online).
+    #[inline(always)]
+    fn pd_online_cpus(&self, i: usize, pd: &crate::energy::em::EmPerfDomain) -> (CpuSet, u64) {
+        let kept = self.sim.en.pd_online[i];
+        debug_assert_eq!(kept, eas::pd_online_cpus(self, pd));
+        kept
     }
 
     fn capacity_of(&self, cpu: usize) -> u64 {
