@@ -282,6 +282,12 @@ pub struct SugovPolicy {
     last_freq_update_time: u64,
     next_freq: u64,
     cached_raw_freq: u64,
+    /// The utilisation the last `get_next_freq()` was given, when the policy is
+    /// frequency-invariant (its reference frequency, `cpuinfo.max_freq`, is then fixed) and
+    /// `cached_raw_freq` has not been put back since (the single-CPU busy hold); else
+    /// `u64::MAX`, which no utilisation is. `get_next_freq()` of that utilisation finds its
+    /// raw frequency equal to `cached_raw_freq` ([`SugovPolicy::shared_next_freq`]).
+    raw_util: u64,
     limits_changed: bool,
     need_freq_update: bool,
     work_in_progress: bool,
@@ -336,6 +342,7 @@ impl SugovPolicy {
             last_freq_update_time: 0,
             next_freq: 0,
             cached_raw_freq: 0,
+            raw_util: u64::MAX,
             // sugov_start() clears it, then cpufreq_start_governor() calls
             // governor->limits() = sugov_limits(), which sets it (cpufreq.c, v6.11)
             limits_changed: true,
@@ -643,8 +650,39 @@ impl SugovPolicy {
         }
     }
 
+    /// `get_next_freq(sg_policy, util, max)` of a shared policy's aggregation: the same
+    /// utilisation as the last call's, on a frequency-invariant policy
+    /// ([`SugovPolicy::raw_util`]), maps to the same raw frequency, which that call left
+    /// in `cached_raw_freq`; without `need_freq_update`, `get_next_freq()` then returns
+    /// `next_freq` and writes nothing, which is returned here without the call.
+    #[inline(always)]
+    fn shared_next_freq(&mut self, util: u64) -> u64 {
+        if util == self.raw_util && !self.need_freq_update {
+            debug_assert_eq!(self.raw_freq(util), self.cached_raw_freq);
+            return self.next_freq;
+        }
+        self.get_next_freq(util)
+    }
+
     /// `get_next_freq(sg_policy, util, max)`.
     fn get_next_freq(&mut self, util: u64) -> u64 {
+        self.raw_util = if self.params.freq_invariant {
+            util
+        } else {
+            u64::MAX
+        };
+        let freq = self.raw_freq(util);
+        if freq == self.cached_raw_freq && !self.need_freq_update {
+            return self.next_freq;
+        }
+        self.cached_raw_freq = freq;
+        self.resolve_freq(freq)
+    }
+
+    /// `get_next_freq()`'s raw frequency of `util`: `map_util_freq()` against the reference
+    /// frequency (`cpuinfo.max_freq` when frequency-invariant, else `policy->cur`, with
+    /// v6.8's 1.25 headroom; before v6.8 the headroom on the utilisation).
+    fn raw_freq(&self, util: u64) -> u64 {
         let reference = if self.params.freq_invariant {
             self.max_freq_khz
         } else {
@@ -657,12 +695,7 @@ impl SugovPolicy {
             SchedutilVersion::V6_8 => util,
             SchedutilVersion::V5 => map_util_perf(util),
         };
-        let freq = map_util_freq(util, reference, self.max_cap);
-        if freq == self.cached_raw_freq && !self.need_freq_update {
-            return self.next_freq;
-        }
-        self.cached_raw_freq = freq;
-        self.resolve_freq(freq)
+        map_util_freq(util, reference, self.max_cap)
     }
 
     /// `sugov_hold_freq()` (v6.12; `sugov_cpu_is_busy()` + `uclamp_rq_is_capped()` before):
@@ -790,6 +823,7 @@ impl SugovPolicy {
             if self.hold_freq(i, &input) && next_f < self.next_freq && !self.need_freq_update {
                 next_f = self.next_freq;
                 self.cached_raw_freq = cached;
+                self.raw_util = u64::MAX;
             }
             next_f
         } else if self.only_freq.is_some_and(|f| f == self.next_freq) {
@@ -799,7 +833,7 @@ impl SugovPolicy {
             self.next_freq
         } else {
             let util = self.shared_util(now, inputs);
-            self.get_next_freq(util)
+            self.shared_next_freq(util)
         };
         if !self.update_next_freq(now, next_f) {
             return FreqRequest::Unchanged;

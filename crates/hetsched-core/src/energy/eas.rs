@@ -45,6 +45,53 @@ pub trait EasView {
     fn cpu_online(&self, _cpu: usize) -> bool {
         true
     }
+    /// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` for `pd`, the `i`-th
+    /// domain of the energy model, with its `cpumask_weight()`. A view whose CPUs are
+    /// always online may keep them per domain; they must equal what the default builds
+    /// from [`EasView::cpu_online`].
+    fn pd_online_cpus(&self, _i: usize, pd: &EmPerfDomain) -> (CpuSet, u64) {
+        pd_online_cpus(self, pd)
+    }
+    /// The three `cpu_util()` values `find_energy_efficient_cpu()` reads of `cpu` for task
+    /// `p` ([`CpuUtils`]); `boost` is [`FeecParams::runnable_boost`]. A view may compute
+    /// them from one read of the CPU's signals; they must equal the three
+    /// [`EasView::cpu_util`] calls, which is what the default makes.
+    fn cpu_utils(&self, cpu: usize, p: usize, boost: bool) -> CpuUtils {
+        CpuUtils {
+            on_dst: self.cpu_util(cpu, Some(p), Some(cpu), false),
+            without: self.cpu_util(cpu, Some(p), None, false),
+            without_boost: self.cpu_util(cpu, Some(p), None, boost),
+        }
+    }
+}
+
+/// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` and `cpumask_weight(cpus)`
+/// (kernel/sched/fair.c, v6.11, `find_energy_efficient_cpu()`): the domain's online CPUs,
+/// their number counted as the set is built, one per CPU not in it yet (the build has no
+/// `popcnt`: counting the set's four words costs more).
+pub fn pd_online_cpus<V: EasView + ?Sized>(view: &V, pd: &EmPerfDomain) -> (CpuSet, u64) {
+    let mut cpus = CpuSet::EMPTY;
+    let mut weight: u64 = 0;
+    for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
+        weight += u64::from(!cpus.contains(c));
+        cpus.set(c);
+    }
+    debug_assert_eq!(weight, cpus.weight() as u64);
+    (cpus, weight)
+}
+
+/// What `find_energy_efficient_cpu()` reads of one CPU of a performance domain through
+/// `cpu_util()` (kernel/sched/fair.c, v6.11): the candidate test's `cpu_util(cpu, p, cpu,
+/// 0)`, `eenv_pd_busy_time()`'s `cpu_util(cpu, p, -1, 0)` and `eenv_pd_max_util()`'s
+/// `cpu_util(cpu, p, -1, boost)` (the CPU's term when it is not `dst_cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuUtils {
+    /// `cpu_util(cpu, p, cpu, 0)`: with p moved to `cpu`.
+    pub on_dst: u64,
+    /// `cpu_util(cpu, p, -1, 0)`: without p.
+    pub without: u64,
+    /// `cpu_util(cpu, p, -1, boost)`: without p, with the runnable boost when asked.
+    pub without_boost: u64,
 }
 
 /// The waking task as feec sees it.
@@ -189,8 +236,21 @@ fn cpu_perf(
     dst: Option<usize>,
     params: FeecParams,
 ) -> u64 {
-    let used = view.uclamp_is_used();
     let util = view.cpu_util(cpu, Some(p.id), dst, params.runnable_boost);
+    cpu_perf_of(rq, util, view.uclamp_is_used(), cpu, p, dst, params)
+}
+
+/// [`cpu_perf`] with `cpu_util(cpu, p, dst, params.runnable_boost)` (`util`) already read.
+#[inline(always)]
+fn cpu_perf_of(
+    rq: &RqSignals,
+    util: u64,
+    used: bool,
+    cpu: usize,
+    p: &EasTask,
+    dst: Option<usize>,
+    params: FeecParams,
+) -> u64 {
     if params.perf_estimation == SchedutilVersion::V5 {
         let tsk = (dst == Some(cpu)).then_some((p.uclamp_min, p.uclamp_max));
         return schedutil_cpu_util(rq, util, CpuUtilType::Frequency, tsk, used);
@@ -238,7 +298,8 @@ pub fn eenv_pd_max_util(
 /// moves `p` only to or from `dst_cpu`), so the two largest terms without `p` and the
 /// CPU of the largest, plus `dst_cpu`'s own term, give the maximum. What
 /// `find_energy_efficient_cpu()`'s base, `prev_cpu` and candidate evaluations of a
-/// domain read, each CPU once.
+/// domain read, each CPU once: [`find_energy_efficient_cpu`] takes the terms in its
+/// candidate walk, which reads every CPU of the domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PdMaxUtil {
     top: u64,
@@ -251,8 +312,10 @@ pub struct PdMaxUtil {
 impl PdMaxUtil {
     /// [`eenv_pd_busy_time`] and the terms of `cpus` without `p` (`dst_cpu = −1`) from one
     /// walk of the domain's CPUs, each CPU's signals read once: what
-    /// `find_energy_efficient_cpu()` computes for a domain it evaluates. `params` as for
-    /// [`eenv_pd_max_util`] (the busy time never takes the boost).
+    /// `find_energy_efficient_cpu()` computes for a domain it evaluates (the engine's
+    /// [`find_energy_efficient_cpu`] takes them in its candidate walk, and debug builds
+    /// assert they equal this). `params` as for [`eenv_pd_max_util`] (the busy time never
+    /// takes the boost).
     pub fn with_busy_time(
         view: &impl EasView,
         cpus: &CpuSet,
@@ -261,12 +324,7 @@ impl PdMaxUtil {
         params: FeecParams,
     ) -> (u64, PdMaxUtil) {
         let used = view.uclamp_is_used();
-        let mut m = PdMaxUtil {
-            top: 0,
-            top_cpu: None,
-            second: 0,
-            params,
-        };
+        let mut m = PdMaxUtil::new(params);
         let mut busy = 0;
         for cpu in cpus.iter() {
             let rq = view.rq(cpu);
@@ -276,7 +334,18 @@ impl PdMaxUtil {
         (busy.min(pd_cap), m)
     }
 
+    /// No CPU yet.
+    fn new(params: FeecParams) -> PdMaxUtil {
+        PdMaxUtil {
+            top: 0,
+            top_cpu: None,
+            second: 0,
+            params,
+        }
+    }
+
     /// Takes `cpu`'s term (the CPUs ascending: the first of equal terms stays on top).
+    #[inline(always)]
     fn add(&mut self, cpu: usize, perf: u64) {
         if self.top_cpu.is_none() || perf > self.top {
             self.second = self.top;
@@ -405,17 +474,12 @@ pub fn find_energy_efficient_cpu(
     let mut best_cpu: Option<usize> = None;
     let mut base_sum: u64 = 0;
 
-    for pd in rd_pd.iter().filter_map(|&i| em.pds[i].as_ref()) {
+    for (i, pd) in rd_pd
+        .iter()
+        .filter_map(|&i| em.pds[i].as_ref().map(|pd| (i, pd)))
+    {
         // cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask): walked ascending.
-        // `cpumask_weight(cpus)` is counted as the set is built, one per CPU not in it yet
-        // (the build has no `popcnt`: counting the set's four words costs more).
-        let mut cpus = CpuSet::EMPTY;
-        let mut weight: u64 = 0;
-        for &c in pd.cpus.iter().filter(|&&c| view.cpu_online(c)) {
-            weight += u64::from(!cpus.contains(c));
-            cpus.set(c);
-        }
-        debug_assert_eq!(weight, cpus.weight() as u64);
+        let (cpus, weight) = view.pd_online_cpus(i, pd);
         let Some(first) = cpus.first() else {
             continue;
         };
@@ -430,12 +494,28 @@ pub fn find_energy_efficient_cpu(
         // uclamp-idle CPU keeps the last non-idle CPU's values (p's before any).
         let (mut util_min, mut util_max) = (p_util_min, p_util_max);
         // for_each_cpu_and(cpu, cpus, sched_domain_span(sd)) skipping CPUs not in
-        // p->cpus_ptr: the engine walks the three-way intersection once, ascending, which
-        // visits the same CPUs in the same order as filtering `cpus` CPU by CPU.
-        for cpu in cpus.and(sd).and(&p.allowed).iter() {
-            let util = view.cpu_util(cpu, Some(p.id), Some(cpu), false);
-            let cap = view.capacity_of(cpu);
+        // p->cpus_ptr: the CPUs of the three-way intersection, ascending.
+        let candidates = cpus.and(sd).and(&p.allowed);
+        // One walk of the domain's CPUs, each CPU's signals read once, serves the
+        // candidate loop (the CPUs of `candidates`, in the same order) and, computed
+        // before they are needed, eenv_pd_busy_time() and the eenv_pd_max_util() terms
+        // ([`PdMaxUtil`]), which read the same CPUs without p: pure functions of state
+        // that nothing in this call changes, used only when the domain is evaluated.
+        let mut max_util = PdMaxUtil::new(params);
+        let mut busy: u64 = 0;
+        for cpu in cpus.iter() {
             let rq = view.rq(cpu);
+            let u = view.cpu_utils(cpu, p.id, params.runnable_boost);
+            busy += effective_cpu_util(&rq, u.without, used).util;
+            max_util.add(
+                cpu,
+                cpu_perf_of(&rq, u.without_boost, used, cpu, p, None, params),
+            );
+            if !candidates.contains(cpu) {
+                continue;
+            }
+            let util = u.on_dst;
+            let cap = view.capacity_of(cpu);
             if used && !rq.uclamp_idle {
                 // util_min = max(rq_util_min, p_util_min): this CPU's own rq clamps,
                 // not a running maximum over the domain.
@@ -467,7 +547,11 @@ pub fn find_energy_efficient_cpu(
         if max_spare_cpu.is_none() && prev_spare < 0 {
             continue;
         }
-        let (busy, max_util) = PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap, params);
+        let busy = busy.min(eenv.pd_cap);
+        debug_assert_eq!(
+            (busy, max_util),
+            PdMaxUtil::with_busy_time(view, &cpus, p, eenv.pd_cap, params)
+        );
         eenv.pd_busy_time = busy;
         let base = compute_energy(view, &eenv, pd, &max_util, p, None);
         base_sum = base_sum.saturating_add(base);

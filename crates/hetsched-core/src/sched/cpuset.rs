@@ -95,38 +95,28 @@ impl CpuSet {
         true
     }
 
-    /// Lowest CPU in the set.
+    /// Lowest CPU in the set: the lowest bit of the first non-empty word.
     pub fn first(&self) -> Option<usize> {
-        self.iter().next()
+        for (i, &w) in self.bits.iter().enumerate() {
+            if w != 0 {
+                return Some(i * 64 + w.trailing_zeros() as usize);
+            }
+        }
+        None
     }
 
     /// CPUs in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bits.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+        self.into_cpus()
     }
 
     /// CPUs in ascending order, the iterator owning its copy of the set.
-    pub fn into_cpus(self) -> impl Iterator<Item = usize> {
-        self.bits.into_iter().enumerate().flat_map(|(i, mut w)| {
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+    pub fn into_cpus(self) -> CpuIter {
+        CpuIter {
+            bits: self.bits,
+            w: 0,
+            cur: self.bits[0],
+        }
     }
 
     /// The CPUs of `self` that are not in `o` (`cpumask_andnot()`).
@@ -168,6 +158,37 @@ impl CpuSet {
     /// The words, least significant first, trimmed to `nr_cpus` CPUs.
     pub fn words(&self, nr_cpus: usize) -> &[u64] {
         &self.bits[..nr_cpus.div_ceil(64).clamp(1, WORDS)]
+    }
+}
+
+/// The CPUs of a [`CpuSet`] in ascending order ([`CpuSet::iter`], [`CpuSet::into_cpus`]):
+/// the bits of one word, lowest first, then the next word's. One loop over the words
+/// with the current word in a register, rather than an iterator per word chained by
+/// `flat_map` (which tests its front, inner and back iterators at each step).
+#[derive(Debug, Clone)]
+pub struct CpuIter {
+    bits: [u64; WORDS],
+    /// The word being walked.
+    w: usize,
+    /// Its bits not returned yet.
+    cur: u64,
+}
+
+impl Iterator for CpuIter {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.cur == 0 {
+            if self.w + 1 >= WORDS {
+                return None;
+            }
+            self.w += 1;
+            self.cur = self.bits[self.w];
+        }
+        let b = self.cur.trailing_zeros() as usize;
+        self.cur &= self.cur - 1;
+        Some(self.w * 64 + b)
     }
 }
 
@@ -214,6 +235,31 @@ mod tests {
         assert!(CpuSet::from_cpus(&[200]).at_most_one());
         assert!(!CpuSet::from_cpus(&[3, 200]).at_most_one());
         assert!(!CpuSet::from_cpus(&[130, 131]).at_most_one());
+    }
+
+    #[test]
+    fn iter_and_first_are_the_bits_ascending() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for round in 0..500 {
+            let mut s = CpuSet::EMPTY;
+            for c in 0..MAX_CPUS {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 16 < round % 17 {
+                    s.set(c);
+                }
+            }
+            let want: Vec<usize> = (0..MAX_CPUS).filter(|&c| s.contains(c)).collect();
+            assert_eq!(s.iter().collect::<Vec<_>>(), want);
+            assert_eq!(s.into_cpus().collect::<Vec<_>>(), want);
+            assert_eq!(s.first(), want.first().copied());
+            let mut it = s.iter();
+            for _ in 0..want.len() {
+                it.next();
+            }
+            assert_eq!((it.next(), it.next()), (None, None));
+        }
     }
 
     #[test]

@@ -78,6 +78,11 @@ pub(in crate::sim) struct EnergyState {
     pub feec_span: Vec<Option<CpuSet>>,
     /// Some perf domain exists (`rd->pd` is not empty), from the EM, which does not change.
     pub has_pd: bool,
+    /// Per domain of the EM (`em.pds`): its CPUs and their number, as
+    /// `find_energy_efficient_cpu()`'s `cpumask_and(cpus, perf_domain_span(pd),
+    /// cpu_online_mask)` and `cpumask_weight(cpus)` find them ([`eas::pd_online_cpus`]):
+    /// every CPU stays online and the EM does not change, so they are built once.
+    pub pd_online: Vec<(CpuSet, u64)>,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
 }
@@ -155,6 +160,16 @@ impl EnergyState {
                 .map(|cpu| feec_domain_span_of(doms, cpu))
                 .collect(),
             has_pd: em.pds.iter().any(Option::is_some),
+            pd_online: em
+                .pds
+                .iter()
+                .map(|pd| {
+                    pd.as_ref().map_or((CpuSet::EMPTY, 0), |pd| {
+                        let cpus = CpuSet::from_cpus(&pd.cpus);
+                        (cpus, cpus.weight() as u64)
+                    })
+                })
+                .collect(),
             em,
             bucket_ns,
         }
@@ -421,6 +436,66 @@ impl EasView for View<'_, '_> {
             util = util.max(ue);
         }
         util.min(rq.cap)
+    }
+
+    /// The three [`EasView::cpu_util`] values of `cpu` for the waking task from one read of
+    /// the CPU's `cfs_rq` averages: the same terms as `cpu_util()`'s, each variant keeping
+    /// the ones its `dst_cpu` and `boost` select.
+    #[inline(always)]
+    fn cpu_utils(&self, cpu: usize, p: usize, boost: bool) -> eas::CpuUtils {
+        let rq = &self.sim.rqs[cpu];
+        let a = &rq.cfs.avg;
+        let mine = p == self.tid;
+        let util = a.util_avg;
+        let boosted = if boost {
+            util.max(a.runnable_avg)
+        } else {
+            util
+        };
+        // dst_cpu = -1: p's util_avg leaves its own CPU
+        let (mut without, mut without_boost) = (util, boosted);
+        if mine && self.task_cpu == cpu {
+            without = without.saturating_sub(self.task_util);
+            without_boost = without_boost.saturating_sub(self.task_util);
+        }
+        // dst_cpu = cpu: p's util_avg joins another CPU
+        let mut on_dst = util;
+        if mine && self.task_cpu != cpu {
+            on_dst += self.task_util;
+        }
+        if self.sim.s.options.pelt.util_est {
+            let ue = pelt::cfs_rq_util_est(a);
+            on_dst = on_dst.max(ue + self.task_ue);
+            let ue = if mine && self.queued {
+                ue.saturating_sub(self.task_ue)
+            } else {
+                ue
+            };
+            without = without.max(ue);
+            without_boost = without_boost.max(ue);
+        }
+        let u = eas::CpuUtils {
+            on_dst: on_dst.min(rq.cap),
+            without: without.min(rq.cap),
+            without_boost: without_boost.min(rq.cap),
+        };
+        debug_assert_eq!(
+            u,
+            eas::CpuUtils {
+                on_dst: self.cpu_util(cpu, Some(p), Some(cpu), false),
+                without: self.cpu_util(cpu, Some(p), None, false),
+                without_boost: self.cpu_util(cpu, Some(p), None, boost),
+            }
+        );
+        u
+    }
+
+    /// Kept per domain in [`EnergyState::pd_online`] (every CPU online).
+    #[inline(always)]
+    fn pd_online_cpus(&self, i: usize, pd: &crate::energy::em::EmPerfDomain) -> (CpuSet, u64) {
+        let kept = self.sim.en.pd_online[i];
+        debug_assert_eq!(kept, eas::pd_online_cpus(self, pd));
+        kept
     }
 
     fn capacity_of(&self, cpu: usize) -> u64 {

@@ -337,6 +337,9 @@ pub fn wake_cap(
 ///
 /// Only the view's [`FairWakeView::idle_candidates`] are tested: the others would be
 /// skipped anyway, and the survivors keep their `for_each_cpu_wrap` order.
+///
+/// The walk is [`find_cpu_wrap`]'s, word by word, in [`for_each_cpu_wrap`]'s order; debug
+/// builds check the result against a walk with [`for_each_cpu_wrap`].
 pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     view: &V,
     sd_span: &CpuSet,
@@ -347,7 +350,51 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
 ) -> Option<(usize, i32)> {
     let cpus = sd_span.and(&task.allowed).and(&view.idle_candidates());
     let (mut best_cap, mut best_fits, mut best_cpu) = (0u64, 0i32, None);
-    for cpu in for_each_cpu_wrap(&cpus, target, nr_cpus) {
+    let fit = find_cpu_wrap(&cpus, target, nr_cpus, |cpu| {
+        if !view.available_idle_cpu(cpu) && !view.sched_idle_cpu(cpu) {
+            return None;
+        }
+        let c = view.capacity(cpu);
+        let mut cpu_cap = c.capacity;
+        let fits = util_fits_cpu(
+            task.util_est,
+            task.uclamp_min,
+            task.uclamp_max,
+            &c,
+            uclamp_used,
+        );
+        if fits > 0 {
+            return Some((cpu, fits));
+        } else if fits < 0 {
+            cpu_cap = c.actual();
+        }
+        if fits < best_fits || (fits == best_fits && cpu_cap > best_cap) {
+            best_cap = cpu_cap;
+            best_cpu = Some(cpu);
+            best_fits = fits;
+        }
+        None
+    });
+    let r = fit.or(best_cpu.map(|c| (c, best_fits)));
+    debug_assert_eq!(
+        r,
+        select_idle_capacity_walk(view, &cpus, task, target, nr_cpus, uclamp_used)
+    );
+    r
+}
+
+/// [`select_idle_capacity`] over the candidates `cpus` with [`for_each_cpu_wrap`]: what
+/// the word-by-word walk is checked against (in debug builds).
+fn select_idle_capacity_walk<V: FairWakeView + ?Sized>(
+    view: &V,
+    cpus: &CpuSet,
+    task: &FairWakeTask,
+    target: usize,
+    nr_cpus: usize,
+    uclamp_used: bool,
+) -> Option<(usize, i32)> {
+    let (mut best_cap, mut best_fits, mut best_cpu) = (0u64, 0i32, None);
+    for cpu in for_each_cpu_wrap(cpus, target, nr_cpus) {
         if !view.available_idle_cpu(cpu) && !view.sched_idle_cpu(cpu) {
             continue;
         }
@@ -372,6 +419,46 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
         }
     }
     best_cpu.map(|c| (c, best_fits))
+}
+
+/// Calls `f` on the CPUs of `mask` in [`for_each_cpu_wrap`]`(mask, start, nr_cpus)`'s
+/// order (`start` is 0 when it is not below `nr_cpus`; the CPUs from `start` up, then
+/// those below it), until `f` returns `Some`, which is returned. Word by word: the
+/// start word's CPUs from `start` up, the words above it, the words below it, then the
+/// start word's CPUs below `start`.
+#[inline(always)]
+fn find_cpu_wrap<T>(
+    mask: &CpuSet,
+    start: usize,
+    nr_cpus: usize,
+    mut f: impl FnMut(usize) -> Option<T>,
+) -> Option<T> {
+    const WORDS: usize = crate::sched::cpuset::MAX_CPUS / 64;
+    let start = if start >= nr_cpus { 0 } else { start };
+    let (start_word, start_bit) = ((start / 64) % WORDS, start % 64);
+    let from_start = u64::MAX << start_bit;
+    let mut w = start_word;
+    let mut bits = mask.word(w) & from_start;
+    // the start word twice (its two parts) and every other word once
+    let mut left = WORDS + 1;
+    loop {
+        while bits != 0 {
+            let cpu = 64 * w + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let Some(r) = f(cpu) {
+                return Some(r);
+            }
+        }
+        left -= 1;
+        if left == 0 {
+            return None;
+        }
+        w = (w + 1) % WORDS;
+        bits = mask.word(w);
+        if left == 1 {
+            bits &= !from_start;
+        }
+    }
 }
 
 /// `select_idle_cpu(p, sd, has_idle_core = false, target)` (v6.11): the first idle (or

@@ -665,3 +665,46 @@ fn wake_affine_weight_reads_the_load_from_before_the_sleep() {
     };
     assert!(!select(&v, &topo, &p, &ctx(0), &cur).task_synced);
 }
+
+/// `find_cpu_wrap()` visits a mask's CPUs in `for_each_cpu_wrap()`'s order, for masks over
+/// every word and every start, and stops at the first `Some`.
+#[test]
+fn find_cpu_wrap_is_for_each_cpu_wrap() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..200usize {
+        let mut mask = CpuSet::EMPTY;
+        let density = (round % 8) as u64;
+        for cpu in 0..256 {
+            if next() % 8 <= density {
+                mask.set(cpu);
+            }
+        }
+        let nr_cpus = [8, 64, 65, 130, 256][round % 5];
+        for start in [0, 1, 5, 63, 64, 65, 127, 128, 200, 255, 256, 300] {
+            let want: Vec<usize> =
+                super::super::domains::for_each_cpu_wrap(&mask, start, nr_cpus).collect();
+            let mut got = Vec::new();
+            let none: Option<()> = find_cpu_wrap(&mask, start, nr_cpus, |c| {
+                got.push(c);
+                None
+            });
+            assert_eq!(none, None);
+            assert_eq!(got, want, "start {start}, nr_cpus {nr_cpus}");
+            if let Some(&stop) = want.get(want.len() / 2) {
+                let mut seen = 0;
+                let hit = find_cpu_wrap(&mask, start, nr_cpus, |c| {
+                    seen += 1;
+                    (c == stop).then_some(c)
+                });
+                assert_eq!(hit, Some(stop));
+                assert_eq!(seen, want.len() / 2 + 1);
+            }
+        }
+    }
+}

@@ -173,6 +173,17 @@ impl<'w> Sim<'w> {
         let class = self.threads[tid].class;
         let mut cpu = class.select_task_rq(self, tid, prev, this_cpu, wake_flags, now);
         if class == Class::Fair {
+            if self.hmp.is_none() {
+                // select_task_rq_fair() ends in select_fallback_rq()'s choice when its CPU
+                // is not allowed (the first allowed CPU; prev_cpu when p has none), so
+                // is_cpu_allowed() holds, or p has no allowed CPU and the fallback below
+                // would keep `cpu`: its test is not made again
+                debug_assert!({
+                    let allowed = &self.threads[tid].affinity;
+                    allowed.contains(cpu) || allowed.is_empty()
+                });
+                return cpu;
+            }
             // the HMP part of select_task_rq_fair() (`hmp.enabled`, sim/hmp.rs)
             let fork = wake_flags & crate::policy::select_fair::WF_FORK != 0;
             cpu = self.hmp_select_task_rq(out, tid, prev, this_cpu, cpu, fork, now);
