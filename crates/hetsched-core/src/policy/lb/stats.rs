@@ -566,6 +566,12 @@ pub(crate) fn update_sd_lb_stats(
     let sd = &doms_ro.cpus[e.this_cpu][e.level];
     let legacy = p.version == LbVersion::V4_20;
     let mut outcome = SdLbOutcome::Stats;
+    // `rd->overutilized` as this pass finds it: a pass redone after an all-pinned one
+    // (sched_balance_rq()'s `redo`) reads what the first pass's set_rd_overutilized() left
+    let rd = &RootDomainState {
+        overutilized: dec.rd_overutilized.unwrap_or(rd.overutilized),
+        ..*rd
+    };
     let flags = if legacy || !eas_may_balance(doms_ro, rd, e) {
         update_sd_groups(env, doms_ro, p, e, sds, None)
     } else {

@@ -1226,3 +1226,52 @@ fn need_active_balance_for_any_migration_type_before_v5_12() {
         );
     }
 }
+
+/// EAS on, `rd->overutilized` clear at entry, balancing below the root domain: the first
+/// pass finds CPU 0 overutilized (setting the flag, v6.11 `set_rd_overutilized()`) with
+/// every task pinned to it, and redoes without CPU 0. The redo reads the flag set, so no
+/// EAS bail-out: it pulls from CPU 1, as v6.11 does. (The pass's shortcut from the
+/// per-CPU sums once read the flag as it was at entry and stopped as balanced.)
+#[test]
+fn a_redo_after_an_all_pinned_pass_reads_the_overutilized_flag_it_set() {
+    let p = params(8);
+    let mut doms = sym8();
+    let mut lb = LoadBalancer::new();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    busy(&mut cpus[0], 3, 1000);
+    cpus[0].overutilized = true;
+    busy(&mut cpus[1], 2, 1000);
+    let mut tasks = vec![Vec::new(); 8];
+    let pin0 = |id, running| {
+        let mut t = task(id, 1024, 300, running, false, 8);
+        t.cpus_allowed = CpuSet::from_cpus(&[0]);
+        t
+    };
+    tasks[0] = vec![pin0(1, false), pin0(2, false), pin0(3, true)];
+    tasks[1] = vec![
+        task(4, 1024, 500, false, false, 8),
+        task(5, 1024, 500, true, false, 8),
+    ];
+    let env = LbSnapshot { cpus, tasks };
+    let rd = RootDomainState {
+        overloaded: true,
+        overutilized: false,
+        eas: true,
+    };
+    // the MC level (0), below the root domain, for CPU 3
+    let d = lb.sched_balance_rq(
+        &env,
+        &mut doms,
+        &rd,
+        &p,
+        3,
+        0,
+        CpuIdleType::Idle,
+        0,
+        MigrationReason::Periodic,
+    );
+    let moved: Vec<(usize, usize, usize)> =
+        lb.moves().iter().map(|m| (m.task, m.src, m.dst)).collect();
+    assert_eq!(moved, [(4, 1, 3)], "{d:?}");
+    assert_eq!(d.rd_overutilized, Some(true));
+}
