@@ -111,8 +111,8 @@ pub fn remove_pending() {
 /// Writes `bytes` as `path` by renaming a complete temporary file over it (see
 /// [`Pending::commit`]), with no fsync: a process killed at any point leaves either the
 /// old file or the new one, never part of it. After an operating-system crash or a power
-/// loss the file may be missing, empty or cut short; use it for files whose readers check
-/// them and can make them again (a sweep's point result files, see
+/// loss the file may be missing, empty, cut short or hold stale blocks; use it for files
+/// whose readers check them and can make them again (a sweep's point result files, see
 /// [`crate::sweep::write_point`]).
 pub fn write_renamed(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
     let (pending, mut f) = Pending::create(path)?;

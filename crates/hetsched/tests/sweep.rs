@@ -451,6 +451,15 @@ fn result_files_a_machine_crash_could_leave_are_run_again() {
     std::fs::write(file(2), &whole[..whole.len() / 2]).unwrap();
     std::fs::write(file(4), vec![0u8; whole.len()]).unwrap();
     std::fs::copy(file(0), file(6)).unwrap();
+    // read before a rerun, a damaged file is an error saying to rerun, not wrong data
+    for i in [1, 2, 4, 6] {
+        let e = sweep::load(&dir).unwrap_err().to_string();
+        assert!(e.contains("rerun the sweep"), "{e}");
+        let e = sweep::read_result(&dir, &hashes[i])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rerun the sweep"), "{e}");
+    }
     let second = sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap();
     assert_eq!(second.plan.missing, [1, 2, 4, 6]);
     assert_eq!(second.ran, 4);

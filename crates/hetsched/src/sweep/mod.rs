@@ -464,7 +464,11 @@ pub fn read_result(
     let path = point_path(dir, hash);
     let text = std::fs::read_to_string(&path).map_err(io(&path))?;
     let bad = |m: String| Error::Reproduce(format!("{}: {m}", path.display()));
-    let mut v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let rerun = "an incomplete result file: rerun the sweep to run its point again";
+    let mut v: Value = serde_json::from_str(&text).map_err(|e| bad(format!("{e} ({rerun})")))?;
+    if v.get("hash").and_then(Value::as_str) != Some(hash) {
+        return Err(bad(format!("not the result of point {hash} ({rerun})")));
+    }
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         return Ok(Err(e.to_string()));
     }

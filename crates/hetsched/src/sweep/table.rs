@@ -91,6 +91,28 @@ fn read_json(path: &Path) -> Result<Value, Error> {
     })
 }
 
+/// Point `hash`'s result file at `path`, which must parse and carry its own hash: a file
+/// a crash of the machine left incomplete (result files are not fsynced,
+/// [`super::write_point`]) is an error that says to rerun the sweep, which runs the point
+/// again.
+fn read_point(path: &Path, hash: &str) -> Result<Value, Error> {
+    const RERUN: &str = "an incomplete result file: rerun the sweep to run its point again";
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::Experiment(ExperimentError {
+            at: format!("{}:{}:{}", path.display(), e.line(), e.column()),
+            msg: format!("{e} ({RERUN})"),
+        })
+    })?;
+    if v.get("hash").and_then(Value::as_str) != Some(hash) {
+        return Err(Error::Experiment(ExperimentError {
+            at: path.display().to_string(),
+            msg: format!("not the result of point {hash} ({RERUN})"),
+        }));
+    }
+    Ok(v)
+}
+
 /// The table of the sweep in `dir` (manifest and result files), without writing it.
 pub fn load(dir: &Path) -> Result<Table, Error> {
     let bad = |path: &Path, msg: &str| {
@@ -144,7 +166,7 @@ pub fn load(dir: &Path) -> Result<Table, Error> {
                     "missing: the sweep has not finished (rerun it to resume)",
                 ));
             }
-            let v = read_json(&path)?;
+            let v = read_point(&path, &hash)?;
             let entry = match (v.get("result"), v.get("error")) {
                 (Some(r), _) => {
                     let r: ResultView = serde_json::from_value(r.clone())
