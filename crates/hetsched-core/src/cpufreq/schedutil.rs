@@ -185,6 +185,12 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
+    /// What [`SugovPolicy`]'s `bw_min` alone reads of CPU `j`: its [`SugovCpuInput`], of
+    /// which `util_cfs`, `util_cfs_boost` and `idle_calls` (not read for `bw_min`) may be
+    /// left 0.
+    fn bw_input(&self, j: usize) -> SugovCpuInput {
+        self.input(j)
+    }
     /// The CPUs of the policy in word `w` (bit `j` for the `64 w + j`-th) whose
     /// [`SugovCpuInput`] (but for `idle_calls`, which the shared policy does not read) may
     /// have changed since the previous [`SugovPolicy::update`] of this policy, or `None`
@@ -278,6 +284,10 @@ pub struct SugovPolicy {
     /// OPP; `cpuinfo.max_freq` without any): `get_next_freq()` returns it whatever the
     /// utilisation once `next_freq` is it ([`SugovPolicy::update_at`]).
     only_freq: Option<u64>,
+    /// [`SugovPolicy::only_freq`] of a shared policy of at most 64 CPUs, and `u64::MAX`
+    /// (which is no frequency in kHz) for the others: [`SugovPolicy::at_one_freq`] is
+    /// `next_freq` equal to it, one comparison.
+    one_freq: u64,
     freq_update_delay_ns: u64,
     last_freq_update_time: u64,
     next_freq: u64,
@@ -338,6 +348,7 @@ impl SugovPolicy {
             max_util: 0,
             max_stale: false,
             only_freq: None,
+            one_freq: u64::MAX,
             freq_update_delay_ns: params.rate_limit_us.saturating_mul(1000),
             last_freq_update_time: 0,
             next_freq: 0,
@@ -353,6 +364,9 @@ impl SugovPolicy {
         };
         if sg.opps.len() <= 1 {
             sg.only_freq = Some(sg.resolve_freq(0));
+            if sg.words == 1 && sg.cpus.len() > 1 {
+                sg.one_freq = sg.resolve_freq(0);
+            }
         }
         sg
     }
@@ -646,7 +660,7 @@ impl SugovPolicy {
         while todo != 0 {
             let j = 64 * w + todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.input(j));
+            self.sg_cpu[j].bw_min = self.sugov_bw_min(&inputs.bw_input(j));
         }
     }
 
@@ -782,21 +796,11 @@ impl SugovPolicy {
         self.update_at(now, i, flags, inputs)
     }
 
-    /// [`Self::update`] for the policy's `i`-th CPU (`i` < its number of CPUs).
+    /// What `sugov_update_*()` does before the frequency: `sugov_iowait_boost()`,
+    /// `last_update`, `ignore_dl_rate_limit()` (`bw_dl`: the `i`-th CPU's `cpu_bw_dl()`)
+    /// and `sugov_should_update_freq()`, whose result it returns.
     #[inline(always)]
-    pub fn update_at<I: SugovInputs + ?Sized>(
-        &mut self,
-        now: u64,
-        i: usize,
-        flags: u32,
-        inputs: &I,
-    ) -> FreqRequest {
-        self.stale[0] |= inputs.changed(0).unwrap_or(u64::MAX);
-        if self.words > 1 {
-            self.mark_changed_past_64(inputs);
-        }
-        // (read first: the rq's bandwidth, which the boost does not touch)
-        let bw_dl = inputs.bw_dl(i);
+    fn update_prologue(&mut self, now: u64, i: usize, flags: u32, bw_dl: u64) -> bool {
         // sg_cpu[i] looked up once for the boost and what follows it (its last update, the
         // boosted set, ignore_dl_rate_limit())
         let tick_nsec = self.params.tick_nsec;
@@ -811,7 +815,74 @@ impl SugovPolicy {
         if bw_dl > c.bw_min {
             self.limits_changed = true;
         }
-        if !self.should_update_freq(now) {
+        self.should_update_freq(now)
+    }
+
+    /// Whether [`Self::update_at_one_freq`] may stand for [`Self::update_at`]: a shared
+    /// policy of at most 64 CPUs whose next frequency cannot change, as its `next_freq`
+    /// is already the one frequency `cpufreq_driver_resolve_freq()` can return
+    /// ([`SugovPolicy::only_freq`]). Nothing in an update changes that.
+    #[inline(always)]
+    pub fn at_one_freq(&self) -> bool {
+        let r = self.next_freq == self.one_freq;
+        debug_assert_eq!(
+            r,
+            self.words == 1 && self.cpus.len() > 1 && self.only_freq == Some(self.next_freq)
+        );
+        r
+    }
+
+    /// [`Self::update_at`] of a policy that is [`Self::at_one_freq`]: the same steps
+    /// (`sugov_update_shared()`: the boost, the rate limit, the aggregation's `bw_min` of
+    /// the changed CPUs, the commit after a limits change) without the branches that
+    /// cannot be taken, so that the engine can call it without building what the others
+    /// read.
+    #[inline(always)]
+    pub fn update_at_one_freq<I: SugovInputs + ?Sized>(
+        &mut self,
+        now: u64,
+        i: usize,
+        flags: u32,
+        inputs: &I,
+    ) -> FreqRequest {
+        debug_assert!(self.at_one_freq());
+        self.stale[0] |= inputs.changed(0).unwrap_or(u64::MAX);
+        if !self.update_prologue(now, i, flags, inputs.bw_dl(i)) {
+            return FreqRequest::Unchanged;
+        }
+        // get_next_freq() returns next_freq from its cache or the one OPP from
+        // cpufreq_driver_resolve_freq(): the same frequency either way. Its aggregation:
+        // Self::shared_bw_min() of the one word
+        self.shared_bw_min_word(0, inputs);
+        #[cfg(debug_assertions)]
+        for j in 0..self.cpus.len() {
+            assert_eq!(
+                self.sugov_get_util(&inputs.input(j), 0).1,
+                self.sg_cpu[j].bw_min,
+                "CPU {} of the policy changed without being marked",
+                self.cpus[j]
+            );
+        }
+        if !self.update_next_freq(now, self.next_freq) {
+            return FreqRequest::Unchanged;
+        }
+        self.commit()
+    }
+
+    /// [`Self::update`] for the policy's `i`-th CPU (`i` < its number of CPUs).
+    #[inline(always)]
+    pub fn update_at<I: SugovInputs + ?Sized>(
+        &mut self,
+        now: u64,
+        i: usize,
+        flags: u32,
+        inputs: &I,
+    ) -> FreqRequest {
+        self.stale[0] |= inputs.changed(0).unwrap_or(u64::MAX);
+        if self.words > 1 {
+            self.mark_changed_past_64(inputs);
+        }
+        if !self.update_prologue(now, i, flags, inputs.bw_dl(i)) {
             return FreqRequest::Unchanged;
         }
         let next_f = if self.cpus.len() == 1 {

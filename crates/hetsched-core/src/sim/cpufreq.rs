@@ -330,6 +330,19 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    /// Without the CFS utilisation and the idle count, which `bw_min` does not read.
+    #[inline(always)]
+    fn bw_input(&self, j: usize) -> SugovCpuInput {
+        let cpu = self.cpus[j];
+        SugovCpuInput {
+            rq: rq_signals(&self.rqs[cpu], &self.en.uclamp[cpu]),
+            util_cfs: 0,
+            util_cfs_boost: 0,
+            uclamp_used: self.en.uclamp_used,
+            idle_calls: 0,
+        }
+    }
+
     /// The governor reads it of the updating CPU alone (`sugov_update_*()`'s
     /// `ignore_dl_rate_limit(sg_cpu)`), so `j` is that CPU's index: its rq is read without
     /// going through the policy's CPU list.
@@ -389,12 +402,13 @@ impl Sim<'_> {
             self.freq_request(out, pd, r, cpu, now);
             return;
         }
-        if p.perf_domains[pd].cpus.len() > 64 {
+        let cpus = &p.perf_domains[pd].cpus;
+        if cpus.len() > 64 {
             self.sugov_update_past_64(out, cpu, pd, j, word, flags, now);
             return;
         }
         // j < 64: `word` is the domain's first word, and the only one
-        self.sugov_update(out, cpu, pd, j, word, 0..0, flags, now);
+        self.sugov_update(out, cpus, cpu, pd, j, word, 0..0, flags, now);
     }
 
     /// [`Self::sugov_update`] for a domain of more than 64 CPUs (`word` is `cpu`'s word):
@@ -413,19 +427,22 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let first = word - j / 64;
-        let words = self.p.perf_domains[pd].cpus.len().div_ceil(64);
-        self.sugov_update(out, cpu, pd, j, first, first + 1..first + words, flags, now);
+        let cpus = &self.p.perf_domains[pd].cpus;
+        let hi = first + 1..first + cpus.len().div_ceil(64);
+        self.sugov_update(out, cpus, cpu, pd, j, first, hi, flags, now);
     }
 
-    /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd`, whose
-    /// changed CPUs are in [`CpufreqState::util_changed`] at `first` and, past its 64th
-    /// CPU, at `hi`: the policy takes the changes it has not seen yet, and they are
-    /// cleared.
+    /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd` (whose
+    /// CPUs are `cpus`), whose changed CPUs are in [`CpufreqState::util_changed`] at
+    /// `first` and, past its 64th CPU, at `hi`: the policy takes the changes it has not
+    /// seen yet, and they are cleared. A policy [`SugovPolicy::at_one_freq`] takes
+    /// [`SugovPolicy::update_at_one_freq`], the others [`SugovPolicy::update_at`].
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn sugov_update(
         &mut self,
         out: &mut Out<'_, '_>,
+        cpus: &[usize],
         cpu: usize,
         pd: usize,
         j: usize,
@@ -435,18 +452,25 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let changed = std::mem::take(&mut self.cpufreq.util_changed[first]);
+        let cf = &mut self.cpufreq;
         let inputs = SimSugovInputs {
-            cpus: &self.p.perf_domains[pd].cpus,
+            cpus,
             cpu,
             rqs: &self.rqs,
             en: &self.en,
             changed,
-            changed_hi: &self.cpufreq.util_changed[hi.clone()],
+            changed_hi: &cf.util_changed[hi.clone()],
             util_est: self.s.options.pelt.util_est,
         };
-        let r = self.cpufreq.policies[pd]
-            .gov
-            .update_util(now, j, flags, &inputs);
+        let r = match &mut cf.policies[pd].gov {
+            // the common case of a policy at its one frequency, on its own path
+            GovernorState::Schedutil(sg) if sg.at_one_freq() => {
+                debug_assert!(hi.is_empty());
+                sg.update_at_one_freq(now, j, flags, &inputs)
+            }
+            GovernorState::Schedutil(sg) => sg.update_at(now, j, flags, &inputs),
+            gov => gov.update_util(now, j, flags, &inputs),
+        };
         if !hi.is_empty() {
             self.cpufreq.util_changed[hi].fill(0);
         }

@@ -438,7 +438,7 @@ fn one_opp_shared_policy_decides_as_the_full_aggregation() {
                 x ^= x << 17;
                 x % n
             };
-            let mut forced = 0;
+            let (mut forced, mut one_path) = (0, 0);
             for _ in 0..5_000 {
                 let j = rnd(pd.cpus.len() as u64) as usize;
                 if rnd(3) != 0 {
@@ -455,7 +455,13 @@ fn one_opp_shared_policy_decides_as_the_full_aggregation() {
                 }
                 now += rnd(TICK / 8);
                 let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
-                let a = short.update(now, pd.cpus[j], flags, &t);
+                // the engine's entry: the one-OPP path once the policy is at its OPP
+                let a = if short.at_one_freq() {
+                    one_path += 1;
+                    short.update_at_one_freq(now, j, flags, &t)
+                } else {
+                    short.update(now, pd.cpus[j], flags, &t)
+                };
                 t.changed = [0; POLICY_WORDS];
                 let b = plain.update(now, pd.cpus[j], flags, &t.ins[..]);
                 assert_eq!(a, b);
@@ -468,6 +474,7 @@ fn one_opp_shared_policy_decides_as_the_full_aggregation() {
                 assert_eq!(short.next_freq, plain.next_freq);
             }
             assert!(forced > 50, "{forced} commits");
+            assert!(one_path > 4_000, "{one_path} updates on the one-OPP path");
         }
     }
 }
