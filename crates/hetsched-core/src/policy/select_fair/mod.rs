@@ -349,8 +349,38 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     uclamp_used: bool,
 ) -> Option<(usize, i32)> {
     let cpus = sd_span.and(&task.allowed).and(&view.idle_candidates());
-    let (mut best_cap, mut best_fits, mut best_cpu) = (0u64, 0i32, None);
+    let mut best = IdleCapacityBest::default();
     let fit = find_cpu_wrap(&cpus, target, nr_cpus, |cpu| {
+        best.visit(view, task, uclamp_used, cpu)
+    });
+    let r = fit.or(best.result());
+    debug_assert_eq!(
+        r,
+        select_idle_capacity_walk(view, &cpus, task, target, nr_cpus, uclamp_used)
+    );
+    r
+}
+
+/// What [`select_idle_capacity`]'s loop keeps between CPUs: the best non-fitting candidate
+/// so far (`best_fits`, `best_cap`, `best_cpu`).
+#[derive(Default)]
+struct IdleCapacityBest {
+    cap: u64,
+    fits: i32,
+    cpu: Option<usize>,
+}
+
+impl IdleCapacityBest {
+    /// The loop's body for `cpu`: `Some` when it is idle and fits (the loop returns it),
+    /// else `None`, the best candidate updated.
+    #[inline(always)]
+    fn visit<V: FairWakeView + ?Sized>(
+        &mut self,
+        view: &V,
+        task: &FairWakeTask,
+        uclamp_used: bool,
+        cpu: usize,
+    ) -> Option<(usize, i32)> {
         if !view.available_idle_cpu(cpu) && !view.sched_idle_cpu(cpu) {
             return None;
         }
@@ -368,19 +398,18 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
         } else if fits < 0 {
             cpu_cap = c.actual();
         }
-        if fits < best_fits || (fits == best_fits && cpu_cap > best_cap) {
-            best_cap = cpu_cap;
-            best_cpu = Some(cpu);
-            best_fits = fits;
+        if fits < self.fits || (fits == self.fits && cpu_cap > self.cap) {
+            self.cap = cpu_cap;
+            self.cpu = Some(cpu);
+            self.fits = fits;
         }
         None
-    });
-    let r = fit.or(best_cpu.map(|c| (c, best_fits)));
-    debug_assert_eq!(
-        r,
-        select_idle_capacity_walk(view, &cpus, task, target, nr_cpus, uclamp_used)
-    );
-    r
+    }
+
+    /// The best non-fitting candidate, when no CPU fit.
+    fn result(&self) -> Option<(usize, i32)> {
+        self.cpu.map(|c| (c, self.fits))
+    }
 }
 
 /// [`select_idle_capacity`] over the candidates `cpus` with [`for_each_cpu_wrap`]: what
@@ -393,32 +422,13 @@ fn select_idle_capacity_walk<V: FairWakeView + ?Sized>(
     nr_cpus: usize,
     uclamp_used: bool,
 ) -> Option<(usize, i32)> {
-    let (mut best_cap, mut best_fits, mut best_cpu) = (0u64, 0i32, None);
+    let mut best = IdleCapacityBest::default();
     for cpu in for_each_cpu_wrap(cpus, target, nr_cpus) {
-        if !view.available_idle_cpu(cpu) && !view.sched_idle_cpu(cpu) {
-            continue;
-        }
-        let c = view.capacity(cpu);
-        let mut cpu_cap = c.capacity;
-        let fits = util_fits_cpu(
-            task.util_est,
-            task.uclamp_min,
-            task.uclamp_max,
-            &c,
-            uclamp_used,
-        );
-        if fits > 0 {
-            return Some((cpu, fits));
-        } else if fits < 0 {
-            cpu_cap = c.actual();
-        }
-        if fits < best_fits || (fits == best_fits && cpu_cap > best_cap) {
-            best_cap = cpu_cap;
-            best_cpu = Some(cpu);
-            best_fits = fits;
+        if let Some(r) = best.visit(view, task, uclamp_used, cpu) {
+            return Some(r);
         }
     }
-    best_cpu.map(|c| (c, best_fits))
+    best.result()
 }
 
 /// Calls `f` on the CPUs of `mask` in [`for_each_cpu_wrap`]`(mask, start, nr_cpus)`'s
