@@ -115,7 +115,7 @@ fn a_balance_kick_joins_a_stats_kick_of_the_same_tick() {
 
 /// Four clusters of eight CPUs (a 32-CPU machine like the `large` benchmark's): the
 /// package domain's groups are whole clusters, whose statistics the engine keeps while
-/// none of their CPUs changes (sim/balance.rs, `LbScratch`). Debug builds recompute every
+/// none of their CPUs changes (sim/balance/env.rs, `LbScratch`). Debug builds recompute every
 /// kept group and assert it equals the kept sums, so this run checks them over periodic
 /// load that the balancer spreads from cluster to cluster.
 #[test]

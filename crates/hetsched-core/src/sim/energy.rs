@@ -12,7 +12,7 @@
 //! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | `Sim::apply_freq` (sim/cpufreq.rs: now, or at `Ev::FreqApply` one transition latency later) |
 //! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
 //! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` for a wake-up only (`task_new = !(flags & ENQUEUE_WAKEUP)`) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
-//! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance.rs` `apply_lb` → [`Sim::set_rd_overutilized`] |
+//! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance/mod.rs` `apply_lb` → [`Sim::set_rd_overutilized`] |
 //! | `select_task_rq_fair()`: `sched_energy_enabled() && !is_rd_overutilized()` → `find_energy_efficient_cpu()` | [`Sim::eas_wakeup_gate`], [`Sim::find_energy_efficient_cpu`] |
 //!
 //! Simplifications, each also noted where it applies: every `cpufreq_update_util()` is

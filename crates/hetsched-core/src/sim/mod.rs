@@ -455,7 +455,7 @@ struct Sim<'w> {
     doms: crate::sched::topology::SchedDomains,
     lb: crate::policy::lb::LoadBalancer,
     /// The balancer's per-CPU values kept across passes, and its per-pass memo
-    /// (sim/balance.rs).
+    /// (sim/balance/env.rs).
     lb_scratch: balance::LbScratch,
     /// Per thread: `p->max_allowed_capacity` and `p->nr_cpus_allowed == 1`, with the
     /// `affinity_gen` of the affinity they were computed for (`None`: not computed).
