@@ -4,7 +4,8 @@
 # balancer, RT and locking workloads from rt-app's corpus) and prints one sha256 per
 # output file (ftrace text and result JSON), then the same runs of a few cases as
 # Perfetto protobuf (`.pftrace`: EAS on and off, HMP, the interactive and sched
-# governors, RT and deadline tasks), then the `periodic` benchmark dump. Run it before and after a change and diff the two listings:
+# governors, RT and deadline tasks) in both layouts (v59's and `perfetto-legacy`), then
+# the `periodic` benchmark dump. Run it before and after a change and diff the two listings:
 #
 #   bash tools/identity.sh > /tmp/before.txt   # on the old commit
 #   bash tools/identity.sh > /tmp/after.txt    # on the new one
@@ -35,14 +36,17 @@ case_() { # name platform workload duration [--set k=v ...]
     fi
     n=$((n + 1))
 }
-pcase_() { # name platform workload duration [--set k=v ...]: the trace as .pftrace
+pformat=perfetto
+pcase_() { # name platform workload duration [--set k=v ...]: the trace as .pftrace, in $pformat
     local name=$1 plat=$2 wl=$3 dur=$4
     shift 4
     local sets=()
     for s in "$@"; do sets+=(--set "$s"); done
+    local label=pftrace
+    [ "$pformat" = perfetto ] || label="pftrace-$pformat"
     if "$HS" run --platform "$plat" --workload "$wl" --duration "$dur" --seed 7 \
-        --trace "$out/t.pftrace" "${sets[@]}" >/dev/null 2>"$out/err"; then
-        printf '%s  %s %s\n' "$(sha256sum <"$out/t.pftrace" | cut -c1-16)" "$name" pftrace
+        --trace "$out/t.pftrace" --trace-format "$pformat" "${sets[@]}" >/dev/null 2>"$out/err"; then
+        printf '%s  %s %s\n' "$(sha256sum <"$out/t.pftrace" | cut -c1-16)" "$name" "$label"
     else
         printf 'error  %s: %s\n' "$name" "$(head -c 200 "$out/err")"
     fi
@@ -66,12 +70,14 @@ for f in "$ex"/tutorial/*.json; do
     b=$(basename "$f" .json)
     case_ "tutorial-$b-hikey960" hikey960 "$f" 2s
 done
-pcase_ demo-hikey960-default hikey960 demo 3s
-pcase_ demo-juno_r0-noeas juno_r0 demo 3s eas.mode=off
-pcase_ demo-tc2-hmp tc2 demo 3s kernel=v4.4 hmp.enabled=true cpufreq.governor=interactive
-pcase_ periodic-rk3399-sched rk3399 gen:periodic:duty=40,tasks=6 3s cpufreq.governor=sched
-pcase_ corpus-custom-slice-hikey960 hikey960 "$ex/custom-slice.json" 3s
-pcase_ corpus-dvfs-juno juno_r0 "$ex/cpufreq_governor_efficiency/dvfs.json" 3s
+for pformat in perfetto perfetto-legacy; do
+    pcase_ demo-hikey960-default hikey960 demo 3s
+    pcase_ demo-juno_r0-noeas juno_r0 demo 3s eas.mode=off
+    pcase_ demo-tc2-hmp tc2 demo 3s kernel=v4.4 hmp.enabled=true cpufreq.governor=interactive
+    pcase_ periodic-rk3399-sched rk3399 gen:periodic:duty=40,tasks=6 3s cpufreq.governor=sched
+    pcase_ corpus-custom-slice-hikey960 hikey960 "$ex/custom-slice.json" 3s
+    pcase_ corpus-dvfs-juno juno_r0 "$ex/cpufreq_governor_efficiency/dvfs.json" 3s
+done
 cargo build --profile bench-lto --locked -q -p hetsched-bench
 for b in periodic; do
     target/bench-lto/hetsched-bench dump "$b" 2>"$out/j" | sha256sum | cut -c1-16 | sed "s/\$/  bench-$b trace/"

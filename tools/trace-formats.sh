@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Size and cost of the two trace formats for one run (docs/trace-format.md, "Size and
+# Size and cost of the trace formats (and Perfetto's two layouts) for one run (docs/trace-format.md, "Size and
 # cost"): the shipped `demo` workload on hikey960 for 10 s, every event group. Prints a
 # Markdown table: bytes; instructions of the whole run (valgrind's callgrind, when
 # installed: stable on a shared machine); wall time, the best of five runs of the
@@ -36,14 +36,18 @@ instr() { # [--trace FILE] -> instructions of one run, or "-" without valgrind
 t_none=$(run)
 t_txt=$(run --trace "$out/t.txt")
 t_pf=$(run --trace "$out/t.pftrace")
+t_pl=$(run --trace "$out/l.pftrace" --trace-format perfetto-legacy)
 i_none=$(instr)
 i_txt=$(instr --trace "$out/t.txt")
 i_pf=$(instr --trace "$out/t.pftrace")
+i_pl=$(instr --trace "$out/l.pftrace" --trace-format perfetto-legacy)
 events=$(grep -vc '^#' "$out/t.txt")
 s_txt=$(stat -c %s "$out/t.txt")
 s_pf=$(stat -c %s "$out/t.pftrace")
+s_pl=$(stat -c %s "$out/l.pftrace")
 echo "| format | events | bytes | bytes/event | instructions (run) | best wall time (5 runs) |"
 echo "|---|---|---|---|---|---|"
 echo "| ftrace text | $events | $s_txt | $((s_txt / events)) | $i_txt | $t_txt ms |"
 echo "| Perfetto protobuf | $events | $s_pf | $((s_pf / events)) | $i_pf | $t_pf ms |"
+echo "| Perfetto protobuf, \`perfetto-legacy\` | $events | $s_pl | $((s_pl / events)) | $i_pl | $t_pl ms |"
 echo "| (no trace) | | | | $i_none | $t_none ms |"

@@ -252,7 +252,7 @@ def run(
     seed: int = 0,
     duration: str | None = None,
     trace: StrPath | None = None,
-    trace_format: Literal["text", "perfetto"] | None = None,
+    trace_format: Literal["text", "perfetto", "perfetto-legacy"] | None = None,
     timeline: bool = False,
     keep_trace: bool = False,
 ) -> Result:
@@ -270,7 +270,10 @@ def run(
         trace: write the trace to this file: ftrace text (``trace-cmd report -R`` lines
             under ftrace's ``# tracer: nop`` header), or a Perfetto protobuf trace when the
             name ends in ``.pftrace`` or ``.perfetto-trace``.
-        trace_format: ``"text"`` or ``"perfetto"`` whatever the trace file's name.
+        trace_format: ``"text"`` or ``"perfetto"`` whatever the trace file's name;
+            ``"perfetto-legacy"`` writes the events Perfetto has no message for as
+            ``GenericFtraceEvent`` (traced_probes before v53), for trace processors older
+            than v50 (docs/trace-format.md).
         timeline: keep a downsampled timeline (per-CPU tasks, frequency, idle, PELT,
             overutilized; at most 1024 buckets, docs/report.md) for :mod:`hetsched.plot`
             and :func:`report`, as ``hetsched run --timeline`` does.

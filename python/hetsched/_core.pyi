@@ -57,7 +57,7 @@ def run(
     duration: str | None = None,
     trace: str | None = None,
     duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
-    trace_format: Literal["text", "perfetto"] | None = None,
+    trace_format: Literal["text", "perfetto", "perfetto-legacy"] | None = None,
     timeline: bool = False,
 ) -> str: ...
 
@@ -77,7 +77,7 @@ def run_columns(
     duration: str | None = None,
     trace: str | None = None,
     duplicate_keys: Literal["ordered", "jsonc"] = "ordered",
-    trace_format: Literal["text", "perfetto"] | None = None,
+    trace_format: Literal["text", "perfetto", "perfetto-legacy"] | None = None,
     timeline: bool = False,
 ) -> tuple[str, _Columns]: ...
 def read_trace(path: str) -> _Columns: ...

@@ -1,8 +1,12 @@
 """One run, two formats, the same table (a Perfetto-style diff test).
 
 The same run is written once as ftrace text and once as a Perfetto protobuf trace
-(``.pftrace``). The protobuf is decoded with Perfetto's own classes (PyPI ``perfetto``,
-``perfetto_trace_pb2``, offline) and turned into the same table as the text: per CPU, in
+(``.pftrace``), in both Perfetto layouts: v59's (events Perfetto has no message for under
+field numbers of their own, described by each bundle's ``generic_event_descriptors``) and
+the legacy one (``GenericFtraceEvent``). The protobuf is decoded with Perfetto's own
+classes (PyPI ``perfetto``, ``perfetto_trace_pb2``, offline; the dense events through the
+descriptors the file carries, read as ``DescriptorProto`` and their messages built with
+protobuf's ``message_factory``) and turned into the same table as the text: per CPU, in
 order, (timestamp in µs, pid of the current task, event, fields). The two tables must be
 equal row for row. The process tree must name every task the text renames, and the text
 must start the way Perfetto's importer recognises ftrace text.
@@ -22,6 +26,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 import hetsched as hs
 
@@ -105,14 +111,62 @@ def decode(path: Path):
     return trace
 
 
+class DenseEvents:
+    """The events a trace describes in its bundles' ``generic_event_descriptors``: each
+    descriptor's ``DescriptorProto`` made a message class, by ``FtraceEvent`` field."""
+
+    def __init__(self) -> None:
+        self.pool = descriptor_pool.DescriptorPool()
+        self.classes: dict[int, tuple[str, type]] = {}
+        self.groups: dict[int, str] = {}
+        self.seen: dict[int, bytes] = {}
+
+    def add(self, d) -> None:
+        if d.field_id in self.seen:
+            # The same event, described again in a later bundle: the same description.
+            assert self.seen[d.field_id] == d.SerializeToString()
+            return
+        self.seen[d.field_id] = d.SerializeToString()
+        proto = descriptor_pb2.DescriptorProto.FromString(d.event_descriptor)
+        f = descriptor_pb2.FileDescriptorProto(
+            name=f"dense_{d.field_id}.proto", package=f"dense{d.field_id}", syntax="proto2"
+        )
+        f.message_type.add().CopyFrom(proto)
+        self.pool.Add(f)
+        desc = self.pool.FindMessageTypeByName(f"dense{d.field_id}.{proto.name}")
+        self.classes[d.field_id] = (proto.name, message_factory.GetMessageClass(desc))
+        self.groups[d.field_id] = d.group_name
+
+    def decode(self, e) -> tuple[str, dict]:
+        """The name and fields of the dense event in ``FtraceEvent`` ``e``."""
+        unknown = [f for f in UnknownFieldSet(e)]
+        assert len(unknown) == 1, unknown
+        (u,) = unknown
+        assert u.field_number >= 65536 and u.wire_type == 2
+        name, cls = self.classes[u.field_number]
+        msg = cls.FromString(u.data)
+        # Every field is written, zero values too (traced_probes' ParseField()).
+        assert [fd.number for fd, _ in msg.ListFields()] == [
+            fd.number for fd in cls.DESCRIPTOR.fields
+        ], name
+        return name, {fd.name: v for fd, v in msg.ListFields()}
+
+
 def proto_table(trace) -> dict[int, list[tuple]]:
     rows: dict[int, list[tuple]] = defaultdict(list)
+    dense = DenseEvents()
     for packet in trace.packet:
         if not packet.HasField("ftrace_events"):
             continue
         bundle = packet.ftrace_events
+        for d in bundle.generic_event_descriptors:
+            dense.add(d)
         for e in bundle.event:
             kind = e.WhichOneof("event")
+            if kind is None:
+                name, fields = dense.decode(e)
+                rows[bundle.cpu].append((e.timestamp // 1000, e.pid, name, fields))
+                continue
             msg = getattr(e, kind)
             if kind == "generic":
                 name = msg.event_name
@@ -124,13 +178,18 @@ def proto_table(trace) -> dict[int, list[tuple]]:
     return dict(rows)
 
 
-@pytest.fixture(scope="module", params=sorted(CASES))
+# The two Perfetto layouts: v59's (the default) and the legacy GenericFtraceEvent one.
+LAYOUTS = ("perfetto", "perfetto-legacy")
+
+
+@pytest.fixture(scope="module", params=[(c, f) for c in sorted(CASES) for f in LAYOUTS])
 def run_pair(request, tmp_path_factory):
-    platform, workload, duration, sets = CASES[request.param]
-    d = tmp_path_factory.mktemp(request.param)
+    case, layout = request.param
+    platform, workload, duration, sets = CASES[case]
+    d = tmp_path_factory.mktemp(f"{case}-{layout}")
     txt, pf = d / "trace.txt", d / "trace.pftrace"
-    for path in (txt, pf):
-        hs.run(platform, workload, set=sets, seed=1, duration=duration, trace=path)
+    hs.run(platform, workload, set=sets, seed=1, duration=duration, trace=txt)
+    hs.run(platform, workload, set=sets, seed=1, duration=duration, trace=pf, trace_format=layout)
     return txt, pf
 
 
@@ -155,15 +214,39 @@ def test_same_table_in_both_formats(run_pair):
 
 
 def test_typed_and_generic_events(run_pair):
-    """Scheduler events are Perfetto's typed messages; the others generic, named."""
+    """Scheduler events are Perfetto's typed messages; the others generic, named: as
+    ``GenericFtraceEvent`` in the legacy layout, under descriptors of their own in v59's,
+    each bundle describing the events it holds and no others."""
     _, pf = run_pair
+    legacy = "perfetto-legacy" in pf.parent.name
     kinds, generic = Counter(), Counter()
+    dense = DenseEvents()
     for packet in decode(pf).packet:
-        for e in packet.ftrace_events.event:
+        bundle = packet.ftrace_events
+        described = {d.field_id for d in bundle.generic_event_descriptors}
+        for d in bundle.generic_event_descriptors:
+            dense.add(d)
+        used = set()
+        for e in bundle.event:
             kind = e.WhichOneof("event")
-            kinds[kind] += 1
-            if kind == "generic":
+            if kind is None:
+                assert not legacy
+                name, _ = dense.decode(e)
+                (u,) = list(UnknownFieldSet(e))
+                used.add(u.field_number)
+                kind = "generic"
+                generic[name] += 1
+            elif kind == "generic":
+                assert legacy, "a GenericFtraceEvent in the dense layout"
                 generic[e.generic.event_name] += 1
+            kinds[kind] += 1
+        assert used == described, (used, described)
+    if not legacy:
+        assert dense.groups and set(dense.groups.values()) <= {
+            "sched",
+            "cpufreq_interactive",
+            "cpufreq_sched",
+        }
     assert kinds["sched_switch"] and kinds["sched_waking"] and kinds["sched_wakeup"], kinds
     assert not set(generic) & {
         "sched_switch",

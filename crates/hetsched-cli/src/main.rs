@@ -158,8 +158,12 @@ enum DupKeys {
 enum TraceFormatArg {
     /// ftrace text (trace-cmd report -R lines under ftrace's `# tracer: nop` header).
     Text,
-    /// Perfetto protobuf (FtraceEventBundles, process tree, clock snapshot).
+    /// Perfetto protobuf (FtraceEventBundles, process tree, clock snapshot), as Perfetto
+    /// v59's traced_probes records it.
     Perfetto,
+    /// Perfetto protobuf with every event Perfetto has no message for as a
+    /// GenericFtraceEvent (traced_probes before v53; trace processors before v50).
+    PerfettoLegacy,
 }
 
 impl From<TraceFormatArg> for hetsched::hetsched_trace::TraceFormat {
@@ -167,6 +171,7 @@ impl From<TraceFormatArg> for hetsched::hetsched_trace::TraceFormat {
         match f {
             TraceFormatArg::Text => Self::Text,
             TraceFormatArg::Perfetto => Self::Perfetto,
+            TraceFormatArg::PerfettoLegacy => Self::PerfettoLegacy,
         }
     }
 }

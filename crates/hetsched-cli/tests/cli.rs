@@ -259,6 +259,16 @@ fn run_writes_perfetto_by_extension_or_format() {
     assert!(a.len() > 10_000, "{} bytes", a.len());
     let forced = run(&dir.join("c.txt"), &["--trace-format", "perfetto"]);
     assert_eq!(forced, a);
+    // The legacy layout: the same packets, the generic events as GenericFtraceEvent
+    // (field 327: key 0xba 0x14), longer than the default layout.
+    let legacy = run(
+        &dir.join("e.pftrace"),
+        &["--trace-format", "perfetto-legacy"],
+    );
+    assert_eq!(legacy[0], 0x0a);
+    let generic = |t: &[u8]| t.windows(2).filter(|w| w == &[0xba, 0x14]).count();
+    assert!(generic(&legacy) > 100, "{}", generic(&legacy));
+    assert!(legacy.len() > a.len());
     let text = run(&dir.join("d.pftrace"), &["--trace-format", "text"]);
     assert!(text.starts_with(b"# tracer: nop\n"));
     let o = hetsched(&["run", "rk3399", "demo", "--trace-format", "perfetto"]);

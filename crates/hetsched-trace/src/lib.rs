@@ -40,16 +40,21 @@ use std::str::FromStr;
 pub use background::BackgroundWriter;
 pub use columns::{read_text, ColumnSink, Columns};
 pub use ftrace::{event_name, format_event, FtraceTextSink};
-pub use perfetto::PerfettoSink;
+pub use perfetto::{PerfettoConfig, PerfettoSink};
 
-/// The two trace file formats.
+/// The trace file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TraceFormat {
     /// ftrace text ([`FtraceTextSink`]).
     #[default]
     Text,
-    /// Perfetto protobuf ([`PerfettoSink`]).
+    /// Perfetto protobuf as Perfetto v59's traced_probes records it by default
+    /// ([`PerfettoSink`], [`PerfettoConfig::default`]).
     Perfetto,
+    /// Perfetto protobuf with every event that has no message of its own as a
+    /// `GenericFtraceEvent`, as traced_probes recorded it before v53
+    /// ([`PerfettoConfig::LEGACY`]): for trace processors older than v50.
+    PerfettoLegacy,
 }
 
 impl TraceFormat {
@@ -69,6 +74,16 @@ impl TraceFormat {
         match self {
             TraceFormat::Text => "text",
             TraceFormat::Perfetto => "perfetto",
+            TraceFormat::PerfettoLegacy => "perfetto-legacy",
+        }
+    }
+
+    /// The Perfetto writer's config of a Perfetto format, `None` for text.
+    pub fn perfetto_config(self) -> Option<PerfettoConfig> {
+        match self {
+            TraceFormat::Text => None,
+            TraceFormat::Perfetto => Some(PerfettoConfig::default()),
+            TraceFormat::PerfettoLegacy => Some(PerfettoConfig::LEGACY),
         }
     }
 }
@@ -76,13 +91,14 @@ impl TraceFormat {
 impl FromStr for TraceFormat {
     type Err = String;
 
-    /// `text` or `perfetto`.
+    /// `text`, `perfetto` or `perfetto-legacy`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "text" => Ok(TraceFormat::Text),
             "perfetto" => Ok(TraceFormat::Perfetto),
+            "perfetto-legacy" => Ok(TraceFormat::PerfettoLegacy),
             _ => Err(format!(
-                "unknown trace format `{s}`: expected `text` or `perfetto`"
+                "unknown trace format `{s}`: expected `text`, `perfetto` or `perfetto-legacy`"
             )),
         }
     }

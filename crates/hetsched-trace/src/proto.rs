@@ -78,7 +78,9 @@ pub(crate) fn push_str(buf: &mut Vec<u8>, field: u32, s: &str) {
     push_bytes(buf, field, s.as_bytes());
 }
 
-/// The key byte of field `field` (below 16) with wire type `wt`, for constant tables.
+/// The key byte of field `field` (below 16) with wire type `wt`, for constant tables
+/// (and inlined where the field is a constant at run time: a typed message's).
+#[inline(always)]
 pub(crate) const fn key1(field: u32, wt: u64) -> u8 {
     assert!(field < 16 && wt < 8, "a one-byte key");
     // Below 128 by the assertion.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use hetsched_core::trace::{Ctx, TaskRef, TraceEvent, TraceSink};
-use hetsched_trace::{FtraceTextSink, PerfettoSink};
+use hetsched_trace::{FtraceTextSink, PerfettoConfig, PerfettoSink};
 
 mod common;
 use common::{feed, US};
@@ -117,6 +117,17 @@ fn decode(trace: &[u8]) -> Decoded {
         for bundle in bytes(&p, 1) {
             let b = fields(bundle);
             let cpu = uint(&b, 1).expect("bundle cpu");
+            // generic_event_descriptors: field_id (1) and the event's DescriptorProto (2),
+            // whose name is field 1.
+            let mut described = BTreeMap::new();
+            for g in bytes(&b, 11) {
+                let g = fields(g);
+                let desc = fields(bytes(&g, 2)[0]);
+                described.insert(
+                    uint(&g, 1).expect("field_id") as u32,
+                    string(bytes(&desc, 1)[0]),
+                );
+            }
             for event in bytes(&b, 2) {
                 let e = fields(event);
                 let ts = uint(&e, 1).expect("event timestamp");
@@ -130,6 +141,11 @@ fn decode(trace: &[u8]) -> Decoded {
                     .expect("event body");
                 let name = if tag == 327 {
                     string(bytes(&fields(body), 1)[0])
+                } else if tag >= 65536 {
+                    described
+                        .get(&tag)
+                        .expect("an event its bundle describes")
+                        .clone()
                 } else {
                     typed_name(tag).to_string()
                 };
@@ -158,7 +174,11 @@ fn decode(trace: &[u8]) -> Decoded {
 }
 
 fn render_perfetto() -> Vec<u8> {
-    let mut sink = PerfettoSink::new(Vec::new());
+    render_perfetto_with(PerfettoConfig::default())
+}
+
+fn render_perfetto_with(config: PerfettoConfig) -> Vec<u8> {
+    let mut sink = PerfettoSink::with_config(Vec::new(), config);
     feed(&mut sink);
     sink.into_inner().expect("Vec writer")
 }
@@ -199,9 +219,11 @@ fn every_cpu_has_the_text_traces_events_in_order() {
             .or_default()
             .push((us, pid, name));
     }
-    let d = decode(&render_perfetto());
-    assert_eq!(d.events, expected);
-    assert!(d.events.values().map(Vec::len).sum::<usize>() >= 30);
+    for config in [PerfettoConfig::default(), PerfettoConfig::LEGACY] {
+        let d = decode(&render_perfetto_with(config));
+        assert_eq!(d.events, expected, "{config:?}");
+        assert!(d.events.values().map(Vec::len).sum::<usize>() >= 30);
+    }
 }
 
 #[test]

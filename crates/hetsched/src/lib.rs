@@ -411,8 +411,9 @@ pub fn run_request_extra(
                 .map_err(io_err)?;
             outcome
         }
-        hetsched_trace::TraceFormat::Perfetto => {
-            let mut sink = hetsched_trace::PerfettoSink::new(file);
+        hetsched_trace::TraceFormat::Perfetto | hetsched_trace::TraceFormat::PerfettoLegacy => {
+            let config = format.perfetto_config().unwrap_or_default();
+            let mut sink = hetsched_trace::PerfettoSink::with_config(file, config);
             let outcome = match extra {
                 Some(e) => run_request_with(req, &mut [&mut sink, e])?,
                 None => run_request_with(req, &mut [&mut sink])?,

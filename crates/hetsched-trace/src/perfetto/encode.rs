@@ -3,12 +3,13 @@
 //! (`Bundle::push()`: one match on the event, each arm bounding its body and then
 //! writing it once; see the parent module).
 
-use hetsched_core::trace::{Ctx, TaskRef, TraceEvent};
+use hetsched_core::trace::{Ctx, InteractiveEval, TaskRef, TraceEvent};
 
 use crate::fmt;
-use crate::ftrace::format_marker;
+use crate::ftrace::{event_name, format_marker};
 use crate::proto::{key1, Enc, Out, Sizer, WT_LEN};
 
+use super::dense::{self, FIRST_ID};
 use super::window::{Bound, Put, Win, WIN};
 use super::{Bundle, PREFIX_BYTES};
 
@@ -110,8 +111,22 @@ pub(super) mod generic {
     pub(in crate::perfetto) const UINT_VALUE: u32 = 5;
 }
 
-/// The field number of `ev` in `FtraceEvent`: its typed message, or `generic`.
-pub(super) fn field_of(ev: &TraceEvent<'_>) -> u32 {
+/// The index in [`dense::EVENTS`] of `ev`, if it is one of them (an event with no typed
+/// message), by its name ([`event_name`]).
+pub(super) fn dense_index(ev: &TraceEvent<'_>) -> Option<usize> {
+    let name = event_name(ev);
+    dense::EVENTS.iter().position(|g| g.name == name)
+}
+
+/// The field number of `ev` in `FtraceEvent`: its typed message, or, for an event with
+/// none, `generic` or, with `dense`, its own ([`dense`]).
+pub(super) fn field_of(ev: &TraceEvent<'_>, dense: bool) -> u32 {
+    if dense {
+        if let Some(i) = dense_index(ev) {
+            // Below 19.
+            return FIRST_ID + i as u32;
+        }
+    }
     match ev {
         TraceEvent::SchedSwitch { .. } => ev::SCHED_SWITCH,
         TraceEvent::SchedWaking { .. } => ev::SCHED_WAKING,
@@ -410,6 +425,30 @@ pub(super) fn gs<O: Put, const N: usize>(o: &mut O, head: &[u8; N], v: &[u8]) {
     o.str_field(head, v);
 }
 
+/// Field 2 of a dense task event, `path` = `(null)` (a task's, as the text has it).
+const NULL_PATH: [u8; 8] = [key1(2, WT_LEN), 6, b'(', b'n', b'u', b'l', b'l', b')'];
+
+/// Field 2 of a dense queue event, `path` = `/` (the root group's).
+const ROOT_PATH: [u8; 3] = [key1(2, WT_LEN), 1, b'/'];
+
+/// Fields 1 to 4 of a dense task event of LISA's (`sched_pelt_se`, `sched_util_est_se`):
+/// `cpu`, `path`, `comm`, `pid`.
+#[inline(always)]
+fn dense_task<O: Put>(o: &mut O, cpu: u32, t: TaskRef<'_>) {
+    t_int(o, 1, i64::from(cpu));
+    o.fixed(&NULL_PATH);
+    t_str(o, 3, t.comm);
+    t_int(o, 4, i64::from(t.pid));
+}
+
+/// Fields 1 and 2 of a dense queue event of LISA's (`sched_pelt_cfs`,
+/// `sched_util_est_cfs`): `cpu`, `path`.
+#[inline(always)]
+fn dense_root<O: Put>(o: &mut O, cpu: u32) {
+    t_int(o, 1, i64::from(cpu));
+    o.fixed(&ROOT_PATH);
+}
+
 /// `comm` (string) and `pid` (unsigned), as the text trace prints a task.
 #[inline(always)]
 pub(super) fn g_task<O: Put>(o: &mut O, t: TaskRef<'_>) {
@@ -500,6 +539,7 @@ impl Bundle {
         ev: &TraceEvent<'_>,
         text: &mut Vec<u8>,
         nr_cpus: usize,
+        dense: bool,
     ) -> (usize, bool) {
         /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
         /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
@@ -507,7 +547,7 @@ impl Bundle {
         /// through an [`Enc`] out of line otherwise.
         macro_rules! put {
             ($names:expr, $field:expr, $kind:expr, |$o:ident| $body:expr) => {{
-                debug_assert_eq!($field, field_of(ev), "the arm's field number");
+                debug_assert_eq!($field, field_of(ev, dense), "the arm's field number");
                 let mut bound = Bound::default();
                 {
                     let $o = &mut bound;
@@ -555,6 +595,24 @@ impl Bundle {
                 );
                 self.used = end;
                 (end, $names)
+            }};
+        }
+        /// Event `$i` of [`dense::EVENTS`] in the dense encoding: [`put!`] at its own
+        /// field number, its fields numbered from 1 (typed-message keys), its kind noted
+        /// for the bundle's descriptors.
+        macro_rules! dense {
+            ($i:expr, $kind:expr, |$o:ident| $body:expr) => {{
+                let i = $i;
+                self.generic_used |= 1 << i;
+                // Below 19.
+                put!(false, FIRST_ID + i as u32, $kind, |$o| $body)
+            }};
+        }
+        /// The index of a dense event named by a string literal, as a constant.
+        macro_rules! idx {
+            ($name:literal) => {{
+                const I: usize = dense::index($name);
+                I
             }};
         }
         match *ev {
@@ -665,19 +723,36 @@ impl Bundle {
                 })
             }
             TraceEvent::SchedHmpMigrate { task, dest, force } => {
-                put!(false, ev::GENERIC, 11, |o| {
-                    o.fixed(name!("sched_hmp_migrate"));
-                    g_task(o, task);
-                    gu(o, head!("dest", u), u64::from(dest));
-                    gu(o, head!("force", u), u64::from(force));
-                })
+                if dense {
+                    dense!(idx!("sched_hmp_migrate"), 11, |o| {
+                        t_str(o, 1, task.comm);
+                        t_int(o, 2, i64::from(task.pid));
+                        t_int(o, 3, i64::from(dest));
+                        t_int(o, 4, i64::from(force));
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 11, |o| {
+                        o.fixed(name!("sched_hmp_migrate"));
+                        g_task(o, task);
+                        gu(o, head!("dest", u), u64::from(dest));
+                        gu(o, head!("force", u), u64::from(force));
+                    })
+                }
             }
             TraceEvent::SchedTaskRunnableRatio { task, ratio } => {
-                put!(false, ev::GENERIC, 12, |o| {
-                    o.fixed(name!("sched_task_runnable_ratio"));
-                    g_task(o, task);
-                    gu(o, head!("ratio", u), ratio);
-                })
+                if dense {
+                    dense!(idx!("sched_task_runnable_ratio"), 12, |o| {
+                        t_str(o, 1, task.comm);
+                        t_int(o, 2, i64::from(task.pid));
+                        t_uint(o, 3, ratio);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 12, |o| {
+                        o.fixed(name!("sched_task_runnable_ratio"));
+                        g_task(o, task);
+                        gu(o, head!("ratio", u), ratio);
+                    })
+                }
             }
             TraceEvent::CpufreqInteractiveLoadeval {
                 cpu_id,
@@ -687,38 +762,69 @@ impl Bundle {
                 newtarg,
                 kind,
             } => {
-                put!(false, ev::GENERIC, 13, |o| {
-                    let name = kind.name();
-                    o.key_bytes(key1(generic::EVENT_NAME, WT_LEN), name.as_bytes());
-                    gu(o, head!("cpu", u), u64::from(cpu_id));
-                    gu(o, head!("load", u), load);
-                    gu(o, head!("cur", u), curtarg);
-                    gu(o, head!("actual", u), curactual);
-                    gu(o, head!("targ", u), newtarg);
-                })
+                if dense {
+                    let i = match kind {
+                        InteractiveEval::Target => idx!("cpufreq_interactive_target"),
+                        InteractiveEval::Already => idx!("cpufreq_interactive_already"),
+                        InteractiveEval::NotYet => idx!("cpufreq_interactive_notyet"),
+                    };
+                    dense!(i, 13, |o| {
+                        t_uint(o, 1, u64::from(cpu_id));
+                        t_uint(o, 2, load);
+                        t_uint(o, 3, curtarg);
+                        t_uint(o, 4, curactual);
+                        t_uint(o, 5, newtarg);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 13, |o| {
+                        let name = kind.name();
+                        o.key_bytes(key1(generic::EVENT_NAME, WT_LEN), name.as_bytes());
+                        gu(o, head!("cpu", u), u64::from(cpu_id));
+                        gu(o, head!("load", u), load);
+                        gu(o, head!("cur", u), curtarg);
+                        gu(o, head!("actual", u), curactual);
+                        gu(o, head!("targ", u), newtarg);
+                    })
+                }
             }
             TraceEvent::CpufreqInteractiveSetspeed {
                 cpu_id,
                 targfreq,
                 actualfreq,
             } => {
-                put!(false, ev::GENERIC, 14, |o| {
-                    name_cpu!(o, "cpufreq_interactive_setspeed", cpu_id);
-                    gu(o, head!("targ", u), targfreq);
-                    gu(o, head!("actual", u), actualfreq);
-                })
+                if dense {
+                    dense!(idx!("cpufreq_interactive_setspeed"), 14, |o| {
+                        t_uint(o, 1, u64::from(cpu_id));
+                        t_uint(o, 2, targfreq);
+                        t_uint(o, 3, actualfreq);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 14, |o| {
+                        name_cpu!(o, "cpufreq_interactive_setspeed", cpu_id);
+                        gu(o, head!("targ", u), targfreq);
+                        gu(o, head!("actual", u), actualfreq);
+                    })
+                }
             }
             TraceEvent::CpufreqInteractiveBoost { s } => {
-                put!(false, ev::GENERIC, 15, |o| {
-                    o.fixed(name!("cpufreq_interactive_boost"));
-                    gs(o, head!("s", s), s.as_bytes());
-                })
+                if dense {
+                    dense!(idx!("cpufreq_interactive_boost"), 15, |o| t_str(o, 1, s))
+                } else {
+                    put!(false, ev::GENERIC, 15, |o| {
+                        o.fixed(name!("cpufreq_interactive_boost"));
+                        gs(o, head!("s", s), s.as_bytes());
+                    })
+                }
             }
             TraceEvent::CpufreqInteractiveUnboost { s } => {
-                put!(false, ev::GENERIC, 16, |o| {
-                    o.fixed(name!("cpufreq_interactive_unboost"));
-                    gs(o, head!("s", s), s.as_bytes());
-                })
+                if dense {
+                    dense!(idx!("cpufreq_interactive_unboost"), 16, |o| t_str(o, 1, s))
+                } else {
+                    put!(false, ev::GENERIC, 16, |o| {
+                        o.fixed(name!("cpufreq_interactive_unboost"));
+                        gs(o, head!("s", s), s.as_bytes());
+                    })
+                }
             }
             TraceEvent::CpufreqSchedRequestOpp {
                 cpu,
@@ -726,12 +832,21 @@ impl Bundle {
                 freq_new,
                 requested_freq,
             } => {
-                put!(false, ev::GENERIC, 17, |o| {
-                    name_cpu!(o, "cpufreq_sched_request_opp", cpu);
-                    gu(o, head!("capacity", u), capacity);
-                    gu(o, head!("freq_new", u), freq_new);
-                    gu(o, head!("requested_freq", u), requested_freq);
-                })
+                if dense {
+                    dense!(idx!("cpufreq_sched_request_opp"), 17, |o| {
+                        t_uint(o, 1, u64::from(cpu));
+                        t_uint(o, 2, capacity);
+                        t_uint(o, 3, freq_new);
+                        t_uint(o, 4, requested_freq);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 17, |o| {
+                        name_cpu!(o, "cpufreq_sched_request_opp", cpu);
+                        gu(o, head!("capacity", u), capacity);
+                        gu(o, head!("freq_new", u), freq_new);
+                        gu(o, head!("requested_freq", u), requested_freq);
+                    })
+                }
             }
             TraceEvent::CpufreqSchedUpdateCapacity {
                 cpu,
@@ -742,21 +857,37 @@ impl Bundle {
                 total,
                 new_total,
             } => {
-                put!(false, ev::GENERIC, 18, |o| {
-                    name_cpu!(o, "cpufreq_sched_update_capacity", cpu);
-                    gu(o, head!("set_cap", u), u64::from(request));
-                    gu(o, head!("cfs", u), cfs);
-                    gu(o, head!("rt", u), rt);
-                    gu(o, head!("dl", u), dl);
-                    gu(o, head!("old_tot", u), total);
-                    gu(o, head!("new_tot", u), new_total);
-                })
+                if dense {
+                    dense!(idx!("cpufreq_sched_update_capacity"), 18, |o| {
+                        t_uint(o, 1, u64::from(cpu));
+                        t_uint(o, 2, u64::from(request));
+                        t_uint(o, 3, cfs);
+                        t_uint(o, 4, rt);
+                        t_uint(o, 5, dl);
+                        t_uint(o, 6, total);
+                        t_uint(o, 7, new_total);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 18, |o| {
+                        name_cpu!(o, "cpufreq_sched_update_capacity", cpu);
+                        gu(o, head!("set_cap", u), u64::from(request));
+                        gu(o, head!("cfs", u), cfs);
+                        gu(o, head!("rt", u), rt);
+                        gu(o, head!("dl", u), dl);
+                        gu(o, head!("old_tot", u), total);
+                        gu(o, head!("new_tot", u), new_total);
+                    })
+                }
             }
             TraceEvent::CpufreqSchedThrottled { rem } => {
-                put!(false, ev::GENERIC, 19, |o| {
-                    o.fixed(name!("cpufreq_sched_throttled"));
-                    gi(o, head!("rem", i), rem);
-                })
+                if dense {
+                    dense!(idx!("cpufreq_sched_throttled"), 19, |o| t_int(o, 1, rem))
+                } else {
+                    put!(false, ev::GENERIC, 19, |o| {
+                        o.fixed(name!("cpufreq_sched_throttled"));
+                        gi(o, head!("rem", i), rem);
+                    })
+                }
             }
             TraceEvent::SchedPeltSe {
                 cpu,
@@ -766,25 +897,35 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, 20, |o| {
-                    name_cpu_gs!(
-                        o,
-                        "sched_pelt_se",
-                        cpu,
-                        "(null)",
-                        "comm",
-                        task.comm.as_bytes()
-                    );
-                    gu(o, head!("pid", u), u64::from(task.pid));
-                    gu(o, head!("load", u), load);
-                    gu(o, head!("rbl_load", u), rbl_load);
-                    gu(o, head!("util", u), util);
-                    o.short_message_kept(
-                        head!("update_time", u),
-                        update_time,
-                        &mut self.update_time,
-                    );
-                })
+                if dense {
+                    dense!(idx!("sched_pelt_se"), 20, |o| {
+                        dense_task(o, cpu, task);
+                        t_uint(o, 5, load);
+                        t_uint(o, 6, rbl_load);
+                        t_uint(o, 7, util);
+                        o.key_varint_kept(key1(8, 0), update_time, &mut self.update_time);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 20, |o| {
+                        name_cpu_gs!(
+                            o,
+                            "sched_pelt_se",
+                            cpu,
+                            "(null)",
+                            "comm",
+                            task.comm.as_bytes()
+                        );
+                        gu(o, head!("pid", u), u64::from(task.pid));
+                        gu(o, head!("load", u), load);
+                        gu(o, head!("rbl_load", u), rbl_load);
+                        gu(o, head!("util", u), util);
+                        o.short_message_kept(
+                            head!("update_time", u),
+                            update_time,
+                            &mut self.update_time,
+                        );
+                    })
+                }
             }
             TraceEvent::SchedPeltCfs {
                 cpu,
@@ -793,16 +934,26 @@ impl Bundle {
                 util,
                 update_time,
             } => {
-                put!(false, ev::GENERIC, 21, |o| {
-                    name_cpu_gu!(o, "sched_pelt_cfs", cpu, "/", "load", load);
-                    gu(o, head!("rbl_load", u), rbl_load);
-                    gu(o, head!("util", u), util);
-                    o.short_message_kept(
-                        head!("update_time", u),
-                        update_time,
-                        &mut self.update_time,
-                    );
-                })
+                if dense {
+                    dense!(idx!("sched_pelt_cfs"), 21, |o| {
+                        dense_root(o, cpu);
+                        t_uint(o, 3, load);
+                        t_uint(o, 4, rbl_load);
+                        t_uint(o, 5, util);
+                        o.key_varint_kept(key1(6, 0), update_time, &mut self.update_time);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 21, |o| {
+                        name_cpu_gu!(o, "sched_pelt_cfs", cpu, "/", "load", load);
+                        gu(o, head!("rbl_load", u), rbl_load);
+                        gu(o, head!("util", u), util);
+                        o.short_message_kept(
+                            head!("update_time", u),
+                            update_time,
+                            &mut self.update_time,
+                        );
+                    })
+                }
             }
             TraceEvent::SchedPeltRt {
                 cpu,
@@ -810,11 +961,20 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, 22, |o| {
-                    name_cpu_gu!(o, "sched_pelt_rt", cpu, "", "load", load);
-                    gu(o, head!("rbl_load", u), rbl_load);
-                    gu(o, head!("util", u), util);
-                })
+                if dense {
+                    dense!(idx!("sched_pelt_rt"), 22, |o| {
+                        t_int(o, 1, i64::from(cpu));
+                        t_uint(o, 2, load);
+                        t_uint(o, 3, rbl_load);
+                        t_uint(o, 4, util);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 22, |o| {
+                        name_cpu_gu!(o, "sched_pelt_rt", cpu, "", "load", load);
+                        gu(o, head!("rbl_load", u), rbl_load);
+                        gu(o, head!("util", u), util);
+                    })
+                }
             }
             TraceEvent::SchedPeltDl {
                 cpu,
@@ -822,11 +982,20 @@ impl Bundle {
                 rbl_load,
                 util,
             } => {
-                put!(false, ev::GENERIC, 23, |o| {
-                    name_cpu_gu!(o, "sched_pelt_dl", cpu, "", "load", load);
-                    gu(o, head!("rbl_load", u), rbl_load);
-                    gu(o, head!("util", u), util);
-                })
+                if dense {
+                    dense!(idx!("sched_pelt_dl"), 23, |o| {
+                        t_int(o, 1, i64::from(cpu));
+                        t_uint(o, 2, load);
+                        t_uint(o, 3, rbl_load);
+                        t_uint(o, 4, util);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 23, |o| {
+                        name_cpu_gu!(o, "sched_pelt_dl", cpu, "", "load", load);
+                        gu(o, head!("rbl_load", u), rbl_load);
+                        gu(o, head!("util", u), util);
+                    })
+                }
             }
             TraceEvent::SchedUtilEstSe {
                 cpu,
@@ -835,20 +1004,29 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, 24, |o| {
-                    name_cpu_gs!(
-                        o,
-                        "sched_util_est_se",
-                        cpu,
-                        "(null)",
-                        "comm",
-                        task.comm.as_bytes()
-                    );
-                    gu(o, head!("pid", u), u64::from(task.pid));
-                    gu(o, head!("enqueued", u), enqueued);
-                    gu(o, head!("ewma", u), ewma);
-                    gu(o, head!("util", u), util);
-                })
+                if dense {
+                    dense!(idx!("sched_util_est_se"), 24, |o| {
+                        dense_task(o, cpu, task);
+                        t_uint(o, 5, enqueued);
+                        t_uint(o, 6, ewma);
+                        t_uint(o, 7, util);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 24, |o| {
+                        name_cpu_gs!(
+                            o,
+                            "sched_util_est_se",
+                            cpu,
+                            "(null)",
+                            "comm",
+                            task.comm.as_bytes()
+                        );
+                        gu(o, head!("pid", u), u64::from(task.pid));
+                        gu(o, head!("enqueued", u), enqueued);
+                        gu(o, head!("ewma", u), ewma);
+                        gu(o, head!("util", u), util);
+                    })
+                }
             }
             TraceEvent::SchedUtilEstCfs {
                 cpu,
@@ -856,11 +1034,20 @@ impl Bundle {
                 ewma,
                 util,
             } => {
-                put!(false, ev::GENERIC, 25, |o| {
-                    name_cpu_gu!(o, "sched_util_est_cfs", cpu, "/", "enqueued", enqueued);
-                    gu(o, head!("ewma", u), ewma);
-                    gu(o, head!("util", u), util);
-                })
+                if dense {
+                    dense!(idx!("sched_util_est_cfs"), 25, |o| {
+                        dense_root(o, cpu);
+                        t_uint(o, 3, enqueued);
+                        t_uint(o, 4, ewma);
+                        t_uint(o, 5, util);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 25, |o| {
+                        name_cpu_gu!(o, "sched_util_est_cfs", cpu, "/", "enqueued", enqueued);
+                        gu(o, head!("ewma", u), ewma);
+                        gu(o, head!("util", u), util);
+                    })
+                }
             }
             TraceEvent::SchedCpuCapacity {
                 cpu,
@@ -868,20 +1055,36 @@ impl Bundle {
                 capacity_orig,
                 capacity_curr,
             } => {
-                put!(false, ev::GENERIC, 26, |o| {
-                    name_cpu_gu!(o, "sched_cpu_capacity", cpu, "", "capacity", capacity);
-                    gu(o, head!("capacity_orig", u), capacity_orig);
-                    gu(o, head!("capacity_curr", u), capacity_curr);
-                })
+                if dense {
+                    dense!(idx!("sched_cpu_capacity"), 26, |o| {
+                        t_int(o, 1, i64::from(cpu));
+                        t_uint(o, 2, capacity);
+                        t_uint(o, 3, capacity_orig);
+                        t_uint(o, 4, capacity_curr);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 26, |o| {
+                        name_cpu_gu!(o, "sched_cpu_capacity", cpu, "", "capacity", capacity);
+                        gu(o, head!("capacity_orig", u), capacity_orig);
+                        gu(o, head!("capacity_curr", u), capacity_curr);
+                    })
+                }
             }
             TraceEvent::SchedOverutilized { overutilized, .. } => {
                 format_text(text, nr_cpus, ev);
                 let text = &text[..];
-                put!(false, ev::GENERIC, 27, |o| {
-                    o.fixed(name!("sched_overutilized"));
-                    gu(o, head!("overutilized", u), u64::from(overutilized));
-                    gs(o, head!("span", s), text);
-                })
+                if dense {
+                    dense!(idx!("sched_overutilized"), 27, |o| {
+                        t_int(o, 1, i64::from(overutilized));
+                        o.key_bytes(key1(2, WT_LEN), text);
+                    })
+                } else {
+                    put!(false, ev::GENERIC, 27, |o| {
+                        o.fixed(name!("sched_overutilized"));
+                        gu(o, head!("overutilized", u), u64::from(overutilized));
+                        gs(o, head!("span", s), text);
+                    })
+                }
             }
         }
     }

@@ -13,8 +13,11 @@
 //!   `sched_pi_setprio`, `cpu_frequency`, `cpu_idle`, and `print` for rt-app's
 //!   `trace_marker` lines, whose `buf` ends in `\n` as the kernel stores it and whose `ip`
 //!   is left unset); every other event (PELT, util_est, capacity, overutilized, the
-//!   governors', HMP's) as a `GenericFtraceEvent` whose fields are the text trace's, with
-//!   the same names and values (unsigned as `uint_value`, signed as `int_value`, strings,
+//!   governors', HMP's) with the text trace's fields, names and values, as Perfetto v59's
+//!   traced_probes writes an event it has no message for ([`PerfettoConfig`]): by default
+//!   under a field number of its own, its fields numbered, each bundle ending with the
+//!   descriptors of the events it holds (`dense`); or, in the legacy layout, as a
+//!   `GenericFtraceEvent` (unsigned as `uint_value`, signed as `int_value`, strings,
 //!   including `span=0x…`, as `str_value`);
 //! * `ProcessTree` packets naming the tasks, each at the time it is first known: a task
 //!   created by `sched_wakeup_new` is a thread of the thread group of the task current on
@@ -69,6 +72,10 @@ pub const BUNDLE_BYTES: usize = 16 * 1024;
 /// the most bytes it holds before an event (fewer than [`BUNDLE_BYTES`]), and a window.
 const ROOM: usize = BUNDLE_BYTES + WIN + WIN_TAIL;
 const _: () = assert!(BUNDLE_BYTES.is_power_of_two(), "an event's start masked");
+const _: () = assert!(
+    dense::EVENTS.len() <= 32,
+    "a bit each in Bundle::generic_used"
+);
 /// Bytes of packets buffered before they are handed to the writer.
 const FLUSH_THRESHOLD: usize = 256 * 1024;
 /// Capacity of the output buffer: the threshold, a bundle's packet and room to spare.
@@ -76,6 +83,7 @@ const BUF_CAPACITY: usize = FLUSH_THRESHOLD + BUNDLE_BYTES + 1024;
 /// The one packet sequence this writer produces (`trusted_packet_sequence_id`).
 const SEQUENCE_ID: u64 = 1;
 
+mod dense;
 mod encode;
 mod window;
 
@@ -123,6 +131,23 @@ fn varint_word(v: u64) -> (u64, usize) {
         let len = varint_len(v);
         let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
         (crate::proto::groups7(v) | cont, len)
+    }
+}
+
+/// Writes the key `key` of an `FtraceEvent` body at the start of `d` and returns its
+/// length: [`varint_at`], with the three bytes of a field number from 2^11 to 2^18 (the
+/// dense encoding's, from 65536: see [`dense`]) written inline too. Each arm's field is a
+/// constant, so only its own case is left.
+#[inline(always)]
+fn key_at(d: &mut [u8; 10], key: u64) -> usize {
+    if (1 << 14..1 << 21).contains(&key) {
+        // Three groups of seven bits, the first two with the continuation bit.
+        d[0] = (key as u8) | 0x80;
+        d[1] = ((key >> 7) as u8) | 0x80;
+        d[2] = (key >> 14) as u8;
+        3
+    } else {
+        varint_at(d, key)
     }
 }
 
@@ -254,6 +279,9 @@ struct Bundle {
     /// most events need no look-up of the process tree ([`PerfettoSink`]'s
     /// `note_current`).
     current: u32,
+    /// With the dense encoding, bit `i`: an event of [`dense::EVENTS`]`[i]` is among the
+    /// events not yet written, so its descriptor goes in their bundle.
+    generic_used: u32,
 }
 
 /// Event kinds ([`Bundle::push`]'s arms, each with its own index below this).
@@ -340,7 +368,7 @@ impl Bundle {
             .expect("within the window") = head.bytes;
         let at = at + usize::from(head.len);
         let at = at
-            + varint_at(
+            + key_at(
                 w[at..].first_chunk_mut::<10>().expect("within the window"),
                 tag_key,
             );
@@ -524,6 +552,36 @@ impl Groups {
     }
 }
 
+/// What the trace's recording config asks of traced_probes, as far as it changes the
+/// file: named after `FtraceConfig`'s fields (protos/perfetto/config/ftrace/
+/// ftrace_config.proto). The default is what Perfetto v59's traced_probes records when
+/// the config leaves them unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfettoConfig {
+    /// `denser_generic_event_encoding` (perfetto v50+; the default since v53): an event
+    /// with no message of its own in Perfetto is written under a field number of its
+    /// own with its fields numbered, and each bundle holding such events carries their
+    /// descriptors (module `dense`). Off, each is a `GenericFtraceEvent` naming every
+    /// field, as traced_probes wrote them before.
+    pub denser_generic_event_encoding: bool,
+}
+
+impl Default for PerfettoConfig {
+    fn default() -> Self {
+        PerfettoConfig {
+            denser_generic_event_encoding: true,
+        }
+    }
+}
+
+impl PerfettoConfig {
+    /// What traced_probes before v50 recorded: every event with no message of its own
+    /// as a `GenericFtraceEvent`.
+    pub const LEGACY: PerfettoConfig = PerfettoConfig {
+        denser_generic_event_encoding: false,
+    };
+}
+
 /// A [`TraceSink`] that writes a Perfetto protobuf trace, as described in the
 /// [module documentation](self).
 ///
@@ -582,6 +640,11 @@ pub struct PerfettoSink<W: BlockWrite> {
     all: bool,
     /// CPU count given to `begin` (0 before).
     nr_cpus: usize,
+    /// `config.denser_generic_event_encoding`.
+    dense: bool,
+    /// With `dense`, each event kind's `generic_event_descriptors` field
+    /// ([`dense::descriptors`]).
+    descriptors: Vec<Vec<u8>>,
     /// First I/O error; output stops once set.
     error: Option<io::Error>,
 }
@@ -594,8 +657,15 @@ impl PerfettoSink<File> {
 }
 
 impl<W: BlockWrite> PerfettoSink<W> {
-    /// A sink writing every event group to `writer`.
+    /// A sink writing every event group to `writer`, as Perfetto v59's traced_probes
+    /// does by default ([`PerfettoConfig::default`]).
     pub fn new(writer: W) -> Self {
+        Self::with_config(writer, PerfettoConfig::default())
+    }
+
+    /// A sink writing every event group to `writer` as `config` says.
+    pub fn with_config(writer: W, config: PerfettoConfig) -> Self {
+        let dense = config.denser_generic_event_encoding;
         PerfettoSink {
             out: Some(writer),
             buf: Vec::with_capacity(BUF_CAPACITY),
@@ -611,6 +681,12 @@ impl<W: BlockWrite> PerfettoSink<W> {
             interest: Interest::ALL,
             all: true,
             nr_cpus: 0,
+            dense,
+            descriptors: if dense {
+                dense::descriptors()
+            } else {
+                Vec::new()
+            },
             error: None,
         }
     }
@@ -683,8 +759,13 @@ impl<W: BlockWrite> PerfettoSink<W> {
         if used == 0 {
             return;
         }
+        let used_kinds = self.cpus[cpu].generic_used;
+        let descriptors_len: usize = (0..dense::EVENTS.len())
+            .filter(|i| used_kinds >> i & 1 != 0)
+            .map(|i| self.descriptors[i].len())
+            .sum();
         let cpu_field = 1 + varint_len(cpu as u64);
-        let bundle_len = cpu_field + used;
+        let bundle_len = cpu_field + used + descriptors_len;
         let seq_field = 1 + varint_len(SEQUENCE_ID);
         let packet_len = 1 + varint_len(bundle_len as u64) + bundle_len + seq_field;
         push_key(&mut self.buf, trace::PACKET, WT_LEN);
@@ -706,6 +787,14 @@ impl<W: BlockWrite> PerfettoSink<W> {
             self.segment_bytes += used;
         }
         b.used = 0;
+        b.generic_used = 0;
+        // After the events, as traced_probes' `Bundler::FinalizeAndRunSymbolizer()`
+        // writes them.
+        for (i, d) in self.descriptors.iter().enumerate() {
+            if used_kinds >> i & 1 != 0 {
+                self.buf.extend_from_slice(d);
+            }
+        }
         push_uint(
             &mut self.buf,
             packet::TRUSTED_PACKET_SEQUENCE_ID,
@@ -865,7 +954,7 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
             self.cpus.resize_with(cpu + 1, Bundle::default);
         }
         self.note_current(cpu, ctx);
-        let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus);
+        let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
         if names {
             self.track_event(ctx, ev);
         }

@@ -8,7 +8,7 @@ use super::*;
 use crate::fmt;
 use crate::ftrace::{event_name, format_marker};
 use crate::proto::{push_int, Sizer};
-use hetsched_core::trace::{Interest, RtappMarker, TaskRef};
+use hetsched_core::trace::{InteractiveEval, Interest, RtappMarker, TaskRef};
 use std::io::Write;
 
 use super::test_feed as common;
@@ -341,11 +341,17 @@ fn ref_body(body: &mut Vec<u8>, text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEv
 }
 
 /// The reference encoding of `ev`'s `FtraceEventBundle.event` field at `ctx`.
-fn reference(ctx: &Ctx<'_>, ev: &TraceEvent<'_>, nr_cpus: usize) -> Vec<u8> {
+fn reference(ctx: &Ctx<'_>, ev: &TraceEvent<'_>, nr_cpus: usize, dense: bool) -> Vec<u8> {
     let mut body = Vec::new();
     let mut text = Vec::new();
-    let tag = ref_body(&mut body, &mut text, nr_cpus, ev);
-    assert_eq!(tag, field_of(ev));
+    let mut tag = ref_body(&mut body, &mut text, nr_cpus, ev);
+    assert_eq!(tag, field_of(ev, false));
+    if dense && tag == ev::GENERIC {
+        let i = dense_index(ev).expect("a dense event");
+        body = dense_from_generic(&body, &super::dense::EVENTS[i]);
+        tag = super::dense::FIRST_ID + i as u32;
+        assert_eq!(tag, field_of(ev, true));
+    }
     let mut event = Vec::new();
     push_uint(&mut event, ev::TIMESTAMP, ctx.ts);
     push_uint(&mut event, ev::PID, u64::from(ctx.pid));
@@ -355,12 +361,76 @@ fn reference(ctx: &Ctx<'_>, ev: &TraceEvent<'_>, nr_cpus: usize) -> Vec<u8> {
     out
 }
 
+/// A varint at `b[*at..]`, `*at` moved past it.
+fn read_varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = b[*at];
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            break;
+        }
+    }
+    v
+}
+
+/// The fields of a message: (field number, wire type, varint value or bytes).
+fn read_fields(b: &[u8]) -> Vec<(u32, u64, u64, &[u8])> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < b.len() {
+        let key = read_varint(b, &mut at);
+        let (field, wt) = ((key >> 3) as u32, key & 7);
+        if wt == WT_LEN {
+            let len = read_varint(b, &mut at) as usize;
+            out.push((field, wt, 0, &b[at..at + len]));
+            at += len;
+        } else {
+            assert_eq!(wt, 0, "a varint");
+            out.push((field, wt, read_varint(b, &mut at), &b[..0]));
+        }
+    }
+    out
+}
+
+/// The dense encoding of the `GenericFtraceEvent` body `generic` (the former encoder's):
+/// its fields in order, numbered from 1, each with its value's bytes; and a check that
+/// its name and fields' names are those of `g`, the descriptor's.
+fn dense_from_generic(generic: &[u8], g: &super::dense::Generic) -> Vec<u8> {
+    let fields = read_fields(generic);
+    assert_eq!(fields[0].0, generic::EVENT_NAME);
+    assert_eq!(fields[0].3, g.name.as_bytes());
+    assert_eq!(fields.len() - 1, g.fields.len(), "{}", g.name);
+    let mut body = Vec::new();
+    for (n, (f, (name, ty))) in fields[1..].iter().zip(g.fields).enumerate() {
+        assert_eq!(f.0, generic::FIELD);
+        let parts = read_fields(f.3);
+        assert_eq!((parts[0].0, parts[0].3), (generic::NAME, name.as_bytes()));
+        let number = n as u32 + 1;
+        match parts[1] {
+            (generic::STR_VALUE, _, _, v) => {
+                assert_eq!(*ty, super::dense::Ty::S, "{}.{name}", g.name);
+                push_bytes(&mut body, number, v);
+            }
+            (generic::UINT_VALUE | generic::INT_VALUE, _, v, _) => {
+                assert_ne!(*ty, super::dense::Ty::S, "{}.{name}", g.name);
+                push_uint(&mut body, number, v);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    body
+}
+
 /// A sink that checks each event's bytes from [`Bundle::push`] against
 /// [`reference`], each event alone in a bundle (twice: the widths of its lengths guessed
 /// from nothing, then from itself) and all of them in one bundle (`all`, `want`: the
 /// widths guessed from the last event of the same kind, whatever its lengths).
 #[derive(Default)]
 struct Check {
+    /// The dense encoding of generic events ([`super::dense`]).
+    dense: bool,
     nr_cpus: usize,
     text: Vec<u8>,
     events: usize,
@@ -386,12 +456,22 @@ impl TraceSink for Check {
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         // Twice into one bundle: the second event is written after the first's.
         let mut b = Bundle::default();
-        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus);
-        assert_eq!(b.push(ctx, ev, &mut self.text, self.nr_cpus).0, 2 * one);
-        let want = reference(ctx, ev, self.nr_cpus);
+        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        assert_eq!(
+            b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense).0,
+            2 * one
+        );
+        let want = reference(ctx, ev, self.nr_cpus, self.dense);
         assert_eq!(&b.events()[..one], want, "{ev:?}");
         assert_eq!(&b.events()[one..], want, "{ev:?}");
-        self.all.push(ctx, ev, &mut self.text, self.nr_cpus);
+        let kinds = b.generic_used;
+        assert_eq!(
+            kinds,
+            dense_index(ev).filter(|_| self.dense).map_or(0, |i| 1 << i),
+            "{ev:?}"
+        );
+        self.all
+            .push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
         self.want.extend_from_slice(&want);
         self.events += 1;
     }
@@ -399,7 +479,19 @@ impl TraceSink for Check {
 
 #[test]
 fn every_event_encodes_as_the_reference() {
-    let mut check = Check::default();
+    every_event_encodes_as_the_reference_in(false);
+}
+
+#[test]
+fn every_event_encodes_as_the_reference_in_the_dense_encoding() {
+    every_event_encodes_as_the_reference_in(true);
+}
+
+fn every_event_encodes_as_the_reference_in(dense: bool) {
+    let mut check = Check {
+        dense,
+        ..Check::default()
+    };
     common::feed(&mut check);
     assert!(check.events >= 30);
     check.begin(3, 0);
@@ -510,6 +602,43 @@ fn every_event_encodes_as_the_reference() {
                 TraceEvent::SchedOverutilized {
                     overutilized: true,
                     span: &span,
+                },
+                TraceEvent::SchedPeltRt {
+                    cpu: w,
+                    load: v,
+                    rbl_load: v,
+                    util: v,
+                },
+                TraceEvent::SchedPeltDl {
+                    cpu: w,
+                    load: v,
+                    rbl_load: v,
+                    util: v,
+                },
+                TraceEvent::CpufreqInteractiveLoadeval {
+                    cpu_id: w,
+                    load: v,
+                    curtarg: v,
+                    curactual: v,
+                    newtarg: v,
+                    kind: [
+                        InteractiveEval::Target,
+                        InteractiveEval::Already,
+                        InteractiveEval::NotYet,
+                    ][(v % 3) as usize],
+                },
+                TraceEvent::CpufreqInteractiveSetspeed {
+                    cpu_id: w,
+                    targfreq: v,
+                    actualfreq: v,
+                },
+                TraceEvent::CpufreqInteractiveBoost { s: "on" },
+                TraceEvent::CpufreqInteractiveUnboost { s: "pulse" },
+                TraceEvent::CpufreqSchedRequestOpp {
+                    cpu: w,
+                    capacity: v,
+                    freq_new: v,
+                    requested_freq: v,
                 },
                 TraceEvent::Print(RtappMarker::Main {
                     event: comm,

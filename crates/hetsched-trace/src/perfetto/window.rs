@@ -91,6 +91,12 @@ pub(super) trait Put: Out {
         self.varint(b.len() as u64);
         self.bytes(b);
     }
+    /// [`Put::key_varint`], the varint copied from `kept` ([`Kept::of`]) where the
+    /// encoder writes it so (a window).
+    #[inline(always)]
+    fn key_varint_kept(&mut self, key: u8, v: u64, _kept: &mut Kept) {
+        self.key_varint(key, v);
+    }
 }
 
 /// A generic event's `Field` with a string value: the head with its length (one byte if
@@ -204,6 +210,15 @@ impl Put for Win<'_> {
         let p = self.at();
         self.w[p] = key;
         let n = varint_at(self.w[p + 1..].first_chunk_mut::<10>().expect(TAIL), v);
+        self.pos += 1 + n;
+    }
+    #[inline(always)]
+    fn key_varint_kept(&mut self, key: u8, v: u64, kept: &mut Kept) {
+        let p = self.at();
+        let (bytes, n) = kept.of(v);
+        let w = &mut *self.w;
+        w[p] = key;
+        *w[p + 1..].first_chunk_mut::<10>().expect(TAIL) = *bytes;
         self.pos += 1 + n;
     }
     #[inline(always)]
