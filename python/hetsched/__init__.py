@@ -273,7 +273,7 @@ def run(
         trace_format: ``"text"`` or ``"perfetto"`` whatever the trace file's name;
             ``"perfetto-legacy"`` writes the events Perfetto has no message for as
             ``GenericFtraceEvent`` (traced_probes before v53), for trace processors older
-            than v50 (docs/trace-format.md).
+            than v52 (docs/trace-format.md).
         timeline: keep a downsampled timeline (per-CPU tasks, frequency, idle, PELT,
             overutilized; at most 1024 buckets, docs/report.md) for :mod:`hetsched.plot`
             and :func:`report`, as ``hetsched run --timeline`` does.

@@ -162,7 +162,7 @@ enum TraceFormatArg {
     /// v59's traced_probes records it.
     Perfetto,
     /// Perfetto protobuf with every event Perfetto has no message for as a
-    /// GenericFtraceEvent (traced_probes before v53; trace processors before v50).
+    /// GenericFtraceEvent (traced_probes before v53; trace processors before v52).
     PerfettoLegacy,
 }
 

@@ -53,7 +53,7 @@ pub enum TraceFormat {
     Perfetto,
     /// Perfetto protobuf with every event that has no message of its own as a
     /// `GenericFtraceEvent`, as traced_probes recorded it before v53
-    /// ([`PerfettoConfig::LEGACY`]): for trace processors older than v50.
+    /// ([`PerfettoConfig::LEGACY`]): for trace processors older than v52.
     PerfettoLegacy,
 }
 

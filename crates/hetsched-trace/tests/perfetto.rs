@@ -128,6 +128,7 @@ fn decode(trace: &[u8]) -> Decoded {
                     string(bytes(&desc, 1)[0]),
                 );
             }
+            let mut used = std::collections::BTreeSet::new();
             for event in bytes(&b, 2) {
                 let e = fields(event);
                 let ts = uint(&e, 1).expect("event timestamp");
@@ -142,6 +143,7 @@ fn decode(trace: &[u8]) -> Decoded {
                 let name = if tag == 327 {
                     string(bytes(&fields(body), 1)[0])
                 } else if tag >= 65536 {
+                    used.insert(tag);
                     described
                         .get(&tag)
                         .expect("an event its bundle describes")
@@ -151,6 +153,11 @@ fn decode(trace: &[u8]) -> Decoded {
                 };
                 d.events.entry(cpu).or_default().push((ts / US, pid, name));
             }
+            // A bundle describes the dense events it holds, and no others.
+            assert!(
+                described.keys().copied().eq(used.iter().copied()),
+                "{described:?} {used:?}"
+            );
         }
         for tree in bytes(&p, 2) {
             for thread in bytes(&fields(tree), 2) {

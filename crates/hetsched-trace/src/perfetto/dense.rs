@@ -1,6 +1,6 @@
 //! Perfetto's denser encoding of the events it has no message for
-//! (`FtraceConfig.denser_generic_event_encoding`: added in perfetto v50, traced_probes'
-//! default since v53).
+//! (`FtraceConfig.denser_generic_event_encoding`: added in perfetto v50, read by trace
+//! processor since v52, traced_probes' default since v53).
 //!
 //! traced_probes gives each such event an `FtraceEvent` field number of its own from
 //! 65536 up (`ProtoTranslationTable::kGenericEvtProtoMinPbFieldId`,
@@ -20,9 +20,16 @@
 //! Here the field numbers are fixed, in the order of [`EVENTS`] (traced_probes numbers
 //! events in the order it meets them, so two boards' numbers differ anyway), and the
 //! fields are the text trace's, with its names and in its order, as the older encoding
-//! has them. A non-negative value's varint is the same in `int64` and `uint64`, so the
-//! types declared follow the tracepoints' C types (`int cpu`, `int pid`) without changing
-//! a byte of the values.
+//! has them. traced_probes takes the names from the tracepoint's `format` file, which
+//! for some events are not the `TP_printk` names the text shows: the interactive
+//! governor's `cpu_id`, `curtarg`, `curactual`, `newtarg`, `targfreq`, `actualfreq`, the
+//! schedfreq series' `request` and `total`. A non-negative value's varint is the same in
+//! `int64` and `uint64`, so the types declared follow the tracepoints' C types (`int cpu`,
+//! `int pid`) without changing a byte of the values; trace processor stores a
+//! `TYPE_UINT64` field as an unsigned argument (`value_type` `uint`), where the legacy
+//! layout's `uint_value` became a signed one. One exception: `cpufreq_sched_throttled`'s
+//! `rem` is an `unsigned int` in the schedfreq series, but the engine gives the time left
+//! signed, as the text prints it (`-?\d+`), so it is declared `TYPE_INT64`.
 
 use crate::proto::{push_bytes, push_str, push_uint, WT_LEN};
 
@@ -189,7 +196,7 @@ pub(super) const EVENTS: [Generic; 19] = [
         group: "cpufreq_sched",
         name: "cpufreq_sched_request_opp",
         fields: &[
-            ("cpu", U),
+            ("cpu", I),
             ("capacity", U),
             ("freq_new", U),
             ("requested_freq", U),
@@ -199,7 +206,7 @@ pub(super) const EVENTS: [Generic; 19] = [
         group: "cpufreq_sched",
         name: "cpufreq_sched_update_capacity",
         fields: &[
-            ("cpu", U),
+            ("cpu", I),
             ("set_cap", U),
             ("cfs", U),
             ("rt", U),

@@ -558,7 +558,8 @@ impl Groups {
 /// the config leaves them unset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerfettoConfig {
-    /// `denser_generic_event_encoding` (perfetto v50+; the default since v53): an event
+    /// `denser_generic_event_encoding` (perfetto v50+, read by trace processor since v52;
+    /// traced_probes' default since v53): an event
     /// with no message of its own in Perfetto is written under a field number of its
     /// own with its fields numbered, and each bundle holding such events carries their
     /// descriptors (module `dense`). Off, each is a `GenericFtraceEvent` naming every
@@ -575,7 +576,8 @@ impl Default for PerfettoConfig {
 }
 
 impl PerfettoConfig {
-    /// What traced_probes before v50 recorded: every event with no message of its own
+    /// What traced_probes before v53 recorded by default (and trace processors before v52
+    /// read): every event with no message of its own
     /// as a `GenericFtraceEvent`.
     pub const LEGACY: PerfettoConfig = PerfettoConfig {
         denser_generic_event_encoding: false,
