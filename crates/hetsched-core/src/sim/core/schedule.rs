@@ -9,14 +9,17 @@ impl<'w> Sim<'w> {
     /// fair; `None`: the idle task. With no stopper, deadline or (unthrottled) RT task
     /// queued, the classes above the fair one pick nothing, and the fair class is asked
     /// at once (`__pick_next_task()`'s "all tasks are fair" shortcut, here without the
-    /// walk that would find the same).
+    /// walk that would find the same), on the rq already borrowed (the fair class's
+    /// `pick_next_task()`, [`Class::pick_next_task`]).
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
         let rq = &self.rqs[cpu];
         if rq.stop.is_none()
             && rq.dl.nr_running() == 0
             && (rq.rt_throttled || rq.rt.nr_running() == 0)
         {
-            return Class::Fair.pick_next_task(self, cpu);
+            let next = rq.cfs.pick_next(&self.ents, &self.s.fair);
+            debug_assert_eq!(next, Class::Fair.pick_next_task(self, cpu));
+            return next;
         }
         Class::PICK_ORDER
             .iter()
