@@ -70,6 +70,16 @@ pub(in crate::sim) fn g_overutilized(i: &Interest) -> bool {
     i.overutilized
 }
 
+/// [`Sim::tref`] of the thread `t`.
+#[inline]
+pub(in crate::sim) fn task_ref(t: &Thread) -> TaskRef<'_> {
+    TaskRef {
+        comm: if t.renamed { &t.comm } else { &t.comm0 },
+        pid: t.pid,
+        prio: t.prio(),
+    }
+}
+
 impl<'w> Sim<'w> {
     pub(in crate::sim) fn ctx(&self, cpu: usize, now: Nanos) -> Ctx<'_> {
         match self.rqs[cpu].curr {
@@ -90,12 +100,7 @@ impl<'w> Sim<'w> {
 
     /// The task as tracepoints see it: `rt-app` until the thread renamed itself.
     pub(in crate::sim) fn tref(&self, tid: usize) -> TaskRef<'_> {
-        let t = &self.threads[tid];
-        TaskRef {
-            comm: if t.renamed { &t.comm } else { &t.comm0 },
-            pid: t.pid,
-            prio: t.prio(),
-        }
+        task_ref(&self.threads[tid])
     }
 
     pub(in crate::sim) fn marker(
