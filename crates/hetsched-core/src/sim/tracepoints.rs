@@ -80,6 +80,17 @@ pub(in crate::sim) fn task_ref(t: &Thread) -> TaskRef<'_> {
     }
 }
 
+/// [`Sim::ctx`] of `cpu` running its idle task, for a caller that knows it does.
+#[inline]
+pub(in crate::sim) fn idle_ctx(cpu: usize, now: Nanos) -> Ctx<'static> {
+    Ctx {
+        ts: now,
+        cpu: cpu as u32,
+        comm: "<idle>",
+        pid: 0,
+    }
+}
+
 impl<'w> Sim<'w> {
     pub(in crate::sim) fn ctx(&self, cpu: usize, now: Nanos) -> Ctx<'_> {
         match self.rqs[cpu].curr {
@@ -89,12 +100,7 @@ impl<'w> Sim<'w> {
                 comm: &self.threads[t].comm,
                 pid: self.threads[t].pid,
             },
-            None => Ctx {
-                ts: now,
-                cpu: cpu as u32,
-                comm: "<idle>",
-                pid: 0,
-            },
+            None => idle_ctx(cpu, now),
         }
     }
 

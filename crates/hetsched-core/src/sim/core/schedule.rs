@@ -113,6 +113,7 @@ impl<'w> Sim<'w> {
     /// classes above had nothing (`need_pull_rt_task(rq, prev)` for any `prev`, v4.4). The
     /// fair class's `balance()` (newidle) is the one [`Self::schedule`] runs after an empty
     /// pick.
+    ///
     /// prev's `class` is given by the caller, which read it.
     fn put_prev_task_balance(
         &mut self,
@@ -193,12 +194,12 @@ impl<'w> Sim<'w> {
         debug_assert_eq!(self.rqs[cpu].curr, prev);
         self.switches += 1;
         if prev.is_none() && out.any.power {
-            // leaving idle
+            // leaving idle: the context is the idle task's (`rq->curr` is still prev)
             let ev = TraceEvent::CpuIdle {
                 cpu_id: cpu as u32,
                 state: -1,
             };
-            out.emit(&self.ctx(cpu, now), &ev, g_power);
+            out.emit(&idle_ctx(cpu, now), &ev, g_power);
         }
         if out.any.sched {
             let prev_t = prev.map(|p| &self.threads[p]);
@@ -227,12 +228,7 @@ impl<'w> Sim<'w> {
                     comm: &t.comm,
                     pid: t.pid,
                 },
-                None => Ctx {
-                    ts: now,
-                    cpu: cpu as u32,
-                    comm: "<idle>",
-                    pid: 0,
-                },
+                None => idle_ctx(cpu, now),
             };
             debug_assert!({
                 let c = self.ctx(cpu, now);
@@ -273,11 +269,13 @@ impl<'w> Sim<'w> {
                     self.idle_notifier(out, cpu, crate::sim::timer::IdleNotify::Start, now);
                 }
                 if out.any.power {
+                    // the idle task's context: `rq->curr` is the idle task now
                     let ev = TraceEvent::CpuIdle {
                         cpu_id: cpu as u32,
                         state: 0,
                     };
-                    out.emit(&self.ctx(cpu, now), &ev, g_power);
+                    debug_assert!(self.rqs[cpu].curr.is_none());
+                    out.emit(&idle_ctx(cpu, now), &ev, g_power);
                 }
             }
         }
