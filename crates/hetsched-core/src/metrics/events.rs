@@ -7,7 +7,7 @@
 //! them.
 
 use super::task::NEVER;
-use super::{CpuAcc, MetricsSink, LATENCY_BATCH};
+use super::{CpuAcc, EnergyMeter, MetricsSink, LATENCY_BATCH};
 use crate::time::Nanos;
 use crate::trace::{Ctx, Interest, TaskRef, TraceEvent, TraceSink};
 
@@ -50,10 +50,15 @@ impl MetricsSink {
     /// up to `now` to the energy meter. An empty interval (a switch's `cpu_idle` and
     /// `sched_switch` at the same time) charges nothing: the meter ignores `to <= from`.
     fn energy_flush(&mut self, cpu: usize, now: Nanos) {
-        let Some(m) = self.energy.as_mut() else {
+        Self::energy_flush_of(self.energy.as_mut(), &mut self.cpus[cpu], cpu, now);
+    }
+
+    /// [`MetricsSink::energy_flush`] of `cpu`, whose accumulator `c` the caller holds.
+    #[inline(always)]
+    fn energy_flush_of(energy: Option<&mut EnergyMeter>, c: &mut CpuAcc, cpu: usize, now: Nanos) {
+        let Some(m) = energy else {
             return;
         };
-        let c = &mut self.cpus[cpu];
         if c.e_since == now {
             return;
         }
@@ -79,6 +84,12 @@ impl MetricsSink {
     }
 
     /// `sched_switch` from `prev` (left in `prev_state`) to `next` on `cpu` at `now`.
+    ///
+    /// The tasks' indices are found first (a task met for the first time is added, prev
+    /// before next, as when each was found where it is used): [`MetricsSink::index`]
+    /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
+    /// then borrowed once for the whole event; next's `busy_since` is set before its
+    /// latency is recorded (the two are separate).
     fn sched_switch(
         &mut self,
         cpu: usize,
@@ -87,35 +98,36 @@ impl MetricsSink {
         prev_state: u32,
         next: TaskRef<'_>,
     ) {
-        if (prev.pid == 0) != (next.pid == 0) {
-            self.energy_flush(cpu, now);
-            self.cpus[cpu].e_busy = next.pid != 0;
+        let prev_i = (prev.pid != 0).then(|| self.index(prev.pid, prev.comm));
+        let next_i = (next.pid != 0).then(|| self.index(next.pid, next.comm));
+        let c = &mut self.cpus[cpu];
+        if prev_i.is_some() != next_i.is_some() {
+            Self::energy_flush_of(self.energy.as_mut(), c, cpu, now);
+            c.e_busy = next_i.is_some();
         }
-        if prev.pid != 0 {
-            let i = self.index(prev.pid, prev.comm);
-            let c = &mut self.clocks[i];
-            c.stop_running(now, &mut self.tasks[i].residency);
+        if let Some(i) = prev_i {
+            let k = &mut self.clocks[i];
+            k.stop_running(now, &mut self.tasks[i].residency);
             if prev_state == 0 {
-                c.runnable_since = now;
+                k.runnable_since = now;
             }
-            if let Some(b) = self.cpus[cpu].busy_since.take() {
-                self.cpus[cpu].busy += now - b;
+            if let Some(b) = c.busy_since.take() {
+                c.busy += now - b;
             }
         }
-        if next.pid != 0 {
-            let i = self.index(next.pid, next.comm);
-            let c = &mut self.clocks[i];
-            c.running_since = now;
-            c.running_cpu = cpu as u32;
-            c.stop_waiting(now);
-            let w = std::mem::replace(&mut c.woken_at, NEVER);
+        if let Some(i) = next_i {
+            c.busy_since = Some(now);
+            let k = &mut self.clocks[i];
+            k.running_since = now;
+            k.running_cpu = cpu as u32;
+            k.stop_waiting(now);
+            let w = std::mem::replace(&mut k.woken_at, NEVER);
             if w != NEVER {
                 if self.latencies.len() == LATENCY_BATCH {
                     self.flush_latencies();
                 }
                 self.latencies.push((i as u32, now - w));
             }
-            self.cpus[cpu].busy_since = Some(now);
         }
     }
 

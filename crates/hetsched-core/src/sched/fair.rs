@@ -368,36 +368,60 @@ impl CfsRq {
     }
 
     /// Picks the next entity: `pick_eevdf()` for EEVDF, the leftmost vruntime for CFS.
+    /// Inlined at its callers with `pick_eevdf()`'s return for one entity or none (most
+    /// picks: on `periodic` the running task alone, or an empty queue), so such a pick
+    /// does not pay two calls' prologues; the scan of a longer queue and CFS's pick are
+    /// out of line.
+    #[inline(always)]
     pub fn pick_next(&self, ents: &[SchedEntity], p: &FairParams) -> Option<usize> {
         match p.variant {
             FairVariant::Eevdf => self.pick_eevdf(ents, p, true),
-            FairVariant::Cfs => {
-                // pick_next_entity() (v6.5): the leftmost, the first enqueued of equal
-                // vruntime; curr only if strictly before it (entity_before())
-                let mut left: Option<usize> = None;
-                for &i in &self.queue {
-                    if left.is_none_or(|b| vkey(ents[i].vruntime, ents[b].vruntime) < 0) {
-                        left = Some(i);
-                    }
-                }
-                match (left, self.curr.filter(|&c| ents[c].on_rq)) {
-                    (None, c) => c,
-                    (Some(l), Some(c)) if vkey(ents[c].vruntime, ents[l].vruntime) < 0 => Some(c),
-                    (l, _) => l,
-                }
+            FairVariant::Cfs => self.pick_next_cfs(ents),
+        }
+    }
+
+    /// `pick_next_entity()` of CFS (v6.5): the leftmost, the first enqueued of equal
+    /// vruntime; curr only if strictly before it (`entity_before()`).
+    #[inline(never)]
+    fn pick_next_cfs(&self, ents: &[SchedEntity]) -> Option<usize> {
+        let mut left: Option<usize> = None;
+        for &i in &self.queue {
+            if left.is_none_or(|b| vkey(ents[i].vruntime, ents[b].vruntime) < 0) {
+                left = Some(i);
             }
+        }
+        match (left, self.curr.filter(|&c| ents[c].on_rq)) {
+            (None, c) => c,
+            (Some(l), Some(c)) if vkey(ents[c].vruntime, ents[l].vruntime) < 0 => Some(c),
+            (l, _) => l,
         }
     }
 
     /// `pick_eevdf()` (v6.11): earliest eligible virtual deadline, with RUN_TO_PARITY. Of
     /// equal deadlines the first enqueued wins (the tree's in-order walk), and curr only
-    /// when strictly earlier (`entity_before()`).
+    /// when strictly earlier (`entity_before()`). Its first return, `nr_running == 1`
+    /// ("we can safely skip eligibility check if there is only one entity"; here also
+    /// for none, where the scan would find nothing), is inlined at the callers; the rest
+    /// is [`CfsRq::pick_eevdf_scan`], out of line.
+    #[inline(always)]
     pub fn pick_eevdf(&self, ents: &[SchedEntity], p: &FairParams, protect: bool) -> Option<usize> {
-        let mut curr = self.curr.filter(|&c| ents[c].on_rq);
         if self.nr_running <= 1 {
-            // the one entity, or none (an empty queue: the scan below finds nothing)
+            // the one entity, or none (an empty queue: the scan finds nothing)
+            let curr = self.curr.filter(|&c| ents[c].on_rq);
             return curr.or_else(|| self.queue.first().copied());
         }
+        self.pick_eevdf_scan(ents, p, protect)
+    }
+
+    /// [`CfsRq::pick_eevdf`] with two entities or more queued (curr included).
+    #[inline(never)]
+    fn pick_eevdf_scan(
+        &self,
+        ents: &[SchedEntity],
+        p: &FairParams,
+        protect: bool,
+    ) -> Option<usize> {
+        let mut curr = self.curr.filter(|&c| ents[c].on_rq);
         if let Some(c) = curr {
             if !self.entity_eligible(ents, c) {
                 curr = None;

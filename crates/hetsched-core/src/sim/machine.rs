@@ -5,56 +5,18 @@
 use crate::sim::*;
 
 impl<'w> Sim<'w> {
-    /// Work done on `cpu` in `dt` ns: `dt × capacity × f / fmax` (capacity-ns), with the
-    /// CPU's work speed ([`crate::platform::Cpu::work_capacity`], the capacity unless the
-    /// platform gives `work_dmips_mhz`) as the capacity.
-    pub(in crate::sim) fn work_in(&self, cpu: usize, dt: Nanos) -> u128 {
-        let rq = &self.rqs[cpu];
-        let fmax = rq.max_freq_khz.max(1);
-        // u64 when the product fits (always, for realistic spans): a u128 division is slow
-        match dt
-            .checked_mul(rq.work_cap)
-            .and_then(|v| v.checked_mul(rq.freq_khz))
-        {
-            Some(v) => u128::from(v / fmax),
-            None => {
-                u128::from(dt) * u128::from(rq.work_cap) * u128::from(rq.freq_khz)
-                    / u128::from(fmax)
-            }
-        }
-    }
-
-    /// Wall time to do `work` on `cpu` (rounded up).
-    pub(in crate::sim) fn time_for(&self, cpu: usize, work: u128) -> Nanos {
-        let rq = &self.rqs[cpu];
-        let den = rq.work_cap * rq.freq_khz;
-        if den == 0 {
-            return u64::MAX / 4;
-        }
-        let fmax = rq.max_freq_khz.max(1);
-        if let Some(num) = u64::try_from(work).ok().and_then(|w| w.checked_mul(fmax)) {
-            return num.div_ceil(den).min(u64::MAX / 4);
-        }
-        let num = work * u128::from(fmax);
-        num.div_ceil(u128::from(den)).min(u128::from(u64::MAX / 4)) as u64
-    }
-
     /// Charges the progress of curr's op since the last accounting.
     pub(in crate::sim) fn account_op(&mut self, cpu: usize, now: Nanos) {
-        let Some(tid) = self.rqs[cpu].curr else {
+        let rq = &mut self.rqs[cpu];
+        let Some(tid) = rq.curr else {
             return;
         };
-        let dt = now.saturating_sub(self.rqs[cpu].seg_start);
-        self.rqs[cpu].seg_start = now;
+        let dt = now.saturating_sub(rq.seg_start);
+        rq.seg_start = now;
         if dt == 0 {
             return;
         }
-        let done = self.work_in(cpu, dt);
-        match &mut self.uthreads[tid].op {
-            Op::Run { work, .. } => *work = work.saturating_sub(done),
-            Op::Runtime { ns } => *ns = ns.saturating_sub(dt),
-            Op::Step => {}
-        }
+        charge_op(rq, &mut self.uthreads[tid].op, dt);
     }
 
     /// Curr starts a compute op at `now`: accounting starts, its completion is armed.
@@ -63,15 +25,16 @@ impl<'w> Sim<'w> {
         self.arm_op(cpu, now);
     }
 
-    /// Arms the completion event of curr's op.
+    /// Arms the completion event of curr's op (on one borrow of the rq).
     pub(in crate::sim) fn arm_op(&mut self, cpu: usize, now: Nanos) {
-        let Some(tid) = self.rqs[cpu].curr else {
+        let rq = &mut self.rqs[cpu];
+        let Some(tid) = rq.curr else {
             return;
         };
-        self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
-        let gen = self.rqs[cpu].op_gen;
+        rq.op_gen = rq.op_gen.wrapping_add(1);
+        let gen = rq.op_gen;
         let dt = match self.uthreads[tid].op {
-            Op::Run { work, .. } => self.time_for(cpu, work),
+            Op::Run { work, .. } => time_for(rq, work),
             Op::Runtime { ns } => ns,
             Op::Step => 0,
         };
@@ -335,5 +298,51 @@ impl<'w> Sim<'w> {
         if self.fatal.is_none() {
             self.fatal = Some(msg);
         }
+    }
+}
+
+/// Work done in `dt` ns on the CPU whose rq is `rq`: `dt × capacity × f / fmax`
+/// (capacity-ns), with the CPU's work speed ([`crate::platform::Cpu::work_capacity`], the
+/// capacity unless the platform gives `work_dmips_mhz`) as the capacity.
+#[inline]
+fn work_in(rq: &Rq, dt: Nanos) -> u128 {
+    let fmax = rq.max_freq_khz.max(1);
+    // u64 when the product fits (always, for realistic spans): a u128 division is slow
+    match dt
+        .checked_mul(rq.work_cap)
+        .and_then(|v| v.checked_mul(rq.freq_khz))
+    {
+        Some(v) => u128::from(v / fmax),
+        None => {
+            u128::from(dt) * u128::from(rq.work_cap) * u128::from(rq.freq_khz) / u128::from(fmax)
+        }
+    }
+}
+
+/// Wall time to do `work` on the CPU whose rq is `rq` (rounded up).
+#[inline]
+fn time_for(rq: &Rq, work: u128) -> Nanos {
+    let den = rq.work_cap * rq.freq_khz;
+    if den == 0 {
+        return u64::MAX / 4;
+    }
+    let fmax = rq.max_freq_khz.max(1);
+    if let Some(num) = u64::try_from(work).ok().and_then(|w| w.checked_mul(fmax)) {
+        return num.div_ceil(den).min(u64::MAX / 4);
+    }
+    let num = work * u128::from(fmax);
+    num.div_ceil(u128::from(den)).min(u128::from(u64::MAX / 4)) as u64
+}
+
+/// The charge of [`Sim::account_op`]: `dt` ns (not 0) of curr's `op` done on the CPU
+/// whose rq is `rq`. Out of line: `__schedule()` makes the cheap tests before it on its
+/// own borrow of the rq.
+#[inline(never)]
+pub(in crate::sim) fn charge_op(rq: &Rq, op: &mut Op, dt: Nanos) {
+    let done = work_in(rq, dt);
+    match op {
+        Op::Run { work, .. } => *work = work.saturating_sub(done),
+        Op::Runtime { ns } => *ns = ns.saturating_sub(dt),
+        Op::Step => {}
     }
 }

@@ -70,6 +70,27 @@ pub(in crate::sim) fn g_overutilized(i: &Interest) -> bool {
     i.overutilized
 }
 
+/// [`Sim::tref`] of the thread `t`.
+#[inline]
+pub(in crate::sim) fn task_ref(t: &Thread) -> TaskRef<'_> {
+    TaskRef {
+        comm: if t.renamed { &t.comm } else { &t.comm0 },
+        pid: t.pid,
+        prio: t.prio(),
+    }
+}
+
+/// [`Sim::ctx`] of `cpu` running its idle task, for a caller that knows it does.
+#[inline]
+pub(in crate::sim) fn idle_ctx(cpu: usize, now: Nanos) -> Ctx<'static> {
+    Ctx {
+        ts: now,
+        cpu: cpu as u32,
+        comm: "<idle>",
+        pid: 0,
+    }
+}
+
 impl<'w> Sim<'w> {
     pub(in crate::sim) fn ctx(&self, cpu: usize, now: Nanos) -> Ctx<'_> {
         match self.rqs[cpu].curr {
@@ -79,23 +100,13 @@ impl<'w> Sim<'w> {
                 comm: &self.threads[t].comm,
                 pid: self.threads[t].pid,
             },
-            None => Ctx {
-                ts: now,
-                cpu: cpu as u32,
-                comm: "<idle>",
-                pid: 0,
-            },
+            None => idle_ctx(cpu, now),
         }
     }
 
     /// The task as tracepoints see it: `rt-app` until the thread renamed itself.
     pub(in crate::sim) fn tref(&self, tid: usize) -> TaskRef<'_> {
-        let t = &self.threads[tid];
-        TaskRef {
-            comm: if t.renamed { &t.comm } else { &t.comm0 },
-            pid: t.pid,
-            prio: t.prio(),
-        }
+        task_ref(&self.threads[tid])
     }
 
     pub(in crate::sim) fn marker(

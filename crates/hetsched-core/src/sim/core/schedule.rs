@@ -9,14 +9,17 @@ impl<'w> Sim<'w> {
     /// fair; `None`: the idle task. With no stopper, deadline or (unthrottled) RT task
     /// queued, the classes above the fair one pick nothing, and the fair class is asked
     /// at once (`__pick_next_task()`'s "all tasks are fair" shortcut, here without the
-    /// walk that would find the same).
+    /// walk that would find the same), on the rq already borrowed (the fair class's
+    /// `pick_next_task()`, [`Class::pick_next_task`]).
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
         let rq = &self.rqs[cpu];
         if rq.stop.is_none()
             && rq.dl.nr_running() == 0
             && (rq.rt_throttled || rq.rt.nr_running() == 0)
         {
-            return Class::Fair.pick_next_task(self, cpu);
+            let next = rq.cfs.pick_next(&self.ents, &self.s.fair);
+            debug_assert_eq!(next, Class::Fair.pick_next_task(self, cpu));
+            return next;
         }
         Class::PICK_ORDER
             .iter()
@@ -26,20 +29,43 @@ impl<'w> Sim<'w> {
     /// `__schedule()`: `update_curr()` of prev, `pick_next_task()`, `put_prev_task()`, the fair
     /// class's newidle `balance()` when nothing is runnable, `set_next_task()` (or the
     /// idle task's), then `context_switch()`.
+    ///
+    /// `update_rq_clock()`, the charge of curr's op ([`Sim::account_op`]) and, for a fair
+    /// `prev`, `update_curr()` ([`Sim::update_curr_fair`]) run on one borrow of the rq and
+    /// the entities, the same statements in the same order as those functions; prev's
+    /// class is read once (nothing before `put_prev_task()` changes a class: only
+    /// `__sched_setscheduler()` and `rt_mutex_setprio()` do).
     pub(in crate::sim) fn schedule(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
-        if self.rqs[cpu].curr.is_none() && self.cpufreq.interactive.is_some() {
+        if self.cpufreq.interactive.is_some() && self.rqs[cpu].curr.is_none() {
             // the idle loop leaves arch_cpu_idle() before schedule(): IDLE_END
             self.idle_notifier(out, cpu, crate::sim::timer::IdleNotify::End, now);
         }
-        self.update_rq_clock(cpu, now);
-        self.account_op(cpu, now);
-        let prev = self.rqs[cpu].curr;
-        if let Some(p) = prev {
-            let class = self.threads[p].class;
-            class.update_curr(self, cpu, p, now);
-        }
-        if let Some(p) = prev {
-            self.put_prev_task_balance(out, cpu, p, now);
+        let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
+        let prev = rq.curr;
+        // update_rq_clock()
+        rq.clock.update(now, prev.is_none(), rq.cap, rq.freq_scale);
+        let prev_class = match prev {
+            None => None,
+            Some(p) => {
+                // account_op()
+                let dt = now.saturating_sub(rq.seg_start);
+                rq.seg_start = now;
+                if dt != 0 {
+                    crate::sim::machine::charge_op(rq, &mut self.uthreads[p].op, dt);
+                }
+                let class = self.threads[p].class;
+                // update_curr_fair()
+                if class == Class::Fair && ents[p].on_rq {
+                    rq.cfs.update_curr(ents, now, &self.s.fair);
+                }
+                Some(class)
+            }
+        };
+        if let (Some(p), Some(class)) = (prev, prev_class) {
+            if class != Class::Fair {
+                class.update_curr(self, cpu, p, now);
+            }
+            self.put_prev_task_balance(out, cpu, p, class, now);
         }
         let mut next = self.pick_next(cpu);
         if next.is_some() && next == prev {
@@ -51,8 +77,8 @@ impl<'w> Sim<'w> {
             }
             return;
         }
-        if let Some(p) = prev {
-            let class = self.threads[p].class;
+        if let (Some(p), Some(class)) = (prev, prev_class) {
+            debug_assert_eq!(class, self.threads[p].class);
             class.put_prev_task(self, out, cpu, p, now);
         }
         if next.is_none()
@@ -87,14 +113,17 @@ impl<'w> Sim<'w> {
     /// classes above had nothing (`need_pull_rt_task(rq, prev)` for any `prev`, v4.4). The
     /// fair class's `balance()` (newidle) is the one [`Self::schedule`] runs after an empty
     /// pick.
+    ///
+    /// prev's `class` is given by the caller, which read it.
     fn put_prev_task_balance(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
         prev: usize,
+        class: Class,
         now: Nanos,
     ) {
-        let class = self.threads[prev].class;
+        debug_assert_eq!(class, self.threads[prev].class);
         if class >= Class::Stop && self.rqs[cpu].stop.is_some() {
             return; // balance_stop(): sched_stop_runnable()
         }
@@ -149,6 +178,11 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// `context_switch()` and its tracepoints; `rq->curr` is still `prev`. The tracepoints'
+    /// context and task names are read from prev's and next's [`Thread`] once (the
+    /// context is prev's: [`Sim::ctx`] of the rq's curr, which debug builds check), and
+    /// the rq's new curr, its segment start and the policy view ([`Sim::refresh_view`]'s
+    /// statements) are written on one borrow of the rq.
     pub(in crate::sim) fn context_switch(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -157,45 +191,67 @@ impl<'w> Sim<'w> {
         next: Option<usize>,
         now: Nanos,
     ) {
+        debug_assert_eq!(self.rqs[cpu].curr, prev);
         self.switches += 1;
         if prev.is_none() && out.any.power {
-            // leaving idle
+            // leaving idle: the context is the idle task's (`rq->curr` is still prev)
             let ev = TraceEvent::CpuIdle {
                 cpu_id: cpu as u32,
                 state: -1,
             };
-            out.emit(&self.ctx(cpu, now), &ev, g_power);
+            out.emit(&idle_ctx(cpu, now), &ev, g_power);
         }
         if out.any.sched {
-            let idle = |c: usize| TaskRef {
-                comm: &self.idle_names[c],
+            let prev_t = prev.map(|p| &self.threads[p]);
+            let idle = || TaskRef {
+                comm: &self.idle_names[cpu],
                 pid: 0,
                 prio: 120,
             };
-            let name_of = |t: usize| self.tref(t);
-            let prev_state = match prev {
+            let prev_state = match prev_t {
                 None => TASK_RUNNING,
-                Some(p) => match self.threads[p].state {
+                Some(t) => match t.state {
                     TState::Runnable => TASK_RUNNING,
                     TState::Sleeping => TASK_INTERRUPTIBLE,
                     TState::Dead => EXIT_DEAD,
                 },
             };
             let ev = TraceEvent::SchedSwitch {
-                prev: prev.map_or_else(|| idle(cpu), name_of),
+                prev: prev_t.map_or_else(idle, task_ref),
                 prev_state,
-                next: next.map_or_else(|| idle(cpu), name_of),
+                next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
             };
-            out.emit(&self.ctx(cpu, now), &ev, g_sched);
+            let ctx = match prev_t {
+                Some(t) => Ctx {
+                    ts: now,
+                    cpu: cpu as u32,
+                    comm: &t.comm,
+                    pid: t.pid,
+                },
+                None => idle_ctx(cpu, now),
+            };
+            debug_assert!({
+                let c = self.ctx(cpu, now);
+                (c.ts, c.cpu, c.comm, c.pid) == (ctx.ts, ctx.cpu, ctx.comm, ctx.pid)
+            });
+            out.emit(&ctx, &ev, g_sched);
         }
         self.cpustat_switch(cpu, next, now);
-        self.rqs[cpu].curr = next;
+        let rq = &mut self.rqs[cpu];
+        rq.curr = next;
         match next {
             Some(_) => self.idle_curr.clear(cpu),
             None => self.idle_curr.set(cpu),
         }
-        self.rqs[cpu].seg_start = now;
-        self.refresh_view(cpu);
+        rq.seg_start = now;
+        // refresh_view()
+        crate::sim::core::refresh_view_of(
+            rq,
+            &mut self.view[cpu],
+            &mut self.nr_idle,
+            &mut self.nr_overloaded,
+        );
+        self.lb_scratch.cpu_changed(cpu);
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
@@ -213,11 +269,13 @@ impl<'w> Sim<'w> {
                     self.idle_notifier(out, cpu, crate::sim::timer::IdleNotify::Start, now);
                 }
                 if out.any.power {
+                    // the idle task's context: `rq->curr` is the idle task now
                     let ev = TraceEvent::CpuIdle {
                         cpu_id: cpu as u32,
                         state: 0,
                     };
-                    out.emit(&self.ctx(cpu, now), &ev, g_power);
+                    debug_assert!(self.rqs[cpu].curr.is_none());
+                    out.emit(&idle_ctx(cpu, now), &ev, g_power);
                 }
             }
         }
