@@ -134,8 +134,6 @@ pub struct LbCpu {
     pub ttwu_pending: bool,
     /// `rq_clock_task(rq)` in ns (cache-hotness reference).
     pub clock_task: u64,
-    /// `rq->curr->cpus_ptr` (active balance only kicks if `this_cpu` is allowed).
-    pub curr_cpus_allowed: CpuSet,
     /// `rq->active_balance`: a stopper push is already pending on this CPU.
     pub active_balance: bool,
 }
@@ -241,6 +239,11 @@ pub trait LbEnv {
     fn ttwu_pending(&self, cpu: usize) -> bool {
         self.cpu(cpu).ttwu_pending
     }
+    /// `cpumask_test_cpu(dst, busiest->curr->cpus_ptr)`: whether the task running on `cpu`
+    /// (the idle task when none: every CPU) may run on `dst`. `sched_balance_rq()` reads it
+    /// only before it kicks an active balance, so it is not a field of [`LbCpu`], which
+    /// the walks copy and keep.
+    fn curr_allows(&self, cpu: usize, dst: usize) -> bool;
 }
 
 /// A simple owned [`LbEnv`]: per-CPU state and per-CPU task lists (tail first).
@@ -265,6 +268,14 @@ impl LbEnv for LbSnapshot {
             .and_then(|t| t.get(i))
             .copied()
             .unwrap_or_default()
+    }
+    /// The running task's `cpus_allowed` (the task of `tasks` marked running); none
+    /// running: every CPU.
+    fn curr_allows(&self, cpu: usize, dst: usize) -> bool {
+        self.tasks
+            .get(cpu)
+            .and_then(|t| t.iter().find(|t| t.running))
+            .is_none_or(|t| t.cpus_allowed.contains(dst))
     }
 }
 
@@ -620,11 +631,11 @@ impl LoadBalancer {
             dec.busiest = Some(b);
             e.src_cpu = b;
             e.flags |= LBF_ALL_PINNED;
-            let bcpu = env.cpu(b);
-            if bcpu.nr_running > 1 {
-                e.loop_max = p.nr_migrate.min(bcpu.nr_running);
+            let b_nr_running = env.with_cpu(b, |c| c.nr_running);
+            if b_nr_running > 1 {
+                e.loop_max = p.nr_migrate.min(b_nr_running);
                 self.load_src_list(env, b);
-                let mut src_nr_running = bcpu.nr_running;
+                let mut src_nr_running = b_nr_running;
                 // more_balance:
                 loop {
                     let cur = detach::detach_tasks(
@@ -684,8 +695,7 @@ impl LoadBalancer {
                 sd.nr_balance_failed += 1;
             }
             if need_active_balance(env, doms, p, &e) {
-                let bcpu = env.cpu(busiest);
-                if !bcpu.curr_cpus_allowed.contains(this_cpu) {
+                if !env.curr_allows(busiest, this_cpu) {
                     dec.outcome = LbOutcome::OnePinned;
                     if legacy {
                         // v4.20 reports the pinned current task as all pinned.
@@ -696,7 +706,7 @@ impl LoadBalancer {
                 e.flags &= !LBF_ALL_PINNED;
                 // a lower domain of this newidle pass may have set busiest->active_balance
                 let pending = self.newidle_active.iter().any(|a| a.src == busiest);
-                if !bcpu.active_balance && !pending {
+                if !env.with_cpu(busiest, |c| c.active_balance) && !pending {
                     active_balance = true;
                     let misfit = e.migration_type == MigrationType::Misfit
                         || (legacy && e.src_grp_type == GroupType::MisfitTask);

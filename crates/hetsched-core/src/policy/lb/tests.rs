@@ -25,12 +25,11 @@ fn caps(c: u64) -> CpuCapacity {
     }
 }
 
-fn idle_cpu(cap: u64, n: usize) -> LbCpu {
+fn idle_cpu(cap: u64) -> LbCpu {
     LbCpu {
         idle: true,
         cap: caps(cap),
         clock_task: NOW,
-        curr_cpus_allowed: CpuSet::first_n(n),
         ..LbCpu::default()
     }
 }
@@ -145,7 +144,7 @@ fn classification() {
 fn juno_misfit_env(misfit_load: u64) -> LbSnapshot {
     let mut cpus: Vec<LbCpu> = [446, 1024, 1024, 446, 446, 446]
         .iter()
-        .map(|&c| idle_cpu(c, 6))
+        .map(|&c| idle_cpu(c))
         .collect();
     busy(&mut cpus[0], 1, 446);
     cpus[0].load = 900;
@@ -156,7 +155,6 @@ fn juno_misfit_env(misfit_load: u64) -> LbSnapshot {
     let mut pinned = task(11, 1024, 1024, true, true, 6);
     pinned.cpus_allowed = CpuSet::from_cpus(&[2]);
     tasks[2].push(pinned);
-    cpus[2].curr_cpus_allowed = pinned.cpus_allowed;
     LbSnapshot { cpus, tasks }
 }
 
@@ -288,7 +286,7 @@ fn no_misfit_balance_in_pre_misfit_kernel() {
 /// Eight CPUs of capacity 1024: CPU 0 idle, CPUs 1–3 one light task each (util 300),
 /// CPUs 4–7 idle for the caller to fill.
 fn light_local_cluster() -> Vec<LbCpu> {
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024)).collect();
     for c in &mut cpus[1..4] {
         busy(c, 1, 300);
     }
@@ -433,7 +431,7 @@ fn a_gated_newidle_balance_leaves_no_source_order() {
 }
 
 fn spare_env(pin_x_to: Option<&[usize]>) -> LbSnapshot {
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024)).collect();
     busy(&mut cpus[0], 2, 800);
     busy(&mut cpus[1], 1, 400);
     let mut tasks = vec![Vec::new(); 8];
@@ -546,7 +544,7 @@ fn pinned_failures_lead_to_active_balance() {
 fn migrate_load_between_overloaded_groups() {
     let p = params(8);
     let mut doms = sym8();
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024)).collect();
     busy(&mut cpus[0], 3, 1024);
     for c in &mut cpus[1..4] {
         busy(c, 2, 1024);
@@ -663,7 +661,7 @@ fn run_detach(
 ) -> (Vec<usize>, Env) {
     let (doms, p, mut e) = detach_env(failed, version);
     tweak(&mut e);
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024)).collect();
     let n = tasks.len() as u32;
     busy(&mut cpus[0], n, 1024);
     let env = LbSnapshot {
@@ -984,7 +982,7 @@ fn v4_20_fix_small_imbalance() {
 fn juno_four_hogs(misfit_load: u64) -> LbSnapshot {
     let mut cpus: Vec<LbCpu> = [446, 1024, 1024, 446, 446, 446]
         .iter()
-        .map(|&c| idle_cpu(c, 6))
+        .map(|&c| idle_cpu(c))
         .collect();
     let mut tasks = vec![Vec::new(); 6];
     for (k, c) in [0usize, 3, 4, 5].into_iter().enumerate() {
@@ -1047,7 +1045,7 @@ fn v4_20_tip_needs_failures_before_active_balance() {
 
     // One hog moved to CPU 1: bigs 1 idle CPU, LITTLEs 1 idle CPU; CPU 2 balances.
     let mut moved = env.clone();
-    moved.cpus[0] = idle_cpu(446, 6);
+    moved.cpus[0] = idle_cpu(446);
     moved.tasks[0].clear();
     busy(&mut moved.cpus[1], 1, 1024);
     moved.tasks[1].push(task(20, 1024, 1024, true, true, 6));
@@ -1237,7 +1235,7 @@ fn a_redo_after_an_all_pinned_pass_reads_the_overutilized_flag_it_set() {
     let p = params(8);
     let mut doms = sym8();
     let mut lb = LoadBalancer::new();
-    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024, 8)).collect();
+    let mut cpus: Vec<LbCpu> = (0..8).map(|_| idle_cpu(1024)).collect();
     busy(&mut cpus[0], 3, 1000);
     cpus[0].overutilized = true;
     busy(&mut cpus[1], 2, 1000);

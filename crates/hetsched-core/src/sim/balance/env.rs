@@ -6,7 +6,7 @@ use crate::energy::overutilized::{cpu_overutilized, OverutilizedGate};
 use crate::pelt;
 use crate::policy::lb::stats::{sum_group_cpus, GroupSums};
 use crate::policy::lb::{LbCpu, LbEnv, LbTask};
-use crate::sched::capacity::{CpuCapacity, UclampRq};
+use crate::sched::capacity::UclampRq;
 use crate::sched::fair::SchedEntity;
 use crate::sched::topology::SchedGroup;
 use crate::sched::CpuSet;
@@ -39,7 +39,7 @@ const NO_GEN: u64 = u64::MAX;
 /// The balancer's reads kept by the engine. Each CPU's [`LbCpu`] is kept from one pass to
 /// the next with the generation it was computed at: the CPU's [`LbScratch::gen`], one
 /// count moved by every writer of what [`Env::fill_cpu`] reads (its task counts and
-/// current task, with their affinity, `misfit_task_load` and `active_balance`:
+/// current task, `misfit_task_load` and `active_balance`:
 /// [`Sim::lb_cpu_changed`](crate::sim::Sim::lb_cpu_changed); its PELT signals, util_est, RT tasks and clamps:
 /// [`Sim::rq_util_changed`](crate::sim::Sim::rq_util_changed); `capacity_of()`, which `update_cpu_capacity()` moves) and
 /// never decreasing; an entry is read again only when that count has moved.
@@ -68,8 +68,6 @@ pub(in crate::sim) struct LbScratch {
     /// By `sched_group_capacity` index: a big group's sums and what they were gathered at.
     groups: RefCell<Vec<KeptGroup>>,
     order: RefCell<Vec<(u64, Vec<usize>)>>,
-    /// Every CPU of the machine (the idle task's `cpus_ptr`).
-    all: CpuSet,
     /// The number of a [`CpuSet`]'s words that hold the machine's CPUs
     /// (`CpuSet::words(nr_cpus).len()`).
     nwords: usize,
@@ -100,7 +98,6 @@ impl LbScratch {
             cpus: RefCell::new(vec![(NO_GEN, LbCpu::default()); nr_cpus]),
             groups: RefCell::new(Vec::new()),
             order: RefCell::new(vec![(0, Vec::new()); nr_cpus]),
-            all: CpuSet::first_n(nr_cpus),
             nwords: CpuSet::EMPTY.words(nr_cpus).len(),
         }
     }
@@ -164,9 +161,9 @@ impl Env<'_> {
         // the stopper counts in nr_running while it is queued or running
         let stop = usize::from(rq.stop.is_some());
         let nr = rq.cfs.nr_running as usize + rq.rt.nr_running() + rq.dl.nr_running() + stop;
-        let cap = self.capacity(cpu);
+        let cap = rq_capacity(rq);
         let a = &rq.cfs.avg;
-        let util_cfs = self.cpu_util_cfs(cpu);
+        let util_cfs = self.rq_util_cfs(rq);
         *out = LbCpu {
             idle: rq.curr.is_none() && nr == 0,
             nr_running: nr as u32,
@@ -183,9 +180,6 @@ impl Env<'_> {
             }),
             ttwu_pending: false,
             clock_task: self.now,
-            curr_cpus_allowed: rq
-                .curr
-                .map_or(self.scratch.all, |c| self.threads[c].affinity),
             active_balance: self.active[cpu],
         };
     }
@@ -216,18 +210,16 @@ impl Env<'_> {
         c
     }
 
-    fn capacity(&self, cpu: usize) -> CpuCapacity {
-        rq_capacity(&self.rqs[cpu])
-    }
-
-    /// `cpu_util_cfs()`: max(util_avg, util_est) capped at the CPU's capacity.
-    pub(in crate::sim) fn cpu_util_cfs(&self, cpu: usize) -> u64 {
-        let a = &self.rqs[cpu].cfs.avg;
+    /// `cpu_util_cfs()` of the CPU whose rq is `rq`: max(util_avg, util_est) capped at the
+    /// CPU's capacity.
+    #[inline(always)]
+    fn rq_util_cfs(&self, rq: &Rq) -> u64 {
+        let a = &rq.cfs.avg;
         let mut u = a.util_avg;
         if self.util_est {
             u = u.max(pelt::cfs_rq_util_est(a));
         }
-        u.min(self.rqs[cpu].cap)
+        u.min(rq.cap)
     }
 
     /// `f` with the current [`LbCpu`] of each CPU in both `a` and `b`, in ascending order,
@@ -488,6 +480,14 @@ impl LbEnv for Env<'_> {
     /// [`Env::fill_cpu`]).
     fn ttwu_pending(&self, _cpu: usize) -> bool {
         false
+    }
+
+    /// Read from the rq's current task when asked (the idle task's `cpus_ptr` is every
+    /// CPU, as [`LbScratch`]'s set of all CPUs was).
+    fn curr_allows(&self, cpu: usize, dst: usize) -> bool {
+        self.rqs[cpu]
+            .curr
+            .is_none_or(|c| self.threads[c].affinity.contains(dst))
     }
 }
 

@@ -140,8 +140,8 @@ impl<'w> Sim<'w> {
         }
         self.threads[tid].affinity = mask;
         self.threads[tid].affinity_gen = self.threads[tid].affinity_gen.wrapping_add(1);
-        // the balancer reads the current task's affinity (`rq->curr->cpus_ptr`)
-        self.lb_cpu_changed(cpu);
+        // the balancer reads the current task's affinity (`rq->curr->cpus_ptr`) from the
+        // rq when it needs it (`LbEnv::curr_allows`), not in its kept per-CPU values
         if mask.contains(cpu) {
             return false;
         }
