@@ -325,7 +325,9 @@ impl Sim<'_> {
             Some(c) => self.threads[c].wakee,
             None => self.idle_wakee[this_cpu],
         };
-        let params = FairWakeParams::from_options(&self.s.options.fair);
+        // FairWakeParams::from_options(&self.s.options.fair), kept (the options do not change)
+        let params = &self.wake_params;
+        debug_assert_eq!(*params, FairWakeParams::from_options(&self.s.options.fair));
         let env = WakeEnv {
             rqs: &self.rqs,
             threads: &self.threads,
@@ -344,7 +346,7 @@ impl Sim<'_> {
         let placed = select_fair::select_task_rq_fair(
             &env,
             &self.sdt,
-            &params,
+            params,
             &ctx,
             &task,
             &mut waker,
