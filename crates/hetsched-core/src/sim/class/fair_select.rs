@@ -309,6 +309,7 @@ impl Sim<'_> {
             recent_used_cpu: self.threads[tid].recent_used_cpu,
             wake_flags,
         };
+        let try_feec = self.eas_wakeup_gate();
         let ctx = WakeCtx {
             this_cpu,
             current_load,
@@ -317,8 +318,9 @@ impl Sim<'_> {
             jiffies: self.jiffies(now),
             hz: u64::from(self.s.options.sched.hz),
             uclamp_used: self.en.uclamp_used,
-            try_feec: self.eas_wakeup_gate(),
-            feec_syncs: self.feec_syncs_task(prev_cpu),
+            try_feec,
+            // read only when feec is tried
+            feec_syncs: try_feec && self.feec_syncs_task(prev_cpu),
         };
         // `current`'s wakee bookkeeping (the running thread's, or the CPU's idle task's):
         // select_task_rq_fair() begins a wake-up with record_wakee(p), run here in place
