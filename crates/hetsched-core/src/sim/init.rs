@@ -102,6 +102,7 @@ impl<'w> Sim<'w> {
             s.tick_ns,
         );
         let s_sis_util = s.options.fair.sis_util;
+        let wake_params = crate::policy::select_fair::FairWakeParams::from_options(&s.options.fair);
         let doms = crate::sched::topology::SchedDomains::build(p, s_version, BOOT_OFFSET / s_tick);
         let sdt = crate::policy::domains::SdTopology::from_sched_domains(&doms);
         let en = energy::EnergyState::new(p, w, &s, &doms, BOOT_OFFSET, end);
@@ -155,6 +156,7 @@ impl<'w> Sim<'w> {
             jiffy: 0,
             jiffy_end: 0,
             idle_policy_possible: class::workload_may_use_idle_policy(w),
+            wake_params,
             lbp: crate::policy::lb::LbParams {
                 sis_util: s_sis_util,
                 ..crate::policy::lb::LbParams::new(s_version, s_misfit, u64::from(s_hz), n)

@@ -468,6 +468,10 @@ struct Sim<'w> {
     jiffy_end: Nanos,
     /// Some thread may have `SCHED_IDLE` (`sched_idle_cpu()` is false on every CPU if not).
     idle_policy_possible: bool,
+    /// The placement's `sched_feat()`s and variant (`FairWakeParams::from_options()` of
+    /// the `[fair]` options, which do not change during a run): built once, not at each
+    /// wake-up.
+    wake_params: crate::policy::select_fair::FairWakeParams,
     lbp: crate::policy::lb::LbParams,
     /// The same domains as placement reads them.
     sdt: crate::policy::domains::SdTopology,

@@ -662,7 +662,32 @@ where
     V: FairWakeView + ?Sized,
     F: FnOnce() -> Option<usize>,
 {
-    let p = select_task_rq_fair_inner(view, topo, params, ctx, task, waker, feec);
+    if task.wake_flags & WF_TTWU != 0 {
+        record_wakee(waker, task.id, ctx.jiffies, ctx.hz);
+    }
+    select_task_rq_fair_recorded(view, topo, params, ctx, task, waker.wakee_flips, feec)
+}
+
+/// [`select_task_rq_fair`] after its `record_wakee(p)` (which a wake-up, `WF_TTWU`, runs
+/// first, before anything else of the function reads the waker's state): the rest of the
+/// function, which reads only the waker's `wakee_flips` as `record_wakee()` left it
+/// (`waker_flips`, for `wake_wide()`). For a caller that keeps the waker's state where
+/// the view cannot be borrowed with it: it runs [`record_wakee`] on that state in place,
+/// then this.
+pub fn select_task_rq_fair_recorded<V, F>(
+    view: &V,
+    topo: &SdTopology,
+    params: &FairWakeParams,
+    ctx: &WakeCtx,
+    task: &FairWakeTask,
+    waker_flips: u32,
+    feec: F,
+) -> FairPlacement
+where
+    V: FairWakeView + ?Sized,
+    F: FnOnce() -> Option<usize>,
+{
+    let p = select_task_rq_fair_inner(view, topo, params, ctx, task, waker_flips, feec);
     if task.allowed.contains(p.cpu) && p.cpu < topo.nr_cpus() {
         return p;
     }
@@ -680,7 +705,7 @@ fn select_task_rq_fair_inner<V, F>(
     params: &FairWakeParams,
     ctx: &WakeCtx,
     task: &FairWakeTask,
-    waker: &mut WakeeState,
+    waker_flips: u32,
     feec: F,
 ) -> FairPlacement
 where
@@ -708,7 +733,7 @@ where
     };
 
     if wf & WF_TTWU != 0 {
-        record_wakee(waker, task.id, ctx.jiffies, ctx.hz);
+        // record_wakee(p) ran first (select_task_rq_fair())
         if wf & WF_CURRENT_CPU != 0 && task.allowed.contains(cpu) {
             return placed(cpu, WakeReason::CurrentCpu, false);
         }
@@ -718,7 +743,7 @@ where
                 return placed(c, WakeReason::EnergyEfficient, synced);
             }
         }
-        let wide = wake_wide(waker.wakee_flips, task.wakee_flips, topo.sd_llc_size(cpu));
+        let wide = wake_wide(waker_flips, task.wakee_flips, topo.sd_llc_size(cpu));
         want_affine = !wide && task.allowed.contains(cpu);
         // v5.6: `!wake_wide(p) && !wake_cap(p, cpu, prev_cpu) && cpumask_test_cpu(...)`.
         if wake_cap_variant && !wide {

@@ -309,6 +309,7 @@ impl Sim<'_> {
             recent_used_cpu: self.threads[tid].recent_used_cpu,
             wake_flags,
         };
+        let try_feec = self.eas_wakeup_gate();
         let ctx = WakeCtx {
             this_cpu,
             current_load,
@@ -317,15 +318,27 @@ impl Sim<'_> {
             jiffies: self.jiffies(now),
             hz: u64::from(self.s.options.sched.hz),
             uclamp_used: self.en.uclamp_used,
-            try_feec: self.eas_wakeup_gate(),
-            feec_syncs: self.feec_syncs_task(prev_cpu),
+            try_feec,
+            // read only when feec is tried
+            feec_syncs: try_feec && self.feec_syncs_task(prev_cpu),
         };
-        // `current`'s wakee bookkeeping: the running thread, or the CPU's idle task.
-        let mut waker: WakeeState = match curr {
-            Some(c) => self.threads[c].wakee,
-            None => self.idle_wakee[this_cpu],
+        // `current`'s wakee bookkeeping (the running thread's, or the CPU's idle task's):
+        // select_task_rq_fair() begins a wake-up with record_wakee(p), run here in place
+        // (after `task` read p's own flips, as the kernel's wake_wide() reads them after
+        // it), and the placement reads the waker's flips it leaves
+        let waker: &mut WakeeState = match curr {
+            Some(c) => &mut self.threads[c].wakee,
+            None => &mut self.idle_wakee[this_cpu],
         };
-        let params = FairWakeParams::from_options(&self.s.options.fair);
+        #[cfg(debug_assertions)]
+        let waker_before = *waker;
+        if ttwu {
+            select_fair::record_wakee(waker, tid, ctx.jiffies, ctx.hz);
+        }
+        let waker_flips = waker.wakee_flips;
+        // FairWakeParams::from_options(&self.s.options.fair), kept (the options do not change)
+        let params = &self.wake_params;
+        debug_assert_eq!(*params, FairWakeParams::from_options(&self.s.options.fair));
         let env = WakeEnv {
             rqs: &self.rqs,
             threads: &self.threads,
@@ -341,18 +354,33 @@ impl Sim<'_> {
             idle_curr: &self.idle_curr,
             sis_util: self.s.options.fair.sis_util.then_some(&self.doms),
         };
-        let placed = select_fair::select_task_rq_fair(
+        let placed = select_fair::select_task_rq_fair_recorded(
             &env,
             &self.sdt,
-            &params,
+            params,
             &ctx,
             &task,
-            &mut waker,
+            waker_flips,
             || self.find_energy_efficient_cpu(tid, prev_cpu, synced),
         );
-        match curr {
-            Some(c) => self.threads[c].wakee = waker,
-            None => self.idle_wakee[this_cpu] = waker,
+        // the same placement and waker state as select_task_rq_fair() on the state before
+        #[cfg(debug_assertions)]
+        {
+            let mut w = waker_before;
+            let again = select_fair::select_task_rq_fair(
+                &env,
+                &self.sdt,
+                params,
+                &ctx,
+                &task,
+                &mut w,
+                || self.find_energy_efficient_cpu(tid, prev_cpu, synced),
+            );
+            let kept = match curr {
+                Some(c) => self.threads[c].wakee,
+                None => self.idle_wakee[this_cpu],
+            };
+            debug_assert_eq!((again, w), (placed, kept));
         }
         if let Some(r) = placed.recent_used_cpu {
             self.threads[tid].recent_used_cpu = r;

@@ -41,11 +41,13 @@ impl<'w> Sim<'w> {
         self.post_init_entity_util_avg(cpu, tid);
         self.enqueue_task(out, cpu, tid, now, class::ENQUEUE_INITIAL);
         if out.any.sched {
-            let ev = TraceEvent::SchedWakeupNew {
-                task: self.tref(tid),
-                target_cpu: cpu as u32,
-            };
-            out.emit(&self.ctx(ctx_cpu, now), &ev, g_sched);
+            out.emit_with(g_sched, || {
+                let ev = TraceEvent::SchedWakeupNew {
+                    task: self.tref(tid),
+                    target_cpu: cpu as u32,
+                };
+                (self.ctx(ctx_cpu, now), ev)
+            });
         }
         self.wakeup_preempt(cpu, tid);
         match self.threads[tid].class {
@@ -76,11 +78,13 @@ impl<'w> Sim<'w> {
         // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
         let this_cpu = waker.unwrap_or(prev);
         if out.any.sched {
-            let ev = TraceEvent::SchedWaking {
-                task: self.tref(tid),
-                target_cpu: prev as u32,
-            };
-            out.emit(&self.ctx(this_cpu, now), &ev, g_sched);
+            out.emit_with(g_sched, || {
+                let ev = TraceEvent::SchedWaking {
+                    task: self.tref(tid),
+                    target_cpu: prev as u32,
+                };
+                (self.ctx(this_cpu, now), ev)
+            });
         }
         let wf = crate::policy::select_fair::WF_TTWU;
         let cpu = self.select_task_rq(out, tid, prev, this_cpu, wf, now);
@@ -95,11 +99,13 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.enqueue_task(out, cpu, tid, now, 0);
         if out.any.sched {
-            let ev = TraceEvent::SchedWakeup {
-                task: self.tref(tid),
-                target_cpu: cpu as u32,
-            };
-            out.emit(&self.ctx(activator, now), &ev, g_sched);
+            out.emit_with(g_sched, || {
+                let ev = TraceEvent::SchedWakeup {
+                    task: self.tref(tid),
+                    target_cpu: cpu as u32,
+                };
+                (self.ctx(activator, now), ev)
+            });
         }
         self.wakeup_preempt(cpu, tid);
         match self.threads[tid].class {
