@@ -82,8 +82,13 @@ pub(in crate::sim) struct CpufreqState {
     /// since its policy's last `cpufreq_update_util()` ([`SugovInputs::changed`]).
     pub util_changed: Vec<u64>,
     /// Per CPU: its performance domain, its index there, and its word and bit in
-    /// [`CpufreqState::util_changed`].
+    /// [`CpufreqState::util_changed`] and [`CpufreqState::bw_changed`].
     pub pd_bit: Vec<PdBit>,
+    /// Laid out as [`CpufreqState::util_changed`]: the CPUs whose `bw_min` inputs changed
+    /// ([`Sim::rq_bw_changed`]; a subset of `util_changed`'s marks) since their policy's
+    /// last update on the one-OPP path ([`SugovPolicy::update_at_one_freq`]). The other
+    /// policies never read it.
+    pub bw_changed: Vec<u64>,
 }
 
 impl CpufreqState {
@@ -219,6 +224,7 @@ impl CpufreqState {
             interactive,
             schedfreq,
             util_changed: vec![0; first_words.last().copied().unwrap_or(0)],
+            bw_changed: vec![0; first_words.last().copied().unwrap_or(0)],
             pd_bit: p
                 .cpus
                 .iter()
@@ -378,6 +384,20 @@ impl Sim<'_> {
         cf.util_changed[b.word] |= b.bit;
     }
 
+    /// Something schedutil's `bw_min` reads of `cpu`'s rq may have changed (the DL
+    /// bandwidth `running_bw`, an RT task queued or the RT class throttled, the rq's
+    /// clamps): [`Sim::rq_util_changed`], and the CPU is marked in
+    /// [`CpufreqState::bw_changed`] for the one-OPP path. Every writer of those calls it.
+    /// (Out of line: those writers, the RT and deadline classes' and the clamps', are rare
+    /// beside the fair paths they are inlined into.)
+    #[inline(never)]
+    pub(in crate::sim) fn rq_bw_changed(&mut self, cpu: usize) {
+        self.rq_util_changed(cpu);
+        let cf = &mut self.cpufreq;
+        let b = &cf.pd_bit[cpu];
+        cf.bw_changed[b.word] |= b.bit;
+    }
+
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
     /// `cpu`'s policy (schedutil: `sugov_update_single_freq()` / `sugov_update_shared()`).
     /// Returns at once when the governor installs no hook.
@@ -463,10 +483,12 @@ impl Sim<'_> {
             util_est: self.s.options.pelt.util_est,
         };
         let r = match &mut cf.policies[pd].gov {
-            // the common case of a policy at its one frequency, on its own path
+            // the common case of a policy at its one frequency, on its own path, which
+            // reads the CPUs whose bw_min inputs changed
             GovernorState::Schedutil(sg) if sg.at_one_freq() => {
                 debug_assert!(hi.is_empty());
-                sg.update_at_one_freq(now, j, flags, &inputs)
+                let bw_changed = std::mem::take(&mut cf.bw_changed[first]);
+                sg.update_at_one_freq(now, j, flags, bw_changed, &inputs)
             }
             GovernorState::Schedutil(sg) => sg.update_at(now, j, flags, &inputs),
             gov => gov.update_util(now, j, flags, &inputs),
