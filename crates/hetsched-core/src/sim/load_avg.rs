@@ -85,6 +85,24 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Whether [`Sim::update_load_avg`]`(cpu, tid, flags)` has nothing to do, exactly: less
+    /// than one PELT unit (1024 ns) elapsed for both the entity and the cfs_rq, no removed
+    /// load and nothing to attach or detach, so `___update_load_sum()` would return at once
+    /// for both and nothing changes. Inlined where a caller tests it first.
+    #[inline(always)]
+    pub(in crate::sim) fn load_avg_unchanged(&self, cpu: usize, tid: usize, flags: u32) -> bool {
+        let c = &self.rqs[cpu].cfs;
+        let pnow = self.rqs[cpu].clock.now();
+        let e = &self.ents[tid].avg;
+        let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
+        !attach
+            && flags & DO_DETACH == 0
+            && c.removed.nr == 0
+            && e.last_update_time != 0
+            && pnow.wrapping_sub(e.last_update_time) < 1024
+            && pnow.wrapping_sub(c.avg.last_update_time) < 1024
+    }
+
     /// `update_load_avg(cfs_rq, se, flags)` for task `tid` on `cpu`, tracing what changed.
     pub(in crate::sim) fn update_load_avg(
         &mut self,
@@ -94,24 +112,10 @@ impl<'w> Sim<'w> {
         flags: u32,
         now: Nanos,
     ) {
-        let pnow = self.rqs[cpu].clock.now();
-        {
-            // Fast path, exactly equivalent: less than one PELT unit (1024 ns) elapsed for
-            // both the entity and the cfs_rq, no removed load and nothing to attach or
-            // detach: ___update_load_sum() would return at once for both.
-            let e = &self.ents[tid].avg;
-            let c = &self.rqs[cpu].cfs;
-            let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
-            if !attach
-                && flags & DO_DETACH == 0
-                && c.removed.nr == 0
-                && e.last_update_time != 0
-                && pnow.wrapping_sub(e.last_update_time) < 1024
-                && pnow.wrapping_sub(c.avg.last_update_time) < 1024
-            {
-                return;
-            }
+        if self.load_avg_unchanged(cpu, tid, flags) {
+            return;
         }
+        let pnow = self.rqs[cpu].clock.now();
         let cfs_state = self.cfs_state(cpu);
         let e = &self.ents[tid];
         let se_state = SeState {
