@@ -9,7 +9,37 @@ impl<'w> Sim<'w> {
     /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` (kernel/sched/pelt.c, v6.11)
     /// of `cpu`'s RT or DL signal at its PELT clock, with the `pelt_rt_tp` / `pelt_dl_tp`
     /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated.
+    ///
+    /// The common case, a signal that is not running and whose sums and averages are all
+    /// zero (a CPU that has not run such a task for a while), is inline: its update only
+    /// moves its clock ([`pelt::SchedAvg::age_null`], what `update_rt_rq_load_avg()` does
+    /// with it) and it stays zero, so nothing schedutil or the balancer reads changes. The
+    /// others are [`Sim::update_class_pelt_full`], out of line.
+    #[inline(always)]
     pub(in crate::sim) fn update_class_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rt: bool,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let a = if rt { &mut rq.avg_rt } else { &mut rq.avg_dl };
+        if running || !a.is_null() {
+            return self.update_class_pelt_full(out, cpu, rt, running, now);
+        }
+        let updated = a.age_null(pnow);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            self.trace_class_pelt(out, cpu, rt, now);
+        }
+        updated
+    }
+
+    /// [`Sim::update_class_pelt`] of a signal that is running or not all zero.
+    #[inline(never)]
+    fn update_class_pelt_full(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -31,30 +61,37 @@ impl<'w> Sim<'w> {
             self.rq_util_changed(cpu);
         }
         if updated && out.any.signals && self.s.options.trace.signals {
-            let rq = &self.rqs[cpu];
-            let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
-            let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
-            let ev = if rt {
-                TraceEvent::SchedPeltRt {
-                    cpu: cpu32,
-                    load,
-                    rbl_load,
-                    util,
-                }
-            } else {
-                TraceEvent::SchedPeltDl {
-                    cpu: cpu32,
-                    load,
-                    rbl_load,
-                    util,
-                }
-            };
-            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+            self.trace_class_pelt(out, cpu, rt, now);
         }
         updated
     }
 
+    /// The `sched_pelt_rt` / `sched_pelt_dl` tracepoint of `cpu`'s RT or DL signal.
+    #[inline(never)]
+    fn trace_class_pelt(&self, out: &mut Out<'_, '_>, cpu: usize, rt: bool, now: Nanos) {
+        let rq = &self.rqs[cpu];
+        let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
+        let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
+        let ev = if rt {
+            TraceEvent::SchedPeltRt {
+                cpu: cpu32,
+                load,
+                rbl_load,
+                util,
+            }
+        } else {
+            TraceEvent::SchedPeltDl {
+                cpu: cpu32,
+                load,
+                rbl_load,
+                util,
+            }
+        };
+        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+    }
+
     /// The RT signal of `cpu` ([`Sim::update_class_pelt`]).
+    #[inline(always)]
     pub(in crate::sim) fn update_rt_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -66,6 +103,7 @@ impl<'w> Sim<'w> {
     }
 
     /// The DL signal of `cpu` ([`Sim::update_class_pelt`]).
+    #[inline(always)]
     pub(in crate::sim) fn update_dl_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
