@@ -185,6 +185,11 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
+    /// What a shared policy's aggregation reads of CPU `j`: its [`SugovCpuInput`], of which
+    /// `idle_calls` (read by a one-CPU policy's busy hold alone) may be left 0.
+    fn shared_input(&self, j: usize) -> SugovCpuInput {
+        self.input(j)
+    }
     /// What [`SugovPolicy`]'s `bw_min` alone reads of CPU `j`: its [`SugovCpuInput`], of
     /// which `util_cfs`, `util_cfs_boost` and `idle_calls` (not read for `bw_min`) may be
     /// left 0.
@@ -531,7 +536,7 @@ impl SugovPolicy {
     fn shared_cpu_util<I: SugovInputs + ?Sized>(&mut self, j: usize, now: u64, inputs: &I) {
         let boost = self.iowait_apply(j, now);
         let old = self.sg_cpu[j].util;
-        self.get_util(j, &inputs.input(j), boost);
+        self.get_util(j, &inputs.shared_input(j), boost);
         let c = &self.sg_cpu[j];
         let (util, boost_left) = (c.util, c.iowait_boost);
         if util >= self.max_util {

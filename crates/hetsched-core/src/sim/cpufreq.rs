@@ -336,6 +336,21 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    /// Without the idle count, which a shared policy does not read.
+    #[inline(always)]
+    fn shared_input(&self, j: usize) -> SugovCpuInput {
+        let cpu = self.cpus[j];
+        let rq = &self.rqs[cpu];
+        let util_cfs = cpu_util_cfs(rq, self.util_est);
+        SugovCpuInput {
+            rq: rq_signals(rq, &self.en.uclamp[cpu]),
+            util_cfs,
+            util_cfs_boost: cpu_util_cfs_boost_of(rq, util_cfs),
+            uclamp_used: self.en.uclamp_used,
+            idle_calls: 0,
+        }
+    }
+
     /// Without the CFS utilisation and the idle count, which `bw_min` does not read.
     #[inline(always)]
     fn bw_input(&self, j: usize) -> SugovCpuInput {
