@@ -209,3 +209,72 @@ fn deadline_bandwidth_leaves_at_the_zero_lag_time() {
     }
     assert!(checked >= 9, "{checked}");
 }
+
+/// Two clusters of eight CPUs with one OPP each (the `large` benchmark's policies): once
+/// a shared policy is at its one frequency, schedutil's aggregation computes `bw_min` only
+/// for the CPUs whose `bw_min` inputs changed (the DL bandwidth, an RT task queued, the RT
+/// class throttled, the rq's clamps). Debug builds recompute every CPU's kept `bw_min` at
+/// each update and assert it is the same, so these runs check the marks of every writer:
+/// periodic RT tasks, a deadline task, an RT hog that a short RT bandwidth throttles and
+/// unthrottles, among periodic fair load; without clamps (an RT task queued raises
+/// `bw_min` to the capacity) and with fair tasks that set `util_min` (the static key on:
+/// the rq's clamps count, RT tasks' default `uclamp_min` 1024 among them).
+#[test]
+fn one_opp_policies_keep_the_bw_min_of_unchanged_cpus() {
+    use hetsched::hetsched_core::options::Options;
+    use hetsched::hetsched_core::platform::Platform;
+    use hetsched::hetsched_core::{run, RunSpec};
+    for clamps in [false, true] {
+        let mut tasks = Vec::new();
+        for i in 0..24 {
+            let period = [4000, 10000, 16000][i % 3];
+            let run = period * (10 + 15 * (i % 3)) / 100;
+            let clamp = if clamps && i % 4 == 0 {
+                r#", "util_min": 600"#
+            } else {
+                ""
+            };
+            tasks.push(format!(
+                r#""f{i}": {{"loop": -1, "run": {run}, "timer": {{"ref": "f{i}", "period": {period}}}{clamp}}}"#
+            ));
+        }
+        for i in 0..6 {
+            tasks.push(format!(
+                r#""r{i}": {{"policy": "SCHED_FIFO", "priority": {}, "loop": -1, "run": 700,
+                    "timer": {{"ref": "r{i}", "period": {}}}}}"#,
+                10 + i,
+                3000 + 1000 * i
+            ));
+        }
+        tasks.push(
+            r#""hog": {"policy": "SCHED_FIFO", "priority": 5, "cpus": [11], "loop": -1,
+                "run": 100000}"#
+                .into(),
+        );
+        tasks.push(
+            r#""d": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+                "loop": -1, "run": 1500, "timer": {"ref": "d", "period": 10000}}"#
+                .into(),
+        );
+        let json = format!(
+            r#"{{"global": {{"duration": 1}}, "tasks": {{{}}}}}"#,
+            tasks.join(",")
+        );
+        let spec = RunSpec {
+            platform: Platform::synthetic_clusters("test-16", "2 clusters of 8", 2),
+            workload: hetsched::hetsched_rtapp::parse_str(&json, "t.json", &Default::default())
+                .unwrap(),
+            options: Options::default()
+                .apply_sets(&["sched.rt_runtime_us=20000", "sched.rt_period_us=40000"])
+                .unwrap(),
+            seed: 1,
+            duration_ns: Some(300 * 1_000_000),
+        };
+        let r = run(&spec, &mut []).unwrap();
+        assert!(
+            r.engine.context_switches > 2_000,
+            "{clamps}: {:?}",
+            r.engine
+        );
+    }
+}

@@ -185,6 +185,11 @@ pub trait SugovInputs {
     fn bw_dl(&self, j: usize) -> u64 {
         self.input(j).rq.bw_dl
     }
+    /// What a shared policy's aggregation reads of CPU `j`: its [`SugovCpuInput`], of which
+    /// `idle_calls` (read by a one-CPU policy's busy hold alone) may be left 0.
+    fn shared_input(&self, j: usize) -> SugovCpuInput {
+        self.input(j)
+    }
     /// What [`SugovPolicy`]'s `bw_min` alone reads of CPU `j`: its [`SugovCpuInput`], of
     /// which `util_cfs`, `util_cfs_boost` and `idle_calls` (not read for `bw_min`) may be
     /// left 0.
@@ -265,7 +270,8 @@ pub struct SugovPolicy {
     /// The CPUs (word `j / 64`, bit `j % 64` for the `j`-th) whose `sg_cpu` `util` and
     /// `bw_min` the next aggregation computes again: their inputs changed
     /// ([`SugovInputs::changed`]), an iowait boost went into them, or they were never
-    /// computed.
+    /// computed. On the one-OPP path ([`SugovPolicy::update_at_one_freq`]), which computes
+    /// `bw_min` alone, the CPUs whose `bw_min` inputs changed.
     stale: [u64; POLICY_WORDS],
     /// The CPUs that may hold an iowait boost (every one that does, and maybe others).
     boosted: [u64; POLICY_WORDS],
@@ -530,7 +536,7 @@ impl SugovPolicy {
     fn shared_cpu_util<I: SugovInputs + ?Sized>(&mut self, j: usize, now: u64, inputs: &I) {
         let boost = self.iowait_apply(j, now);
         let old = self.sg_cpu[j].util;
-        self.get_util(j, &inputs.input(j), boost);
+        self.get_util(j, &inputs.shared_input(j), boost);
         let c = &self.sg_cpu[j];
         let (util, boost_left) = (c.util, c.iowait_boost);
         if util >= self.max_util {
@@ -845,17 +851,25 @@ impl SugovPolicy {
     /// (`sugov_update_shared()`: the boost, the rate limit, the aggregation's `bw_min` of
     /// the changed CPUs, the commit after a limits change) without the branches that
     /// cannot be taken, so that the engine can call it without building what the others
-    /// read.
+    /// read. `bw_changed` has the bit `j` of each CPU `j` of the policy whose `bw_min`
+    /// inputs (what `sugov_bw_min()` reads of its [`SugovCpuInput`]: the DL bandwidth, the
+    /// rq's `uclamp_min`, an RT task queued, the capacity and `uclamp_used`) may have
+    /// changed since the previous call (`u64::MAX` when the caller does not know; the
+    /// marks of [`SugovInputs::changed`], a superset, will do). The aggregation computes
+    /// `bw_min` again for those CPUs alone: `sugov_bw_min()` is a function of those inputs,
+    /// so every other CPU's kept `bw_min` is what the kernel's `sugov_get_util()` would
+    /// compute now (debug builds recompute each one and assert it).
     #[inline(always)]
     pub fn update_at_one_freq<I: SugovInputs + ?Sized>(
         &mut self,
         now: u64,
         i: usize,
         flags: u32,
+        bw_changed: u64,
         inputs: &I,
     ) -> FreqRequest {
         debug_assert!(self.at_one_freq());
-        self.stale[0] |= inputs.changed(0).unwrap_or(u64::MAX);
+        self.stale[0] |= bw_changed;
         if !self.update_prologue(now, i, flags, inputs.bw_dl(i)) {
             return FreqRequest::Unchanged;
         }

@@ -262,7 +262,8 @@ impl SchedAvg {
     /// `last_update_time` and `period_contrib` move as they would there (the time in
     /// 1024-ns units, the periods crossed and the remainder of `accumulate_sum()`), and
     /// the same value is returned; the sums and averages stay zero.
-    fn age_null(&mut self, now: u64) -> bool {
+    #[inline]
+    pub fn age_null(&mut self, now: u64) -> bool {
         debug_assert!(self.is_null());
         #[cfg(debug_assertions)]
         let mut full = *self;

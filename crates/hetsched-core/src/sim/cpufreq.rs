@@ -82,8 +82,13 @@ pub(in crate::sim) struct CpufreqState {
     /// since its policy's last `cpufreq_update_util()` ([`SugovInputs::changed`]).
     pub util_changed: Vec<u64>,
     /// Per CPU: its performance domain, its index there, and its word and bit in
-    /// [`CpufreqState::util_changed`].
+    /// [`CpufreqState::util_changed`] and [`CpufreqState::bw_changed`].
     pub pd_bit: Vec<PdBit>,
+    /// Laid out as [`CpufreqState::util_changed`]: the CPUs whose `bw_min` inputs changed
+    /// ([`Sim::rq_bw_changed`]; a subset of `util_changed`'s marks) since their policy's
+    /// last update on the one-OPP path ([`SugovPolicy::update_at_one_freq`]). The other
+    /// policies never read it.
+    pub bw_changed: Vec<u64>,
 }
 
 impl CpufreqState {
@@ -219,6 +224,7 @@ impl CpufreqState {
             interactive,
             schedfreq,
             util_changed: vec![0; first_words.last().copied().unwrap_or(0)],
+            bw_changed: vec![0; first_words.last().copied().unwrap_or(0)],
             pd_bit: p
                 .cpus
                 .iter()
@@ -330,6 +336,21 @@ impl SugovInputs for SimSugovInputs<'_> {
         }
     }
 
+    /// Without the idle count, which a shared policy does not read.
+    #[inline(always)]
+    fn shared_input(&self, j: usize) -> SugovCpuInput {
+        let cpu = self.cpus[j];
+        let rq = &self.rqs[cpu];
+        let util_cfs = cpu_util_cfs(rq, self.util_est);
+        SugovCpuInput {
+            rq: rq_signals(rq, &self.en.uclamp[cpu]),
+            util_cfs,
+            util_cfs_boost: cpu_util_cfs_boost_of(rq, util_cfs),
+            uclamp_used: self.en.uclamp_used,
+            idle_calls: 0,
+        }
+    }
+
     /// Without the CFS utilisation and the idle count, which `bw_min` does not read.
     #[inline(always)]
     fn bw_input(&self, j: usize) -> SugovCpuInput {
@@ -376,6 +397,20 @@ impl Sim<'_> {
         let cf = &mut self.cpufreq;
         let b = &cf.pd_bit[cpu];
         cf.util_changed[b.word] |= b.bit;
+    }
+
+    /// Something schedutil's `bw_min` reads of `cpu`'s rq may have changed (the DL
+    /// bandwidth `running_bw`, an RT task queued or the RT class throttled, the rq's
+    /// clamps): [`Sim::rq_util_changed`], and the CPU is marked in
+    /// [`CpufreqState::bw_changed`] for the one-OPP path. Every writer of those calls it.
+    /// (Out of line: those writers, the RT and deadline classes' and the clamps', are rare
+    /// beside the fair paths they are inlined into.)
+    #[inline(never)]
+    pub(in crate::sim) fn rq_bw_changed(&mut self, cpu: usize) {
+        self.rq_util_changed(cpu);
+        let cf = &mut self.cpufreq;
+        let b = &cf.pd_bit[cpu];
+        cf.bw_changed[b.word] |= b.bit;
     }
 
     /// `cpufreq_update_util(rq, flags)` (kernel/sched/sched.h): the update-util hook of
@@ -463,10 +498,12 @@ impl Sim<'_> {
             util_est: self.s.options.pelt.util_est,
         };
         let r = match &mut cf.policies[pd].gov {
-            // the common case of a policy at its one frequency, on its own path
+            // the common case of a policy at its one frequency, on its own path, which
+            // reads the CPUs whose bw_min inputs changed
             GovernorState::Schedutil(sg) if sg.at_one_freq() => {
                 debug_assert!(hi.is_empty());
-                sg.update_at_one_freq(now, j, flags, &inputs)
+                let bw_changed = std::mem::take(&mut cf.bw_changed[first]);
+                sg.update_at_one_freq(now, j, flags, bw_changed, &inputs)
             }
             GovernorState::Schedutil(sg) => sg.update_at(now, j, flags, &inputs),
             gov => gov.update_util(now, j, flags, &inputs),

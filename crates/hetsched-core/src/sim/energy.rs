@@ -698,7 +698,7 @@ impl Sim<'_> {
         }
         let v = self.threads[tid].uclamp;
         self.en.uclamp[cpu].inc(v);
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
         self.threads[tid].uclamp_on = Some(v);
     }
 
@@ -714,7 +714,7 @@ impl Sim<'_> {
     #[inline(never)]
     fn uclamp_dec_counted(&mut self, cpu: usize, v: [u64; 2]) {
         self.en.uclamp[cpu].dec(v);
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
     }
 
     /// A phase sets `util_min`/`util_max` (`sched_setattr()` with SCHED_FLAG_UTIL_CLAMP →

@@ -9,7 +9,37 @@ impl<'w> Sim<'w> {
     /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` (kernel/sched/pelt.c, v6.11)
     /// of `cpu`'s RT or DL signal at its PELT clock, with the `pelt_rt_tp` / `pelt_dl_tp`
     /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated.
+    ///
+    /// The common case, a signal that is not running and whose sums and averages are all
+    /// zero (a CPU that has not run such a task for a while), is inline: its update only
+    /// moves its clock ([`pelt::SchedAvg::age_null`], what `update_rt_rq_load_avg()` does
+    /// with it) and it stays zero, so nothing schedutil or the balancer reads changes. The
+    /// others are [`Sim::update_class_pelt_full`], out of line.
+    #[inline(always)]
     pub(in crate::sim) fn update_class_pelt(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rt: bool,
+        running: bool,
+        now: Nanos,
+    ) -> bool {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.clock.now();
+        let a = if rt { &mut rq.avg_rt } else { &mut rq.avg_dl };
+        if running || !a.is_null() {
+            return self.update_class_pelt_full(out, cpu, rt, running, now);
+        }
+        let updated = a.age_null(pnow);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            self.trace_class_pelt(out, cpu, rt, now);
+        }
+        updated
+    }
+
+    /// [`Sim::update_class_pelt`] of a signal that is running or not all zero.
+    #[inline(never)]
+    fn update_class_pelt_full(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -31,30 +61,37 @@ impl<'w> Sim<'w> {
             self.rq_util_changed(cpu);
         }
         if updated && out.any.signals && self.s.options.trace.signals {
-            let rq = &self.rqs[cpu];
-            let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
-            let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
-            let ev = if rt {
-                TraceEvent::SchedPeltRt {
-                    cpu: cpu32,
-                    load,
-                    rbl_load,
-                    util,
-                }
-            } else {
-                TraceEvent::SchedPeltDl {
-                    cpu: cpu32,
-                    load,
-                    rbl_load,
-                    util,
-                }
-            };
-            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+            self.trace_class_pelt(out, cpu, rt, now);
         }
         updated
     }
 
+    /// The `sched_pelt_rt` / `sched_pelt_dl` tracepoint of `cpu`'s RT or DL signal.
+    #[inline(never)]
+    fn trace_class_pelt(&self, out: &mut Out<'_, '_>, cpu: usize, rt: bool, now: Nanos) {
+        let rq = &self.rqs[cpu];
+        let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
+        let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
+        let ev = if rt {
+            TraceEvent::SchedPeltRt {
+                cpu: cpu32,
+                load,
+                rbl_load,
+                util,
+            }
+        } else {
+            TraceEvent::SchedPeltDl {
+                cpu: cpu32,
+                load,
+                rbl_load,
+                util,
+            }
+        };
+        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+    }
+
     /// The RT signal of `cpu` ([`Sim::update_class_pelt`]).
+    #[inline(always)]
     pub(in crate::sim) fn update_rt_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -66,6 +103,7 @@ impl<'w> Sim<'w> {
     }
 
     /// The DL signal of `cpu` ([`Sim::update_class_pelt`]).
+    #[inline(always)]
     pub(in crate::sim) fn update_dl_pelt(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -85,6 +123,24 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Whether [`Sim::update_load_avg`]`(cpu, tid, flags)` has nothing to do, exactly: less
+    /// than one PELT unit (1024 ns) elapsed for both the entity and the cfs_rq, no removed
+    /// load and nothing to attach or detach, so `___update_load_sum()` would return at once
+    /// for both and nothing changes. Inlined where a caller tests it first.
+    #[inline(always)]
+    pub(in crate::sim) fn load_avg_unchanged(&self, cpu: usize, tid: usize, flags: u32) -> bool {
+        let c = &self.rqs[cpu].cfs;
+        let pnow = self.rqs[cpu].clock.now();
+        let e = &self.ents[tid].avg;
+        let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
+        !attach
+            && flags & DO_DETACH == 0
+            && c.removed.nr == 0
+            && e.last_update_time != 0
+            && pnow.wrapping_sub(e.last_update_time) < 1024
+            && pnow.wrapping_sub(c.avg.last_update_time) < 1024
+    }
+
     /// `update_load_avg(cfs_rq, se, flags)` for task `tid` on `cpu`, tracing what changed.
     pub(in crate::sim) fn update_load_avg(
         &mut self,
@@ -94,24 +150,10 @@ impl<'w> Sim<'w> {
         flags: u32,
         now: Nanos,
     ) {
-        let pnow = self.rqs[cpu].clock.now();
-        {
-            // Fast path, exactly equivalent: less than one PELT unit (1024 ns) elapsed for
-            // both the entity and the cfs_rq, no removed load and nothing to attach or
-            // detach: ___update_load_sum() would return at once for both.
-            let e = &self.ents[tid].avg;
-            let c = &self.rqs[cpu].cfs;
-            let attach = flags & DO_ATTACH != 0 && e.last_update_time == 0;
-            if !attach
-                && flags & DO_DETACH == 0
-                && c.removed.nr == 0
-                && e.last_update_time != 0
-                && pnow.wrapping_sub(e.last_update_time) < 1024
-                && pnow.wrapping_sub(c.avg.last_update_time) < 1024
-            {
-                return;
-            }
+        if self.load_avg_unchanged(cpu, tid, flags) {
+            return;
         }
+        let pnow = self.rqs[cpu].clock.now();
         let cfs_state = self.cfs_state(cpu);
         let e = &self.ents[tid];
         let se_state = SeState {

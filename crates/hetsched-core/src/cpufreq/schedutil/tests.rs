@@ -412,13 +412,15 @@ fn shared_policy_reads_only_changed_cpus_with_the_same_result() {
 /// A shared policy of one OPP, which computes only the CPUs' `bw_min` once its next
 /// frequency is that OPP, asks for the same frequencies at the same updates as one
 /// that runs the whole aggregation (its DL bandwidth, read by `ignore_dl_rate_limit()`,
-/// still forces commits past the rate limit), and keeps the same `bw_min`s.
+/// still forces commits past the rate limit), and keeps the same `bw_min`s; whether it
+/// is told of every CPU whose inputs changed or only of those whose `bw_min` inputs did
+/// ([`SugovInputs::bw_changed`]).
 #[test]
 fn one_opp_shared_policy_decides_as_the_full_aggregation() {
     let mut pd = juno().perf_domains[0].clone();
     pd.opps.truncate(1);
     for version in [SchedutilVersion::V6_8, SchedutilVersion::V5] {
-        for fast in [true, false] {
+        for (fast, bw_tracked) in [(true, false), (false, false), (true, true), (false, true)] {
             let prm = SugovParams {
                 version,
                 ..params(500, fast)
@@ -430,6 +432,19 @@ fn one_opp_shared_policy_decides_as_the_full_aggregation() {
             let mut t = Tracked {
                 ins: vec![input(0, 0); pd.cpus.len()],
                 changed: [0; POLICY_WORDS],
+            };
+            // the CPUs whose bw_min inputs changed since the last one-OPP update (when
+            // tracked apart; else every CPU whose inputs changed since the last update)
+            let mut bw_changed = 0u64;
+            let bw_inputs = |i: &SugovCpuInput| {
+                let r = &i.rq;
+                (
+                    r.bw_dl,
+                    r.uclamp_min,
+                    r.rt_runnable,
+                    r.arch_capacity,
+                    i.uclamp_used,
+                )
             };
             let (mut now, mut x) = (T0, 0x2545_f491_4f6c_dd1d_u64);
             let mut rnd = |n: u64| {
@@ -443,23 +458,35 @@ fn one_opp_shared_policy_decides_as_the_full_aggregation() {
                 let j = rnd(pd.cpus.len() as u64) as usize;
                 if rnd(3) != 0 {
                     let i = &mut t.ins[j];
+                    let before = bw_inputs(i);
                     i.util_cfs = rnd(500);
                     i.util_cfs_boost = i.util_cfs + rnd(100);
-                    i.rq.util_rt = if rnd(8) == 0 { rnd(300) } else { 0 };
-                    i.rq.rt_runnable = i.rq.util_rt > 100;
-                    i.rq.bw_dl = if rnd(5) == 0 { rnd(200) } else { 0 };
-                    i.uclamp_used = rnd(2) == 0;
-                    i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
-                    i.rq.arch_capacity = 446;
+                    // half the changes leave the bw_min inputs alone
+                    if rnd(2) == 0 {
+                        i.rq.util_rt = if rnd(8) == 0 { rnd(300) } else { 0 };
+                        i.rq.rt_runnable = i.rq.util_rt > 100;
+                        i.rq.bw_dl = if rnd(5) == 0 { rnd(200) } else { 0 };
+                        i.uclamp_used = rnd(2) == 0;
+                        i.rq.uclamp_min = if rnd(6) == 0 { rnd(1024) } else { 0 };
+                        i.rq.arch_capacity = 446;
+                    }
                     t.changed[0] |= 1 << j;
+                    if !bw_tracked || bw_inputs(i) != before {
+                        bw_changed |= 1 << j;
+                    }
                 }
                 now += rnd(TICK / 8);
                 let flags = if rnd(4) == 0 { SCHED_CPUFREQ_IOWAIT } else { 0 };
                 // the engine's entry: the one-OPP path once the policy is at its OPP
                 let a = if short.at_one_freq() {
                     one_path += 1;
-                    short.update_at_one_freq(now, j, flags, &t)
+                    // taken by the one-OPP path alone (the other path reads `changed`, of
+                    // which these marks are a subset), as the engine does
+                    short.update_at_one_freq(now, j, flags, std::mem::take(&mut bw_changed), &t)
                 } else {
+                    if !bw_tracked {
+                        bw_changed = 0;
+                    }
                     short.update(now, pd.cpus[j], flags, &t)
                 };
                 t.changed = [0; POLICY_WORDS];

@@ -191,7 +191,7 @@ impl<'w> Sim<'w> {
             dl.running_bw <= dl.this_bw,
             "CPU {cpu}: running_bw > this_bw"
         );
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
         self.cpufreq_update_util(out, cpu, 0, now);
     }
 
@@ -206,7 +206,7 @@ impl<'w> Sim<'w> {
         let dl = &mut self.rqs[cpu].dl;
         debug_assert!(bw <= dl.running_bw, "CPU {cpu}: running_bw underflow");
         dl.running_bw = dl.running_bw.saturating_sub(bw);
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
         self.cpufreq_update_util(out, cpu, 0, now);
     }
 

@@ -351,7 +351,11 @@ impl<'w> Sim<'w> {
         first: bool,
         now: Nanos,
     ) {
-        self.update_load_avg(out, cpu, next, UPDATE_TG, now);
+        // the task was mostly enqueued at this time, which updated both signals: the
+        // update's no-op test inline, without the call
+        if !self.load_avg_unchanged(cpu, next, UPDATE_TG) {
+            self.update_load_avg(out, cpu, next, UPDATE_TG, now);
+        }
         self.hmp_update(out, cpu, next, now);
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.set_next_entity(ents, next, now);

@@ -77,7 +77,7 @@ impl<'w> Sim<'w> {
             debug_assert_eq!(key.0, prio, "a restore without a move keeps the priority");
             self.rqs[cpu].rt.requeue(tid, key);
         }
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
         if prio < prev_prio {
             self.rqs[cpu].cpupri = prio; // inc_rt_prio_smp() → cpupri_set()
         }
@@ -112,7 +112,7 @@ impl<'w> Sim<'w> {
         let key = self.threads[tid].rt_key;
         let prev_prio = self.rt_highest_prio(cpu);
         self.rqs[cpu].rt.dequeue(tid, key);
-        self.rq_util_changed(cpu);
+        self.rq_bw_changed(cpu);
         let highest = self.rt_highest_prio(cpu);
         if highest != prev_prio {
             self.rqs[cpu].cpupri = highest; // dec_rt_prio_smp() → cpupri_set()
@@ -566,7 +566,7 @@ impl<'w> Sim<'w> {
             // sched_rt_rq_dequeue() → dequeue_top_rt_rq(): rt_rq_is_runnable() is false
             // now (no cpufreq_update_util() here without RT group scheduling)
             rq.rt_throttled = true;
-            self.rq_util_changed(cpu);
+            self.rq_bw_changed(cpu);
             true
         } else {
             rq.rt_time = 0;
@@ -701,7 +701,7 @@ impl<'w> Sim<'w> {
                 enqueue = !self.rqs[cpu].rt_throttled;
             }
             if unthrottled {
-                self.rq_util_changed(cpu);
+                self.rq_bw_changed(cpu);
             }
             if enqueue {
                 self.sched_rt_rq_enqueue(out.as_deref_mut(), cpu, unthrottled, now);
