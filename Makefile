@@ -25,9 +25,13 @@ build:
 test: lint rust-test py-test lisa-test
 	@echo "make test: all passed"
 
+# lint: formatting, clippy, and the developers' docs (private items too) without a broken
+# link; the CLI's binary shares the library's name, so rustdoc leaves it out (its docs are
+# its --help)
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --exclude hetsched-cli --no-deps --document-private-items
 
 # Property tests use a fixed seed here so that CI is reproducible; explore new cases
 # with another one: `make rust-test PROPTEST_RNG_SEED=$$RANDOM`.

@@ -129,7 +129,7 @@ struct ReportArgs {
 struct SweepArgs {
     /// The experiment file (TOML).
     experiment: PathBuf,
-    /// Output directory: points/<hash>.json per point, experiment.json, table.csv.
+    /// Output directory: `points/<hash>.json` per point, experiment.json, table.csv.
     #[arg(long, short)]
     output: PathBuf,
     /// Worker threads (default: every core); the results do not depend on it.
@@ -242,7 +242,7 @@ struct ReproduceArgs {
     /// docs/experiments.md).
     #[arg(long, value_name = "NAME=FILE")]
     platform: Vec<String>,
-    /// Keep each run's result as a sweep's result file, DIR/points/<hash>.json, and run
+    /// Keep each run's result as a sweep's result file, `DIR/points/<hash>.json`, and run
     /// only the runs without one: an interrupted reproduction resumes where it stopped.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,

@@ -82,7 +82,7 @@ pub struct Cpu {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PowerSource {
-    /// µW = C × V² × f[MHz] from `dynamic-power-coefficient` and OPP voltages
+    /// µW = C × V² × f\[MHz\] from `dynamic-power-coefficient` and OPP voltages
     /// (`drivers/opp/of.c:_get_power()`, v5.19+ units).
     DynamicPowerCoefficient,
     /// Explicit per-OPP power from the source (`opp-microwatt` or a published table).

@@ -11,7 +11,7 @@
 //!   OPP power comes from explicit µW, else from the dynamic-power coefficient
 //!   (`floor(C × mV² × MHz / 1e6)`, drivers/opp/of.c v5.19+), else from an assumed model
 //!   labelled [`PowerSource::Assumed`](hetsched_core::platform::PowerSource::Assumed).
-//! - [`describe`], [`summary_line`]: the views for `hetsched platforms show|list`.
+//! - [`describe()`], [`summary_line`]: the views for `hetsched platforms show|list`.
 //! - [`PlatformError`]: every error is one line naming the file, line and column.
 //!
 //! Nothing here panics on bad input.

@@ -3,7 +3,7 @@
 //! Conversions only: every function takes Python strings and numbers, calls the
 //! [`hetsched`] facade, and returns strings (JSON or text); the typed Python package
 //! (`python/hetsched/`) builds DataFrames from them. Errors become the exceptions of
-//! [`errors`]. Long calls release the GIL.
+//! `errors`. Long calls release the GIL.
 
 use pyo3::prelude::*;
 

@@ -836,7 +836,7 @@ impl SugovPolicy {
     /// Whether [`Self::update_at_one_freq`] may stand for [`Self::update_at`]: a shared
     /// policy of at most 64 CPUs whose next frequency cannot change, as its `next_freq`
     /// is already the one frequency `cpufreq_driver_resolve_freq()` can return
-    /// ([`SugovPolicy::only_freq`]). Nothing in an update changes that.
+    /// (`SugovPolicy::only_freq`). Nothing in an update changes that.
     #[inline(always)]
     pub fn at_one_freq(&self) -> bool {
         let r = self.next_freq == self.one_freq;

@@ -39,7 +39,7 @@ pub trait FairWakeView {
     fn cpu_load(&self, cpu: usize) -> u64;
     /// `arch_scale_cpu_capacity()`, `capacity_of()` and the pressures.
     fn capacity(&self, cpu: usize) -> CpuCapacity;
-    /// `sd_llc_shared(cpu)->nr_idle_scan` as last written by [`update_idle_cpu_scan`];
+    /// `sd_llc_shared(cpu)->nr_idle_scan` as last written by `update_idle_cpu_scan()`;
     /// `None` when SIS_UTIL is off (scan the whole LLC).
     fn nr_idle_scan(&self, cpu: usize) -> Option<u32>;
     /// `cpu_load_without(rq, p)`.
@@ -126,7 +126,7 @@ pub struct WakeCtx {
     /// `uclamp_is_used()`.
     pub uclamp_used: bool,
     /// The caller's EAS gate: `sched_energy_enabled() && !is_rd_overutilized()`. When set,
-    /// the `feec` closure given to [`select_task_rq_fair`] is tried first on wakeups.
+    /// the `feec` closure given to `select_task_rq_fair()` is tried first on wakeups.
     pub try_feec: bool,
     /// The engine's `find_energy_efficient_cpu()`, when tried, gets past its `rd->pd` and
     /// `sd_asym_cpucapacity` checks to `sync_entity_load_avg(&p->se)`, whatever it returns.

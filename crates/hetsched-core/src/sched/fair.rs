@@ -323,7 +323,7 @@ impl CfsRq {
     /// Returns `(delta_exec, resched)`; `resched` is EEVDF's `update_deadline()` verdict.
     /// The kernel's early return (no curr, or `delta_exec <= 0`: a second update at the
     /// same time, as in an enqueue right after a wake-up's) is tested inline at the
-    /// callers; the charge is [`CfsRq::update_curr_charge`], out of line (on `periodic`,
+    /// callers; the charge is `CfsRq::update_curr_charge`, out of line (on `periodic`,
     /// 259 K of 705 K calls returned at once after its prologue).
     #[inline(always)]
     pub fn update_curr(
@@ -402,7 +402,7 @@ impl CfsRq {
     /// when strictly earlier (`entity_before()`). Its first return, `nr_running == 1`
     /// ("we can safely skip eligibility check if there is only one entity"; here also
     /// for none, where the scan would find nothing), is inlined at the callers; the rest
-    /// is [`CfsRq::pick_eevdf_scan`], out of line.
+    /// is `CfsRq::pick_eevdf_scan`, out of line.
     #[inline(always)]
     pub fn pick_eevdf(&self, ents: &[SchedEntity], p: &FairParams, protect: bool) -> Option<usize> {
         if self.nr_running <= 1 {

@@ -1,19 +1,19 @@
 //! Energy-aware scheduling wired to the engine: the per-run state
-//! ([`EnergyState`]), the kernel's hook points that drive it, and the results it adds to
+//! (`EnergyState`), the kernel's hook points that drive it, and the results it adds to
 //! [`super::RunResult`] ([`OverutilizedStats`], [`EnergyResult`]).
 //!
 //! Call sites in the engine, with the kernel functions they model (v6.11 unless noted):
 //!
 //! | Kernel site | Engine call |
 //! |---|---|
-//! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → [`Sim::cpufreq_update_util`] |
-//! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → [`Sim::cpufreq_update_util`] |
-//! | `enqueue_top_rt_rq()` (RT enqueue and dequeue, not while throttled; the unthrottle), `add/sub_running_bw()` (DL: enqueue and dequeue with ENQUEUE_RESTORE/DEQUEUE_SAVE or a queued migration, a wake-up after the 0-lag time, a block after it or the inactive timer at it, a wake-up's migration of a non-contending task) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT, `Sim::sched_rt_period_timer`, `add_running_bw`/`sub_running_bw` in sim/class/deadline.rs → [`Sim::cpufreq_update_util`] |
+//! | `cfs_rq_util_change()` from `update_load_avg()` (decay, attach, detach: enqueue, dequeue, tick, put_prev, pick) | `Sim::update_load_avg` → `Sim::cpufreq_update_util` |
+//! | `update_blocked_averages()` → `cpufreq_update_util(rq, 0)` when something decayed | `Sim::update_blocked_averages` → `Sim::cpufreq_update_util` |
+//! | `enqueue_top_rt_rq()` (RT enqueue and dequeue, not while throttled; the unthrottle), `add/sub_running_bw()` (DL: enqueue and dequeue with ENQUEUE_RESTORE/DEQUEUE_SAVE or a queued migration, a wake-up after the 0-lag time, a block after it or the inactive timer at it, a wake-up's migration of a non-contending task) | `Sim::enqueue_task` / `Sim::dequeue_task` for RT, `Sim::sched_rt_period_timer`, `add_running_bw`/`sub_running_bw` in sim/class/deadline.rs → `Sim::cpufreq_update_util` |
 //! | `cpufreq_driver_fast_switch()` / `sugov_work()` → `__cpufreq_driver_target()` | `Sim::apply_freq` (sim/cpufreq.rs: now, or at `Ev::FreqApply` one transition latency later) |
-//! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | [`Sim::uclamp_inc`] / [`Sim::uclamp_dec`] |
-//! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` for a wake-up only (`task_new = !(flags & ENQUEUE_WAKEUP)`) and in `task_tick_fair()` | [`Sim::check_update_overutilized_status`] |
-//! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance/mod.rs` `apply_lb` → [`Sim::set_rd_overutilized`] |
-//! | `select_task_rq_fair()`: `sched_energy_enabled() && !is_rd_overutilized()` → `find_energy_efficient_cpu()` | [`Sim::eas_wakeup_gate`], [`Sim::find_energy_efficient_cpu`] |
+//! | `uclamp_rq_inc()` / `uclamp_rq_dec()` in `enqueue_task()` / `dequeue_task()` (core.c) | `Sim::uclamp_inc` / `Sim::uclamp_dec` |
+//! | `check_update_overutilized_status()` at the end of `enqueue_task_fair()` for a wake-up only (`task_new = !(flags & ENQUEUE_WAKEUP)`) and in `task_tick_fair()` | `Sim::check_update_overutilized_status` |
+//! | `update_sd_lb_stats()` → `set_rd_overutilized()` | `sim/balance/mod.rs` `apply_lb` → `Sim::set_rd_overutilized` |
+//! | `select_task_rq_fair()`: `sched_energy_enabled() && !is_rd_overutilized()` → `find_energy_efficient_cpu()` | `Sim::eas_wakeup_gate`, `Sim::find_energy_efficient_cpu` |
 //!
 //! Simplifications, each also noted where it applies: every `cpufreq_update_util()` is
 //! treated as local (the kernel ignores some remote updates,

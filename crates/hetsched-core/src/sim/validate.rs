@@ -91,7 +91,7 @@ pub fn validate(w: &Workload, p: &Platform) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The checks of [`validate`] that need no platform: every task has events, and its
+/// The checks of [`validate()`] that need no platform: every task has events, and its
 /// locking can run (see `check_locking`). `hetsched validate` (through
 /// `hetsched::load_workload`) applies them, so it rejects what `run` rejects, at the
 /// same `file:line:col` and with the same words.

@@ -368,7 +368,7 @@ pub(crate) fn parse_duration_us(s: &str) -> Option<u64> {
     i.checked_mul(scale)?.checked_add(f)
 }
 
-/// taskset's list form: `0-3,5` → [0,1,2,3,5]. Sorted, deduplicated, not empty; at most
+/// taskset's list form: `0-3,5` → `[0,1,2,3,5]`. Sorted, deduplicated, not empty; at most
 /// 4096 CPUs.
 pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     let mut set = BTreeSet::new();

@@ -1,5 +1,5 @@
 //! A run's section: its summary tables (from `hetsched run --json`) and, when the result
-//! holds a [`timeline`](super::timeline), the per-CPU Gantt chart and the frequency,
+//! holds a [`timeline`], the per-CPU Gantt chart and the frequency,
 //! utilization, overutilized and energy plots.
 
 use super::svg::{self, colour, num, Chart};

@@ -451,7 +451,7 @@ const SUMMARY_METRICS: &[&str] = &[
     "overutilized_pct",
 ];
 
-/// The indices in [`METRICS`] of [`SUMMARY_METRICS`].
+/// The indices in [`METRICS`] of `SUMMARY_METRICS`.
 pub fn summary_metrics() -> Vec<usize> {
     SUMMARY_METRICS
         .iter()

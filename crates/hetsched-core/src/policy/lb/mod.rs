@@ -211,7 +211,7 @@ pub trait LbEnv {
     /// (cleared first): what [`LbEnv::group_sums`], else [`stats::sum_group_cpus`], gives
     /// for each. `update_sd_lb_stats()` runs the loop group by group inside
     /// `update_sg_lb_stats()`; no group's loop reads what another writes, so the loops
-    /// may all run first (see [`stats::update_sd_lb_stats`]). An engine that memoises the
+    /// may all run first (see `stats::update_sd_lb_stats`). An engine that memoises the
     /// CPUs' states holds its memo once for the domain.
     fn sum_groups(
         &self,

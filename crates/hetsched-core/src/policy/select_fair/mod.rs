@@ -338,7 +338,7 @@ pub fn wake_cap(
 /// Only the view's [`FairWakeView::idle_candidates`] are tested: the others would be
 /// skipped anyway, and the survivors keep their `for_each_cpu_wrap` order.
 ///
-/// The walk is [`find_cpu_wrap`]'s, word by word, in [`for_each_cpu_wrap`]'s order; debug
+/// The walk is `find_cpu_wrap`'s, word by word, in [`for_each_cpu_wrap`]'s order; debug
 /// builds check the result against a walk with [`for_each_cpu_wrap`].
 pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     view: &V,
