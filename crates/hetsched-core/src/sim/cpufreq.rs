@@ -85,7 +85,8 @@ pub(in crate::sim) struct CpufreqState {
     /// [`CpufreqState::util_changed`] and [`CpufreqState::bw_changed`].
     pub pd_bit: Vec<PdBit>,
     /// Laid out as [`CpufreqState::util_changed`]: the CPUs whose `bw_min` inputs changed
-    /// ([`Sim::rq_bw_changed`]; a subset of `util_changed`'s marks) since their policy's
+    /// ([`Sim::rq_bw_changed`], which marks `util_changed` too; this word is cleared only on
+    /// the one-OPP path, so it may keep marks `util_changed` no longer has) since their policy's
     /// last update on the one-OPP path ([`SugovPolicy::update_at_one_freq`]). The other
     /// policies never read it.
     pub bw_changed: Vec<u64>,

@@ -240,7 +240,10 @@ pub trait LbEnv {
         self.cpu(cpu).ttwu_pending
     }
     /// `cpumask_test_cpu(dst, busiest->curr->cpus_ptr)`: whether the task running on `cpu`
-    /// (the idle task when none: every CPU) may run on `dst`. `sched_balance_rq()` reads it
+    /// may run on `dst`. With the idle task running the engine answers yes for every CPU,
+    /// a simplification: v6.11's `init_idle()` pins each idle task to its own CPU, so
+    /// there the test fails (the case needs a busiest CPU with tasks queued that has not
+    /// switched to one yet when another CPU reaches this test). `sched_balance_rq()` reads it
     /// only before it kicks an active balance, so it is not a field of [`LbCpu`], which
     /// the walks copy and keep.
     fn curr_allows(&self, cpu: usize, dst: usize) -> bool;
@@ -270,7 +273,7 @@ impl LbEnv for LbSnapshot {
             .unwrap_or_default()
     }
     /// The running task's `cpus_allowed` (the task of `tasks` marked running); none
-    /// running: every CPU.
+    /// running: every CPU (the engine's simplification, see [`LbEnv::curr_allows`]).
     fn curr_allows(&self, cpu: usize, dst: usize) -> bool {
         self.tasks
             .get(cpu)

@@ -482,8 +482,9 @@ impl LbEnv for Env<'_> {
         false
     }
 
-    /// Read from the rq's current task when asked (the idle task's `cpus_ptr` is every
-    /// CPU, as [`LbScratch`]'s set of all CPUs was).
+    /// Read from the rq's current task when asked; the idle task's taken as allowed on
+    /// every CPU, as [`LbScratch`]'s set of all CPUs was before (a simplification: v6.11
+    /// pins each idle task to its CPU, see [`LbEnv::curr_allows`]).
     fn curr_allows(&self, cpu: usize, dst: usize) -> bool {
         self.rqs[cpu]
             .curr
