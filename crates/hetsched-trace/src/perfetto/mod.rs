@@ -34,8 +34,9 @@
 //! of PyPI `perfetto` 0.59.1 (built from v59.1; its prebuilt manifests name v59.1),
 //! which `tests/python/test_perfetto_trace.py` decodes with.
 //! This module has the sink, its bundles and its output; `encode` has the field numbers
-//! and each event's body; `window` the encoders an event is written with; `tests` checks
-//! every event against the former encoder.
+//! and each event's body; `dense` the v59 layout's event table and descriptors; `head`
+//! an event's cached timestamp and pid fields; `window` the encoders an event is written
+//! with; `tests` checks every event against the former encoder.
 //!
 //! Encoding is by hand (the crate's `proto` module): no protobuf compiler, no allocation
 //! per event (the task map grows once per task). An event is written once, in place in
@@ -85,9 +86,11 @@ const SEQUENCE_ID: u64 = 1;
 
 mod dense;
 mod encode;
+mod head;
 mod window;
 
-use encode::{bundle, clock, ev, packet, ps, trace};
+use encode::{bundle, clock, packet, ps, trace};
+use head::{Head, HEAD_BYTES};
 use window::{Win, WIN, WIN_TAIL};
 
 /// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
@@ -116,24 +119,6 @@ fn put_short(d: &mut [u8], v: usize, w: usize) {
     }
 }
 
-/// The varint of `v`, below 2^56, as the little-endian bytes of a word, and its length
-/// (at most eight): one or two bytes by themselves, longer ones as their seven-bit groups
-/// ([`crate::proto::groups7`]) with the continuation bits on all bytes but the last.
-#[inline(always)]
-fn varint_word(v: u64) -> (u64, usize) {
-    debug_assert!(v < 1 << 56, "{v:#x}");
-    if v < 0x80 {
-        (v, 1)
-    } else if v < 0x4000 {
-        // The low seven bits with the continuation bit, then the rest (below 0x80).
-        ((v & 0x7f) | 0x80 | ((v >> 7) << 8), 2)
-    } else {
-        let len = varint_len(v);
-        let cont = 0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
-        (crate::proto::groups7(v) | cont, len)
-    }
-}
-
 /// Writes the key `key` of an `FtraceEvent` body at the start of `d` and returns its
 /// length: [`varint_at`], with the three bytes of a field number from 2^11 to 2^18 (the
 /// dense encoding's, from 65536: see [`dense`]) written inline too. Each arm's field is a
@@ -148,116 +133,6 @@ fn key_at(d: &mut [u8; 10], key: u64) -> usize {
         3
     } else {
         varint_at(d, key)
-    }
-}
-
-/// Room for an `FtraceEvent`'s `timestamp` and `pid` fields: two one-byte keys and two
-/// varints, and room for the word or ten-byte window in which a varint is written (a
-/// word past any position below 16: see [`Head::set`]).
-const HEAD_BYTES: usize = 24;
-
-/// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
-/// a CPU while its time and current task stay, as they do for the several events of one
-/// update (a task's and its queue's PELT and util_est). Always the encoding of its own
-/// `ts` and `pid` (the default one of `Nanos::MAX` and 0), so an event at those needs no
-/// other test to take it.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    /// The bytes, `len` of them meaningful (the rest scratch).
-    bytes: [u8; HEAD_BYTES],
-    /// At most 22 (two keys and varints of ten and five bytes): a byte, so that the
-    /// compiler sees where a head put in a window ends.
-    len: u8,
-    /// Where the pid's key is: past the timestamp's key and varint.
-    pid_at: u8,
-    ts: Nanos,
-    pid: u32,
-}
-
-impl Default for Head {
-    fn default() -> Head {
-        let mut h = Head {
-            bytes: [0; HEAD_BYTES],
-            len: 0,
-            pid_at: 0,
-            ts: 0,
-            pid: 0,
-        };
-        h.set(Nanos::MAX, 0);
-        h
-    }
-}
-
-impl Head {
-    /// Encodes the fields of an event at `ts` on a CPU whose current task is `pid`: the
-    /// two one-byte keys and varints written straight into the bytes, each varint below
-    /// 2^56 in one word ([`varint_word`]; a timestamp is below 2^56 for two years of
-    /// nanoseconds), so no function is called but for a larger timestamp
-    /// ([`Head::set_wide`]). The timestamp's are kept when it is the head's already (the
-    /// events of a context switch, whose pid changes at one time); the pid's are written
-    /// again in any case (a timestamp's word covers them). Out of line: one event in
-    /// four needs it.
-    #[inline(never)]
-    fn set(&mut self, ts: Nanos, pid: u32) {
-        if ts >= 1 << 56 {
-            self.set_wide(ts, pid);
-            return;
-        }
-        let b = &mut self.bytes;
-        let n = if ts == self.ts {
-            usize::from(self.pid_at)
-        } else {
-            b[0] = key1(ev::TIMESTAMP, 0);
-            let (word, len) = varint_word(ts);
-            *b[1..].first_chunk_mut::<8>().expect("HEAD_BYTES > 9") = word.to_le_bytes();
-            1 + len
-        };
-        // n is at most 9: a key and eight bytes; the pid's key and word fit after it
-        // (the mask, which keeps it, tells the compiler so: below 16).
-        let n = n & 15;
-        b[n] = key1(ev::PID, 0);
-        let (word, m) = varint_word(u64::from(pid));
-        *b[n + 1..].first_chunk_mut::<8>().expect("HEAD_BYTES >= 24") = word.to_le_bytes();
-        // At most 9 and 15 (m at most 5: a u32).
-        self.pid_at = n as u8;
-        self.len = (n + 1 + m) as u8;
-        self.ts = ts;
-        self.pid = pid;
-    }
-
-    /// [`Head::set`] of a timestamp of 2^56 or more (the default head's, `Nanos::MAX`):
-    /// each varint in a ten-byte window ([`varint_at`]).
-    #[cold]
-    #[inline(never)]
-    fn set_wide(&mut self, ts: Nanos, pid: u32) {
-        let b = &mut self.bytes;
-        b[0] = key1(ev::TIMESTAMP, 0);
-        let (_, rest) = b.split_first_chunk_mut::<1>().expect("HEAD_BYTES > 1");
-        let n = 1 + varint_at(rest.first_chunk_mut::<10>().expect("HEAD_BYTES > 11"), ts);
-        // n is at most 11: a key and ten bytes; the pid's key and window fit after it.
-        let (_, rest) = b.split_at_mut(n);
-        rest[0] = key1(ev::PID, 0);
-        let m = varint_at(
-            rest[1..].first_chunk_mut::<10>().expect("HEAD_BYTES >= 22"),
-            u64::from(pid),
-        );
-        // At most 11 and 22 (m at most 5: a u32).
-        self.pid_at = n as u8;
-        self.len = (n + 1 + m) as u8;
-        self.ts = ts;
-        self.pid = pid;
-    }
-
-    /// The head as the encoder writes it, for the debug builds' check of [`Head::set`].
-    fn encoded(ts: Nanos, pid: u32) -> ([u8; HEAD_BYTES], usize) {
-        let mut bytes = [0u8; HEAD_BYTES];
-        let mut e = Enc::new(&mut bytes);
-        e.byte(key1(ev::TIMESTAMP, 0));
-        e.varint(ts);
-        e.byte(key1(ev::PID, 0));
-        e.varint(u64::from(pid));
-        let len = e.pos();
-        (bytes, len)
     }
 }
 
