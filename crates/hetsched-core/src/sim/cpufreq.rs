@@ -322,9 +322,10 @@ struct SimSugovInputs<'a> {
     util_est: bool,
 }
 
-impl SugovInputs for SimSugovInputs<'_> {
+impl SimSugovInputs<'_> {
+    /// CPU `j`'s inputs, its idle count given by `idle_calls` (of the CPU's number).
     #[inline(always)]
-    fn input(&self, j: usize) -> SugovCpuInput {
+    fn input_with(&self, j: usize, idle_calls: impl FnOnce(usize) -> u64) -> SugovCpuInput {
         let cpu = self.cpus[j];
         let rq = &self.rqs[cpu];
         let util_cfs = cpu_util_cfs(rq, self.util_est);
@@ -333,23 +334,21 @@ impl SugovInputs for SimSugovInputs<'_> {
             util_cfs,
             util_cfs_boost: cpu_util_cfs_boost_of(rq, util_cfs),
             uclamp_used: self.en.uclamp_used,
-            idle_calls: self.en.idle_calls[cpu],
+            idle_calls: idle_calls(cpu),
         }
+    }
+}
+
+impl SugovInputs for SimSugovInputs<'_> {
+    #[inline(always)]
+    fn input(&self, j: usize) -> SugovCpuInput {
+        self.input_with(j, |cpu| self.en.idle_calls[cpu])
     }
 
     /// Without the idle count, which a shared policy does not read.
     #[inline(always)]
     fn shared_input(&self, j: usize) -> SugovCpuInput {
-        let cpu = self.cpus[j];
-        let rq = &self.rqs[cpu];
-        let util_cfs = cpu_util_cfs(rq, self.util_est);
-        SugovCpuInput {
-            rq: rq_signals(rq, &self.en.uclamp[cpu]),
-            util_cfs,
-            util_cfs_boost: cpu_util_cfs_boost_of(rq, util_cfs),
-            uclamp_used: self.en.uclamp_used,
-            idle_calls: 0,
-        }
+        self.input_with(j, |_| 0)
     }
 
     /// Without the CFS utilisation and the idle count, which `bw_min` does not read.
