@@ -85,6 +85,8 @@ const BUF_CAPACITY: usize = FLUSH_THRESHOLD + BUNDLE_BYTES + 1024;
 const SEQUENCE_ID: u64 = 1;
 
 mod dense;
+#[macro_use]
+mod legacy;
 mod encode;
 mod head;
 mod window;

@@ -4,6 +4,7 @@
 //! edge cases (long strings, negative and 64-bit values, every varint width).
 
 use super::encode::*;
+use super::legacy::generic;
 use super::*;
 use crate::fmt;
 use crate::ftrace::{event_name, format_marker};
