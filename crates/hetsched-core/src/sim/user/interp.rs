@@ -62,12 +62,22 @@ impl<'w> Sim<'w> {
                 }
                 if th.pc.phase_loop == 0 {
                     let ph = self.prog.phase(th.cur);
+                    let at = th.cur.phase_index();
                     // sys_sched_setaffinity() changes nothing when the affinity is the
-                    // thread's: its own first test, made here
-                    if ph.sets_attrs || ph.affinity != self.threads[tid].affinity {
+                    // thread's: its own first test, made here, and known to hold when the
+                    // thread's last phase start was one of this phase
+                    // (UserThread::affinity_phase)
+                    debug_assert!(
+                        th.affinity_phase != at || ph.affinity == self.threads[tid].affinity,
+                        "a thread's affinity changed outside its phase starts"
+                    );
+                    if ph.sets_attrs
+                        || (th.affinity_phase != at && ph.affinity != self.threads[tid].affinity)
+                    {
                         self.apply_phase(out, cpu, tid, now);
                         th = &mut self.uthreads[tid];
                     }
+                    th.affinity_phase = at;
                 }
                 if self.markers.loop_ {
                     self.loop_marker(out, tid, now, "start");
