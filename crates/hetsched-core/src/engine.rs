@@ -115,7 +115,7 @@ impl<E> EventQueue<E> {
     ///
     /// Its rare paths (the renumbering, a full `cur` or bucket) are tail calls of cold
     /// functions, so that the common ones save no registers.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Nanos, ev: E) {
         if self.seq == self.seq_limit {
             return self.push_renumbered(at, ev);

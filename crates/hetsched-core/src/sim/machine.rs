@@ -25,6 +25,32 @@ impl<'w> Sim<'w> {
         self.arm_op(cpu, now);
     }
 
+    /// [`Sim::start_op`] of the op `op` that curr, `tid`, was just given by its program
+    /// (a `run` or `runtime` event): the same accounting start and completion event,
+    /// with the op's duration from `op` itself, where [`Sim::arm_op`] reads curr and its
+    /// op again (debug builds check that they are these).
+    #[inline(always)]
+    pub(in crate::sim) fn start_program_op(&mut self, cpu: usize, tid: usize, op: Op, now: Nanos) {
+        let rq = &mut self.rqs[cpu];
+        debug_assert_eq!(rq.curr, Some(tid));
+        debug_assert_eq!(self.uthreads[tid].op, op);
+        rq.seg_start = now;
+        rq.op_gen = rq.op_gen.wrapping_add(1);
+        let gen = rq.op_gen;
+        let dt = match op {
+            Op::Run { work, .. } => time_for(rq, work),
+            Op::Runtime { ns } => ns,
+            Op::Step => 0,
+        };
+        self.q.push(
+            now.saturating_add(dt),
+            Ev::OpDone {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+
     /// Arms the completion event of curr's op (on one borrow of the rq).
     pub(in crate::sim) fn arm_op(&mut self, cpu: usize, now: Nanos) {
         let rq = &mut self.rqs[cpu];

@@ -231,6 +231,12 @@ impl<'w> FlatProgram<'w> {
 }
 
 impl Cursor {
+    /// The index of its phase in `FlatProgram::phases`.
+    #[inline]
+    pub(in crate::sim) fn phase_index(self) -> u32 {
+        self.phase
+    }
+
     /// Past the event it points to (not past a sentinel: the caller read a `Some`).
     #[inline]
     pub(in crate::sim) fn advance(&mut self) {

@@ -8,6 +8,13 @@ use crate::sim::*;
 impl<'w> Sim<'w> {
     /// Executes the thread's program until it computes, sleeps or exits. The thread is
     /// curr on `cpu`.
+    ///
+    /// One borrow of the thread serves the whole step, renewed only after a call that
+    /// may change the threads: the iterations' starts and ends, the common events (`run`,
+    /// `runtime`, `sleep`, `timer`) and their outcomes (a compute, a sleep) are done on
+    /// it; the other events, a phase's attributes and affinity, the markers and the spin
+    /// guard's failure are calls out of line ([`Sim::do_event`], [`Sim::apply_phase`],
+    /// [`Sim::loop_marker`], …), so that the common path keeps its values in registers.
     pub(in crate::sim) fn step_program(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -16,95 +23,285 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         // most steps have nothing to do before the program: one test for all of it
-        let th = &self.uthreads[tid];
+        let mut th = &mut self.uthreads[tid];
         let settled = th.prologue == super::main::Prologue::Done
             && th.started
             && !th.attrs_pending
             && th.retry == Retry::None;
-        if !settled && !self.program_prologue(out, cpu, tid, now) {
-            return;
+        if !settled {
+            if !self.program_prologue(out, cpu, tid, now) {
+                return;
+            }
+            th = &mut self.uthreads[tid];
         }
+        let w = self.w;
         loop {
             // Spin guard: a program that steps forever without time passing.
-            let th = &mut self.uthreads[tid];
             if th.spin_at == now {
                 th.spin += 1;
                 if th.spin > 1_000_000 {
-                    let msg = format!(
-                        "thread {} executed 1000000 events at {} s without time passing (a loop with no run, sleep or blocking event)",
-                        self.threads[tid].comm,
-                        crate::time::fmt_ftrace_ts(now)
-                    );
-                    self.fail(msg);
-                    return;
+                    return self.spin_failed(tid, now);
                 }
             } else {
                 th.spin_at = now;
                 th.spin = 0;
             }
             if th.done_loops {
-                self.sys_exit(out, cpu, tid, now);
-                return;
+                return self.sys_exit(out, cpu, tid, now);
             }
-            let th = if th.pc.loop_started {
-                th
-            } else {
-                self.begin_iteration(out, cpu, tid, now);
-                &mut self.uthreads[tid]
-            };
+            if !th.pc.loop_started {
+                // An iteration starts: its statistics restart; the phase's first applies
+                // the attributes it sets and its affinity (cpus reset to the task's, or
+                // all); then its `rtapp_loop` marker.
+                th.pc.loop_started = true;
+                th.loop_start = now;
+                th.run_ns = 0;
+                th.wu_lat_ns = 0;
+                if !w.cumulative_slack {
+                    th.slack_ns = 0;
+                }
+                if th.pc.phase_loop == 0 {
+                    let ph = self.prog.phase(th.cur);
+                    let at = th.cur.phase_index();
+                    // sys_sched_setaffinity() changes nothing when the affinity is the
+                    // thread's: its own first test, made here, and known to hold when the
+                    // thread's last phase start was one of this phase
+                    // (UserThread::affinity_phase)
+                    debug_assert!(
+                        th.affinity_phase != at || ph.affinity == self.threads[tid].affinity,
+                        "a thread's affinity changed outside its phase starts"
+                    );
+                    if ph.sets_attrs
+                        || (th.affinity_phase != at && ph.affinity != self.threads[tid].affinity)
+                    {
+                        self.apply_phase(out, cpu, tid, now);
+                        th = &mut self.uthreads[tid];
+                    }
+                    th.affinity_phase = at;
+                }
+                if self.markers.loop_ {
+                    self.loop_marker(out, tid, now, "start");
+                    th = &mut self.uthreads[tid];
+                }
+            }
             let fe = self.prog.event(th.cur);
             let Some(ev) = fe.ev else {
-                self.end_iteration(out, tid, now);
+                // the iteration's events are done
+                if self.markers.loop_ || self.markers.stats {
+                    self.end_markers(out, tid, now);
+                    th = &mut self.uthreads[tid];
+                }
+                Self::next_iteration(&self.prog, th);
                 continue;
             };
             let id = th.pc.event;
             th.pc.event += 1;
             th.cur.advance();
             if self.markers.event {
-                self.marker(
-                    out,
-                    tid,
-                    now,
-                    RtappMarker::Event {
-                        id: id as u64,
-                        type_id: ev.rtapp_type_id(),
-                        desc: ev.key(),
-                    },
-                );
+                self.event_marker(out, tid, now, id, ev);
+                th = &mut self.uthreads[tid];
             }
-            match self.do_event(out, cpu, tid, ev, fe, now) {
-                Some(Step::Compute) => {
-                    self.uthreads[tid].op_start = now;
-                    self.start_op(cpu, now);
-                    return;
+            match *ev {
+                Event::Run { us } => {
+                    let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
+                    let op = Op::Run { work, us };
+                    th.op = op;
+                    th.op_start = now;
+                    return self.start_program_op(cpu, tid, op, now);
                 }
-                Some(Step::SleepUntil { at, timer }) => {
-                    if timer {
-                        self.uthreads[tid].timer_wait = Some(at);
+                Event::Runtime { us } => {
+                    let op = Op::Runtime {
+                        ns: program::us(us),
+                    };
+                    th.op = op;
+                    th.op_start = now;
+                    return self.start_program_op(cpu, tid, op, now);
+                }
+                Event::Sleep { us } => {
+                    return self.sys_clock_nanosleep(out, cpu, tid, now, now + program::us(us));
+                }
+                Event::Timer {
+                    period_us, mode, ..
+                } => {
+                    let t_first = th.t_first;
+                    let st = match fe.timer {
+                        Some(TimerSlot::Unique(i)) => Some(th.unique_timers.get_mut(i)),
+                        Some(TimerSlot::Shared(i)) => Some(&mut self.shared_timers[i]),
+                        None => None,
+                    };
+                    if let Some(st) = st {
+                        let (t_next, slack) =
+                            program::timer_next(st, t_first, program::us(period_us), mode, now);
+                        if w.cumulative_slack {
+                            th.slack_ns += slack;
+                        } else {
+                            th.slack_ns = slack;
+                        }
+                        if now < t_next {
+                            // the wake-up latency is measured from it (return_to_user())
+                            th.timer_wait = Some(t_next);
+                            return self.sys_clock_nanosleep(out, cpu, tid, now, t_next);
+                        }
+                        // a missed timer: rt-app resets wu_latency
+                        th.wu_lat_ns = 0;
                     }
-                    self.sys_clock_nanosleep(out, cpu, tid, now, at);
-                    return;
                 }
-                Some(Step::Exit) => {
-                    self.sys_exit(out, cpu, tid, now);
-                    return;
-                }
-                Some(Step::Block) => {
-                    self.sys_futex_wait(out, cpu, tid, now);
-                    return;
-                }
-                Some(Step::Yield) => {
-                    self.uthreads[tid].yielded = true;
-                    self.sys_sched_yield(cpu, tid, now);
-                    return;
-                }
-                None => {
-                    if self.fatal.is_some() {
-                        return;
+                _ => {
+                    if let Some(step) = self.do_event(out, cpu, tid, ev, fe, now) {
+                        return self.finish_step(out, cpu, tid, now, step);
                     }
+                    th = &mut self.uthreads[tid];
                 }
+            }
+            // the event is done and the program goes on
+            if self.fatal.is_some() {
+                return;
             }
         }
+    }
+
+    /// The iteration of `th` is over: the next iteration of its phase, else the next
+    /// phase, else the next loop of the program (after its last, the thread is done).
+    #[inline(always)]
+    fn next_iteration(prog: &user::flat::FlatProgram<'w>, th: &mut user::UserThread) {
+        let pc = &mut th.pc;
+        pc.event = 0;
+        pc.loop_started = false;
+        pc.phase_loop += 1;
+        if pc.phase_loop >= prog.phase(th.cur).loop_count {
+            let task = prog.task(th.task);
+            pc.phase_loop = 0;
+            pc.phase += 1;
+            th.cur.next_phase(prog, task);
+            if pc.phase >= task.nr_phases as usize {
+                pc.phase = 0;
+                pc.thread_loop += 1;
+                if task.loop_count >= 0 && pc.thread_loop >= task.loop_count as u64 {
+                    th.done_loops = true;
+                }
+            }
+        } else {
+            th.cur.rewind(prog);
+        }
+    }
+
+    /// The first iteration of a phase: `sched_setattr()` of the attributes it sets, then
+    /// `sched_setaffinity()` to its affinity.
+    #[inline(never)]
+    fn apply_phase(&mut self, out: &mut Out<'_, '_>, cpu: usize, tid: usize, now: Nanos) {
+        let ph = self.prog.phase(self.uthreads[tid].cur);
+        let affinity = ph.affinity;
+        if ph.sets_attrs {
+            let (min, max, policy, priority) = (ph.util_min, ph.util_max, ph.policy, ph.priority);
+            let dl = (policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(ph.attrs));
+            self.sys_sched_setattr_uclamp(tid, min, max);
+            self.sys_sched_setattr(out, tid, policy, priority, dl);
+        }
+        if self.sys_sched_setaffinity(out, cpu, tid, affinity, now) {
+            // the stopper moves it off this CPU; it goes on where it is placed
+            self.uthreads[tid].pc.loop_started = true;
+        }
+    }
+
+    /// rt-app's `rtapp_loop` marker (`event` `start` or `end`) of the thread's iteration.
+    #[inline(never)]
+    fn loop_marker(&self, out: &mut Out<'_, '_>, tid: usize, now: Nanos, event: &'static str) {
+        let pc = self.uthreads[tid].pc;
+        self.marker(
+            out,
+            tid,
+            now,
+            RtappMarker::Loop {
+                event,
+                thread_loop: pc.thread_loop,
+                phase: pc.phase as u64,
+                phase_loop: pc.phase_loop,
+            },
+        );
+    }
+
+    /// The markers of the thread's iteration, which ends at `now`: `rtapp_loop
+    /// event=end`, then `rtapp_stats`.
+    #[inline(never)]
+    fn end_markers(&self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
+        if self.markers.loop_ {
+            self.loop_marker(out, tid, now, "end");
+        }
+        if !self.markers.stats {
+            return;
+        }
+        let th = &self.uthreads[tid];
+        let (c_run, c_period) = program::configured_run_period(&self.w.tasks[th.task], th.pc.phase);
+        self.marker(
+            out,
+            tid,
+            now,
+            RtappMarker::Stats {
+                period: ((now - th.loop_start) / 1000) as i64,
+                run: (th.run_ns / 1000) as i64,
+                wu_lat: th.wu_lat_ns / 1000,
+                slack: th.slack_ns / 1000,
+                c_period,
+                c_run,
+            },
+        );
+    }
+
+    /// What [`Sim::do_event`] asked the thread to do: compute, sleep, exit, block or yield.
+    #[inline(never)]
+    fn finish_step(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        now: Nanos,
+        step: Step,
+    ) {
+        match step {
+            Step::Compute => {
+                self.uthreads[tid].op_start = now;
+                self.start_op(cpu, now);
+            }
+            Step::SleepUntil { at, timer } => {
+                if timer {
+                    self.uthreads[tid].timer_wait = Some(at);
+                }
+                self.sys_clock_nanosleep(out, cpu, tid, now, at);
+            }
+            Step::Exit => self.sys_exit(out, cpu, tid, now),
+            Step::Block => self.sys_futex_wait(out, cpu, tid, now),
+            Step::Yield => {
+                self.uthreads[tid].yielded = true;
+                self.sys_sched_yield(cpu, tid, now);
+            }
+        }
+    }
+
+    /// The spin guard of [`Sim::step_program`] tripped: the run ends with a diagnostic.
+    #[cold]
+    #[inline(never)]
+    fn spin_failed(&mut self, tid: usize, now: Nanos) {
+        let msg = format!(
+            "thread {} executed 1000000 events at {} s without time passing (a loop with no run, sleep or blocking event)",
+            self.threads[tid].comm,
+            crate::time::fmt_ftrace_ts(now)
+        );
+        self.fail(msg);
+    }
+
+    /// rt-app's `rtapp_event` marker of the event `ev`, number `id` of its iteration.
+    #[inline(never)]
+    fn event_marker(&self, out: &mut Out<'_, '_>, tid: usize, now: Nanos, id: usize, ev: &Event) {
+        self.marker(
+            out,
+            tid,
+            now,
+            RtappMarker::Event {
+                id: id as u64,
+                type_id: ev.rtapp_type_id(),
+                desc: ev.key(),
+            },
+        );
     }
 
     /// What runs before the next event of the program: the rest of `thread_body()`'s
@@ -142,112 +339,12 @@ impl<'w> Sim<'w> {
         true
     }
 
-    pub(in crate::sim) fn begin_iteration(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        tid: usize,
-        now: Nanos,
-    ) {
-        let w = self.w;
-        let th = &mut self.uthreads[tid];
-        th.pc.loop_started = true;
-        th.loop_start = now;
-        th.run_ns = 0;
-        th.wu_lat_ns = 0;
-        if !w.cumulative_slack {
-            th.slack_ns = 0;
-        }
-        let pc = th.pc;
-        if pc.phase_loop == 0 {
-            // A phase applies the attributes it sets; cpus reset to the task's (or all).
-            let ph = self.prog.phase(th.cur);
-            let affinity = ph.affinity;
-            if ph.sets_attrs {
-                let (min, max, policy, priority) =
-                    (ph.util_min, ph.util_max, ph.policy, ph.priority);
-                let dl = (policy == Some(SchedPolicy::Deadline)).then(|| dl_entity_of(ph.attrs));
-                self.sys_sched_setattr_uclamp(tid, min, max);
-                self.sys_sched_setattr(out, tid, policy, priority, dl);
-            }
-            if self.sys_sched_setaffinity(out, cpu, tid, affinity, now) {
-                // the stopper moves it off this CPU; it goes on where it is placed
-                self.uthreads[tid].pc.loop_started = true;
-            }
-        }
-        if self.markers.loop_ {
-            self.marker(
-                out,
-                tid,
-                now,
-                RtappMarker::Loop {
-                    event: "start",
-                    thread_loop: pc.thread_loop,
-                    phase: pc.phase as u64,
-                    phase_loop: pc.phase_loop,
-                },
-            );
-        }
-    }
-
-    pub(in crate::sim) fn end_iteration(&mut self, out: &mut Out<'_, '_>, tid: usize, now: Nanos) {
-        let th = &self.uthreads[tid];
-        let pc = th.pc;
-        let ti = th.task;
-        if self.markers.loop_ {
-            self.marker(
-                out,
-                tid,
-                now,
-                RtappMarker::Loop {
-                    event: "end",
-                    thread_loop: pc.thread_loop,
-                    phase: pc.phase as u64,
-                    phase_loop: pc.phase_loop,
-                },
-            );
-        }
-        if self.markers.stats {
-            let (c_run, c_period) = program::configured_run_period(&self.w.tasks[ti], pc.phase);
-            let th = &self.uthreads[tid];
-            self.marker(
-                out,
-                tid,
-                now,
-                RtappMarker::Stats {
-                    period: ((now - th.loop_start) / 1000) as i64,
-                    run: (th.run_ns / 1000) as i64,
-                    wu_lat: th.wu_lat_ns / 1000,
-                    slack: th.slack_ns / 1000,
-                    c_period,
-                    c_run,
-                },
-            );
-        }
-        let task = self.prog.task(ti);
-        let th = &mut self.uthreads[tid];
-        let mut pc = th.pc;
-        pc.event = 0;
-        pc.loop_started = false;
-        pc.phase_loop += 1;
-        if pc.phase_loop >= self.prog.phase(th.cur).loop_count {
-            pc.phase_loop = 0;
-            pc.phase += 1;
-            th.cur.next_phase(&self.prog, task);
-            if pc.phase >= task.nr_phases as usize {
-                pc.phase = 0;
-                pc.thread_loop += 1;
-                if task.loop_count >= 0 && pc.thread_loop >= task.loop_count as u64 {
-                    th.done_loops = true;
-                }
-            }
-        } else {
-            th.cur.rewind(&self.prog);
-        }
-        th.pc = pc;
-    }
-
-    pub(in crate::sim) fn do_event(
+    /// An event other than `run`, `runtime`, `sleep` and `timer` (which
+    /// [`Sim::step_program`] does on its borrow of the thread): what the thread does next,
+    /// or `None` when its program goes on. Out of line: the common path of
+    /// [`Sim::step_program`] keeps its values in registers.
+    #[inline(never)]
+    fn do_event(
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
@@ -258,48 +355,11 @@ impl<'w> Sim<'w> {
     ) -> Option<Step> {
         let (ra, rb) = (fe.ra, fe.rb);
         match *ev {
-            Event::Run { us } => {
-                let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
-                self.uthreads[tid].op = Op::Run { work, us };
-                Some(Step::Compute)
-            }
-            Event::Runtime { us } => {
-                self.uthreads[tid].op = Op::Runtime {
-                    ns: program::us(us),
-                };
-                Some(Step::Compute)
-            }
-            Event::Sleep { us } => Some(Step::SleepUntil {
-                at: now + program::us(us),
-                timer: false,
-            }),
-            Event::Timer {
-                period_us, mode, ..
-            } => {
-                let th = &mut self.uthreads[tid];
-                let t_first = th.t_first;
-                let st = match fe.timer {
-                    Some(TimerSlot::Unique(i)) => th.unique_timers.get_mut(i),
-                    Some(TimerSlot::Shared(i)) => &mut self.shared_timers[i],
-                    None => return None,
-                };
-                let (t_next, slack) =
-                    program::timer_next(st, t_first, program::us(period_us), mode, now);
-                if self.w.cumulative_slack {
-                    th.slack_ns += slack;
-                } else {
-                    th.slack_ns = slack;
-                }
-                if now < t_next {
-                    Some(Step::SleepUntil {
-                        at: t_next,
-                        timer: true,
-                    })
-                } else {
-                    // a missed timer: rt-app resets wu_latency
-                    th.wu_lat_ns = 0;
-                    None
-                }
+            Event::Run { .. }
+            | Event::Runtime { .. }
+            | Event::Sleep { .. }
+            | Event::Timer { .. } => {
+                unreachable!("step_program() does the run, runtime, sleep and timer events")
             }
             Event::Lock { .. } => self.mutex_lock(out, tid, ra),
             Event::Unlock { .. } => {

@@ -34,6 +34,15 @@ pub(in crate::sim) struct UserThread {
     /// The same place in the flat program (`pc`'s phase and next event, where stepping
     /// reads them).
     pub(in crate::sim) cur: flat::Cursor,
+    /// The flat phase ([`flat::Cursor::phase_index`]) whose affinity the thread's
+    /// (`Thread::affinity`) is known to equal, `u32::MAX` for none: set at a start of
+    /// that phase, which found the two equal or applied the phase's
+    /// (`sched_setaffinity()`). Once the thread runs its program only its own phase starts
+    /// change its affinity ([`Sim::sys_sched_setaffinity`], from `Sim::apply_phase()`;
+    /// `sched_fork()` and the spawn set it before its first step, with this `u32::MAX`),
+    /// so the two stay equal until it starts another phase, and a start of the same phase
+    /// skips the compare `sched_setaffinity()` makes first (debug builds make it).
+    pub(in crate::sim) affinity_phase: u32,
     pub(in crate::sim) op: Op,
     pub(in crate::sim) t_first: Nanos,
     pub(in crate::sim) started: bool,
@@ -80,6 +89,7 @@ impl UserThread {
             yielded: false,
             pc: Pc::default(),
             cur: start,
+            affinity_phase: u32::MAX,
             op: Op::Step,
             t_first: 0,
             started: false,
