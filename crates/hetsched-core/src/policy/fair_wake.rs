@@ -113,7 +113,8 @@ impl FairWakeTask {
 pub struct WakeCtx {
     /// `smp_processor_id()`: the CPU doing the wakeup (or fork/exec).
     pub this_cpu: usize,
-    /// `task_h_load(current)`, used by sync wakeups in `wake_affine_weight()`.
+    /// `task_h_load(current)`, used by sync wakeups in `wake_affine_weight()` (and read
+    /// nowhere else: the engine leaves it 0 for a placement without `WF_SYNC`).
     pub current_load: u64,
     /// `current->flags & PF_EXITING`.
     pub current_exiting: bool,
