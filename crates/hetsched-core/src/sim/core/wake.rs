@@ -156,14 +156,18 @@ impl<'w> Sim<'w> {
         on: usize,
         now: Nanos,
     ) {
+        // p's class, read once: neither the fair class's migration work nor the trace
+        // changes it
+        let class = self.threads[tid].class;
         // p->sched_class->migrate_task_rq(): the fair class's PELT and vruntime work,
         // done here for a task of any class (its fair entity's averages move with it).
-        if self.threads[tid].class == Class::Fair {
+        if class == Class::Fair {
             self.migrate_task_rq_fair(tid, from, now);
         }
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, on, now);
-        if self.threads[tid].class == Class::Dl {
+        debug_assert_eq!(class, self.threads[tid].class);
+        if class == Class::Dl {
             self.migrate_task_rq_dl(out, tid, from, now);
         }
         self.threads[tid].cpu = to;
