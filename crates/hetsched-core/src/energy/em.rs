@@ -333,13 +333,15 @@ impl EmPerfDomain {
 
     fn first_state(&self, ok: impl Fn(&EmPerfState) -> bool) -> usize {
         let hi = self.max_perf_state.min(self.table.len().saturating_sub(1));
-        for i in self.min_perf_state..=hi {
-            let s = &self.table[i];
+        let lo = self.min_perf_state;
+        // the states lo..=hi as one slice (none when lo > hi), walked without an index
+        let states = self.table.get(lo..=hi).unwrap_or(&[]);
+        for (k, s) in states.iter().enumerate() {
             if ok(s) {
                 if self.skip_inefficiencies && s.inefficient {
                     continue;
                 }
-                return i;
+                return lo + k;
             }
         }
         hi

@@ -4,7 +4,7 @@
 //! the waker's context ([`WakeCtx`]) and the domain flags as a placement variant sees them
 //! ([`effective_flags`]). Kept apart so that neither path imports the other's module.
 
-use super::domains::{SdTopology, SD_ASYM_CPUCAPACITY, SD_BALANCE_WAKE};
+use super::domains::{DomainInfo, SdTopology, SD_ASYM_CPUCAPACITY, SD_BALANCE_WAKE};
 use crate::options::WakeupVariant;
 use crate::sched::capacity::CpuCapacity;
 use crate::sched::CpuSet;
@@ -113,7 +113,8 @@ impl FairWakeTask {
 pub struct WakeCtx {
     /// `smp_processor_id()`: the CPU doing the wakeup (or fork/exec).
     pub this_cpu: usize,
-    /// `task_h_load(current)`, used by sync wakeups in `wake_affine_weight()`.
+    /// `task_h_load(current)`, used by sync wakeups in `wake_affine_weight()` (and read
+    /// nowhere else: the engine leaves it 0 for a placement without `WF_SYNC`).
     pub current_load: u64,
     /// `current->flags & PF_EXITING`.
     pub current_exiting: bool,
@@ -136,7 +137,13 @@ pub struct WakeCtx {
 /// The domain flags as the variant sees them: with `wake_cap` (v4.14–v5.6 `sd_init()`),
 /// an `SD_ASYM_CPUCAPACITY` domain and every domain below it also had `SD_BALANCE_WAKE`.
 pub fn effective_flags(topo: &SdTopology, cpu: usize, level: usize, variant: WakeupVariant) -> u32 {
-    let ds = topo.domains(cpu);
+    effective_flags_in(topo.domains(cpu), level, variant)
+}
+
+/// [`effective_flags`] of the `level`-th of `ds`, a CPU's domains
+/// ([`SdTopology::domains`]), for a caller that walks them.
+#[inline(always)]
+pub fn effective_flags_in(ds: &[DomainInfo], level: usize, variant: WakeupVariant) -> u32 {
     let Some(d) = ds.get(level) else { return 0 };
     let mut f = d.flags;
     if variant == WakeupVariant::WakeCap

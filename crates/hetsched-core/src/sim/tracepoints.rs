@@ -117,13 +117,21 @@ pub(in crate::sim) fn idle_ctx(cpu: usize, now: Nanos) -> Ctx<'static> {
 }
 
 impl<'w> Sim<'w> {
+    /// The context of an event on `cpu`: its current task's comm and pid, or the idle
+    /// task's. Built without a panicking index (`cpu` is a CPU and `rq->curr` a thread:
+    /// the look-ups cannot fail, debug builds assert it), so that where the event's
+    /// consumer reads no field of it (the metrics of `sched_waking`) the optimiser drops
+    /// the look-ups with the context.
     pub(in crate::sim) fn ctx(&self, cpu: usize, now: Nanos) -> Ctx<'_> {
-        match self.rqs[cpu].curr {
+        debug_assert!(cpu < self.rqs.len());
+        let curr = self.rqs.get(cpu).and_then(|rq| rq.curr);
+        debug_assert!(curr.is_none_or(|t| t < self.threads.len()));
+        match curr.and_then(|t| self.threads.get(t)) {
             Some(t) => Ctx {
                 ts: now,
                 cpu: cpu as u32,
-                comm: &self.threads[t].comm,
-                pid: self.threads[t].pid,
+                comm: &t.comm,
+                pid: t.pid,
             },
             None => idle_ctx(cpu, now),
         }

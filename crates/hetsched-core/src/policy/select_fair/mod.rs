@@ -14,8 +14,8 @@ use super::domains::{
     for_each_cpu_wrap, wrap_position, DomainInfo, SdTopology, SD_BALANCE_FORK, SD_WAKE_AFFINE,
 };
 pub use super::fair_wake::{
-    effective_flags, FairWakeTask, FairWakeView, WakeCtx, WF_CURRENT_CPU, WF_EXEC, WF_FORK,
-    WF_MIGRATED, WF_SYNC, WF_TTWU,
+    effective_flags, effective_flags_in, FairWakeTask, FairWakeView, WakeCtx, WF_CURRENT_CPU,
+    WF_EXEC, WF_FORK, WF_MIGRATED, WF_SYNC, WF_TTWU,
 };
 use super::find_dst::sched_balance_find_dst_cpu;
 use crate::options::{FairOptions, WakeupVariant};
@@ -759,8 +759,10 @@ where
 
     let mut sd: Option<usize> = None;
     let mut affine = None;
-    for (level, tmp) in topo.domains(cpu).iter().enumerate() {
-        let flags = effective_flags(topo, cpu, level, params.variant);
+    // the CPU's domains looked up once for the walk (effective_flags() of each level)
+    let domains = topo.domains(cpu);
+    for (level, tmp) in domains.iter().enumerate() {
+        let flags = effective_flags_in(domains, level, params.variant);
         // If both 'cpu' and 'prev_cpu' are part of this domain, cpu is a valid
         // SD_WAKE_AFFINE target.
         if want_affine && flags & SD_WAKE_AFFINE != 0 && tmp.span.contains(prev_cpu) {
@@ -792,8 +794,8 @@ where
         let c =
             sched_balance_find_dst_cpu(view, topo, params.variant, ctx, task, cpu, level, sd_flag);
         // It syncs p unless SD_BALANCE_FORK (and unless sd has none of p's CPUs).
-        let syncs = sd_flag & SD_BALANCE_FORK == 0
-            && !topo.domains(cpu)[level].span.and(&task.allowed).is_empty();
+        let syncs =
+            sd_flag & SD_BALANCE_FORK == 0 && !domains[level].span.and(&task.allowed).is_empty();
         return placed(c, WakeReason::SlowPath, synced || syncs);
     }
     if wf & WF_TTWU != 0 {

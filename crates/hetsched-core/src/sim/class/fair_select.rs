@@ -271,11 +271,15 @@ impl Sim<'_> {
         }
         let ttwu = wake_flags & select_fair::WF_TTWU != 0;
         // `current`'s load, read before p's average is synced in place (below): the
-        // unsynced value, as when the sync was made on a copy
+        // unsynced value, as when the sync was made on a copy. Only wake_affine_weight()
+        // of a sync wake-up (WF_SYNC) reads it, so it is 0 for the other placements
         let curr = self.rqs[this_cpu].curr;
-        let current_load = curr
-            .filter(|&c| self.threads[c].class == Class::Fair)
-            .map_or(0, |c| self.ents[c].avg.load_avg);
+        let current_load = if wake_flags & select_fair::WF_SYNC != 0 {
+            curr.filter(|&c| self.threads[c].class == Class::Fair)
+                .map_or(0, |c| self.ents[c].avg.load_avg)
+        } else {
+            0
+        };
         // sync_entity_load_avg(): age the blocked task to its old cfs_rq's clock. The engine
         // syncs p's own average and keeps the unsynced one beside it, which it puts back
         // when the kernel's path would not have synced p (`!placed.task_synced`): most

@@ -20,7 +20,8 @@ impl<'w> Sim<'w> {
         self.threads[tid].recent_used_cpu = from;
         self.hmp_fork(tid, now);
         let wf = crate::policy::select_fair::WF_FORK;
-        let cpu = self.select_task_rq(out, tid, from, from, wf, now);
+        let class = self.threads[tid].class;
+        let cpu = self.select_task_rq(out, tid, class, from, from, wf, now);
         self.activate_new_task(out, tid, cpu, now, parent_cpu.unwrap_or(cpu));
     }
 
@@ -74,7 +75,11 @@ impl<'w> Sim<'w> {
         now: Nanos,
         waker: Option<usize>,
     ) {
-        let prev = self.threads[tid].cpu;
+        // p's CPU and class, read once: nothing in the wake-up changes the class (a
+        // policy change is a syscall of its own), so the placement and the class's
+        // task_woken hook below read this one (debug builds assert it)
+        let t = &self.threads[tid];
+        let (prev, class) = (t.cpu, t.class);
         // A futex wake-up runs on the waker's CPU; a timer's on the sleeper's.
         let this_cpu = waker.unwrap_or(prev);
         if out.any.sched {
@@ -87,7 +92,7 @@ impl<'w> Sim<'w> {
             });
         }
         let wf = crate::policy::select_fair::WF_TTWU;
-        let cpu = self.select_task_rq(out, tid, prev, this_cpu, wf, now);
+        let cpu = self.select_task_rq(out, tid, class, prev, this_cpu, wf, now);
         if cpu != prev {
             self.migrate_sleeping(out, tid, prev, cpu, this_cpu, now);
             self.migrations[MigrationReason::WakeUp as usize] += 1;
@@ -108,7 +113,8 @@ impl<'w> Sim<'w> {
             });
         }
         self.wakeup_preempt(cpu, tid);
-        match self.threads[tid].class {
+        debug_assert_eq!(class, self.threads[tid].class);
+        match class {
             Class::Rt => self.task_woken_rt(out, cpu, tid, now),
             Class::Dl => self.task_woken_dl(out, cpu, tid, now),
             _ => {}
@@ -150,14 +156,18 @@ impl<'w> Sim<'w> {
         on: usize,
         now: Nanos,
     ) {
+        // p's class, read once: neither the fair class's migration work nor the trace
+        // changes it
+        let class = self.threads[tid].class;
         // p->sched_class->migrate_task_rq(): the fair class's PELT and vruntime work,
         // done here for a task of any class (its fair entity's averages move with it).
-        if self.threads[tid].class == Class::Fair {
+        if class == Class::Fair {
             self.migrate_task_rq_fair(tid, from, now);
         }
         self.threads[tid].enqueue_migrated = true;
         self.trace_migrate(out, tid, from, to, on, now);
-        if self.threads[tid].class == Class::Dl {
+        debug_assert_eq!(class, self.threads[tid].class);
+        if class == Class::Dl {
             self.migrate_task_rq_dl(out, tid, from, now);
         }
         self.threads[tid].cpu = to;
@@ -166,17 +176,19 @@ impl<'w> Sim<'w> {
     /// `select_task_rq()` (kernel/sched/core.c, v6.11): the class's choice (for a fair
     /// task with `hmp.enabled`, overridden by HMP as in LSK 3.10's `select_task_rq_fair()`), and
     /// `select_fallback_rq()` when it is not an allowed CPU (the first allowed CPU; one
-    /// node, all CPUs active).
+    /// node, all CPUs active). `class` is p's (`p->sched_class`), which the caller has read.
+    #[allow(clippy::too_many_arguments)] // the kernel's arguments, the engine's out, p's class
     fn select_task_rq(
         &mut self,
         out: &mut Out<'_, '_>,
         tid: usize,
+        class: Class,
         prev: usize,
         this_cpu: usize,
         wake_flags: u32,
         now: Nanos,
     ) -> usize {
-        let class = self.threads[tid].class;
+        debug_assert_eq!(class, self.threads[tid].class);
         let mut cpu = class.select_task_rq(self, tid, prev, this_cpu, wake_flags, now);
         if class == Class::Fair {
             if self.hmp.is_none() {
