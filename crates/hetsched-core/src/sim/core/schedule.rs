@@ -11,6 +11,10 @@ impl<'w> Sim<'w> {
     /// at once (`__pick_next_task()`'s "all tasks are fair" shortcut, here without the
     /// walk that would find the same), on the rq already borrowed (the fair class's
     /// `pick_next_task()`, [`Class::pick_next_task`]).
+    ///
+    /// Its only calls are tail calls (the fair queue's scans and the walk over the
+    /// classes, [`Sim::pick_next_walk`], out of line), so that the common pick (one fair
+    /// entity or none) saves no registers.
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
         let rq = &self.rqs[cpu];
         if rq.stop.is_none()
@@ -19,14 +23,16 @@ impl<'w> Sim<'w> {
         {
             let next = rq.cfs.pick_next(&self.ents, &self.s.fair);
             // The shortcut's premise: the walk over every class finds the same task.
-            debug_assert_eq!(
-                next,
-                Class::PICK_ORDER
-                    .iter()
-                    .find_map(|class| class.pick_next_task(self, cpu))
-            );
+            debug_assert_eq!(next, self.pick_next_walk(cpu));
             return next;
         }
+        self.pick_next_walk(cpu)
+    }
+
+    /// `__pick_next_task()`'s walk: `for_each_class()` in order ([`Class::PICK_ORDER`]),
+    /// the first class's pick.
+    #[inline(never)]
+    fn pick_next_walk(&self, cpu: usize) -> Option<usize> {
         Class::PICK_ORDER
             .iter()
             .find_map(|class| class.pick_next_task(self, cpu))
