@@ -248,7 +248,9 @@ impl<'w> Sim<'w> {
             });
             out.emit(&ctx, &ev, g_sched);
         }
-        self.cpustat_switch(cpu, next, now);
+        if self.cpustat_read() {
+            self.cpustat_switch(cpu, next, now);
+        }
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         match next {
@@ -293,9 +295,21 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Whether a governor reads the CPU time accounting ([`Sim::cpustat_switch`]): the dbs
+    /// governors (ondemand and conservative, `dbs_input()`) and interactive
+    /// (`idle_us()`), chosen at the start and never changed. With any other governor
+    /// nothing reads it, and the switch leaves it alone (the idle and nice times of the
+    /// kernel's `kcpustat` are kept by the kernel whatever the governor; here only what
+    /// some reader needs is kept, and what is read is the same).
+    #[inline(always)]
+    pub(in crate::sim) fn cpustat_read(&self) -> bool {
+        self.cpufreq.dbs || self.cpufreq.interactive.is_some()
+    }
+
     /// The CPU time accounting of a switch: idle periods (`tick_nohz_start_idle()` /
     /// `tick_nohz_stop_idle()`) and the run time of nice tasks (`account_user_time()`'s
-    /// CPUTIME_NICE for `task_nice(p) > 0`).
+    /// CPUTIME_NICE for `task_nice(p) > 0`). Only when a governor reads it
+    /// ([`Sim::cpustat_read`]).
     fn cpustat_switch(&mut self, cpu: usize, next: Option<usize>, now: Nanos) {
         let st = &mut self.cpustat[cpu];
         if let Some(t) = st.idle_entry.take() {
