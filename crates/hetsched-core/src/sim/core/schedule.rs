@@ -195,6 +195,11 @@ impl<'w> Sim<'w> {
     /// context is prev's: [`Sim::ctx`] of the rq's curr, which debug builds check), and
     /// the rq's new curr, its segment start and the policy view ([`Sim::refresh_view`]'s
     /// statements) are written on one borrow of the rq.
+    ///
+    /// `sched_switch` is built where a consumer takes it ([`Out::emit_with`], the builder
+    /// always inlined): with no user sink, in the metrics' branch only, where the inlined
+    /// `MetricsSink::sched_switch` reads the pids and prev's state from registers and the
+    /// event and its context are never stored; with user sinks, once, as before.
     pub(in crate::sim) fn context_switch(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -214,39 +219,45 @@ impl<'w> Sim<'w> {
             out.emit(&idle_ctx(cpu, now), &ev, g_power);
         }
         if out.any.sched {
-            let prev_t = prev.map(|p| &self.threads[p]);
-            let idle = || TaskRef {
-                comm: &self.idle_names[cpu],
-                pid: 0,
-                prio: 120,
-            };
-            let prev_state = match prev_t {
-                None => TASK_RUNNING,
-                Some(t) => match t.state {
-                    TState::Runnable => TASK_RUNNING,
-                    TState::Sleeping => TASK_INTERRUPTIBLE,
-                    TState::Dead => EXIT_DEAD,
+            out.emit_with(
+                g_sched,
+                #[inline(always)]
+                || {
+                    let prev_t = prev.map(|p| &self.threads[p]);
+                    let idle = || TaskRef {
+                        comm: &self.idle_names[cpu],
+                        pid: 0,
+                        prio: 120,
+                    };
+                    let prev_state = match prev_t {
+                        None => TASK_RUNNING,
+                        Some(t) => match t.state {
+                            TState::Runnable => TASK_RUNNING,
+                            TState::Sleeping => TASK_INTERRUPTIBLE,
+                            TState::Dead => EXIT_DEAD,
+                        },
+                    };
+                    let ev = TraceEvent::SchedSwitch {
+                        prev: prev_t.map_or_else(idle, task_ref),
+                        prev_state,
+                        next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
+                    };
+                    let ctx = match prev_t {
+                        Some(t) => Ctx {
+                            ts: now,
+                            cpu: cpu as u32,
+                            comm: &t.comm,
+                            pid: t.pid,
+                        },
+                        None => idle_ctx(cpu, now),
+                    };
+                    debug_assert!({
+                        let c = self.ctx(cpu, now);
+                        (c.ts, c.cpu, c.comm, c.pid) == (ctx.ts, ctx.cpu, ctx.comm, ctx.pid)
+                    });
+                    (ctx, ev)
                 },
-            };
-            let ev = TraceEvent::SchedSwitch {
-                prev: prev_t.map_or_else(idle, task_ref),
-                prev_state,
-                next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
-            };
-            let ctx = match prev_t {
-                Some(t) => Ctx {
-                    ts: now,
-                    cpu: cpu as u32,
-                    comm: &t.comm,
-                    pid: t.pid,
-                },
-                None => idle_ctx(cpu, now),
-            };
-            debug_assert!({
-                let c = self.ctx(cpu, now);
-                (c.ts, c.cpu, c.comm, c.pid) == (ctx.ts, ctx.cpu, ctx.comm, ctx.pid)
-            });
-            out.emit(&ctx, &ev, g_sched);
+            );
         }
         if self.cpustat_read() {
             self.cpustat_switch(cpu, next, now);
