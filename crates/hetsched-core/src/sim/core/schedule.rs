@@ -212,11 +212,13 @@ impl<'w> Sim<'w> {
         self.switches += 1;
         if prev.is_none() && out.any.power {
             // leaving idle: the context is the idle task's (`rq->curr` is still prev)
-            let ev = TraceEvent::CpuIdle {
-                cpu_id: cpu as u32,
-                state: -1,
-            };
-            out.emit(&idle_ctx(cpu, now), &ev, g_power);
+            out.emit_with(g_power, || {
+                let ev = TraceEvent::CpuIdle {
+                    cpu_id: cpu as u32,
+                    state: -1,
+                };
+                (idle_ctx(cpu, now), ev)
+            });
         }
         if out.any.sched {
             out.emit_with(
@@ -295,12 +297,14 @@ impl<'w> Sim<'w> {
                 }
                 if out.any.power {
                     // the idle task's context: `rq->curr` is the idle task now
-                    let ev = TraceEvent::CpuIdle {
-                        cpu_id: cpu as u32,
-                        state: 0,
-                    };
                     debug_assert!(self.rqs[cpu].curr.is_none());
-                    out.emit(&idle_ctx(cpu, now), &ev, g_power);
+                    out.emit_with(g_power, || {
+                        let ev = TraceEvent::CpuIdle {
+                            cpu_id: cpu as u32,
+                            state: 0,
+                        };
+                        (idle_ctx(cpu, now), ev)
+                    });
                 }
             }
         }
