@@ -90,6 +90,11 @@ impl MetricsSink {
     /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
     /// then borrowed once for the whole event; next's `busy_since` is set before its
     /// latency is recorded (the two are separate).
+    ///
+    /// Always inlined: the context switch emits the event at two sites (with and without
+    /// user sinks, `Out::emit_with`), and out of line it would take the event's fields
+    /// from memory.
+    #[inline(always)]
     fn sched_switch(
         &mut self,
         cpu: usize,

@@ -563,6 +563,7 @@ impl Sim<'_> {
     /// What the dbs framework reads of `cpu` at `now`: its idle time so far (the current
     /// idle period included) and the run time of its nice tasks.
     fn dbs_input(&self, cpu: usize, now: Nanos) -> DbsCpuInput {
+        debug_assert!(self.cpustat_read(), "cpustat kept for its readers only");
         let st = &self.cpustat[cpu];
         let open = |since: Option<Nanos>| since.map_or(0, |t| now.saturating_sub(t));
         DbsCpuInput {

@@ -116,6 +116,7 @@ impl Sim<'_> {
 
     /// `get_cpu_idle_time()` of `cpu` at `now`: (idle µs, now µs).
     fn idle_us(&self, cpu: usize, now: Nanos) -> (u64, u64) {
+        debug_assert!(self.cpustat_read(), "cpustat kept for its readers only");
         let st = &self.cpustat[cpu];
         let open = st.idle_entry.map_or(0, |t| now.saturating_sub(t));
         ((st.idle_sleeptime + open) / 1000, now / 1000)

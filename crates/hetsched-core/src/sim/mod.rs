@@ -510,7 +510,8 @@ struct Sim<'w> {
     deadlock_reported: bool,
     /// EAS and uclamp state (sim/energy.rs).
     en: energy::EnergyState,
-    /// Per-CPU time accounting the dbs governors read (`kcpustat`, NOHZ idle time).
+    /// Per-CPU time accounting the dbs governors and interactive read (`kcpustat`, NOHZ
+    /// idle time); kept only with one of them ([`Sim::cpustat_read`]).
     cpustat: Vec<CpuStat>,
     /// Each CPU's pending kernel timers (sim/timer.rs).
     timers: Vec<Vec<timer::KTimer>>,

@@ -11,6 +11,10 @@ impl<'w> Sim<'w> {
     /// at once (`__pick_next_task()`'s "all tasks are fair" shortcut, here without the
     /// walk that would find the same), on the rq already borrowed (the fair class's
     /// `pick_next_task()`, [`Class::pick_next_task`]).
+    ///
+    /// Its only calls are tail calls (the fair queue's scans and the walk over the
+    /// classes, [`Sim::pick_next_walk`], out of line), so that the common pick (one fair
+    /// entity or none) saves no registers.
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
         let rq = &self.rqs[cpu];
         if rq.stop.is_none()
@@ -19,14 +23,16 @@ impl<'w> Sim<'w> {
         {
             let next = rq.cfs.pick_next(&self.ents, &self.s.fair);
             // The shortcut's premise: the walk over every class finds the same task.
-            debug_assert_eq!(
-                next,
-                Class::PICK_ORDER
-                    .iter()
-                    .find_map(|class| class.pick_next_task(self, cpu))
-            );
+            debug_assert_eq!(next, self.pick_next_walk(cpu));
             return next;
         }
+        self.pick_next_walk(cpu)
+    }
+
+    /// `__pick_next_task()`'s walk: `for_each_class()` in order ([`Class::PICK_ORDER`]),
+    /// the first class's pick.
+    #[inline(never)]
+    fn pick_next_walk(&self, cpu: usize) -> Option<usize> {
         Class::PICK_ORDER
             .iter()
             .find_map(|class| class.pick_next_task(self, cpu))
@@ -189,6 +195,11 @@ impl<'w> Sim<'w> {
     /// context is prev's: [`Sim::ctx`] of the rq's curr, which debug builds check), and
     /// the rq's new curr, its segment start and the policy view ([`Sim::refresh_view`]'s
     /// statements) are written on one borrow of the rq.
+    ///
+    /// `sched_switch` is built where a consumer takes it ([`Out::emit_with`], the builder
+    /// always inlined): with no user sink, in the metrics' branch only, where the inlined
+    /// `MetricsSink::sched_switch` reads the pids and prev's state from registers and the
+    /// event and its context are never stored; with user sinks, once, as before.
     pub(in crate::sim) fn context_switch(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -201,48 +212,58 @@ impl<'w> Sim<'w> {
         self.switches += 1;
         if prev.is_none() && out.any.power {
             // leaving idle: the context is the idle task's (`rq->curr` is still prev)
-            let ev = TraceEvent::CpuIdle {
-                cpu_id: cpu as u32,
-                state: -1,
-            };
-            out.emit(&idle_ctx(cpu, now), &ev, g_power);
+            out.emit_with(g_power, || {
+                let ev = TraceEvent::CpuIdle {
+                    cpu_id: cpu as u32,
+                    state: -1,
+                };
+                (idle_ctx(cpu, now), ev)
+            });
         }
         if out.any.sched {
-            let prev_t = prev.map(|p| &self.threads[p]);
-            let idle = || TaskRef {
-                comm: &self.idle_names[cpu],
-                pid: 0,
-                prio: 120,
-            };
-            let prev_state = match prev_t {
-                None => TASK_RUNNING,
-                Some(t) => match t.state {
-                    TState::Runnable => TASK_RUNNING,
-                    TState::Sleeping => TASK_INTERRUPTIBLE,
-                    TState::Dead => EXIT_DEAD,
+            out.emit_with(
+                g_sched,
+                #[inline(always)]
+                || {
+                    let prev_t = prev.map(|p| &self.threads[p]);
+                    let idle = || TaskRef {
+                        comm: &self.idle_names[cpu],
+                        pid: 0,
+                        prio: 120,
+                    };
+                    let prev_state = match prev_t {
+                        None => TASK_RUNNING,
+                        Some(t) => match t.state {
+                            TState::Runnable => TASK_RUNNING,
+                            TState::Sleeping => TASK_INTERRUPTIBLE,
+                            TState::Dead => EXIT_DEAD,
+                        },
+                    };
+                    let ev = TraceEvent::SchedSwitch {
+                        prev: prev_t.map_or_else(idle, task_ref),
+                        prev_state,
+                        next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
+                    };
+                    let ctx = match prev_t {
+                        Some(t) => Ctx {
+                            ts: now,
+                            cpu: cpu as u32,
+                            comm: &t.comm,
+                            pid: t.pid,
+                        },
+                        None => idle_ctx(cpu, now),
+                    };
+                    debug_assert!({
+                        let c = self.ctx(cpu, now);
+                        (c.ts, c.cpu, c.comm, c.pid) == (ctx.ts, ctx.cpu, ctx.comm, ctx.pid)
+                    });
+                    (ctx, ev)
                 },
-            };
-            let ev = TraceEvent::SchedSwitch {
-                prev: prev_t.map_or_else(idle, task_ref),
-                prev_state,
-                next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
-            };
-            let ctx = match prev_t {
-                Some(t) => Ctx {
-                    ts: now,
-                    cpu: cpu as u32,
-                    comm: &t.comm,
-                    pid: t.pid,
-                },
-                None => idle_ctx(cpu, now),
-            };
-            debug_assert!({
-                let c = self.ctx(cpu, now);
-                (c.ts, c.cpu, c.comm, c.pid) == (ctx.ts, ctx.cpu, ctx.comm, ctx.pid)
-            });
-            out.emit(&ctx, &ev, g_sched);
+            );
         }
-        self.cpustat_switch(cpu, next, now);
+        if self.cpustat_read() {
+            self.cpustat_switch(cpu, next, now);
+        }
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         match next {
@@ -276,20 +297,34 @@ impl<'w> Sim<'w> {
                 }
                 if out.any.power {
                     // the idle task's context: `rq->curr` is the idle task now
-                    let ev = TraceEvent::CpuIdle {
-                        cpu_id: cpu as u32,
-                        state: 0,
-                    };
                     debug_assert!(self.rqs[cpu].curr.is_none());
-                    out.emit(&idle_ctx(cpu, now), &ev, g_power);
+                    out.emit_with(g_power, || {
+                        let ev = TraceEvent::CpuIdle {
+                            cpu_id: cpu as u32,
+                            state: 0,
+                        };
+                        (idle_ctx(cpu, now), ev)
+                    });
                 }
             }
         }
     }
 
+    /// Whether a governor reads the CPU time accounting ([`Sim::cpustat_switch`]): the dbs
+    /// governors (ondemand and conservative, `dbs_input()`) and interactive
+    /// (`idle_us()`), chosen at the start and never changed. With any other governor
+    /// nothing reads it, and the switch leaves it alone (the idle and nice times of the
+    /// kernel's `kcpustat` are kept by the kernel whatever the governor; here only what
+    /// some reader needs is kept, and what is read is the same).
+    #[inline(always)]
+    pub(in crate::sim) fn cpustat_read(&self) -> bool {
+        self.cpufreq.dbs || self.cpufreq.interactive.is_some()
+    }
+
     /// The CPU time accounting of a switch: idle periods (`tick_nohz_start_idle()` /
     /// `tick_nohz_stop_idle()`) and the run time of nice tasks (`account_user_time()`'s
-    /// CPUTIME_NICE for `task_nice(p) > 0`).
+    /// CPUTIME_NICE for `task_nice(p) > 0`). Only when a governor reads it
+    /// ([`Sim::cpustat_read`]).
     fn cpustat_switch(&mut self, cpu: usize, next: Option<usize>, now: Nanos) {
         let st = &mut self.cpustat[cpu];
         if let Some(t) = st.idle_entry.take() {
