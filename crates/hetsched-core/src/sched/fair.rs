@@ -522,7 +522,10 @@ impl CfsRq {
     /// a waking entity is credited `sysctl_sched_latency` (halved by GENTLE_FAIR_SLEEPERS),
     /// or `sysctl_sched_min_granularity` for a SCHED_IDLE one with `idle_min_granularity`
     /// (v5.16–v6.5: `if (se_is_idle(se)) thresh = sysctl_sched_min_granularity`).
-    /// `initial` is ENQUEUE_INITIAL (a new task).
+    /// `initial` is ENQUEUE_INITIAL (a new task). Inlined at its callers (the enqueue, CFS's
+    /// fork) for EEVDF, whose placement on an empty queue (most wake-ups) is a few loads
+    /// and stores; CFS's rules are [`CfsRq::place_entity_cfs`], out of line.
+    #[inline(always)]
     pub fn place_entity(
         &mut self,
         ents: &mut [SchedEntity],
@@ -554,31 +557,41 @@ impl CfsRq {
                 }
                 e.deadline = e.vruntime.wrapping_add(vslice);
             }
-            FairVariant::Cfs => {
-                let mut vruntime = self.min_vruntime;
-                if initial && p.start_debit {
-                    // sched_vslice(): calc_delta_fair(sched_slice(), se)
-                    let slice = self.sched_slice(ents, se, p);
-                    vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
-                }
-                if !initial {
-                    let mut thresh = if p.idle_min_granularity && ents[se].idle {
-                        p.min_granularity
-                    } else {
-                        p.sched_latency
-                    };
-                    if p.gentle_fair_sleepers {
-                        thresh >>= 1;
-                    }
-                    vruntime = vruntime.wrapping_sub(thresh);
-                }
-                let e = &mut ents[se];
-                // ensure we never gain time by being placed backwards (a new entity:
-                // `__sched_fork()`'s 0, or its parent's vruntime at fork)
-                if vkey(vruntime, e.vruntime) > 0 {
-                    e.vruntime = vruntime;
-                }
+            FairVariant::Cfs => self.place_entity_cfs(ents, se, initial, p),
+        }
+    }
+
+    /// [`CfsRq::place_entity`] under the CFS rules.
+    #[inline(never)]
+    fn place_entity_cfs(
+        &mut self,
+        ents: &mut [SchedEntity],
+        se: usize,
+        initial: bool,
+        p: &FairParams,
+    ) {
+        let mut vruntime = self.min_vruntime;
+        if initial && p.start_debit {
+            // sched_vslice(): calc_delta_fair(sched_slice(), se)
+            let slice = self.sched_slice(ents, se, p);
+            vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
+        }
+        if !initial {
+            let mut thresh = if p.idle_min_granularity && ents[se].idle {
+                p.min_granularity
+            } else {
+                p.sched_latency
+            };
+            if p.gentle_fair_sleepers {
+                thresh >>= 1;
             }
+            vruntime = vruntime.wrapping_sub(thresh);
+        }
+        let e = &mut ents[se];
+        // ensure we never gain time by being placed backwards (a new entity:
+        // `__sched_fork()`'s 0, or its parent's vruntime at fork)
+        if vkey(vruntime, e.vruntime) > 0 {
+            e.vruntime = vruntime;
         }
     }
 
