@@ -303,15 +303,28 @@ impl SchedAvg {
         let periods = delta / 1024;
         if periods != 0 {
             let decay = Decay::new(periods);
-            self.load_sum = decay.apply(self.load_sum);
-            self.runnable_sum = decay.apply(self.runnable_sum);
-            self.util_sum = decay.apply(u64::from(self.util_sum)) as u32;
+            self.decay_sums(decay);
             delta %= 1024;
             if load != 0 {
                 contrib = pelt_segments(decay, 1024 - self.period_contrib, delta as u32);
             }
         }
         self.period_contrib = delta as u32;
+        self.add_contrib(contrib, load, runnable, running);
+        periods
+    }
+
+    /// `accumulate_sum()`'s step 1: the three sums decayed by `decay` (the periods crossed).
+    #[inline(always)]
+    fn decay_sums(&mut self, decay: Decay) {
+        self.load_sum = decay.apply(self.load_sum);
+        self.runnable_sum = decay.apply(self.runnable_sum);
+        self.util_sum = decay.apply(u64::from(self.util_sum)) as u32;
+    }
+
+    /// `accumulate_sum()`'s step 3: `contrib` added to the sums of the inputs that are set.
+    #[inline(always)]
+    fn add_contrib(&mut self, contrib: u32, load: u64, runnable: u64, running: u64) {
         if load != 0 {
             self.load_sum = self
                 .load_sum
@@ -325,7 +338,6 @@ impl SchedAvg {
         if running != 0 {
             self.util_sum = self.util_sum.wrapping_add(contrib << SCHED_CAPACITY_SHIFT);
         }
-        periods
     }
 
     /// Models `kernel/sched/pelt.c:___update_load_sum()` (v6.8).
@@ -591,7 +603,7 @@ pub fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64)
 
 /// `cfs_rq->removed` (kernel/sched/sched.h): contributions of tasks that left this
 /// cfs_rq while blocked, subtracted lazily at the next [`update_cfs_rq_load_avg`].
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RemovedLoad {
     /// `removed.load_avg`.
     pub load_avg: u64,
@@ -727,24 +739,60 @@ pub fn update_load_avg(
     se_state: SeState,
     flags: u32,
 ) -> bool {
-    if se.last_update_time != 0 && flags & SKIP_AGE_LOAD == 0 {
-        update_load_avg_se(
-            se,
-            now,
-            se_state.on_rq,
-            se_state.runnable,
-            se_state.running,
-            se_state.weight,
+    let age_se = se.last_update_time != 0 && flags & SKIP_AGE_LOAD == 0;
+    let decayed = if age_se
+        && se.last_update_time == cfs.last_update_time
+        && se.period_contrib == cfs.period_contrib
+    {
+        #[cfg(debug_assertions)]
+        let want = {
+            let (mut c, mut r, mut e) = (*cfs, *removed, *se);
+            update_load_avg_se(
+                &mut e,
+                now,
+                se_state.on_rq,
+                se_state.runnable,
+                se_state.running,
+                se_state.weight,
+            );
+            let d = update_cfs_rq_load_avg(
+                &mut c,
+                &mut r,
+                now,
+                cfs_state.load_weight_sum,
+                cfs_state.h_nr_runnable,
+                cfs_state.curr_running,
+            );
+            (c, r, e, d)
+        };
+        let decayed = update_load_avg_aligned(now, cfs, removed, cfs_state, se, se_state);
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            (*cfs, *removed, *se, decayed),
+            want,
+            "the aligned update equals the entity's and the cfs_rq's own"
         );
-    }
-    let decayed = update_cfs_rq_load_avg(
-        cfs,
-        removed,
-        now,
-        cfs_state.load_weight_sum,
-        cfs_state.h_nr_runnable,
-        cfs_state.curr_running,
-    );
+        decayed
+    } else {
+        if age_se {
+            update_load_avg_se(
+                se,
+                now,
+                se_state.on_rq,
+                se_state.runnable,
+                se_state.running,
+                se_state.weight,
+            );
+        }
+        update_cfs_rq_load_avg(
+            cfs,
+            removed,
+            now,
+            cfs_state.load_weight_sum,
+            cfs_state.h_nr_runnable,
+            cfs_state.curr_running,
+        )
+    };
     if se.last_update_time == 0 && flags & DO_ATTACH != 0 {
         attach_entity_load_avg(cfs, se, se_state.weight);
         true
@@ -754,6 +802,89 @@ pub fn update_load_avg(
     } else {
         decayed
     }
+}
+
+/// [`update_load_avg_se`] then [`update_cfs_rq_load_avg`] (the first two steps of
+/// [`update_load_avg`]) for an entity whose `last_update_time` and `period_contrib` equal
+/// its cfs_rq's: an entity updated with its cfs_rq since it was attached (which copies
+/// both, `attach_entity_load_avg()`), as a task running alone on its CPU is at each tick
+/// and at its dequeue. `___update_load_sum()` and `accumulate_sum()` compute the elapsed
+/// 1024-ns units, the new `last_update_time` and `period_contrib`, the periods crossed,
+/// their decay factor and `contrib` from those two fields and `now` alone, so the cfs_rq's
+/// update takes the entity's instead of computing them again. (`contrib` is computed once
+/// when either has a load, and is the same for both; with no load neither reads it.) Each
+/// signal's sums and averages are its own, in the kernel's order: the entity's, then the
+/// removed load ([`apply_removed`], which reads the cfs_rq's `period_contrib` before its
+/// update), then the cfs_rq's. Debug builds compare the result with the two updates run
+/// on their own.
+#[inline(always)]
+fn update_load_avg_aligned(
+    now: u64,
+    cfs: &mut SchedAvg,
+    removed: &mut RemovedLoad,
+    cfs_state: CfsRqState,
+    se: &mut SchedAvg,
+    se_state: SeState,
+) -> bool {
+    let delta = now.wrapping_sub(se.last_update_time);
+    if (delta as i64) < 0 {
+        // time went backwards: both resync `last_update_time` and report no decay
+        se.last_update_time = now;
+        let decayed = apply_removed(cfs, removed);
+        cfs.last_update_time = now;
+        return decayed;
+    }
+    let delta = delta >> 10;
+    if delta == 0 {
+        return apply_removed(cfs, removed);
+    }
+    let last_update_time = se.last_update_time.wrapping_add(delta << 10);
+    se.last_update_time = last_update_time;
+    // ___update_load_sum(): no load, no runnable or running contribution
+    let se_load = u64::from(se_state.on_rq);
+    let (se_runnable, se_running) = if se_load == 0 {
+        (0, 0)
+    } else {
+        (u64::from(se_state.runnable), u64::from(se_state.running))
+    };
+    // accumulate_sum()
+    let mut contrib = delta as u32;
+    let mut d = delta.wrapping_add(u64::from(se.period_contrib));
+    let periods = d / 1024;
+    let decay = Decay::new(periods);
+    if periods != 0 {
+        d %= 1024;
+        if se_load != 0 || cfs_state.load_weight_sum != 0 {
+            contrib = pelt_segments(decay, 1024 - se.period_contrib, d as u32);
+        }
+        se.decay_sums(decay);
+    }
+    let period_contrib = d as u32;
+    se.period_contrib = period_contrib;
+    se.add_contrib(contrib, se_load, se_runnable, se_running);
+    if periods != 0 {
+        // ___update_load_avg() and cfs_se_util_change()
+        se.update_load_avg(se_state.weight);
+        cfs_se_util_change(se);
+    }
+    let decayed = apply_removed(cfs, removed);
+    cfs.last_update_time = last_update_time;
+    if periods != 0 {
+        cfs.decay_sums(decay);
+    }
+    cfs.period_contrib = period_contrib;
+    let cfs_load = cfs_state.load_weight_sum;
+    let (cfs_runnable, cfs_running) = if cfs_load == 0 {
+        (0, 0)
+    } else {
+        (cfs_state.h_nr_runnable, u64::from(cfs_state.curr_running))
+    };
+    cfs.add_contrib(contrib, cfs_load, cfs_runnable, cfs_running);
+    if periods != 0 {
+        cfs.update_load_avg(1);
+        return true;
+    }
+    decayed
 }
 
 /// The PELT clock of one rq (`rq->clock_task`, `rq->clock_pelt`,

@@ -671,6 +671,53 @@ proptest! {
         }
     }
 
+    /// An entity updated with its cfs_rq (the same `last_update_time` and
+    /// `period_contrib`, as after its attach) takes `update_load_avg()`'s aligned path:
+    /// the same signals and result as `__update_load_avg_se()` then
+    /// `update_cfs_rq_load_avg()` run on their own, over steps below, across and far
+    /// beyond a period, back in time, with and without load on either side, removed
+    /// load, and the cfs_rq updated alone in between (which leaves the aligned path).
+    #[test]
+    fn prop_update_load_avg_aligned_equals_separate(
+        steps in prop::collection::vec(
+            (-3_000i64..40_000_000, 0u8..3, 0u64..4, any::<bool>(), 0u8..8),
+            1..120,
+        ),
+    ) {
+        let mut cfs = SchedAvg::default();
+        let mut removed = RemovedLoad::default();
+        let mut se = init_entity_runnable_average(NICE_0);
+        post_init_entity_util_avg(&mut se, 1024, &cfs, NICE_0);
+        let mut now = 5 * MS;
+        let first = SeState { on_rq: false, runnable: false, running: false, weight: NICE_0 };
+        update_load_avg(now, &mut cfs, &mut removed, CfsRqState::default(), &mut se, first, UPDATE_TG | DO_ATTACH);
+        for (dt, st, others, curr, extra) in steps {
+            now = now.wrapping_add(dt as u64);
+            let se_state = SeState { on_rq: st > 0, runnable: st > 0, running: st == 2, weight: NICE_0 };
+            let cfs_state = CfsRqState {
+                load_weight_sum: u64::from(st > 0) * NICE_0 + others * 335,
+                h_nr_runnable: u64::from(st > 0) + others,
+                curr_running: st == 2 || curr,
+            };
+            if extra == 0 {
+                removed.nr += 1;
+                removed.load_avg += 100;
+                removed.util_avg += 50;
+                removed.runnable_avg += 60;
+            }
+            let (mut c, mut r, mut e) = (cfs, removed, se);
+            update_load_avg_se(&mut e, now, se_state.on_rq, se_state.runnable, se_state.running, NICE_0);
+            let want = update_cfs_rq_load_avg(&mut c, &mut r, now, cfs_state.load_weight_sum, cfs_state.h_nr_runnable, cfs_state.curr_running);
+            let got = update_load_avg(now, &mut cfs, &mut removed, cfs_state, &mut se, se_state, UPDATE_TG);
+            prop_assert_eq!((cfs, removed, se, got), (c, r, e, want));
+            if extra == 1 {
+                // the cfs_rq alone (another entity's update, a blocked decay)
+                now += 3_000;
+                update_cfs_rq_load_avg(&mut cfs, &mut removed, now, cfs_state.load_weight_sum, 1, false);
+            }
+        }
+    }
+
     #[test]
     fn prop_decay_load_monotone(val in any::<u64>(), n in 0u64..2100, m in 0u64..2100, d in any::<u64>()) {
         let (lo, hi) = if n <= m { (n, m) } else { (m, n) };

@@ -198,8 +198,14 @@ impl CfsRq {
 
     /// `avg_vruntime_sub()` (kernel/sched/fair.c, v6.11): `se` leaves `queue`.
     fn avg_vruntime_sub(&mut self, ents: &[SchedEntity], se: usize) {
-        let w = weight(&ents[se]);
-        self.avg_vruntime_sum -= key(ents[se].vruntime, self.min_vruntime) * i128::from(w);
+        self.avg_vruntime_sub_of(&ents[se]);
+    }
+
+    /// [`CfsRq::avg_vruntime_sub`] of the entity `e`.
+    #[inline(always)]
+    fn avg_vruntime_sub_of(&mut self, e: &SchedEntity) {
+        let w = weight(e);
+        self.avg_vruntime_sum -= key(e.vruntime, self.min_vruntime) * i128::from(w);
         self.avg_load -= w;
     }
 
@@ -236,7 +242,11 @@ impl CfsRq {
     /// `avg_vruntime()`: the weighted average vruntime V, rounded toward −∞. Inline for
     /// an empty queue (most calls), where V is curr's vruntime when curr is queued (its
     /// key times its weight over its weight: exact), else `min_vruntime` (no load).
-    #[inline]
+    /// `#[inline(always)]`: with `#[inline]` LLVM kept it out of line, and each of its
+    /// calls (two per wake-up and sleep: `place_entity()`, `update_entity_lag()`) paid a
+    /// call for a few loads; the queue's case is [`CfsRq::avg_vruntime_of_sums`], out of
+    /// line.
+    #[inline(always)]
     pub fn avg_vruntime(&self, ents: &[SchedEntity]) -> u64 {
         if self.queue.is_empty() {
             let v = match self.curr {
@@ -250,6 +260,7 @@ impl CfsRq {
     }
 
     /// `avg_vruntime()` from the kept sums and curr's term.
+    #[inline(never)]
     fn avg_vruntime_of_sums(&self, ents: &[SchedEntity]) -> u64 {
         let (mut avg, load) = self.sums(ents);
         if load != 0 {
@@ -511,7 +522,10 @@ impl CfsRq {
     /// a waking entity is credited `sysctl_sched_latency` (halved by GENTLE_FAIR_SLEEPERS),
     /// or `sysctl_sched_min_granularity` for a SCHED_IDLE one with `idle_min_granularity`
     /// (v5.16–v6.5: `if (se_is_idle(se)) thresh = sysctl_sched_min_granularity`).
-    /// `initial` is ENQUEUE_INITIAL (a new task).
+    /// `initial` is ENQUEUE_INITIAL (a new task). Inlined at its callers (the enqueue, CFS's
+    /// fork) for EEVDF, whose placement on an empty queue (most wake-ups) is a few loads
+    /// and stores; CFS's rules are [`CfsRq::place_entity_cfs`], out of line.
+    #[inline(always)]
     pub fn place_entity(
         &mut self,
         ents: &mut [SchedEntity],
@@ -543,31 +557,41 @@ impl CfsRq {
                 }
                 e.deadline = e.vruntime.wrapping_add(vslice);
             }
-            FairVariant::Cfs => {
-                let mut vruntime = self.min_vruntime;
-                if initial && p.start_debit {
-                    // sched_vslice(): calc_delta_fair(sched_slice(), se)
-                    let slice = self.sched_slice(ents, se, p);
-                    vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
-                }
-                if !initial {
-                    let mut thresh = if p.idle_min_granularity && ents[se].idle {
-                        p.min_granularity
-                    } else {
-                        p.sched_latency
-                    };
-                    if p.gentle_fair_sleepers {
-                        thresh >>= 1;
-                    }
-                    vruntime = vruntime.wrapping_sub(thresh);
-                }
-                let e = &mut ents[se];
-                // ensure we never gain time by being placed backwards (a new entity:
-                // `__sched_fork()`'s 0, or its parent's vruntime at fork)
-                if vkey(vruntime, e.vruntime) > 0 {
-                    e.vruntime = vruntime;
-                }
+            FairVariant::Cfs => self.place_entity_cfs(ents, se, initial, p),
+        }
+    }
+
+    /// [`CfsRq::place_entity`] under the CFS rules.
+    #[inline(never)]
+    fn place_entity_cfs(
+        &mut self,
+        ents: &mut [SchedEntity],
+        se: usize,
+        initial: bool,
+        p: &FairParams,
+    ) {
+        let mut vruntime = self.min_vruntime;
+        if initial && p.start_debit {
+            // sched_vslice(): calc_delta_fair(sched_slice(), se)
+            let slice = self.sched_slice(ents, se, p);
+            vruntime = vruntime.wrapping_add(calc_delta_fair(slice, &ents[se].load));
+        }
+        if !initial {
+            let mut thresh = if p.idle_min_granularity && ents[se].idle {
+                p.min_granularity
+            } else {
+                p.sched_latency
+            };
+            if p.gentle_fair_sleepers {
+                thresh >>= 1;
             }
+            vruntime = vruntime.wrapping_sub(thresh);
+        }
+        let e = &mut ents[se];
+        // ensure we never gain time by being placed backwards (a new entity:
+        // `__sched_fork()`'s 0, or its parent's vruntime at fork)
+        if vkey(vruntime, e.vruntime) > 0 {
+            e.vruntime = vruntime;
         }
     }
 
@@ -651,12 +675,14 @@ impl CfsRq {
 
     /// `set_next_entity()`: `se` becomes curr (taken out of the queue); RUN_TO_PARITY marks
     /// the slice as protected by storing the deadline in `vlag`.
+    /// The entity is looked up once, before `queue_remove()` (which reads only the queue),
+    /// and `avg_vruntime_sub()`'s term taken from it.
     pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], se: usize, now: u64) {
+        let e = &mut ents[se];
         if self.queue_remove(se) {
-            self.avg_vruntime_sub(ents, se);
+            self.avg_vruntime_sub_of(e);
         }
         self.curr = Some(se);
-        let e = &mut ents[se];
         e.exec_start = now;
         e.prev_sum_exec_runtime = e.sum_exec_runtime;
         e.vlag = e.deadline as i64;

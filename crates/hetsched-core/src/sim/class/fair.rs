@@ -352,11 +352,22 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         // the task was mostly enqueued at this time, which updated both signals: the
-        // update's no-op test inline, without the call
+        // update's no-op test inline, without the call; on that path without HMP nothing
+        // is called before the rest, which then works on what the test looked up
+        if self.load_avg_unchanged(cpu, next, UPDATE_TG) && self.hmp.is_none() {
+            self.set_next_task_fair_rest(cpu, next, first, now);
+            return;
+        }
         if !self.load_avg_unchanged(cpu, next, UPDATE_TG) {
             self.update_load_avg(out, cpu, next, UPDATE_TG, now);
         }
         self.hmp_update(out, cpu, next, now);
+        self.set_next_task_fair_rest(cpu, next, first, now);
+    }
+
+    /// [`Sim::set_next_task_fair`] after the PELT and HMP updates.
+    #[inline(always)]
+    fn set_next_task_fair_rest(&mut self, cpu: usize, next: usize, first: bool, now: Nanos) {
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents);
         rq.cfs.set_next_entity(ents, next, now);
         self.stamp_ctr += 1;
