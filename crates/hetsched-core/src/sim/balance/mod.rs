@@ -321,6 +321,9 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_newidle()`: `cpu` has no fair task left. Returns whether it pulled.
+    /// Inline at its caller up to the gate, where most calls stop; the passes out of line
+    /// ([`Sim::newidle_balance_pass`]).
+    #[inline(always)]
     pub(in crate::sim) fn newidle_balance(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -352,6 +355,20 @@ impl Sim<'_> {
             }
             return false;
         }
+        self.newidle_balance_pass(out, cpu, rd, avg_idle, jiffies, now)
+    }
+
+    /// [`Sim::newidle_balance`] past the gate: the domains' passes, and their moves applied.
+    #[inline(never)]
+    fn newidle_balance_pass(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rd: RootDomainState,
+        avg_idle: u64,
+        jiffies: u64,
+        now: Nanos,
+    ) -> bool {
         let res = {
             let env = lb_env!(self, now);
             self.lb.sched_balance_newidle(
