@@ -274,7 +274,8 @@ pub struct SchedDomain {
 }
 
 /// `get_sd_balance_interval(sd, cpu_busy)` of one domain as the engine keeps it
-/// (sim/balance/mod.rs, `sched_balance_domains()`): per `cpu_busy`, the result and the
+/// ([`crate::policy::lb::sd_balance_interval`], read by `sched_balance_domains()` and by
+/// `sched_balance_newidle()`'s `update_next_balance()`): per `cpu_busy`, the result and the
 /// `balance_interval` it was computed at. The other inputs (`busy_factor`, `HZ`, the
 /// version, `max_load_balance_interval`) are fixed for a run, so while `balance_interval`
 /// is unchanged the kept result is the function's. Not part of the domain's state: any two

@@ -304,7 +304,7 @@ impl LoadBalancer {
     /// without pending wake-ups calls it before building its [`LbEnv`].
     pub fn sched_balance_newidle_gate(
         &mut self,
-        doms: &SchedDomains,
+        doms: &mut SchedDomains,
         rd: &RootDomainState,
         p: &LbParams,
         this_cpu: usize,
@@ -339,15 +339,17 @@ impl NewidleOutcome {
 }
 
 /// `update_next_balance(sd, &next_balance)` (kernel/sched/fair.c, v6.11) for `this_cpu`'s
-/// domain at `level`, as newidle balance (an idle CPU) computes it.
+/// domain at `level`, as newidle balance (an idle CPU) computes it; the interval as the
+/// domain keeps it ([`super::sd_balance_interval`]).
+#[inline(always)]
 fn update_next_balance(
-    doms: &SchedDomains,
+    doms: &mut SchedDomains,
     p: &LbParams,
     this_cpu: usize,
     level: usize,
     next: &mut u64,
 ) {
-    let sd = &doms.cpus[this_cpu][level];
-    let interval = super::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, false, p);
+    let sd = &mut doms.cpus[this_cpu][level];
+    let interval = super::sd_balance_interval(sd, false, p);
     *next = (*next).min(sd.last_balance + interval);
 }

@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 
 use super::{Migration, MigrationReason};
 use crate::sched::capacity::CpuCapacity;
-use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomains, SchedGroup};
+use crate::sched::topology::{msecs_to_jiffies, LbVersion, SchedDomain, SchedDomains, SchedGroup};
 use crate::sched::CpuSet;
 
 /// `enum cpu_idle_type` (v6.10+ order: `__CPU_NOT_IDLE`, `CPU_IDLE`, `CPU_NEWLY_IDLE`).
@@ -345,6 +345,33 @@ impl LbParams {
             sis_util: true,
         }
     }
+}
+
+/// [`get_sd_balance_interval`] of `sd` with the run's parameters `p`, kept in the
+/// domain's [`IntervalMemo`](crate::sched::topology::IntervalMemo) while its
+/// `balance_interval` stays the same: the function's other inputs (`busy_factor`, `HZ`,
+/// the version, `max_load_balance_interval`) are fixed for a run, and every caller passes
+/// the run's `p`. Debug builds recompute a kept interval and assert it is the same.
+#[inline(always)]
+pub fn sd_balance_interval(sd: &mut SchedDomain, cpu_busy: bool, p: &LbParams) -> u64 {
+    if let Some(v) = sd.interval_memo.get(cpu_busy, sd.balance_interval) {
+        debug_assert_eq!(
+            v,
+            get_sd_balance_interval(sd.balance_interval, sd.busy_factor, cpu_busy, p),
+            "kept balance interval is stale"
+        );
+        return v;
+    }
+    sd_balance_interval_miss(sd, cpu_busy, p)
+}
+
+/// [`sd_balance_interval`] when the memo does not hold the interval: computes and keeps it.
+#[cold]
+#[inline(never)]
+fn sd_balance_interval_miss(sd: &mut SchedDomain, cpu_busy: bool, p: &LbParams) -> u64 {
+    let v = get_sd_balance_interval(sd.balance_interval, sd.busy_factor, cpu_busy, p);
+    sd.interval_memo.set(cpu_busy, sd.balance_interval, v);
+    v
 }
 
 /// `get_sd_balance_interval(sd, cpu_busy)` (kernel/sched/fair.c, v6.11): the interval in

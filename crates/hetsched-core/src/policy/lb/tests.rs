@@ -424,7 +424,7 @@ fn a_gated_newidle_balance_leaves_no_source_order() {
         overloaded: false,
         ..RD
     };
-    let gated = lb.sched_balance_newidle_gate(&doms, &calm, &p, 0, u64::MAX, 0);
+    let gated = lb.sched_balance_newidle_gate(&mut doms, &calm, &p, 0, u64::MAX, 0);
     assert!(gated.is_some());
     assert!(lb.moves().is_empty());
     assert!(lb.src_cfs_order().is_none());

@@ -25,45 +25,11 @@ use super::rq_capacity;
 use super::{Class, Out, Sim};
 use crate::pelt;
 use crate::policy::lb::misfit::{self, NewidleCost, NohzKickInput};
-use crate::policy::lb::{CpuIdleType, LbParams, RootDomainState};
+use crate::policy::lb::{sd_balance_interval, CpuIdleType, RootDomainState};
 use crate::policy::{Migration, MigrationReason};
-use crate::sched::topology::SchedDomain;
 use crate::time::Nanos;
 pub(in crate::sim) use env::LbScratch;
 use env::{Env, OuEnv};
-
-/// `get_sd_balance_interval(sd, cpu_busy)` (kernel/sched/fair.c, v6.11;
-/// [`crate::policy::lb::get_sd_balance_interval`]) of one of the engine's domains, with
-/// its parameters `lbp` (the run's): kept in the domain's
-/// [`crate::sched::topology::IntervalMemo`] while its
-/// `balance_interval` stays the same (the function's other inputs are fixed for the run).
-/// Debug builds recompute a kept interval and assert it is the same.
-#[inline(always)]
-fn sd_balance_interval(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
-    if let Some(v) = sd.interval_memo.get(busy, sd.balance_interval) {
-        debug_assert_eq!(
-            v,
-            crate::policy::lb::get_sd_balance_interval(
-                sd.balance_interval,
-                sd.busy_factor,
-                busy,
-                lbp
-            ),
-            "kept balance interval is stale"
-        );
-        return v;
-    }
-    sd_balance_interval_miss(sd, busy, lbp)
-}
-
-#[cold]
-#[inline(never)]
-fn sd_balance_interval_miss(sd: &mut SchedDomain, busy: bool, lbp: &LbParams) -> u64 {
-    let v =
-        crate::policy::lb::get_sd_balance_interval(sd.balance_interval, sd.busy_factor, busy, lbp);
-    sd.interval_memo.set(busy, sd.balance_interval, v);
-    v
-}
 
 /// The root domain as the balancer reads it: `rd->overloaded`, `rd->overutilized` and
 /// `sched_energy_enabled()`.
@@ -355,6 +321,9 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_newidle()`: `cpu` has no fair task left. Returns whether it pulled.
+    /// Inline at its caller up to the gate, where most calls stop; the passes out of line
+    /// ([`Sim::newidle_balance_pass`]).
+    #[inline(always)]
     pub(in crate::sim) fn newidle_balance(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -367,9 +336,14 @@ impl Sim<'_> {
         let avg_idle = self.rqs[cpu].avg_idle;
         // No wake-up is ever pending (Env::ttwu_pending): a pass that stops at the gate
         // needs no view of the runqueues.
-        let gate = self
-            .lb
-            .sched_balance_newidle_gate(&self.doms, &rd, &self.lbp, cpu, avg_idle, jiffies);
+        let gate = self.lb.sched_balance_newidle_gate(
+            &mut self.doms,
+            &rd,
+            &self.lbp,
+            cpu,
+            avg_idle,
+            jiffies,
+        );
         if let Some(res) = gate {
             // Stopped at the gate: no pass ran, so nothing moved, no `rq->cpu_capacity` was
             // updated (no `sched_cpu_capacity` to trace), no list is left to mirror, no
@@ -381,6 +355,20 @@ impl Sim<'_> {
             }
             return false;
         }
+        self.newidle_balance_pass(out, cpu, rd, avg_idle, jiffies, now)
+    }
+
+    /// [`Sim::newidle_balance`] past the gate: the domains' passes, and their moves applied.
+    #[inline(never)]
+    fn newidle_balance_pass(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        rd: RootDomainState,
+        avg_idle: u64,
+        jiffies: u64,
+        now: Nanos,
+    ) -> bool {
         let res = {
             let env = lb_env!(self, now);
             self.lb.sched_balance_newidle(
