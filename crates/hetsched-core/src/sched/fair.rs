@@ -244,7 +244,7 @@ impl CfsRq {
     /// key times its weight over its weight: exact), else `min_vruntime` (no load).
     /// `#[inline(always)]`: with `#[inline]` LLVM kept it out of line, and each of its
     /// calls (two per wake-up and sleep: `place_entity()`, `update_entity_lag()`) paid a
-    /// call for a few loads; the queue's case is [`CfsRq::avg_vruntime_of_sums`], out of
+    /// call for a few loads; the queue's case is `CfsRq::avg_vruntime_of_sums()`, out of
     /// line.
     #[inline(always)]
     pub fn avg_vruntime(&self, ents: &[SchedEntity]) -> u64 {
@@ -524,7 +524,7 @@ impl CfsRq {
     /// (v5.16–v6.5: `if (se_is_idle(se)) thresh = sysctl_sched_min_granularity`).
     /// `initial` is ENQUEUE_INITIAL (a new task). Inlined at its callers (the enqueue, CFS's
     /// fork) for EEVDF, whose placement on an empty queue (most wake-ups) is a few loads
-    /// and stores; CFS's rules are [`CfsRq::place_entity_cfs`], out of line.
+    /// and stores; CFS's rules are `CfsRq::place_entity_cfs()`, out of line.
     #[inline(always)]
     pub fn place_entity(
         &mut self,
