@@ -37,13 +37,9 @@ impl<'w> Sim<'w> {
         rq.seg_start = now;
         rq.op_gen = rq.op_gen.wrapping_add(1);
         let gen = rq.op_gen;
-        let dt = match op {
-            Op::Run { work, .. } => time_for(rq, work),
-            Op::Runtime { ns } => ns,
-            Op::Step => 0,
-        };
+        let at = op_done_at(rq, &op, now);
         self.q.push(
-            now.saturating_add(dt),
+            at,
             Ev::OpDone {
                 cpu: cpu as u32,
                 gen,
@@ -59,13 +55,9 @@ impl<'w> Sim<'w> {
         };
         rq.op_gen = rq.op_gen.wrapping_add(1);
         let gen = rq.op_gen;
-        let dt = match self.uthreads[tid].op {
-            Op::Run { work, .. } => time_for(rq, work),
-            Op::Runtime { ns } => ns,
-            Op::Step => 0,
-        };
+        let at = op_done_at(rq, &self.uthreads[tid].op, now);
         self.q.push(
-            now.saturating_add(dt),
+            at,
             Ev::OpDone {
                 cpu: cpu as u32,
                 gen,
@@ -343,6 +335,18 @@ fn work_in(rq: &Rq, dt: Nanos) -> u128 {
             u128::from(dt) * u128::from(rq.work_cap) * u128::from(rq.freq_khz) / u128::from(fmax)
         }
     }
+}
+
+/// When `op`, started at `now` on the CPU whose rq is `rq`, completes: its work at the
+/// CPU's speed, or its run time.
+#[inline(always)]
+fn op_done_at(rq: &Rq, op: &Op, now: Nanos) -> Nanos {
+    let dt = match *op {
+        Op::Run { work, .. } => time_for(rq, work),
+        Op::Runtime { ns } => ns,
+        Op::Step => 0,
+    };
+    now.saturating_add(dt)
 }
 
 /// Wall time to do `work` on the CPU whose rq is `rq` (rounded up).

@@ -116,6 +116,17 @@ pub(in crate::sim) fn idle_ctx(cpu: usize, now: Nanos) -> Ctx<'static> {
     }
 }
 
+/// [`Sim::ctx`] of `cpu` running thread `t`.
+#[inline(always)]
+pub(in crate::sim) fn thread_ctx(t: &Thread, cpu: usize, now: Nanos) -> Ctx<'_> {
+    Ctx {
+        ts: now,
+        cpu: cpu as u32,
+        comm: &t.comm,
+        pid: t.pid,
+    }
+}
+
 impl<'w> Sim<'w> {
     /// The context of an event on `cpu`: its current task's comm and pid, or the idle
     /// task's. Built without a panicking index (`cpu` is a CPU and `rq->curr` a thread:
@@ -127,12 +138,7 @@ impl<'w> Sim<'w> {
         let curr = self.rqs.get(cpu).and_then(|rq| rq.curr);
         debug_assert!(curr.is_none_or(|t| t < self.threads.len()));
         match curr.and_then(|t| self.threads.get(t)) {
-            Some(t) => Ctx {
-                ts: now,
-                cpu: cpu as u32,
-                comm: &t.comm,
-                pid: t.pid,
-            },
+            Some(t) => thread_ctx(t, cpu, now),
             None => idle_ctx(cpu, now),
         }
     }

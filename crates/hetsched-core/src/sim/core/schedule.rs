@@ -245,12 +245,7 @@ impl<'w> Sim<'w> {
                         next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
                     };
                     let ctx = match prev_t {
-                        Some(t) => Ctx {
-                            ts: now,
-                            cpu: cpu as u32,
-                            comm: &t.comm,
-                            pid: t.pid,
-                        },
+                        Some(t) => thread_ctx(t, cpu, now),
                         None => idle_ctx(cpu, now),
                     };
                     debug_assert!({
