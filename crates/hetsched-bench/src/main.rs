@@ -26,8 +26,8 @@
 //!   energy model (EAS, schedutil's shared policies and the sugov kthreads at that size).
 //!   No target: it guards the paths whose cost grows with a domain's CPUs.
 //! - `sweep`: the 64 points of [`SWEEP_TOML`] through `hetsched sweep`'s machinery
-//!   (`hetsched::sweep::run`) with 1 job, then with 2 jobs, each into a new directory;
-//!   three such rounds, the ratio of the best throughputs.
+//!   (`hetsched::sweep::run`'s plan, runs and table, each timed) with 1 job, then with 2
+//!   jobs, each into a new directory; three such rounds, the ratio of the best throughputs.
 //!   Target: 2 jobs at least 1.8× the throughput of 1.
 //! - `--check-target`: every target above, each benchmark in a child process (best of three
 //!   for the xRT targets); one line per target, exit status 1 if any is missed.
@@ -604,13 +604,25 @@ fn bench_sweep() -> Result<f64, String> {
     for _ in 0..SWEEP_ROUNDS {
         for (k, jobs) in [1usize, 2].into_iter().enumerate() {
             let dir = fresh_dir(&format!("sweep{jobs}"))?;
+            // hetsched::sweep::run's three phases, each timed: the plan (every point's
+            // hash), the points' runs (on `jobs` threads) and the table (result files read
+            // back); the first and last run on one thread whatever `jobs` is
             let start = Instant::now();
-            let out =
-                hetsched::sweep::run(&exp, &dir, jobs, &|_, _| {}).map_err(|e| e.to_string())?;
+            let plan = hetsched::sweep::plan(&exp, &dir).map_err(|e| e.to_string())?;
+            let planned = start.elapsed().as_secs_f64();
+            let n = hetsched::sweep::run_missing(
+                &plan.points,
+                &plan.missing,
+                &dir,
+                jobs,
+                None,
+                &|_, _| {},
+            )
+            .map_err(|e| e.to_string())?;
+            let ran = start.elapsed().as_secs_f64();
+            let table = hetsched::sweep::finish(&dir).map_err(|e| e.to_string())?;
             let wall = start.elapsed().as_secs_f64();
-            let n = out.ran;
-            let sim: f64 = out
-                .table
+            let sim: f64 = table
                 .rows
                 .iter()
                 .filter_map(|r| r.metrics.first().copied().flatten())
@@ -620,7 +632,10 @@ fn bench_sweep() -> Result<f64, String> {
             let points_per_s = n as f64 / wall;
             best_points_per_s[k] = best_points_per_s[k].max(points_per_s);
             println!(
-                "bench sweep --jobs {jobs}: {n} points, sim {sim:.0} s in {wall:.3} s wall = {:.0} xRT, {events} events, {:.2} M events/s, {points_per_s:.1} points/s, peak RSS {:.1} MiB",
+                "bench sweep --jobs {jobs}: {n} points, sim {sim:.0} s in {wall:.3} s wall (plan {:.1} ms, runs {:.1} ms, table {:.1} ms) = {:.0} xRT, {events} events, {:.2} M events/s, {points_per_s:.1} points/s, peak RSS {:.1} MiB",
+                planned * 1e3,
+                (ran - planned) * 1e3,
+                (wall - ran) * 1e3,
                 sim / wall,
                 events as f64 / wall / 1e6,
                 peak_rss_mib(),

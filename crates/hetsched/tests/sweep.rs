@@ -467,6 +467,69 @@ fn result_files_a_machine_crash_could_leave_are_run_again() {
     assert_eq!(std::fs::read(dir.join("table.csv")).unwrap(), table);
 }
 
+/// The plan and the table read a result file by the fields they need, and as a JSON value
+/// when that fails: the odd files a user could leave are judged as a `Value` judges them.
+#[test]
+fn odd_result_files_are_read_as_json_values() {
+    let exp = parse(SMALL).unwrap();
+    let dir = fresh_dir("odd");
+    let first = sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap();
+    let table = std::fs::read(dir.join("table.csv")).unwrap();
+    let hashes: Vec<String> = first.plan.points.iter().map(|p| p.hash.clone()).collect();
+    let file = |i: usize| dir.join(format!("points/{}.json", hashes[i]));
+    // a duplicate key: the last one counts, as in a `Value`; the point is complete
+    let whole = std::fs::read_to_string(file(3)).unwrap();
+    let dup = format!("{{\"hash\": \"{}\", {}", hashes[0], &whole[1..]);
+    std::fs::write(file(3), &dup).unwrap();
+    let again = sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap();
+    assert_eq!(again.ran, 0);
+    assert_eq!(std::fs::read(dir.join("table.csv")).unwrap(), table);
+    // its hash only first: not this point's file
+    let dup = format!(
+        "{}, \"hash\": \"{}\"}}",
+        &whole[..whole.len() - 2],
+        hashes[0]
+    );
+    std::fs::write(file(3), &dup).unwrap();
+    let e = sweep::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("not the result of point"), "{e}");
+    // a null result beside an error: the result is read, and is not one
+    std::fs::write(
+        file(2),
+        format!(
+            "{{\"hash\": \"{}\", \"result\": null, \"error\": \"x\"}}",
+            hashes[2]
+        ),
+    )
+    .unwrap();
+    let e = sweep::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("not a hetsched result"), "{e}");
+    // its hash and result as an array (serde's derive reads a struct from one): not a
+    // result file
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file(1)).unwrap()).unwrap();
+    let arr = [&v["hash"], &v["result"]];
+    std::fs::write(file(1), serde_json::to_string(&arr).unwrap()).unwrap();
+    let e = sweep::load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{}.json: not the result", hashes[1])),
+        "{e}"
+    );
+    // its hash alone in an array: not a result file
+    std::fs::write(file(5), format!("[\"{}\"]", hashes[5])).unwrap();
+    let plan = sweep::plan(&exp, &dir).unwrap();
+    assert_eq!(plan.missing, [1, 3, 5]);
+    // the three run again; the table still stops at the null result
+    let e = sweep::run(&exp, &dir, 2, &|_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a hetsched result"), "{e}");
+    assert!(sweep::plan(&exp, &dir).unwrap().missing.is_empty());
+    std::fs::write(file(2), "").unwrap();
+    assert_eq!(sweep::run(&exp, &dir, 2, &|_, _| {}).unwrap().ran, 1);
+    assert_eq!(std::fs::read(dir.join("table.csv")).unwrap(), table);
+}
+
 #[test]
 fn results_do_not_depend_on_the_job_count() {
     let exp = parse(SMALL).unwrap();
