@@ -63,6 +63,67 @@ pub trait EasView {
             without_boost: self.cpu_util(cpu, Some(p), None, boost),
         }
     }
+    /// What [`find_energy_efficient_cpu`]'s walk of a domain takes of `cpu` for task `p`
+    /// ([`FeecCpu`]). A view may keep the terms that do not depend on `p` from one call to
+    /// the next; they must equal [`feec_cpu_of`], which is what the default returns.
+    fn feec_cpu(&self, cpu: usize, p: &EasTask, params: FeecParams) -> FeecCpu {
+        feec_cpu_of(self, cpu, p, params)
+    }
+    /// `arch_scale_cpu_capacity(cpu)`: [`RqSignals::arch_capacity`] of [`EasView::rq`],
+    /// which a view may read alone.
+    fn arch_capacity(&self, cpu: usize) -> u64 {
+        self.rq(cpu).arch_capacity
+    }
+}
+
+/// What `find_energy_efficient_cpu()` (kernel/sched/fair.c, v6.11) takes of one CPU of a
+/// performance domain it walks, for task `p`: `eenv_pd_busy_time()`'s term, the CPU's
+/// term of `eenv_pd_max_util()` without `p` (`dst_cpu = −1`) and the candidate test's
+/// `cpu_util(cpu, p, cpu, 0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeecCpu {
+    /// `effective_cpu_util(cpu, cpu_util(cpu, p, -1, 0), NULL, NULL)`: the CPU's busy time
+    /// without `p`.
+    pub busy: u64,
+    /// The CPU's `eenv_pd_max_util()` term for `dst_cpu = −1` (`cpu_util(cpu, p, -1,
+    /// boost)` through the clamps and headroom, [`FeecParams`]).
+    pub perf: u64,
+    /// `cpu_util(cpu, p, cpu, 0)`: with `p` moved to `cpu`.
+    pub on_dst: u64,
+}
+
+impl FeecCpu {
+    /// The two terms of `cpu` without `p` ([`FeecCpu::busy`], [`FeecCpu::perf`]) and its
+    /// `cpu_util(cpu, p, cpu, 0)` (`on_dst`) from `cpu`'s signals `rq` and its
+    /// [`CpuUtils`] `u`.
+    #[inline(always)]
+    pub fn from_utils(
+        rq: &RqSignals,
+        u: &CpuUtils,
+        used: bool,
+        cpu: usize,
+        p: &EasTask,
+        params: FeecParams,
+    ) -> FeecCpu {
+        FeecCpu {
+            busy: effective_cpu_util(rq, u.without, used).util,
+            perf: cpu_perf_of(rq, u.without_boost, used, cpu, p, None, params),
+            on_dst: u.on_dst,
+        }
+    }
+}
+
+/// [`EasView::feec_cpu`] from [`EasView::rq`] and [`EasView::cpu_utils`]: what every view
+/// must return.
+#[inline(always)]
+pub fn feec_cpu_of<V: EasView + ?Sized>(
+    view: &V,
+    cpu: usize,
+    p: &EasTask,
+    params: FeecParams,
+) -> FeecCpu {
+    let u = view.cpu_utils(cpu, p.id, params.runnable_boost);
+    FeecCpu::from_utils(&view.rq(cpu), &u, view.uclamp_is_used(), cpu, p, params)
 }
 
 /// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` and `cpumask_weight(cpus)`
@@ -496,7 +557,8 @@ pub fn find_energy_efficient_cpu(
         // for_each_cpu_and(cpu, cpus, sched_domain_span(sd)) skipping CPUs not in
         // p->cpus_ptr: the CPUs of the three-way intersection, ascending.
         let candidates = cpus.and(sd).and(&p.allowed);
-        // One walk of the domain's CPUs, each CPU's signals read once, serves the
+        // One walk of the domain's CPUs, each CPU read once ([`EasView::feec_cpu`]; the
+        // engine keeps the terms without p of the CPUs that did not change), serves the
         // candidate loop (the CPUs of `candidates`, in the same order) and, computed
         // before they are needed, eenv_pd_busy_time() and the eenv_pd_max_util() terms
         // ([`PdMaxUtil`]), which read the same CPUs without p: pure functions of state
@@ -504,30 +566,29 @@ pub fn find_energy_efficient_cpu(
         let mut max_util = PdMaxUtil::new(params);
         let mut busy: u64 = 0;
         for cpu in cpus.iter() {
-            let rq = view.rq(cpu);
-            let u = view.cpu_utils(cpu, p.id, params.runnable_boost);
-            busy += effective_cpu_util(&rq, u.without, used).util;
-            max_util.add(
-                cpu,
-                cpu_perf_of(&rq, u.without_boost, used, cpu, p, None, params),
-            );
+            let t = view.feec_cpu(cpu, p, params);
+            busy += t.busy;
+            max_util.add(cpu, t.perf);
             if !candidates.contains(cpu) {
                 continue;
             }
-            let util = u.on_dst;
+            let util = t.on_dst;
             let cap = view.capacity_of(cpu);
-            if used && !rq.uclamp_idle {
-                // util_min = max(rq_util_min, p_util_min): this CPU's own rq clamps,
-                // not a running maximum over the domain.
-                util_min = rq.uclamp_min.max(p_util_min);
-                util_max = rq.uclamp_max.max(p_util_max);
+            if used {
+                let rq = view.rq(cpu);
+                if !rq.uclamp_idle {
+                    // util_min = max(rq_util_min, p_util_min): this CPU's own rq clamps,
+                    // not a running maximum over the domain.
+                    util_min = rq.uclamp_min.max(p_util_min);
+                    util_max = rq.uclamp_max.max(p_util_max);
+                }
             }
             let fits = util_fits_cpu(
                 util,
                 util_min,
                 util_max,
                 cap,
-                rq.arch_capacity,
+                view.arch_capacity(cpu),
                 view.actual_cpu_capacity(cpu),
                 used,
             );

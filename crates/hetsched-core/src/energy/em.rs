@@ -74,6 +74,13 @@ pub struct EmPerfDomain {
     pub version: EmVersion,
     /// The power numbers are assumed, not published (labelled in every report).
     pub assumed: bool,
+    /// [`EmPerfDomain::em_pd_get_efficient_state`] of every `max_util` from 0 to the
+    /// highest state's performance, by `max_util`, computed once when the domain is
+    /// registered (the walk of the states is a pure function of the table, which does not
+    /// change afterwards); a `max_util` past its end, or a domain built otherwise (empty),
+    /// walks the states. Not serialised.
+    #[serde(skip)]
+    efficient_state: Vec<u16>,
 }
 
 /// Why a performance domain has no EM (the kernel's `dev_err()` reasons, and the cases
@@ -276,7 +283,7 @@ pub fn em_dev_register_perf_domain(
     }
     let skip_inefficiencies = em_compute_costs(&mut table, version);
     let max_perf_state = table.len() - 1;
-    Ok(EmPerfDomain {
+    let mut em = EmPerfDomain {
         pd: pd_index,
         cpus,
         table,
@@ -286,7 +293,10 @@ pub fn em_dev_register_perf_domain(
         scale_cpu,
         version,
         assumed: pd.power_source == PowerSource::Assumed,
-    })
+        efficient_state: Vec::new(),
+    };
+    em.efficient_state = em.efficient_states();
+    Ok(em)
 }
 
 impl EnergyModel {
@@ -322,8 +332,33 @@ impl EmPerfDomain {
     /// `em_pd_get_efficient_state()` (include/linux/energy_model.h, v6.9+): the lowest
     /// state in `[min_perf_state, max_perf_state]` whose `performance ≥ max_util`, skipping
     /// inefficient states when the domain skips them; `max_perf_state` if none.
+    /// Read from the states' lookup by `max_util` built at registration (debug builds
+    /// assert it equals the walk).
     pub fn em_pd_get_efficient_state(&self, max_util: u64) -> usize {
-        self.first_state(|s| s.performance >= max_util)
+        let i = usize::try_from(max_util)
+            .ok()
+            .and_then(|u| self.efficient_state.get(u))
+            .map_or_else(
+                || self.first_state(|s| s.performance >= max_util),
+                |&i| usize::from(i),
+            );
+        debug_assert_eq!(i, self.first_state(|s| s.performance >= max_util));
+        i
+    }
+
+    /// [`EmPerfDomain::efficient_state`]: the walk's state for every `max_util` from 0 to
+    /// the highest state's performance (empty if a state index does not fit 16 bits).
+    fn efficient_states(&self) -> Vec<u16> {
+        let top = self.table.iter().map(|s| s.performance).max().unwrap_or(0);
+        if self.table.len() > usize::from(u16::MAX) || top > 1 << 16 {
+            return Vec::new();
+        }
+        (0..=top)
+            .map(|u| {
+                let i = self.first_state(|s| s.performance >= u);
+                u16::try_from(i).unwrap_or(u16::MAX)
+            })
+            .collect()
     }
 
     /// The v5.x–v6.8 lookup: the lowest (efficient) state with `frequency ≥ freq`.

@@ -43,6 +43,7 @@ use crate::time::{Nanos, NSEC_PER_SEC};
 use crate::trace::TraceEvent;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// Bucket of the energy-over-time series: 100 ms, widened so that a run has at most
 /// [`MAX_SERIES`] buckets.
@@ -85,6 +86,14 @@ pub(in crate::sim) struct EnergyState {
     pub pd_online: Vec<(CpuSet, u64)>,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
+    /// Per CPU: the two terms `find_energy_efficient_cpu()` reads of it when it is not the
+    /// waking task's CPU ([`eas::FeecCpu::busy`], [`eas::FeecCpu::perf`]: its own
+    /// utilisation then, whatever the task), with the CPU's generation
+    /// (`LbScratch::gen_of()`, moved by every writer of what they read:
+    /// [`Sim::rq_util_changed`], `update_cpu_capacity()`) they were computed at; `u64::MAX`:
+    /// none. Read again only when that generation moved ([`View::feec_cpu`]); debug
+    /// builds recompute every kept pair and assert it is the same.
+    pub feec_kept: Vec<Cell<(u64, u64, u64)>>,
 }
 
 /// Whether a workload sets any clamp (the kernel enables `sched_uclamp_used` at the first
@@ -172,6 +181,7 @@ impl EnergyState {
                 .collect(),
             em,
             bucket_ns,
+            feec_kept: vec![Cell::new((u64::MAX, 0, 0)); n],
         }
     }
 
@@ -409,6 +419,22 @@ struct View<'s, 'w> {
     queued: bool,
 }
 
+impl View<'_, '_> {
+    /// `cpu_util(cpu, p, cpu, 0)` of the waking task for a CPU other than its own: p's
+    /// `util_avg` joins the CPU's, its `util_est` the CPU's (as [`EasView::cpu_utils`]).
+    #[inline(always)]
+    fn on_dst(&self, cpu: usize) -> u64 {
+        debug_assert_ne!(cpu, self.task_cpu);
+        let rq = &self.sim.rqs[cpu];
+        let a = &rq.cfs.avg;
+        let mut util = a.util_avg + self.task_util;
+        if self.sim.s.options.pelt.util_est {
+            util = util.max(pelt::cfs_rq_util_est(a) + self.task_ue);
+        }
+        util.min(rq.cap)
+    }
+}
+
 impl EasView for View<'_, '_> {
     /// `cpu_util(cpu, p, dst_cpu, boost)` (kernel/sched/fair.c, v6.8+; spec §1.8).
     fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, boost: bool) -> u64 {
@@ -488,6 +514,39 @@ impl EasView for View<'_, '_> {
             }
         );
         u
+    }
+
+    /// The terms without p of a CPU other than p's kept in [`EnergyState::feec_kept`]
+    /// while the CPU's generation has not moved: they read only the CPU's own signals
+    /// then (`cpu_util(cpu, p, -1, boost)` of a CPU p is not on, p not queued, is the
+    /// CPU's utilisation); `cpu_util(cpu, p, cpu, 0)` is computed each time
+    /// ([`View::on_dst`]).
+    #[inline(always)]
+    fn feec_cpu(&self, cpu: usize, p: &EasTask, params: FeecParams) -> eas::FeecCpu {
+        if p.id != self.tid || cpu == self.task_cpu || self.queued {
+            return eas::feec_cpu_of(self, cpu, p, params);
+        }
+        debug_assert_eq!(params, self.sim.en.feec);
+        let gen = self.sim.lb_scratch.gen_of(cpu);
+        let slot = &self.sim.en.feec_kept[cpu];
+        let (kept, busy, perf) = slot.get();
+        let t = if kept == gen {
+            eas::FeecCpu {
+                busy,
+                perf,
+                on_dst: self.on_dst(cpu),
+            }
+        } else {
+            let t = eas::feec_cpu_of(self, cpu, p, params);
+            slot.set((gen, t.busy, t.perf));
+            t
+        };
+        debug_assert_eq!(t, eas::feec_cpu_of(self, cpu, p, params));
+        t
+    }
+
+    fn arch_capacity(&self, cpu: usize) -> u64 {
+        self.sim.rqs[cpu].cap
     }
 
     /// Kept per domain in [`EnergyState::pd_online`] (every CPU online).

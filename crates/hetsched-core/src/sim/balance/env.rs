@@ -108,6 +108,15 @@ impl LbScratch {
         *self.gen[cpu].get_mut() += 1;
     }
 
+    /// `cpu`'s count in [`LbScratch::gen`]: equal at two reads, nothing that
+    /// [`Sim::rq_util_changed`](crate::sim::Sim::rq_util_changed) or
+    /// [`Sim::lb_cpu_changed`](crate::sim::Sim::lb_cpu_changed) covers changed on `cpu`
+    /// between them.
+    #[inline(always)]
+    pub(in crate::sim) fn gen_of(&self, cpu: usize) -> u64 {
+        self.gen[cpu].get()
+    }
+
     /// A new pass: its stamp.
     pub(in crate::sim) fn begin(&self) -> u64 {
         let pass = self.last.get() + 1;
