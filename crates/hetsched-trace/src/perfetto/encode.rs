@@ -241,6 +241,10 @@ impl Bundle {
         nr_cpus: usize,
         dense: bool,
     ) -> (usize, bool) {
+        // Every arm's head, set before the event's fields are read: the call that sets
+        // a new one (one event in four) comes before them, which then stay in registers
+        // (read in each arm, they were kept on the stack across it).
+        let head = Bundle::head_at(&mut self.head, ctx);
         /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
         /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
         /// [`Widths`](super::Widths)): in a window if its bound ([`Bound`]) fits one,
@@ -253,7 +257,6 @@ impl Bundle {
                     let $o = &mut bound;
                     $body;
                 }
-                let head = Bundle::head_at(&mut self.head, ctx);
                 let guess = &mut self.widths.0[$kind];
                 let end = if bound.0 <= WIN - PREFIX_BYTES {
                     let (mut win, pre) =
