@@ -268,10 +268,18 @@ impl Bundle {
         body_len: usize,
     ) -> usize {
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        let body_w = varint_len(body_len as u64);
+        let [body_w, event_w] = guess.map(usize::from);
+        // The event's length if the body's is `body_w` bytes wide. Both lengths are
+        // below WIN (the event is in the window), so below 2^14: a width is one byte,
+        // and a second from 0x80, which the guess is tested against without computing
+        // the widths.
         let len = usize::from(head.len) + varint_len(tag_key) + body_w + body_len;
-        let event_w = varint_len(len as u64);
-        if [body_w, event_w] == guess.map(usize::from) {
+        debug_assert!(pre + body_len < WIN && len < WIN, "{pre} {body_len} {len}");
+        if body_w == 1 + usize::from(body_len >= 0x80) && event_w == 1 + usize::from(len >= 0x80) {
+            debug_assert_eq!(
+                [body_w, event_w],
+                [varint_len(body_len as u64), varint_len(len as u64)]
+            );
             // Both one or two bytes (a guess is never wider), at offsets below WIN.
             put_short(&mut w[1..], len, event_w);
             put_short(&mut w[(pre - body_w) & (WIN - 1)..], body_len, body_w);
