@@ -871,6 +871,41 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
         }
     }
 
+    /// The `sched_pelt_se` and `sched_pelt_cfs` of one update, with every event written
+    /// and the CPU's current task the one last seen there (the common case), in one pass
+    /// of `record()`'s entry: the bundle looked up once, each event written in it
+    /// (the bundle flushed as soon as it is full, as after each `record()`). Any other
+    /// pair is two `record()`s.
+    fn record_pair(&mut self, ctx: &Ctx<'_>, first: &TraceEvent<'_>, second: &TraceEvent<'_>) {
+        let cpu = ctx.cpu as usize;
+        if let (TraceEvent::SchedPeltSe { .. }, TraceEvent::SchedPeltCfs { .. }) = (first, second) {
+            debug_assert_eq!(
+                self.fast,
+                self.error.is_none() && self.interest == Interest::ALL
+            );
+            if let Some(b) = self
+                .cpus
+                .get_mut(cpu)
+                .filter(|b| self.fast && b.current == ctx.pid)
+            {
+                // Neither names a task (`names` is false).
+                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense);
+                if held < BUNDLE_BYTES {
+                    let (held, _) = b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense);
+                    if held >= BUNDLE_BYTES {
+                        self.flush_bundle(cpu);
+                    }
+                } else {
+                    self.flush_bundle(cpu);
+                    self.record(ctx, second);
+                }
+                return;
+            }
+        }
+        self.record(ctx, first);
+        self.record(ctx, second);
+    }
+
     /// Writes every CPU's pending events and flushes the writer; an error is kept for
     /// [`take_error`](PerfettoSink::take_error).
     fn end(&mut self, _end_ns: Nanos) {
