@@ -872,7 +872,7 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
     }
 
     /// The `sched_pelt_se` and `sched_pelt_cfs` of one update, with every event written
-    /// and the CPU's current task the one last seen there (the common case), in one pass
+    /// and the CPU's current task announced already (the common case), in one pass
     /// of `record()`'s entry: the bundle looked up once, each event written in it
     /// (the bundle flushed as soon as it is full, as after each `record()`). Any other
     /// pair is two `record()`s.
@@ -883,11 +883,12 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
                 self.fast,
                 self.error.is_none() && self.interest == Interest::ALL
             );
-            if let Some(b) = self
-                .cpus
-                .get_mut(cpu)
-                .filter(|b| self.fast && b.current == ctx.pid)
-            {
+            // The current task changed, its pid known (no announcement): `record()` would
+            // only note it.
+            if let Some(b) = self.cpus.get_mut(cpu).filter(|b| {
+                self.fast && (b.current == ctx.pid || ctx.pid == 0 || self.tgid.contains(ctx.pid))
+            }) {
+                b.current = ctx.pid;
                 // Neither names a task (`names` is false).
                 let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense);
                 if held < BUNDLE_BYTES {
