@@ -54,6 +54,39 @@ impl Out<'_, '_> {
     }
 }
 
+impl Out<'_, '_> {
+    /// [`Out::emit`] of `first` then `second`, two events of `group` at one context: with
+    /// one user sink, in one call ([`TraceSink::record_pair`]); with several, each event
+    /// to each sink in turn, as two [`Out::emit`]s. Each sink gets the same calls' events
+    /// in the same order as from two [`Out::emit`]s (the metrics, which read neither
+    /// sink's output, take both before the user sink).
+    #[inline(always)]
+    pub(in crate::sim) fn emit_pair(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: &TraceEvent<'_>,
+        second: &TraceEvent<'_>,
+        group: fn(&Interest) -> bool,
+    ) {
+        match &mut *self.user {
+            [s] => {
+                debug_assert_eq!(self.user_interest, [self.first]);
+                if group(&MetricsSink::INTEREST) {
+                    self.metrics.record(ctx, first);
+                    self.metrics.record(ctx, second);
+                }
+                if group(&self.first) {
+                    s.record_pair(ctx, first, second);
+                }
+            }
+            _ => {
+                self.emit(ctx, first, group);
+                self.emit(ctx, second, group);
+            }
+        }
+    }
+}
+
 impl<'s> Out<'_, '_> {
     /// [`Out::emit`] of the event `build` makes (its context and the event), built where
     /// a consumer takes it: with no user sink, only in the metrics' branch, where the
@@ -185,18 +218,19 @@ impl<'w> Sim<'w> {
             return;
         }
         let ctx = self.ctx(cpu, now);
-        if se {
+        let se_ev = if se {
             let a = &self.ents[tid].avg;
-            let ev = TraceEvent::SchedPeltSe {
+            Some(TraceEvent::SchedPeltSe {
                 cpu: cpu as u32,
                 task: self.tref(tid),
                 load: a.load_avg,
                 rbl_load: a.runnable_avg,
                 util: a.util_avg,
                 update_time: a.last_update_time,
-            };
-            out.emit(&ctx, &ev, g_signals);
-        }
+            })
+        } else {
+            None
+        };
         if cfs {
             let a = &self.rqs[cpu].cfs.avg;
             let ev = TraceEvent::SchedPeltCfs {
@@ -206,7 +240,12 @@ impl<'w> Sim<'w> {
                 util: a.util_avg,
                 update_time: a.last_update_time,
             };
-            out.emit(&ctx, &ev, g_signals);
+            match &se_ev {
+                Some(se_ev) => out.emit_pair(&ctx, se_ev, &ev, g_signals),
+                None => out.emit(&ctx, &ev, g_signals),
+            }
+        } else if let Some(se_ev) = &se_ev {
+            out.emit(&ctx, se_ev, g_signals);
         }
     }
 

@@ -138,12 +138,51 @@ const NULL_PATH: [u8; 8] = [key1(2, WT_LEN), 6, b'(', b'n', b'u', b'l', b'l', b'
 /// Field 2 of a dense queue event, `path` = `/` (the root group's).
 const ROOT_PATH: [u8; 3] = [key1(2, WT_LEN), 1, b'/'];
 
+/// `N` bytes: field 1 (`cpu`) of a CPU below 128, its value a placeholder, then `rest`.
+const fn cpu_then<const R: usize, const N: usize>(rest: [u8; R]) -> [u8; N] {
+    assert!(N == 2 + R, "the key, the CPU and the rest");
+    let mut a = [0u8; N];
+    a[0] = key1(1, 0);
+    let mut i = 0;
+    while i < R {
+        a[2 + i] = rest[i];
+        i += 1;
+    }
+    a
+}
+
+/// Field 1 (`cpu`) of a CPU below 128, then [`NULL_PATH`]: one constant.
+const CPU_NULL_PATH: [u8; 10] = cpu_then(NULL_PATH);
+
+/// Field 1 (`cpu`) of a CPU below 128, then [`ROOT_PATH`]: one constant.
+const CPU_ROOT_PATH: [u8; 5] = cpu_then(ROOT_PATH);
+
+/// Field 1, `cpu`, then `path` (`path_field`, or `cpu_path` with the CPU's byte set: one
+/// constant written at once, for a CPU below 128, a one-byte varint).
+#[inline(always)]
+fn dense_cpu_path<O: Put, const P: usize, const N: usize>(
+    o: &mut O,
+    cpu: u32,
+    path_field: &[u8; P],
+    cpu_path: &[u8; N],
+) {
+    debug_assert!(cpu_path[2..] == path_field[..] && cpu_path[0] == key1(1, 0));
+    if cpu < 0x80 {
+        let mut c = *cpu_path;
+        // Below 0x80: its one-byte varint.
+        c[1] = cpu as u8;
+        o.fixed(&c);
+    } else {
+        t_int(o, 1, i64::from(cpu));
+        o.fixed(path_field);
+    }
+}
+
 /// Fields 1 to 4 of a dense task event of LISA's (`sched_pelt_se`, `sched_util_est_se`):
 /// `cpu`, `path`, `comm`, `pid`.
 #[inline(always)]
 fn dense_task<O: Put>(o: &mut O, cpu: u32, t: TaskRef<'_>) {
-    t_int(o, 1, i64::from(cpu));
-    o.fixed(&NULL_PATH);
+    dense_cpu_path(o, cpu, &NULL_PATH, &CPU_NULL_PATH);
     t_str(o, 3, t.comm);
     t_int(o, 4, i64::from(t.pid));
 }
@@ -152,8 +191,7 @@ fn dense_task<O: Put>(o: &mut O, cpu: u32, t: TaskRef<'_>) {
 /// `sched_util_est_cfs`): `cpu`, `path`.
 #[inline(always)]
 fn dense_root<O: Put>(o: &mut O, cpu: u32) {
-    t_int(o, 1, i64::from(cpu));
-    o.fixed(&ROOT_PATH);
+    dense_cpu_path(o, cpu, &ROOT_PATH, &CPU_ROOT_PATH);
 }
 
 /// A typed message's string field `field` (below 16).
@@ -241,6 +279,10 @@ impl Bundle {
         nr_cpus: usize,
         dense: bool,
     ) -> (usize, bool) {
+        // Every arm's head, set before the event's fields are read: the call that sets
+        // a new one (one event in four) comes before them, which then stay in registers
+        // (read in each arm, they were kept on the stack across it).
+        let head = Bundle::head_at(&mut self.head, ctx);
         /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
         /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
         /// [`Widths`](super::Widths)): in a window if its bound ([`Bound`]) fits one,
@@ -253,7 +295,6 @@ impl Bundle {
                     let $o = &mut bound;
                     $body;
                 }
-                let head = Bundle::head_at(&mut self.head, ctx);
                 let guess = &mut self.widths.0[$kind];
                 let end = if bound.0 <= WIN - PREFIX_BYTES {
                     let (mut win, pre) =

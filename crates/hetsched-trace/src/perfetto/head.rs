@@ -69,9 +69,10 @@ impl Head {
     /// nanoseconds), so no function is called but for a larger timestamp
     /// ([`Head::set_wide`]). The timestamp's are kept when it is the head's already (the
     /// events of a context switch, whose pid changes at one time); the pid's are written
-    /// again in any case (a timestamp's word covers them). Out of line: one event in
-    /// four needs it.
-    #[inline(never)]
+    /// again in any case (a timestamp's word covers them). Inline: one event in four
+    /// needs it, and `record()` calls it from one place (and `record_pair()` from its
+    /// own).
+    #[inline(always)]
     pub(super) fn set(&mut self, ts: Nanos, pid: u32) {
         if ts >= 1 << 56 {
             self.set_wide(ts, pid);

@@ -154,7 +154,7 @@ struct Bundle {
     widths: Widths,
     /// The pid last seen current on the bundle's CPU, announced already (0 at first):
     /// most events need no look-up of the process tree ([`PerfettoSink`]'s
-    /// `note_current`).
+    /// `record`).
     current: u32,
     /// With the dense encoding, bit `i`: an event of [`dense::EVENTS`]`[i]` is among the
     /// events not yet written, so its descriptor goes in their bundle.
@@ -268,10 +268,18 @@ impl Bundle {
         body_len: usize,
     ) -> usize {
         let tag_key = (u64::from(field) << 3) | WT_LEN;
-        let body_w = varint_len(body_len as u64);
+        let [body_w, event_w] = guess.map(usize::from);
+        // The event's length if the body's is `body_w` bytes wide. Both lengths are
+        // below WIN (the event is in the window), so below 2^14: a width is one byte,
+        // and a second from 0x80, which the guess is tested against without computing
+        // the widths.
         let len = usize::from(head.len) + varint_len(tag_key) + body_w + body_len;
-        let event_w = varint_len(len as u64);
-        if [body_w, event_w] == guess.map(usize::from) {
+        debug_assert!(pre + body_len < WIN && len < WIN, "{pre} {body_len} {len}");
+        if body_w == 1 + usize::from(body_len >= 0x80) && event_w == 1 + usize::from(len >= 0x80) {
+            debug_assert_eq!(
+                [body_w, event_w],
+                [varint_len(body_len as u64), varint_len(len as u64)]
+            );
             // Both one or two bytes (a guess is never wider), at offsets below WIN.
             put_short(&mut w[1..], len, event_w);
             put_short(&mut w[(pre - body_w) & (WIN - 1)..], body_len, body_w);
@@ -515,8 +523,9 @@ pub struct PerfettoSink<W: BlockWrite> {
     tgid: Groups,
     /// Event groups written.
     interest: Interest,
-    /// `interest == Interest::ALL`: every event is written, `record` skips `wanted`.
-    all: bool,
+    /// No error met (`error` is `None`) and `interest == Interest::ALL`: `record` writes
+    /// every event without testing either ([`PerfettoSink::error_changed`]).
+    fast: bool,
     /// CPU count given to `begin` (0 before).
     nr_cpus: usize,
     /// `config.denser_generic_event_encoding`.
@@ -558,7 +567,7 @@ impl<W: BlockWrite> PerfettoSink<W> {
             nested: Vec::new(),
             tgid: Groups::default(),
             interest: Interest::ALL,
-            all: true,
+            fast: true,
             nr_cpus: 0,
             dense,
             descriptors: if dense {
@@ -574,7 +583,7 @@ impl<W: BlockWrite> PerfettoSink<W> {
     /// if the engine sends them.
     pub fn with_interest(mut self, interest: Interest) -> Self {
         self.interest = interest;
-        self.all = interest == Interest::ALL;
+        self.error_changed();
         self
     }
 
@@ -585,7 +594,14 @@ impl<W: BlockWrite> PerfettoSink<W> {
 
     /// Takes the first I/O error met so far, if any. Output stopped at that error.
     pub fn take_error(&mut self) -> Option<io::Error> {
-        self.error.take()
+        let e = self.error.take();
+        self.error_changed();
+        e
+    }
+
+    /// Sets `fast` anew after `error` or `interest` changed.
+    fn error_changed(&mut self) {
+        self.fast = self.error.is_none() && self.interest == Interest::ALL;
     }
 
     /// Writes every buffered event and packet out and flushes the writer. Returns the
@@ -600,7 +616,9 @@ impl<W: BlockWrite> PerfettoSink<W> {
                 }
             }
         }
-        match self.error.take() {
+        let e = self.error.take();
+        self.error_changed();
+        match e {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -712,24 +730,20 @@ impl<W: BlockWrite> PerfettoSink<W> {
         self.emit_packet();
     }
 
+    /// [`TraceSink::record`] of an event on a CPU past those `begin()` gave: its bundle
+    /// (and those below it) made first.
+    #[cold]
+    #[inline(never)]
+    fn record_new_cpu(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
+        self.cpus.resize_with(ctx.cpu as usize + 1, Bundle::default);
+        self.record(ctx, ev);
+    }
+
     /// Announces `pid` as the leader of its own group if it is not known yet.
     fn note_running(&mut self, ts: Nanos, pid: u32, comm: &str) {
         if pid != 0 && !self.tgid.contains(pid) {
             self.tgid.insert(pid, pid);
             self.announce(ts, pid, pid, comm, true);
-        }
-    }
-
-    /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
-    /// and not known yet (the first part of keeping the process tree up to date: see the
-    /// module documentation). The pid is kept in the CPU's bundle (`Bundle::current`), whose index `record()`
-    /// checks anyway.
-    #[inline(always)]
-    fn note_current(&mut self, cpu: usize, ctx: &Ctx<'_>) {
-        let b = &mut self.cpus[cpu];
-        if b.current != ctx.pid {
-            b.current = ctx.pid;
-            self.note_running(ctx.ts, ctx.pid, ctx.comm);
         }
     }
 
@@ -787,6 +801,7 @@ impl<W: BlockWrite> PerfettoSink<W> {
                 }
                 if let Err(e) = result {
                     self.error = Some(e);
+                    self.error_changed();
                 }
             }
         }
@@ -823,23 +838,73 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
         self.emit_packet();
     }
 
+    /// Announces the task current on `ctx`'s CPU if it is not the one last seen there
+    /// (`Bundle::current`) and not known yet (the first part of keeping the process tree
+    /// up to date: see the module documentation), then writes the event in the CPU's
+    /// bundle, the bundle looked up once.
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
-        debug_assert_eq!(self.all, self.interest == Interest::ALL);
-        if self.error.is_some() || (!self.all && !wanted(&self.interest, ev)) {
+        debug_assert_eq!(
+            self.fast,
+            self.error.is_none() && self.interest == Interest::ALL
+        );
+        if !self.fast && (self.error.is_some() || !wanted(&self.interest, ev)) {
             return;
         }
         let cpu = ctx.cpu as usize;
-        if self.cpus.len() <= cpu {
-            self.cpus.resize_with(cpu + 1, Bundle::default);
+        let Some(mut b) = self.cpus.get_mut(cpu) else {
+            self.record_new_cpu(ctx, ev);
+            return;
+        };
+        if b.current != ctx.pid {
+            b.current = ctx.pid;
+            if ctx.pid != 0 && !self.tgid.contains(ctx.pid) {
+                self.note_running(ctx.ts, ctx.pid, ctx.comm);
+                b = &mut self.cpus[cpu];
+            }
         }
-        self.note_current(cpu, ctx);
-        let (held, names) = self.cpus[cpu].push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        let (held, names) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
         if names {
             self.track_event(ctx, ev);
         }
         if held >= BUNDLE_BYTES {
             self.flush_bundle(cpu);
         }
+    }
+
+    /// The `sched_pelt_se` and `sched_pelt_cfs` of one update, with every event written
+    /// and the CPU's current task announced already (the common case), in one pass
+    /// of `record()`'s entry: the bundle looked up once, each event written in it
+    /// (the bundle flushed as soon as it is full, as after each `record()`). Any other
+    /// pair is two `record()`s.
+    fn record_pair(&mut self, ctx: &Ctx<'_>, first: &TraceEvent<'_>, second: &TraceEvent<'_>) {
+        let cpu = ctx.cpu as usize;
+        if let (TraceEvent::SchedPeltSe { .. }, TraceEvent::SchedPeltCfs { .. }) = (first, second) {
+            debug_assert_eq!(
+                self.fast,
+                self.error.is_none() && self.interest == Interest::ALL
+            );
+            // The current task changed, its pid known (no announcement): `record()` would
+            // only note it.
+            if let Some(b) = self.cpus.get_mut(cpu).filter(|b| {
+                self.fast && (b.current == ctx.pid || ctx.pid == 0 || self.tgid.contains(ctx.pid))
+            }) {
+                b.current = ctx.pid;
+                // Neither names a task (`names` is false).
+                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense);
+                if held < BUNDLE_BYTES {
+                    let (held, _) = b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense);
+                    if held >= BUNDLE_BYTES {
+                        self.flush_bundle(cpu);
+                    }
+                } else {
+                    self.flush_bundle(cpu);
+                    self.record(ctx, second);
+                }
+                return;
+            }
+        }
+        self.record(ctx, first);
+        self.record(ctx, second);
     }
 
     /// Writes every CPU's pending events and flushes the writer; an error is kept for
@@ -851,6 +916,7 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
             if let Some(out) = self.out.as_mut() {
                 if let Err(e) = out.flush_blocks() {
                     self.error = Some(e);
+                    self.error_changed();
                 }
             }
         }
