@@ -88,6 +88,9 @@ pub(in crate::sim) struct CpufreqState {
     pub hooked: bool,
     /// The governor is ondemand or conservative.
     pub dbs: bool,
+    /// A governor reads the CPU time accounting ([`Sim::cpustat_read`]): `dbs`, or
+    /// `interactive` is set; both fixed at the start.
+    pub cpustat_read: bool,
     /// Each CPU's `kworker/N:1`, when a dbs governor runs its work in threads.
     pub kworkers: Vec<super::kthread::Kthread>,
     /// The interactive governor.
@@ -257,6 +260,7 @@ impl CpufreqState {
             })
             .collect();
         CpufreqState {
+            cpustat_read: dbs || interactive.is_some(),
             policies,
             hooked,
             dbs,
