@@ -338,6 +338,12 @@ struct CpuAcc {
     /// Energy accounting: start of the current busy or idle interval, and whether busy.
     e_since: Nanos,
     e_busy: bool,
+    /// The meter charges the CPU's busy intervals ([`EnergyMeter::charges_busy`]: its
+    /// domain has an EM), fixed at [`TraceSink::begin`]: a busy interval of a CPU without
+    /// one is not handed to [`EnergyMeter::busy`], which would return at once.
+    ///
+    /// [`TraceSink::begin`]: crate::trace::TraceSink::begin
+    busy_em: bool,
 }
 
 /// Wake-up latencies [`MetricsSink`] buffers before adding them to the histograms.

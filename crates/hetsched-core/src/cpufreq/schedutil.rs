@@ -833,6 +833,14 @@ impl SugovPolicy {
         self.should_update_freq(now)
     }
 
+    /// Whether the policy can ever be [`Self::at_one_freq`]: a shared policy of at most 64
+    /// CPUs with one OPP (`SugovPolicy::one_freq` is its frequency; set at the start and
+    /// never changed). For the others `at_one_freq()` is always false.
+    #[inline]
+    pub fn may_be_at_one_freq(&self) -> bool {
+        self.one_freq != u64::MAX
+    }
+
     /// Whether [`Self::update_at_one_freq`] may stand for [`Self::update_at`]: a shared
     /// policy of at most 64 CPUs whose next frequency cannot change, as its `next_freq`
     /// is already the one frequency `cpufreq_driver_resolve_freq()` can return

@@ -258,6 +258,12 @@ impl EnergyMeter {
         }
     }
 
+    /// Whether [`EnergyMeter::busy`] charges anything on `cpu`: its domain has an EM (fixed
+    /// when the meter is made).
+    pub fn charges_busy(&self, cpu: usize) -> bool {
+        self.busy_state.0.get(cpu).is_some_and(|k| k.state != NO_EM)
+    }
+
     /// `cpu` ran at `freq_khz` during `[from, to)`. A frequency between states is charged
     /// at the lowest state at or above it.
     ///

@@ -63,7 +63,10 @@ impl MetricsSink {
             return;
         }
         if c.e_busy {
-            m.busy(cpu, c.freq, c.e_since, now);
+            debug_assert_eq!(c.busy_em, m.charges_busy(cpu));
+            if c.busy_em {
+                m.busy(cpu, c.freq, c.e_since, now);
+            }
         } else {
             m.idle(cpu, c.idle_state.unwrap_or(0) as usize, c.e_since, now);
         }
@@ -245,15 +248,15 @@ impl TraceSink for MetricsSink {
         self.nr_cpus = nr_cpus;
         self.start = start_ns;
         self.end = start_ns;
-        self.cpus = vec![
-            CpuAcc {
+        self.cpus = (0..nr_cpus)
+            .map(|cpu| CpuAcc {
                 freq_since: start_ns,
                 idle_since: start_ns,
                 e_since: start_ns,
+                busy_em: self.energy.as_ref().is_some_and(|m| m.charges_busy(cpu)),
                 ..CpuAcc::default()
-            };
-            nr_cpus
-        ];
+            })
+            .collect();
     }
 
     /// Always inlined: see the module's documentation.

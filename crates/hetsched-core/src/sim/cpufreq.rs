@@ -60,6 +60,23 @@ pub(in crate::sim) struct PdBit {
     pub word: usize,
     /// `1 << (j % 64)`.
     pub bit: u64,
+    /// Which path [`Sim::cpufreq_update_util`] takes for the CPU's policy.
+    pub path: UpdatePath,
+}
+
+/// The path of [`Sim::cpufreq_update_util`] for a policy, fixed at the start (the
+/// governor is chosen then and never changes, as is a schedutil policy's
+/// [`SugovPolicy::may_be_at_one_freq`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum UpdatePath {
+    /// Schedutil ([`SugovPolicy::update_at`]) or another governor's `update_util()`.
+    General,
+    /// Ondemand or conservative (`dbs_update_util_handler()`, which reads only the time).
+    Dbs,
+    /// A schedutil policy that may be [`SugovPolicy::at_one_freq`]: when it is,
+    /// [`SugovPolicy::update_at_one_freq`] on inputs built where each reader is inline;
+    /// else the general path.
+    OneFreq,
 }
 
 /// The run's cpufreq policies, by performance domain.
@@ -71,6 +88,9 @@ pub(in crate::sim) struct CpufreqState {
     pub hooked: bool,
     /// The governor is ondemand or conservative.
     pub dbs: bool,
+    /// A governor reads the CPU time accounting ([`Sim::cpustat_read`]): `dbs`, or
+    /// `interactive` is set; both fixed at the start.
+    pub cpustat_read: bool,
     /// Each CPU's `kworker/N:1`, when a dbs governor runs its work in threads.
     pub kworkers: Vec<super::kthread::Kthread>,
     /// The interactive governor.
@@ -217,7 +237,30 @@ impl CpufreqState {
                 Some(*end)
             }))
             .collect();
+        let pd_bit: Vec<PdBit> = p
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(c, cpu)| {
+                let pd = &p.perf_domains[cpu.perf_domain].cpus;
+                let j = pd.iter().position(|&x| x == c).unwrap_or(0);
+                let first = first_words[cpu.perf_domain];
+                let path = match &policies[cpu.perf_domain].gov {
+                    _ if dbs => UpdatePath::Dbs,
+                    GovernorState::Schedutil(sg) if sg.may_be_at_one_freq() => UpdatePath::OneFreq,
+                    _ => UpdatePath::General,
+                };
+                PdBit {
+                    pd: cpu.perf_domain,
+                    j,
+                    word: first + j / 64,
+                    bit: 1 << (j % 64),
+                    path,
+                }
+            })
+            .collect();
         CpufreqState {
+            cpustat_read: dbs || interactive.is_some(),
             policies,
             hooked,
             dbs,
@@ -226,22 +269,7 @@ impl CpufreqState {
             schedfreq,
             util_changed: vec![0; first_words.last().copied().unwrap_or(0)],
             bw_changed: vec![0; first_words.last().copied().unwrap_or(0)],
-            pd_bit: p
-                .cpus
-                .iter()
-                .enumerate()
-                .map(|(c, cpu)| {
-                    let pd = &p.perf_domains[cpu.perf_domain].cpus;
-                    let j = pd.iter().position(|&x| x == c).unwrap_or(0);
-                    let first = first_words[cpu.perf_domain];
-                    PdBit {
-                        pd: cpu.perf_domain,
-                        j,
-                        word: first + j / 64,
-                        bit: 1 << (j % 64),
-                    }
-                })
-                .collect(),
+            pd_bit,
         }
     }
 }
@@ -427,15 +455,28 @@ impl Sim<'_> {
             return;
         }
         let p = self.p;
-        let PdBit { pd, j, word, .. } = self.cpufreq.pd_bit[cpu];
-        if self.cpufreq.dbs {
-            // dbs_update_util_handler() reads only the time
-            let r =
-                self.cpufreq.policies[pd]
-                    .gov
-                    .update_util(now, j, flags, &[] as &[SugovCpuInput]);
-            self.freq_request(out, pd, r, cpu, now);
-            return;
+        let PdBit {
+            pd, j, word, path, ..
+        } = self.cpufreq.pd_bit[cpu];
+        debug_assert_eq!(path == UpdatePath::Dbs, self.cpufreq.dbs);
+        match path {
+            UpdatePath::General => {}
+            UpdatePath::Dbs => {
+                // dbs_update_util_handler() reads only the time
+                let r = self.cpufreq.policies[pd].gov.update_util(
+                    now,
+                    j,
+                    flags,
+                    &[] as &[SugovCpuInput],
+                );
+                self.freq_request(out, pd, r, cpu, now);
+                return;
+            }
+            UpdatePath::OneFreq => {
+                if self.sugov_update_one_freq(out, cpu, pd, j, word, flags, now) {
+                    return;
+                }
+            }
         }
         let cpus = &p.perf_domains[pd].cpus;
         if cpus.len() > 64 {
@@ -470,8 +511,9 @@ impl Sim<'_> {
     /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd` (whose
     /// CPUs are `cpus`), whose changed CPUs are in [`CpufreqState::util_changed`] at
     /// `first` and, past its 64th CPU, at `hi`: the policy takes the changes it has not
-    /// seen yet, and they are cleared. A policy [`SugovPolicy::at_one_freq`] takes
-    /// [`SugovPolicy::update_at_one_freq`], the others [`SugovPolicy::update_at`].
+    /// seen yet, and they are cleared. Schedutil's policies take
+    /// [`SugovPolicy::update_at`] (one [`SugovPolicy::at_one_freq`] took
+    /// [`Sim::sugov_update_one_freq`] instead), the other governors their `update_util()`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn sugov_update(
@@ -498,14 +540,11 @@ impl Sim<'_> {
             util_est: self.s.options.pelt.util_est,
         };
         let r = match &mut cf.policies[pd].gov {
-            // the common case of a policy at its one frequency, on its own path, which
-            // reads the CPUs whose bw_min inputs changed
-            GovernorState::Schedutil(sg) if sg.at_one_freq() => {
-                debug_assert!(hi.is_empty());
-                let bw_changed = std::mem::take(&mut cf.bw_changed[first]);
-                sg.update_at_one_freq(now, j, flags, bw_changed, &inputs)
+            // a policy at its one frequency took the one-OPP path (sugov_update_one_freq())
+            GovernorState::Schedutil(sg) => {
+                debug_assert!(!sg.at_one_freq());
+                sg.update_at(now, j, flags, &inputs)
             }
-            GovernorState::Schedutil(sg) => sg.update_at(now, j, flags, &inputs),
             gov => gov.update_util(now, j, flags, &inputs),
         };
         if !hi.is_empty() {
@@ -515,6 +554,56 @@ impl Sim<'_> {
         if r != FreqRequest::Unchanged {
             self.freq_request(out, pd, r, cpu, now);
         }
+    }
+
+    /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd`, whose
+    /// word in [`CpufreqState::util_changed`] is `word`, when its policy is
+    /// [`SugovPolicy::at_one_freq`] ([`UpdatePath::OneFreq`]): the policy's
+    /// [`SugovPolicy::update_at_one_freq`], as [`Sim::sugov_update`] makes it, and true;
+    /// false, with nothing done, when the policy is not at its one frequency (yet).
+    ///
+    /// The inputs, of which that path reads the calling CPU's `cpu_bw_dl()` and the
+    /// `bw_min` inputs of the CPUs whose marks it takes, are built here, where every
+    /// reader is inline: they need not be written to memory, as the other paths' are
+    /// (they pass them to out-of-line code).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn sugov_update_one_freq(
+        &mut self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        pd: usize,
+        j: usize,
+        word: usize,
+        flags: u32,
+        now: Nanos,
+    ) -> bool {
+        let cf = &mut self.cpufreq;
+        let GovernorState::Schedutil(sg) = &mut cf.policies[pd].gov else {
+            debug_assert!(false, "the one-OPP path of a governor other than schedutil");
+            return false;
+        };
+        if !sg.at_one_freq() {
+            return false;
+        }
+        // at most 64 CPUs (SugovPolicy::at_one_freq()): `word` is the domain's only word
+        let changed = std::mem::take(&mut cf.util_changed[word]);
+        let bw_changed = std::mem::take(&mut cf.bw_changed[word]);
+        let inputs = SimSugovInputs {
+            cpus: &self.p.perf_domains[pd].cpus,
+            cpu,
+            rqs: &self.rqs,
+            en: &self.en,
+            changed,
+            changed_hi: &[],
+            util_est: self.s.options.pelt.util_est,
+        };
+        let r = sg.update_at_one_freq(now, j, flags, bw_changed, &inputs);
+        // most updates change nothing: no call for them
+        if r != FreqRequest::Unchanged {
+            self.freq_request(out, pd, r, cpu, now);
+        }
+        true
     }
 
     /// Carries out a governor's request made on `cpu`: a fast switch now; the slow path

@@ -91,20 +91,29 @@ impl<'w> Sim<'w> {
 
     /// `wakeup_preempt()`: reschedule `cpu` if idle, if `tid`'s class is above curr's
     /// (`sched_class_above()`), or if curr's class says so (its `wakeup_preempt` hook).
+    ///
+    /// Inline at its callers up to the idle CPU's case (on `large` nearly every call),
+    /// so that it does not pay the prologue the class's hook needs: the rest is
+    /// [`Sim::wakeup_preempt_curr`], out of line.
+    #[inline(always)]
     pub(in crate::sim) fn wakeup_preempt(&mut self, cpu: usize, tid: usize) {
         match self.rqs[cpu].curr {
             None => self.set_resched(cpu),
-            Some(c) => {
-                let (cc, pc) = (self.threads[c].class, self.threads[tid].class);
-                if pc != cc {
-                    if pc > cc {
-                        self.set_resched(cpu);
-                    }
-                    return;
-                }
-                pc.wakeup_preempt(self, cpu, c, tid);
-            }
+            Some(c) => self.wakeup_preempt_curr(cpu, c, tid),
         }
+    }
+
+    /// [`Sim::wakeup_preempt`] of `cpu` running `c` (not the idle task).
+    #[inline(never)]
+    fn wakeup_preempt_curr(&mut self, cpu: usize, c: usize, tid: usize) {
+        let (cc, pc) = (self.threads[c].class, self.threads[tid].class);
+        if pc != cc {
+            if pc > cc {
+                self.set_resched(cpu);
+            }
+            return;
+        }
+        pc.wakeup_preempt(self, cpu, c, tid);
     }
 }
 

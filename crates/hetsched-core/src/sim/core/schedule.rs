@@ -313,7 +313,10 @@ impl<'w> Sim<'w> {
     /// some reader needs is kept, and what is read is the same).
     #[inline(always)]
     pub(in crate::sim) fn cpustat_read(&self) -> bool {
-        self.cpufreq.dbs || self.cpufreq.interactive.is_some()
+        // kept with the policies (CpufreqState::cpustat_read), one test at each switch
+        let r = self.cpufreq.cpustat_read;
+        debug_assert_eq!(r, self.cpufreq.dbs || self.cpufreq.interactive.is_some());
+        r
     }
 
     /// The CPU time accounting of a switch: idle periods (`tick_nohz_start_idle()` /

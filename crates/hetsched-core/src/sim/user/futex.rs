@@ -93,6 +93,7 @@ impl<'w> Sim<'w> {
         let pi = self.w.pi_enabled;
         if let Some(w) = self.res.unlock(m, pi) {
             self.uthreads[w].retry = if pi { Retry::None } else { Retry::Lock(m) };
+            self.uthreads[w].maybe_unsettled = true;
             self.uthreads[w].wait_on = WaitOn::Nothing;
             if pi {
                 self.pi_adjust(out, w, cpu);
@@ -155,6 +156,7 @@ impl<'w> Sim<'w> {
                 }
             } else {
                 self.uthreads[w].retry = Retry::Lock(m);
+                self.uthreads[w].maybe_unsettled = true;
                 self.wake_waiter(out, cpu, w, now);
             }
         }

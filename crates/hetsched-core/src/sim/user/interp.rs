@@ -23,16 +23,22 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) {
         // most steps have nothing to do before the program: one test for all of it
+        // (the four fields of UserThread::settled() are tested only when one of them may
+        // have changed since the last test found them settled)
         let mut th = &mut self.uthreads[tid];
-        let settled = th.prologue == super::main::Prologue::Done
-            && th.started
-            && !th.attrs_pending
-            && th.retry == Retry::None;
-        if !settled {
-            if !self.program_prologue(out, cpu, tid, now) {
-                return;
+        debug_assert!(
+            th.maybe_unsettled || th.settled(),
+            "unsettled without the mark"
+        );
+        if th.maybe_unsettled {
+            if th.settled() {
+                th.maybe_unsettled = false;
+            } else {
+                if !self.program_prologue(out, cpu, tid, now) {
+                    return;
+                }
+                th = &mut self.uthreads[tid];
             }
-            th = &mut self.uthreads[tid];
         }
         let w = self.w;
         loop {
@@ -387,6 +393,7 @@ impl<'w> Sim<'w> {
                     let woken = b.waiters.drain();
                     for w in woken {
                         self.uthreads[w].retry = Retry::Barrier(ra);
+                        self.uthreads[w].maybe_unsettled = true;
                         self.wake_waiter(out, cpu, w, now);
                     }
                     None
@@ -415,6 +422,7 @@ impl<'w> Sim<'w> {
                 sem.value += 1;
                 if let Some(w) = sem.waiters.pop() {
                     self.uthreads[w].retry = Retry::Sem(ra);
+                    self.uthreads[w].maybe_unsettled = true;
                     self.wake_waiter(out, cpu, w, now);
                 }
                 None
@@ -570,6 +578,7 @@ impl<'w> Sim<'w> {
             u.ind = ind as u32;
             u.forked = true;
             u.attrs_pending = true;
+            u.maybe_unsettled = true;
         }
     }
 

@@ -347,6 +347,7 @@ impl<'w> Sim<'w> {
                     u.ind = i as u32;
                     u.forked = false;
                     u.attrs_pending = true;
+                    u.maybe_unsettled = true;
                     self.set_main_stage(MainStage::Create(i + 1));
                 }
                 MainStage::Join(j) => match self.user_tids.get(j) {
@@ -409,6 +410,7 @@ impl<'w> Sim<'w> {
             Prologue::Done => true,
             Prologue::Start => {
                 self.uthreads[tid].prologue = Prologue::Started;
+                self.uthreads[tid].maybe_unsettled = true;
                 let us = self.s.options.rtapp.thread_start_us;
                 if us > 0 {
                     self.uthreads[tid].op = Op::Run {
@@ -455,6 +457,7 @@ impl<'w> Sim<'w> {
                 self.start_barrier.waiters.push(tid, prio);
                 self.uthreads[tid].wait_on = WaitOn::StartBarrier;
                 self.uthreads[tid].prologue = Prologue::Barrier;
+                self.uthreads[tid].maybe_unsettled = true;
                 self.sys_futex_wait(out, cpu, tid, now);
                 return false;
             }

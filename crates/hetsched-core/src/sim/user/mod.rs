@@ -70,6 +70,13 @@ pub(in crate::sim) struct UserThread {
     pub(in crate::sim) pending_fork: Option<usize>,
     /// One of the system's background tasks, not rt-app's (user/main.rs): no markers.
     pub(in crate::sim) system: bool,
+    /// The thread may not be [`UserThread::settled`]: set wherever one of the four fields
+    /// that test reads leaves its settled value (`retry` given a wait to redo, `prologue`
+    /// other than `Done`, `attrs_pending` set; `started` is false only at the start,
+    /// with this set), cleared by [`Sim::step_program`] when it finds the thread settled.
+    /// So a thread without it is settled, and the step's common case tests one field
+    /// instead of four (debug builds test the four).
+    pub(in crate::sim) maybe_unsettled: bool,
 }
 
 impl UserThread {
@@ -107,7 +114,18 @@ impl UserThread {
             attrs_pending: false,
             pending_fork: None,
             system: false,
+            maybe_unsettled: true,
         }
+    }
+
+    /// Nothing to do before the thread's program at its next step (its prologue done, its
+    /// start taken, its attributes set, no wait to redo): [`Sim::step_program`]'s test.
+    #[inline(always)]
+    pub(in crate::sim) fn settled(&self) -> bool {
+        self.prologue == main::Prologue::Done
+            && self.started
+            && !self.attrs_pending
+            && self.retry == Retry::None
     }
 
     /// The user-space side of a kernel thread: none; only `op`, the CPU time of its
