@@ -438,9 +438,11 @@ pub fn write_point(dir: &Path, hash: &str, text: &str) -> Result<(), Error> {
 }
 
 /// Whether `dir` has a complete result file for `hash`: JSON whose `hash` is `hash`. The
-/// file is read for its `hash` alone, the rest checked but not built as a `Value`; when
-/// that fails (a duplicate or missing key, not an object) it is read as a `Value`, so the
-/// answer is the `Value`'s.
+/// file is read for its `hash` alone, the rest checked against JSON's grammar but not
+/// built as a `Value`; when that fails (a duplicate or missing key, not an object) it is
+/// read as a `Value`. The answer is the `Value`'s but for what a `Value` refuses past the
+/// grammar in the parts skipped (a number out of `f64`'s range, a lone `\u` surrogate,
+/// nesting deeper than 128), which passes here.
 fn has_point(dir: &Path, hash: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Head<'a> {
