@@ -565,8 +565,16 @@ impl SugovPolicy {
     /// `util` is kept from one aggregation to the next ([`Self::shared_cpu_util`]): it is
     /// looked for over every CPU only when the CPU that had it got lower.
     fn shared_util<I: SugovInputs + ?Sized>(&mut self, now: u64, inputs: &I) -> u64 {
-        // the first word inline; the others only for a policy of more than 64 CPUs
-        self.shared_util_word(0, now, inputs);
+        // the first word inline, its first CPU straight (most aggregations compute one
+        // CPU: the caller's); the others only for a policy of more than 64 CPUs
+        let todo = (self.stale[0] | self.boosted[0]) & self.valid[0];
+        if todo != 0 {
+            self.shared_cpu_util(todo.trailing_zeros() as usize, now, inputs);
+            let rest = todo & (todo - 1);
+            if rest != 0 {
+                self.shared_util_rest(rest, now, inputs);
+            }
+        }
         if self.words > 1 {
             self.shared_util_past_64(now, inputs);
         }
@@ -651,6 +659,19 @@ impl SugovPolicy {
     fn shared_bw_min_past_64<I: SugovInputs + ?Sized>(&mut self, inputs: &I) {
         for w in 1..self.words {
             self.shared_bw_min_word(w % POLICY_WORDS, inputs);
+        }
+    }
+
+    /// [`Self::shared_util`]'s computation of the CPUs of the first word past the first
+    /// one computed (`rest`, the bits still to do of the set it took): out of line, so
+    /// that the loop's invariants are loaded only when there are several CPUs to compute.
+    #[inline(never)]
+    fn shared_util_rest<I: SugovInputs + ?Sized>(&mut self, rest: u64, now: u64, inputs: &I) {
+        let mut todo = rest;
+        while todo != 0 {
+            let j = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            self.shared_cpu_util(j, now, inputs);
         }
     }
 
