@@ -251,6 +251,27 @@ impl LoadBalancer {
         {
             return out;
         }
+        self.sched_balance_newidle_domains(env, doms, rd, p, this_cpu, avg_idle, cost, jiffies)
+    }
+
+    /// [`LoadBalancer::sched_balance_newidle`] past its gate
+    /// ([`LoadBalancer::sched_balance_newidle_gate`], which returned `None`): the domains
+    /// balanced bottom-up. An engine without pending wake-ups that ran the gate calls it
+    /// at once, the gate not run again (its clearing of the moves and lists included).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_balance_newidle_domains(
+        &mut self,
+        env: &impl LbEnv,
+        doms: &mut SchedDomains,
+        rd: &RootDomainState,
+        p: &LbParams,
+        this_cpu: usize,
+        avg_idle: u64,
+        cost: NewidleCost,
+        jiffies: u64,
+    ) -> NewidleOutcome {
+        debug_assert!(!env.ttwu_pending(this_cpu));
+        debug_assert!(self.moves.is_empty() && self.newidle_active.is_empty());
         let mut out = NewidleOutcome::nothing(jiffies, p);
         let nlevels = doms.domains(this_cpu).len();
         let mut curr_cost = 0u64;

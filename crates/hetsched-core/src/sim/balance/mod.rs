@@ -371,7 +371,8 @@ impl Sim<'_> {
     ) -> bool {
         let res = {
             let env = lb_env!(self, now);
-            self.lb.sched_balance_newidle(
+            // the gate ran at the caller (Sim::newidle_balance) and no wake-up is pending
+            self.lb.sched_balance_newidle_domains(
                 &env,
                 &mut self.doms,
                 &rd,
