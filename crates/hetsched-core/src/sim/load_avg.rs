@@ -175,9 +175,13 @@ impl<'w> Sim<'w> {
             se_state,
             flags,
         );
-        let se = self.ents[tid].avg.last_update_time != before_se;
-        let cfs = self.rqs[cpu].cfs.avg.last_update_time != before_cfs;
-        self.trace_pelt_se_cfs(out, cpu, tid, now, se, cfs);
+        // the PELT tracepoints' test first: without a signals sink (the common case) the
+        // two clocks are not compared
+        if out.any.signals && self.s.options.trace.signals {
+            let se = self.ents[tid].avg.last_update_time != before_se;
+            let cfs = self.rqs[cpu].cfs.avg.last_update_time != before_cfs;
+            self.trace_pelt_se_cfs(out, cpu, tid, now, se, cfs);
+        }
         if util_change {
             // the averages change only when they decayed, or at attach or detach
             self.rq_util_changed(cpu);
