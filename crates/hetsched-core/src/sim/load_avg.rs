@@ -142,6 +142,10 @@ impl<'w> Sim<'w> {
     }
 
     /// `update_load_avg(cfs_rq, se, flags)` for task `tid` on `cpu`, tracing what changed.
+    /// Returns whether the cfs_rq's signal changed (decayed, attached or detached): then
+    /// `cpu` was marked changed ([`Sim::rq_util_changed`]) before the governor's update
+    /// (`cfs_rq_util_change()`), so a caller that changed the rq's util_est just before
+    /// need not mark it again (the enqueue and dequeue, [`Sim::enqueue_fair`]).
     pub(in crate::sim) fn update_load_avg(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -149,9 +153,9 @@ impl<'w> Sim<'w> {
         tid: usize,
         flags: u32,
         now: Nanos,
-    ) {
+    ) -> bool {
         if self.load_avg_unchanged(cpu, tid, flags) {
-            return;
+            return false;
         }
         let pnow = self.rqs[cpu].clock.now();
         let cfs_state = self.cfs_state(cpu);
@@ -175,9 +179,13 @@ impl<'w> Sim<'w> {
             se_state,
             flags,
         );
-        let se = self.ents[tid].avg.last_update_time != before_se;
-        let cfs = self.rqs[cpu].cfs.avg.last_update_time != before_cfs;
-        self.trace_pelt_se_cfs(out, cpu, tid, now, se, cfs);
+        // the PELT tracepoints' test first: without a signals sink (the common case) the
+        // two clocks are not compared
+        if out.any.signals && self.s.options.trace.signals {
+            let se = self.ents[tid].avg.last_update_time != before_se;
+            let cfs = self.rqs[cpu].cfs.avg.last_update_time != before_cfs;
+            self.trace_pelt_se_cfs(out, cpu, tid, now, se, cfs);
+        }
         if util_change {
             // the averages change only when they decayed, or at attach or detach
             self.rq_util_changed(cpu);
@@ -185,6 +193,7 @@ impl<'w> Sim<'w> {
             // tracepoints fired in ___update_load_avg()
             self.cpufreq_update_util(out, cpu, 0, now);
         }
+        util_change
     }
 
     /// `update_other_load_avgs()` + the blocked cfs_rq decay of an rq.

@@ -38,15 +38,22 @@ impl<'w> Sim<'w> {
         now: Nanos,
         initial: bool,
     ) {
-        if self.s.options.pelt.util_est {
+        let util_est = self.s.options.pelt.util_est;
+        if util_est {
             let (rqs, ents) = (&mut self.rqs, &self.ents);
             pelt::util_est_enqueue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
-            self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
-        self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        let marked = self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        // The util_est change's mark (rq_util_changed()): made by update_load_avg() before
+        // the governor's update when the cfs_rq's signal changed, here otherwise. Nothing
+        // between the util_est change and this point reads the marks or the CPU's
+        // generation (update_curr(), the tracepoint, a PELT update that changes nothing).
+        if util_est && !marked {
+            self.rq_util_changed(cpu);
+        }
         self.hmp_enqueue(out, cpu, tid, now);
         let fair = &self.s.fair;
         let (rq, ents) = (&mut self.rqs[cpu], &mut self.ents[..]);
@@ -126,10 +133,10 @@ impl<'w> Sim<'w> {
     ) {
         let sleep = flags & super::DEQUEUE_SLEEP != 0;
         let migrating = flags & super::DEQUEUE_MIGRATING != 0;
-        if self.s.options.pelt.util_est {
+        let util_est = self.s.options.pelt.util_est;
+        if util_est {
             let (rqs, ents) = (&mut self.rqs, &self.ents);
             pelt::util_est_dequeue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
-            self.rq_util_changed(cpu);
             self.trace_util_est(out, cpu, None, now);
         }
         let was_sched_idle = self.sched_idle_cpu(cpu);
@@ -139,7 +146,11 @@ impl<'w> Sim<'w> {
         } else {
             UPDATE_TG
         };
-        self.update_load_avg(out, cpu, tid, pelt_flags, now);
+        let marked = self.update_load_avg(out, cpu, tid, pelt_flags, now);
+        // util_est's mark, as in the enqueue ([`Sim::enqueue_fair`])
+        if util_est && !marked {
+            self.rq_util_changed(cpu);
+        }
         self.hmp_dequeue(out, cpu, tid, now);
         // The rest works on the rq and the entities taken once (as the enqueue does, see
         // [`Sim::enqueue_fair`]); the tracepoint of util_est_update() and the rq's next
