@@ -16,7 +16,7 @@ use super::legacy::{
     name_field,
 };
 use super::window::{Bound, Put, Win, WIN};
-use super::{Bundle, PREFIX_BYTES};
+use super::{short_bound, Bundle, PREFIX_BYTES};
 
 /// `Trace` (trace.proto).
 pub(super) mod trace {
@@ -296,7 +296,18 @@ impl Bundle {
                     $body;
                 }
                 let guess = &mut self.widths.0[$kind];
-                let end = if bound.0 <= WIN - PREFIX_BYTES {
+                let end = if bound.0 <= short_bound($field) {
+                    // Both lengths one byte whatever the values (a constant test for an
+                    // event of fixed fields): no guess read or kept.
+                    let (mut win, pre) =
+                        Bundle::open_win(&mut self.buf, self.used, head, $field, [1, 1]);
+                    {
+                        let $o: &mut Win<'_> = &mut win;
+                        $body;
+                    }
+                    let (w, pos) = win.into_parts();
+                    self.used + Bundle::close_short(w, head, $field, pre, pos - pre)
+                } else if bound.0 <= WIN - PREFIX_BYTES {
                     let (mut win, pre) =
                         Bundle::open_win(&mut self.buf, self.used, head, $field, *guess);
                     {
