@@ -895,7 +895,7 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
                 b = &mut self.cpus[cpu];
             }
         }
-        let (held, names) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        let (held, names) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         if names {
             self.track_event(ctx, ev);
         }
@@ -923,9 +923,11 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
             }) {
                 b.current = ctx.pid;
                 // Neither names a task (`names` is false).
-                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense);
+                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense, false);
                 if held < BUNDLE_BYTES {
-                    let (held, _) = b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense);
+                    // The head the first event set.
+                    let (held, _) =
+                        b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense, true);
                     if held >= BUNDLE_BYTES {
                         self.flush_bundle(cpu);
                     }

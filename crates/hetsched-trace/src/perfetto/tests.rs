@@ -457,9 +457,10 @@ impl TraceSink for Check {
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         // Twice into one bundle: the second event is written after the first's.
         let mut b = Bundle::default();
-        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         assert_eq!(
-            b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense).0,
+            b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false)
+                .0,
             2 * one
         );
         let want = reference(ctx, ev, self.nr_cpus, self.dense);
@@ -472,7 +473,7 @@ impl TraceSink for Check {
             "{ev:?}"
         );
         self.all
-            .push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+            .push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         self.want.extend_from_slice(&want);
         self.events += 1;
     }
