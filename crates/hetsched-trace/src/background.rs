@@ -210,6 +210,11 @@ pub struct BackgroundWriter<W: Write + Send + 'static> {
     jobs: Option<SyncSender<Job>>,
     /// Blocks coming back from the thread, written, for reuse.
     free: Receiver<Block>,
+    /// Blocks back from the thread and not given out again, the last one back on top:
+    /// `write_block` gives it first, so the same few blocks go round (their buffers, the
+    /// ones the sink filled last, the most likely still in the caches of the core that
+    /// fills them); the others, made while the thread lagged, wait below.
+    pool: Vec<Block>,
     /// Set by the thread at its first error.
     failed: Arc<AtomicBool>,
     /// The thread; it gives the writer back when it ends.
@@ -244,6 +249,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
         BackgroundWriter {
             jobs: Some(jobs),
             free,
+            pool: Vec::new(),
             failed,
             thread: Some(thread),
             panic: None,
@@ -306,8 +312,9 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
 }
 
 impl<W: Write + Send + 'static> BlockWrite for BackgroundWriter<W> {
-    /// Sends `block` to the thread and puts in its place one the thread gave back
-    /// (written), or a new empty one. If the thread has ended, `block` stays as it was.
+    /// Sends `block` to the thread and puts in its place the one the thread gave back
+    /// last (written: `pool`), or a new empty one. If the thread has ended, `block`
+    /// stays as it was.
     fn write_block(&mut self, block: &mut Block) -> io::Result<()> {
         self.check()?;
         if block.is_empty() {
@@ -316,7 +323,11 @@ impl<W: Write + Send + 'static> BlockWrite for BackgroundWriter<W> {
         let Some(jobs) = &self.jobs else {
             return Err(self.ended());
         };
-        let next = self.free.try_recv().unwrap_or_default();
+        // The last block back on top of the pool, and given.
+        while let Ok(back) = self.free.try_recv() {
+            self.pool.push(back);
+        }
+        let next = self.pool.pop().unwrap_or_default();
         let full = std::mem::replace(block, next);
         match jobs.send(Job::Write(full)) {
             Ok(()) => Ok(()),

@@ -234,8 +234,10 @@ enum TState {
 struct Thread {
     pid: u32,
     comm: String,
-    /// The comm it has before renaming itself: the creating thread's (`rt-app` for the
-    /// main thread).
+    /// The comm the tracepoints show for it ([`tracepoints::task_ref`]): the one it has
+    /// before renaming itself, the creating thread's (`rt-app` for the main thread); once
+    /// `renamed`, `comm` (kept equal: debug builds assert it), so that a task's reference
+    /// takes it without testing `renamed`.
     comm0: String,
     policy: SchedPolicy,
     nice: i32,

@@ -128,11 +128,13 @@ pub(in crate::sim) fn g_overutilized(i: &Interest) -> bool {
     i.overutilized
 }
 
-/// [`Sim::tref`] of the thread `t`.
+/// [`Sim::tref`] of the thread `t`: its comm is `comm0`, `comm` once it renamed itself
+/// (kept so: no test of `renamed`).
 #[inline]
 pub(in crate::sim) fn task_ref(t: &Thread) -> TaskRef<'_> {
+    debug_assert!(!t.renamed || t.comm0 == t.comm, "a stale comm0");
     TaskRef {
-        comm: if t.renamed { &t.comm } else { &t.comm0 },
+        comm: &t.comm0,
         pid: t.pid,
         prio: t.prio(),
     }

@@ -16,7 +16,7 @@ use super::legacy::{
     name_field,
 };
 use super::window::{Bound, Put, Win, WIN};
-use super::{Bundle, PREFIX_BYTES};
+use super::{short_bound, Bundle, PREFIX_BYTES};
 
 /// `Trace` (trace.proto).
 pub(super) mod trace {
@@ -268,7 +268,9 @@ pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_
 /// [`Enc`] ([`Bundle::put_long`]): passes of the same fields (the `put!` macro pastes
 /// them; debug builds also size them with a [`Sizer`] and check the event's length).
 /// `text` is scratch: a print's `buf` and an overutilized span are formatted into it
-/// first ([`format_text`]).
+/// first ([`format_text`]). With `head_set` (a constant at each call), the caller knows
+/// the bundle's head to be `ctx`'s already (the second event of a pair), which is then
+/// not tested.
 impl Bundle {
     #[inline(always)]
     pub(super) fn push(
@@ -278,11 +280,20 @@ impl Bundle {
         text: &mut Vec<u8>,
         nr_cpus: usize,
         dense: bool,
+        head_set: bool,
     ) -> (usize, bool) {
         // Every arm's head, set before the event's fields are read: the call that sets
         // a new one (one event in four) comes before them, which then stay in registers
         // (read in each arm, they were kept on the stack across it).
-        let head = Bundle::head_at(&mut self.head, ctx);
+        let head = if head_set {
+            debug_assert!(
+                self.head.ts == ctx.ts && self.head.pid == ctx.pid,
+                "a head not set"
+            );
+            &self.head
+        } else {
+            Bundle::head_at(&mut self.head, ctx)
+        };
         /// Writes the body `$body` of the message at field `$field` of `FtraceEvent`,
         /// `$o` being the [`Out`] in it, an event of kind `$kind` (its index in
         /// [`Widths`](super::Widths)): in a window if its bound ([`Bound`]) fits one,
@@ -296,7 +307,18 @@ impl Bundle {
                     $body;
                 }
                 let guess = &mut self.widths.0[$kind];
-                let end = if bound.0 <= WIN - PREFIX_BYTES {
+                let end = if bound.0 <= short_bound($field) {
+                    // Both lengths one byte whatever the values (a constant test for an
+                    // event of fixed fields): no guess read or kept.
+                    let (mut win, pre) =
+                        Bundle::open_win(&mut self.buf, self.used, head, $field, [1, 1]);
+                    {
+                        let $o: &mut Win<'_> = &mut win;
+                        $body;
+                    }
+                    let (w, pos) = win.into_parts();
+                    self.used + Bundle::close_short(w, head, $field, pre, pos - pre)
+                } else if bound.0 <= WIN - PREFIX_BYTES {
                     let (mut win, pre) =
                         Bundle::open_win(&mut self.buf, self.used, head, $field, *guess);
                     {

@@ -30,6 +30,10 @@ fn varint_word(v: u64) -> (u64, usize) {
 /// word past any position below 16: see [`Head::set`]).
 pub(super) const HEAD_BYTES: usize = 24;
 
+/// The most bytes of a [`Head`] (its `len`): two one-byte keys, a `u64`'s varint (ten
+/// bytes at most) and a `u32`'s (five).
+pub(super) const HEAD_MAX: usize = 1 + 10 + 1 + 5;
+
 /// An `FtraceEvent`'s `timestamp` and `pid` fields, encoded: the same for every event of
 /// a CPU while its time and current task stay, as they do for the several events of one
 /// update (a task's and its queue's PELT and util_est). Always the encoding of its own
@@ -96,6 +100,7 @@ impl Head {
         // At most 9 and 15 (m at most 5: a u32).
         self.pid_at = n as u8;
         self.len = (n + 1 + m) as u8;
+        debug_assert!(usize::from(self.len) <= HEAD_MAX);
         self.ts = ts;
         self.pid = pid;
     }
@@ -119,6 +124,7 @@ impl Head {
         // At most 11 and 22 (m at most 5: a u32).
         self.pid_at = n as u8;
         self.len = (n + 1 + m) as u8;
+        debug_assert!(usize::from(self.len) <= HEAD_MAX);
         self.ts = ts;
         self.pid = pid;
     }

@@ -92,7 +92,7 @@ mod head;
 mod window;
 
 use encode::{bundle, clock, packet, ps, trace};
-use head::{Head, HEAD_BYTES};
+use head::{Head, HEAD_BYTES, HEAD_MAX};
 use window::{Win, WIN, WIN_TAIL};
 
 /// Bytes a [`Bundle`] keeps free past an event: an [`Enc`] writes a varint of three bytes
@@ -105,6 +105,16 @@ const SLACK: usize = 32;
 /// at most), its head ([`HEAD_BYTES`]), the body's key (five at most: a `u32` field
 /// number) and its length (ten).
 const PREFIX_BYTES: usize = 1 + 10 + HEAD_BYTES + 5 + 10;
+
+/// The longest body of an `FtraceEvent` at field `field` whose two lengths (the body's,
+/// and the event's with its head of at most [`HEAD_MAX`] bytes) are both below 0x80, so
+/// one byte each: an event whose [`Bound`](window::Bound) is at most this is written
+/// with no guess of their widths ([`Bundle::close_short`]).
+#[inline(always)]
+fn short_bound(field: u32) -> usize {
+    let tag_key = (u64::from(field) << 3) | WT_LEN;
+    0x7f - HEAD_MAX - varint_len(tag_key) - 1
+}
 
 /// Writes `v`, below 2^14, as a varint of `w` bytes (its own width, one or two) at the
 /// start of `d`.
@@ -287,6 +297,29 @@ impl Bundle {
         } else {
             Bundle::relocate(w, 0, head, tag_key, guess, pre, body_len)
         }
+    }
+
+    /// [`Bundle::close_win`] of an event opened with the widths `[1, 1]` whose body is
+    /// at most [`short_bound`]`(field)` bytes long, so that both lengths are below 0x80
+    /// whatever its values: writes them, one byte each, and returns the event's length.
+    #[inline(always)]
+    fn close_short(
+        w: &mut [u8; WIN + WIN_TAIL],
+        head: &Head,
+        field: u32,
+        pre: usize,
+        body_len: usize,
+    ) -> usize {
+        let tag_key = (u64::from(field) << 3) | WT_LEN;
+        let len = usize::from(head.len) + varint_len(tag_key) + 1 + body_len;
+        debug_assert!(
+            body_len <= short_bound(field) && len < 0x80 && pre < WIN,
+            "{pre} {body_len} {len}"
+        );
+        // Both below 0x80: one byte each.
+        w[1] = len as u8;
+        w[(pre - 1) & (WIN - 1)] = body_len as u8;
+        pre + body_len
     }
 
     /// Writes an `FtraceEvent` at `ctx` whose body, of at most `bound` bytes, is the
@@ -862,7 +895,7 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
                 b = &mut self.cpus[cpu];
             }
         }
-        let (held, names) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        let (held, names) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         if names {
             self.track_event(ctx, ev);
         }
@@ -890,9 +923,11 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
             }) {
                 b.current = ctx.pid;
                 // Neither names a task (`names` is false).
-                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense);
+                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense, false);
                 if held < BUNDLE_BYTES {
-                    let (held, _) = b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense);
+                    // The head the first event set.
+                    let (held, _) =
+                        b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense, true);
                     if held >= BUNDLE_BYTES {
                         self.flush_bundle(cpu);
                     }

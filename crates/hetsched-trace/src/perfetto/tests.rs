@@ -457,9 +457,10 @@ impl TraceSink for Check {
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>) {
         // Twice into one bundle: the second event is written after the first's.
         let mut b = Bundle::default();
-        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+        let (one, _) = b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         assert_eq!(
-            b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense).0,
+            b.push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false)
+                .0,
             2 * one
         );
         let want = reference(ctx, ev, self.nr_cpus, self.dense);
@@ -472,7 +473,7 @@ impl TraceSink for Check {
             "{ev:?}"
         );
         self.all
-            .push(ctx, ev, &mut self.text, self.nr_cpus, self.dense);
+            .push(ctx, ev, &mut self.text, self.nr_cpus, self.dense, false);
         self.want.extend_from_slice(&want);
         self.events += 1;
     }
@@ -499,13 +500,19 @@ fn every_event_encodes_as_the_reference_in(dense: bool) {
     let long = "c".repeat(200);
     let longer = "d".repeat(20_000);
     let span = [u64::MAX, 5];
-    for (comm, pid, prio) in [
+    // Comms of every length up to 100: events whose bound is around `short_bound()`,
+    // with lengths of one byte or more.
+    let sweep: Vec<String> = (2..=100).map(|n| "e".repeat(n)).collect();
+    let tasks = [
         ("", 0, 0),
         ("x", 127, -1),
         ("small-0", 128, 120),
         (long.as_str(), u32::MAX, i32::MIN),
         (longer.as_str(), 16_384, i32::MAX),
-    ] {
+    ]
+    .into_iter()
+    .chain(sweep.iter().map(|c| (c.as_str(), 300, 120)));
+    for (comm, pid, prio) in tasks {
         let task = TaskRef { comm, pid, prio };
         for v in [
             0,

@@ -276,6 +276,9 @@ impl<'w> Sim<'w> {
             };
             out.emit(&self.ctx(cpu, now), &ev, g_sched);
         }
+        // From now on the tracepoints show the new comm (`comm0`'s doc).
+        let t = &mut self.threads[tid];
+        t.comm0.clone_from(&t.comm);
     }
 
     /// Puts the thread to sleep until `at` (it is curr on `cpu`), or until another
