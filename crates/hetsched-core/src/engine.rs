@@ -3,7 +3,6 @@
 
 use crate::time::Nanos;
 use rand_core::{RngCore, SeedableRng};
-use std::collections::VecDeque;
 
 /// A pending event and its key `(time, seq)`: events are ordered by time, then by push
 /// order (`seq` is unique among the pending events). The event is never compared.
@@ -11,7 +10,7 @@ use std::collections::VecDeque;
 /// `seq` is a `u32` so that an entry with a 12-byte event takes 24 bytes: the queue moves
 /// less memory. When the counter would wrap, [`EventQueue::renumber`] gives the pending
 /// events new numbers in their order.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Entry<E> {
     t: Nanos,
     seq: u32,
@@ -20,35 +19,46 @@ struct Entry<E> {
 
 /// An event queue. Events at equal times come out in the order they were pushed (FIFO).
 ///
-/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990) on the time in base 256, with the
-/// events at the last popped time apart in push order. A discrete-event queue is
-/// monotone: no event is pushed at a time before the last popped one (`last`), as a push
-/// is at a time `>= now >= last` (clamped). The events at `last` are `cur`, in number
-/// order. Every other pending event is at a time `t > last` and lies in bucket
-/// `256 * l + d`, where `l` is the highest base-256 digit in which `t` differs from
-/// `last` and `d` is `t`'s value of that digit (greater than `last`'s): every time of a
-/// bucket is before every time of a higher bucket. A pop takes the front of `cur`; when
-/// `cur` is empty, it finds the lowest non-empty bucket (two `trailing_zeros`, of
-/// `summary` and of a word of `mask`); a bucket of one event is popped as is (the most
-/// common case), else its earliest time becomes `last`, its events at `last` go to `cur`
-/// (sorted by number) and its others to lower buckets (they now differ from `last` in a
-/// lower digit only). A push at `last` goes to the back of `cur`: its number is greater
-/// than every pending one. An event moves down at most 7 times, in practice once or twice
-/// (a binary heap's pop goes down ~10 levels when some 2,000 events are pending). The
-/// pop order is the `(time, seq)` order, as a binary heap on the same keys gives it (the
-/// test `pops_as_a_binary_heap` drives both).
+/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990) in base 256 on the time's slot
+/// `t >> slot` (`2^slot` ns, [`EventQueue::with_slot_bits`]), whose earliest events are
+/// apart in a sorted run. A discrete-event queue is monotone: no event is pushed at a
+/// time before `now`, the last popped time (a push is clamped to `now`). The pending
+/// events at or before `run_last` are `run[head..]`, in `(time, seq)` order. Every other
+/// pending event is at a time after `run_last`, in a slot `c` after `last` (a slot), and
+/// lies in bucket `256 * l + d`, where `l` is the highest base-256 digit in which `c`
+/// differs from `last` and `d` is `c`'s value of that digit (greater than `last`'s):
+/// every time of a bucket is before every time of a higher bucket, and a bucket of digit
+/// 0 holds one slot. A pop takes `run[head]`; when the run is used up, it finds the
+/// lowest non-empty bucket (two `trailing_zeros`, of `summary` and of a word of `mask`):
+/// a bucket of one event is popped as is (the most common case); a bucket of digit 0
+/// becomes `run`, sorted (`sort_run()`); a higher bucket's earliest slot becomes `last`,
+/// its events of that slot become `run`, sorted, and its others go to lower buckets (they
+/// now differ from `last` in a lower digit only). `run_last` is then the last time of slot
+/// `last`. A push at or before `run_last` is inserted into `run` in its place (after the
+/// events at its time: its number is greater than every pending one); a later one goes
+/// to its bucket. With slots of about the mean time between events, most events are
+/// pushed to a bucket of digit 0 or 1 and move down once or not at all (a binary heap's
+/// pop goes down ~10 levels when some 2,000 events are pending). The pop order is the
+/// `(time, seq)` order, as a binary heap on the same keys gives it (the test
+/// `pops_as_a_binary_heap` drives both, with slots of 1 ns to 2³² ns).
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    /// The pending events at `last`, in number order.
-    cur: VecDeque<Entry<E>>,
-    /// Bucket `256 * l + d` holds the pending events whose time's highest base-256 digit
+    /// From `head` on, the pending events at or before `run_last`, in `(time, seq)`
+    /// order (before `head`, events popped).
+    run: Vec<Entry<E>>,
+    /// The next pop's index in `run` (`run.len()` when `run` holds no pending event).
+    head: usize,
+    /// The last time of slot `last`: every event in `run` is at or before it, every event
+    /// in a bucket after it.
+    run_last: Nanos,
+    /// Bucket `256 * l + d` holds the pending events whose slot's highest base-256 digit
     /// differing from `last` is digit `l`, of value `d`.
     buckets: Box<[Vec<Entry<E>>; BUCKETS]>,
-    /// The capacity bucket `b` kept when it was last spread (0 if it was freed).
+    /// The capacity bucket `b` kept when it was last emptied (0 if it was freed).
     kept: Box<[u32; BUCKETS]>,
     /// The sum of `kept`: at most [`KEEP_BUDGET`].
     kept_total: usize,
-    /// Empty allocations of spread buckets that could not keep them (the budget was
+    /// Empty allocations of emptied buckets that could not keep them (the budget was
     /// spent), for a bucket without one to take at its next push instead of growing a new
     /// one from nothing.
     spare: Vec<Vec<Entry<E>>>,
@@ -58,8 +68,9 @@ pub struct EventQueue<E> {
     mask: [u64; BUCKETS / 64],
     /// Bit `w` is set iff word `w` of `mask` is non-zero.
     summary: u64,
-    /// The last popped time (0 before the first pop).
-    last: Nanos,
+    /// The slot the buckets are relative to: before the slot of every event in a bucket
+    /// (0 before the first pop).
+    last: u64,
     /// Number of pending events.
     len: usize,
     /// The next push's number.
@@ -68,20 +79,25 @@ pub struct EventQueue<E> {
     seq_limit: u32,
     now: Nanos,
     popped: u64,
+    /// Bits of the time below its slot.
+    slot: u32,
 }
 
-/// Bits per digit of the times' radix.
+/// Bits per digit of the slots' radix.
 const DIGIT: u32 = 8;
-/// Number of buckets: a digit value for each digit position of a 64-bit time.
+/// Number of buckets: a digit value for each digit position of a 64-bit slot.
 const BUCKETS: usize = (64usize.div_ceil(DIGIT as usize)) << DIGIT;
-/// Entries' worth of allocation the spread buckets may keep between uses, all together:
-/// a spread bucket keeps its allocation while the kept total stays within this, else it
+/// The most bits of the time below its slot: the times of a slot differ by less than
+/// 2³².
+pub const MAX_SLOT_BITS: u32 = 32;
+/// Entries' worth of allocation the emptied buckets may keep between uses, all together:
+/// an emptied bucket keeps its allocation while the kept total stays within this, else it
 /// goes to `spare` (see [`SPARE_BUDGET`]). The buckets do not each hold their high-water
 /// mark (2,048 of them could hold megabytes over a long run), and the hot ones are not
 /// reallocated at every spread.
 const KEEP_BUDGET: usize = 16 * 1024;
 /// Entries' worth of allocation `spare` may hold, all together (another 384 KiB at most):
-/// a spread bucket that may not keep its allocation gives it to `spare` while the spare
+/// an emptied bucket that may not keep its allocation gives it to `spare` while the spare
 /// total stays within this, else frees it; a push into a bucket without an allocation
 /// takes a spare one. Once the kept budget is spent (on `large`, 256 CPUs), the buckets
 /// that are filled and spread in turn pass a few allocations round instead of growing each
@@ -89,10 +105,48 @@ const KEEP_BUDGET: usize = 16 * 1024;
 const SPARE_BUDGET: usize = 16 * 1024;
 const _: () = assert!(BUCKETS / 64 <= 64, "`summary` has a bit per word of `mask`");
 
-impl<E> Default for EventQueue<E> {
+/// Sorts `run`, the events of one slot starting at `base`, in `(time, seq)` order. A
+/// bucket holds its events in number order (a push has the greatest number, and a spread
+/// moves events only to empty buckets, in their order; only a renumbering breaks it), so
+/// they are in order but for the times: an insertion sort moves little. The times of one
+/// slot differ by less than 2³²: the key `(t - base) << 32 | seq` is one `u64`.
+#[inline(always)]
+fn sort_run<E>(run: &mut [Entry<E>], base: Nanos) {
+    let key = |e: &Entry<E>| ((e.t - base) << 32) | u64::from(e.seq);
+    let Some(first) = run.first() else {
+        return;
+    };
+    let mut prev = key(first);
+    for i in 1..run.len() {
+        let k = key(&run[i]);
+        if k > prev {
+            prev = k;
+            continue;
+        }
+        // `run[..i]` is in order: `run[i]` goes after the lesser keys
+        let j = run[..i].partition_point(|e| key(e) < k);
+        run[j..=i].rotate_right(1);
+    }
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    /// A queue of slots of 4,096 ns.
     fn default() -> Self {
+        EventQueue::with_slot_bits(12)
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    /// A queue of slots of `2^bits` ns (`bits <= MAX_SLOT_BITS`). The slot does not change
+    /// the pops, only their cost: a bucket of digit 0 holds one slot, sorted when it
+    /// becomes `run`, and a push into the run's slot is inserted in its place; a slot of
+    /// about the mean time between events keeps both short.
+    pub fn with_slot_bits(bits: u32) -> Self {
+        assert!(bits <= MAX_SLOT_BITS, "slots of at most 2^32 ns");
         EventQueue {
-            cur: VecDeque::with_capacity(256),
+            run: Vec::with_capacity(256),
+            head: 0,
+            run_last: (1 << bits) - 1,
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             kept: Box::new([0; BUCKETS]),
             kept_total: 0,
@@ -106,15 +160,20 @@ impl<E> Default for EventQueue<E> {
             seq_limit: u32::MAX,
             now: 0,
             popped: 0,
+            slot: bits,
         }
     }
-}
 
-impl<E> EventQueue<E> {
+    /// The last time of slot `c`.
+    #[inline(always)]
+    fn slot_last(&self, c: u64) -> Nanos {
+        (c << self.slot) | ((1 << self.slot) - 1)
+    }
+
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
     ///
-    /// Its rare paths (the renumbering, a full `cur` or bucket) are tail calls of cold
-    /// functions, so that the common ones save no registers.
+    /// Its rare paths (the renumbering, a push into `run`, a full bucket) are tail calls
+    /// of functions out of line, so that the common ones save no registers.
     #[inline(always)]
     pub fn push(&mut self, at: Nanos, ev: E) {
         if self.seq == self.seq_limit {
@@ -128,14 +187,10 @@ impl<E> EventQueue<E> {
         };
         self.seq += 1;
         self.len += 1;
-        if t == self.last {
-            if self.cur.len() == self.cur.capacity() {
-                return self.push_cur_grow(e);
-            }
-            self.cur.push_back(e);
-        } else {
-            self.file(e);
+        if t <= self.run_last {
+            return self.push_run(e);
         }
+        self.file(e);
     }
 
     /// [`EventQueue::push`] once the numbers are used up: renumbers, then pushes.
@@ -146,22 +201,22 @@ impl<E> EventQueue<E> {
         self.push(at, ev);
     }
 
-    /// [`EventQueue::push`] of `e` to a full `cur`.
-    #[cold]
+    /// [`EventQueue::push`] of `e` (at or before `run_last`) into `run`: after the events
+    /// at its time and before the others, it pops after them (its number is the
+    /// greatest).
     #[inline(never)]
-    fn push_cur_grow(&mut self, e: Entry<E>) {
-        self.cur.push_back(e);
+    fn push_run(&mut self, e: Entry<E>) {
+        let i = self.head + self.run[self.head..].partition_point(|x| x.t <= e.t);
+        self.run.insert(i, e);
     }
 
-    /// Files `e` (at a time after `last`) in its bucket.
+    /// Files `e` (at a time after `run_last`) in its bucket.
     #[inline(always)]
     fn file(&mut self, e: Entry<E>) {
-        debug_assert!(
-            e.t > self.last,
-            "an event at or before the last popped time"
-        );
-        let l = (63 - (e.t ^ self.last).leading_zeros()) / DIGIT;
-        let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
+        debug_assert!(e.t > self.run_last, "an event filed in the run's slot");
+        let c = e.t >> self.slot;
+        let l = (63 - (c ^ self.last).leading_zeros()) / DIGIT;
+        let b = ((l << DIGIT) + (c >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
         self.mask[b / 64] |= 1 << (b % 64);
         self.summary |= 1 << (b / 64);
         let bucket = &mut self.buckets[b];
@@ -200,6 +255,13 @@ impl<E> EventQueue<E> {
         v.reserve(1);
     }
 
+    /// [`Vec::push`] of `e` to the full `run`.
+    #[cold]
+    #[inline(never)]
+    fn push_run_grow(&mut self, e: Entry<E>) {
+        self.run.push(e);
+    }
+
     /// The lowest non-empty bucket, if any.
     #[inline(always)]
     fn lowest(&self) -> Option<usize> {
@@ -223,12 +285,15 @@ impl<E> EventQueue<E> {
     /// Numbers the pending events `0..len` in their `(time, seq)` order, and the next push
     /// `len`: the order of every pending event and of every later push is the one the old
     /// numbers gave (a later push gets a greater number than any pending event); the
-    /// buckets, which depend on the times only, are kept. About once every 2³² pushes.
+    /// buckets, which depend on the times only, and `run`'s order are kept. About once
+    /// every 2³² pushes.
     #[cold]
     #[inline(never)]
     fn renumber(&mut self) {
+        self.run.drain(..self.head);
+        self.head = 0;
         let mut v: Vec<&mut Entry<E>> = self
-            .cur
+            .run
             .iter_mut()
             .chain(self.buckets.iter_mut().flatten())
             .collect();
@@ -245,20 +310,19 @@ impl<E> EventQueue<E> {
     /// Pops the earliest event and advances `now` to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let Entry { t, ev, .. } = match self.cur.pop_front() {
-            Some(e) => e,
+        let e = match self.run.get(self.head) {
+            Some(&e) => {
+                self.head += 1;
+                e
+            }
             None => self.take_earliest()?,
         };
-        self.len -= 1;
-        debug_assert!(t >= self.now, "time went back");
-        self.now = t;
-        self.popped += 1;
-        Some((t, ev))
+        Some(self.popped_entry(e))
     }
 
-    /// With `cur` empty: makes `last` the earliest pending time and takes its first event;
-    /// moves the other events of its bucket at `last` to `cur` in number order, and the
-    /// others to lower buckets. A bucket of one event (the most common) moves nothing.
+    /// With `run` empty: takes the earliest event of the lowest bucket, the others of a
+    /// bucket of several events to `run` and lower buckets ([`EventQueue::refill`]). A
+    /// bucket of one event (the most common) moves nothing.
     #[inline]
     fn take_earliest(&mut self) -> Option<Entry<E>> {
         let b = self.lowest()?;
@@ -266,78 +330,111 @@ impl<E> EventQueue<E> {
         if bucket.len() == 1 {
             let e = bucket.pop()?;
             self.emptied(b);
-            self.last = e.t;
+            self.last = e.t >> self.slot;
+            self.run_last = self.slot_last(self.last);
             return Some(e);
         }
-        let last = bucket.iter().map(|e| e.t).min()?;
-        self.redistribute(b, last);
-        self.cur.pop_front()
+        self.refill(b);
+        self.head = 1;
+        self.run.first().copied()
     }
 
     /// Pops the earliest event when it is before `limit`; else (or with nothing pending)
-    /// `None`, the queue as it was. The same as [`EventQueue::peek_time`], then
-    /// [`EventQueue::pop`] when the time is before `limit`, without finding the earliest
-    /// bucket and its earliest time twice.
+    /// `None`, the queue holding the same events in the same order. The same as
+    /// [`EventQueue::peek_time`], then [`EventQueue::pop`] when the time is before
+    /// `limit`, without finding the earliest bucket and its earliest time twice.
     #[inline]
     pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
-        let e = if !self.cur.is_empty() {
-            if self.last >= limit {
-                return None;
-            }
-            self.cur.pop_front()?
-        } else {
+        if self.head == self.run.len() {
             let b = self.lowest()?;
             let bucket = &mut self.buckets[b];
             if bucket.len() == 1 {
-                if bucket[0].t >= limit {
+                let t = bucket[0].t;
+                if t >= limit {
                     return None;
                 }
                 let e = bucket.pop()?;
                 self.emptied(b);
-                self.last = e.t;
-                e
-            } else {
-                let last = bucket.iter().map(|e| e.t).min()?;
-                if last >= limit {
-                    return None;
-                }
-                self.redistribute(b, last);
-                self.cur.pop_front()?
+                self.last = t >> self.slot;
+                self.run_last = self.slot_last(self.last);
+                return Some(self.popped_entry(e));
             }
-        };
+            self.refill(b);
+        }
+        let e = *self.run.get(self.head)?;
+        if e.t >= limit {
+            return None;
+        }
+        self.head += 1;
+        Some(self.popped_entry(e))
+    }
+
+    /// The end of a pop of `e`.
+    #[inline(always)]
+    fn popped_entry(&mut self, e: Entry<E>) -> (Nanos, E) {
         let Entry { t, ev, .. } = e;
         self.len -= 1;
         debug_assert!(t >= self.now, "time went back");
         self.now = t;
         self.popped += 1;
-        Some((t, ev))
+        (t, ev)
     }
 
-    /// Makes `last` the earliest time of bucket `b` (the lowest non-empty one, with `cur`
-    /// empty; its caller found that time, `last`), moves its events at `last` to `cur` in
-    /// number order and its others to lower buckets.
+    /// With `run` empty, makes `last` the earliest slot of bucket `b` (the lowest
+    /// non-empty one, of several events) and moves its events of that slot to `run`,
+    /// sorted: the whole bucket when it is of digit 0 (one slot), else its events of that
+    /// slot, its others going to lower buckets ([`EventQueue::redistribute`]).
     #[inline(never)]
-    fn redistribute(&mut self, b: usize, last: Nanos) {
-        let mut bucket = std::mem::take(&mut self.buckets[b]);
-        debug_assert_eq!(Some(last), bucket.iter().map(|e| e.t).min());
+    fn refill(&mut self, b: usize) {
+        debug_assert!(self.head == self.run.len() && self.buckets[b].len() > 1);
+        self.run.clear();
+        self.head = 0;
+        let last = if b < 1 << DIGIT {
+            // the bucket becomes `run`, and takes `run`'s empty allocation
+            std::mem::swap(&mut self.run, &mut self.buckets[b]);
+            self.emptied(b);
+            self.keep(b);
+            (self.last & !((1 << DIGIT) - 1)) | b as u64
+        } else {
+            self.redistribute(b)
+        };
+        debug_assert!(self.run.iter().all(|e| e.t >> self.slot == last));
         self.last = last;
+        self.run_last = self.slot_last(last);
+        if self.run.len() > 1 {
+            sort_run(&mut self.run, last << self.slot);
+        }
+    }
+
+    /// The earliest slot of bucket `b` (above digit 0, the lowest non-empty one, with
+    /// `run` empty): moves its events of that slot to `run` and its others to the buckets
+    /// they take relative to it (lower ones).
+    fn redistribute(&mut self, b: usize) -> u64 {
+        let mut bucket = std::mem::take(&mut self.buckets[b]);
+        let slot = self.slot;
+        let last = bucket
+            .iter()
+            .map(|e| e.t >> slot)
+            .min()
+            .unwrap_or(self.last);
         self.emptied(b);
-        // `file()` of each event not at `last`, with the summary word in a local
+        // `file()` of each event not of slot `last`, with the summary word in a local
         let mut summary = self.summary;
         for e in bucket.drain(..) {
             // the growths are calls apart, so that the common paths keep the event in
             // registers
-            let x = e.t ^ last;
+            let c = e.t >> slot;
+            let x = c ^ last;
             if x == 0 {
-                if self.cur.len() == self.cur.capacity() {
-                    self.push_cur_grow(e);
+                if self.run.len() == self.run.capacity() {
+                    self.push_run_grow(e);
                 } else {
-                    self.cur.push_back(e);
+                    self.run.push(e);
                 }
                 continue;
             }
             let l = (63 - x.leading_zeros()) / DIGIT;
-            let b = ((l << DIGIT) + (e.t >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
+            let b = ((l << DIGIT) + (c >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
             self.mask[b / 64] |= 1 << (b % 64);
             summary |= 1 << (b / 64);
             let v = &mut self.buckets[b];
@@ -348,28 +445,36 @@ impl<E> EventQueue<E> {
             }
         }
         self.summary = summary;
+        self.buckets[b] = bucket;
+        self.keep(b);
+        last
+    }
+
+    /// The emptied bucket `b` keeps its allocation while the kept total stays within
+    /// [`KEEP_BUDGET`]; else gives it to `spare` while that stays within
+    /// [`SPARE_BUDGET`]; else frees it.
+    #[inline(always)]
+    fn keep(&mut self, b: usize) {
+        debug_assert!(self.buckets[b].is_empty());
         self.kept_total -= self.kept[b] as usize;
-        let c = bucket.capacity();
+        let c = self.buckets[b].capacity();
         if self.kept_total + c <= KEEP_BUDGET {
             self.kept[b] = c as u32;
             self.kept_total += c;
-            self.buckets[b] = bucket;
         } else {
             self.kept[b] = 0;
+            let bucket = std::mem::take(&mut self.buckets[b]);
             if c != 0 && self.spare_total + c <= SPARE_BUDGET {
                 self.spare_total += c;
                 self.spare.push(bucket);
             }
         }
-        if self.cur.len() > 1 {
-            self.cur.make_contiguous().sort_unstable_by_key(|e| e.seq);
-        }
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Nanos> {
-        if !self.cur.is_empty() {
-            return Some(self.last);
+        if let Some(e) = self.run.get(self.head) {
+            return Some(e.t);
         }
         let b = self.lowest()?;
         self.buckets[b].iter().map(|e| e.t).min()
@@ -478,13 +583,14 @@ mod tests {
         }
     }
 
-    /// The same with the numbers renumbered every few pushes: the order is unchanged.
+    /// The same with the numbers renumbered every few pushes (slots of 1, 16 and 4,096
+    /// ns): the order is unchanged.
     #[test]
     fn renumbering_keeps_the_order() {
-        for limit in [40u32, 64, 1000] {
+        for (limit, bits) in [(40u32, 12), (64, 0), (1000, 4)] {
             let mut q = EventQueue {
                 seq_limit: limit,
-                ..EventQueue::default()
+                ..EventQueue::with_slot_bits(bits)
             };
             let mut rng = Rng::new(u64::from(limit));
             let mut pending: Vec<(Nanos, u64, u32)> = Vec::new();
@@ -507,15 +613,23 @@ mod tests {
     /// The radix heap against a `BinaryHeap` of `Reverse((time, n, ev))` (`n` the push
     /// count, never renumbered): the same random monotone pushes (times from `now` to far
     /// ahead, many equal, some below `now` and clamped) and pops, with the numbers
-    /// renumbered every few pushes or never, give the same pops, lengths and peeks.
+    /// renumbered every few pushes or never and slots of 1 ns to 2³² ns, give the same
+    /// pops, lengths and peeks.
     #[test]
     fn pops_as_a_binary_heap() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        for (seed, limit) in [(1u64, u32::MAX), (2, 50), (3, 333), (4, 4096)] {
+        for (seed, limit, bits) in [
+            (1u64, u32::MAX, 12),
+            (2, 50, 12),
+            (3, 333, 0),
+            (4, 4096, 17),
+            (5, u32::MAX, 4),
+            (6, 1000, MAX_SLOT_BITS),
+        ] {
             let mut q = EventQueue {
                 seq_limit: limit,
-                ..EventQueue::default()
+                ..EventQueue::with_slot_bits(bits)
             };
             let mut heap = BinaryHeap::new();
             let mut rng = Rng::new(seed);

@@ -132,7 +132,10 @@ impl<'w> Sim<'w> {
             w,
             ue_ver: s.options.pelt.util_est_version,
             s,
-            q: EventQueue::default(),
+            // slots of about the mean time between events, some 1 ms over the number of
+            // CPUs (`periodic`, 8 CPUs: 2^17 ns; `large`, 256: 2^12 ns): the pops are the
+            // same whatever the slot, only their cost differs
+            q: EventQueue::with_slot_bits(20 - n.max(1).ilog2().min(20)),
             rng: Rng::new(spec.seed),
             threads: Vec::new(),
             uthreads: Vec::new(),
