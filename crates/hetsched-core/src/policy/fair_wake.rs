@@ -65,15 +65,16 @@ pub trait FairWakeView {
     }
 }
 
-/// The task being placed.
+/// The task being placed. It borrows p's affinity (`p->cpus_ptr`, as the kernel's pointer)
+/// rather than copying its words at every placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FairWakeTask {
+pub struct FairWakeTask<'a> {
     /// Task id (for `last_wakee`).
     pub id: usize,
     /// `prev_cpu` (`task_cpu(p)`; the parent's CPU at fork).
     pub prev_cpu: usize,
     /// `p->cpus_ptr`.
-    pub allowed: CpuSet,
+    pub allowed: &'a CpuSet,
     /// `task_util_est(p)` after `sync_entity_load_avg()` with prev's rq.
     pub util_est: u64,
     /// `uclamp_eff_value(p, UCLAMP_MIN)`.
@@ -94,7 +95,7 @@ pub struct FairWakeTask {
     pub wake_flags: u32,
 }
 
-impl FairWakeTask {
+impl FairWakeTask<'_> {
     /// `task_h_load(p)` as `wake_affine_weight()` reads it (kernel/sched/fair.c, v6.11):
     /// `select_task_rq_fair()` does not sync p before `wake_affine()`, so it is the load
     /// p's last update left ([`Self::load`], from before the sleep) unless something on the

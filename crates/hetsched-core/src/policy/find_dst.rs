@@ -193,7 +193,7 @@ pub fn sched_balance_find_dst_group<V: FairWakeView + ?Sized>(
     let mut local_sgs = None;
     for g in groups {
         // Skip over this group if it has no CPUs allowed.
-        if g.and(&task.allowed).is_empty() {
+        if g.and(task.allowed).is_empty() {
             continue;
         }
         let sgs = update_sg_wakeup_stats(view, g, sd_flags, imbalance_pct, task, uclamp_used);
@@ -318,7 +318,7 @@ pub fn sched_balance_find_dst_cpu<V: FairWakeView + ?Sized>(
     let Some(top) = topo.domains(cpu).get(level) else {
         return task.prev_cpu;
     };
-    if top.span.and(&task.allowed).is_empty() {
+    if top.span.and(task.allowed).is_empty() {
         return task.prev_cpu;
     }
     // p's util is synced with prev's rq by the caller unless SD_BALANCE_FORK.
@@ -343,7 +343,7 @@ pub fn sched_balance_find_dst_cpu<V: FairWakeView + ?Sized>(
             sd = child;
             continue;
         };
-        new_cpu = sched_balance_find_dst_group_cpu(view, &group, &task.allowed, cpu);
+        new_cpu = sched_balance_find_dst_group_cpu(view, &group, task.allowed, cpu);
         if new_cpu == cpu {
             // Now try balancing at a lower domain level of 'cpu'.
             sd = child;

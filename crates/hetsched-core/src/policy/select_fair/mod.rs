@@ -348,7 +348,7 @@ pub fn select_idle_capacity<V: FairWakeView + ?Sized>(
     nr_cpus: usize,
     uclamp_used: bool,
 ) -> Option<(usize, i32)> {
-    let cpus = sd_span.and(&task.allowed).and(&view.idle_candidates());
+    let cpus = sd_span.and(task.allowed).and(&view.idle_candidates());
     let mut best = IdleCapacityBest::default();
     let fit = find_cpu_wrap(&cpus, target, nr_cpus, |cpu| {
         best.visit(view, task, uclamp_used, cpu)
@@ -627,7 +627,7 @@ fn select_idle_sibling<V: FairWakeView + ?Sized>(
     let Some(llc) = topo.sd_llc(target) else {
         return done(target, WakeReason::Target, new_recent);
     };
-    match select_idle_cpu(view, &llc.span, &task.allowed, target, n) {
+    match select_idle_cpu(view, &llc.span, task.allowed, target, n) {
         Some(cpu) => done(cpu, WakeReason::IdleSibling, new_recent),
         None => done(target, WakeReason::Target, new_recent),
     }
@@ -795,7 +795,7 @@ where
             sched_balance_find_dst_cpu(view, topo, params.variant, ctx, task, cpu, level, sd_flag);
         // It syncs p unless SD_BALANCE_FORK (and unless sd has none of p's CPUs).
         let syncs =
-            sd_flag & SD_BALANCE_FORK == 0 && !domains[level].span.and(&task.allowed).is_empty();
+            sd_flag & SD_BALANCE_FORK == 0 && !domains[level].span.and(task.allowed).is_empty();
         return placed(c, WakeReason::SlowPath, synced || syncs);
     }
     if wf & WF_TTWU != 0 {

@@ -5,6 +5,9 @@ use std::cell::Cell;
 
 const HIKEY_CAPS: [u64; 8] = [462, 462, 462, 462, 1024, 1024, 1024, 1024];
 
+/// CPUs 0..8, the affinity [`task`] borrows.
+static ALL8: std::sync::LazyLock<CpuSet> = std::sync::LazyLock::new(|| CpuSet::first_n(8));
+
 fn hikey_topo() -> SdTopology {
     SdTopology::from_clusters(&[0, 0, 0, 0, 1, 1, 1, 1], &HIKEY_CAPS)
 }
@@ -28,11 +31,11 @@ fn cpus(caps: &[u64], idle: &[usize]) -> Vec<WakeCpu> {
         .collect()
 }
 
-fn task(prev: usize, util: u64, flags: u32) -> FairWakeTask {
+fn task(prev: usize, util: u64, flags: u32) -> FairWakeTask<'static> {
     FairWakeTask {
         id: 42,
         prev_cpu: prev,
-        allowed: CpuSet::first_n(8),
+        allowed: &ALL8,
         util_est: util,
         uclamp_min: 0,
         uclamp_max: 1024,
@@ -514,8 +517,9 @@ fn feec_hook_current_cpu_and_fallback() {
     // Affinity allows only CPU 6 (busy): the fast path ends on the disallowed prev →
     // select_fallback_rq() → 6.
     let v = cpus(&HIKEY_CAPS, &[]);
+    let only6 = CpuSet::from_cpus(&[6]);
     let pinned = FairWakeTask {
-        allowed: CpuSet::from_cpus(&[6]),
+        allowed: &only6,
         ..task(1, 100, WF_TTWU)
     };
     let pl = select(&v, &topo, &p, &ctx(2), &pinned);
@@ -588,7 +592,7 @@ fn idle_scans_over_the_idle_candidates_choose_as_the_full_scans() {
         for target in 0..8 {
             for util in [100, 600] {
                 let mut t = task(target, util, WF_TTWU);
-                t.allowed = allowed;
+                t.allowed = &allowed;
                 assert_eq!(
                     select_idle_capacity(&v[..], &span, &t, target, 8, false),
                     select_idle_capacity(&EveryCpu(&v), &span, &t, target, 8, false),

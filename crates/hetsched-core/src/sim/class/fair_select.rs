@@ -258,17 +258,22 @@ impl Sim<'_> {
         wake_flags: u32,
         now: Nanos,
     ) -> FairPlacement {
-        let allowed = self.threads[tid].affinity;
-        if allowed.at_most_one() {
+        let th = &self.threads[tid];
+        if th.affinity.at_most_one() {
             // select_task_rq(): `cpumask_any(p->cpus_ptr)` without the class.
             return FairPlacement {
-                cpu: allowed.first().unwrap_or(prev_cpu),
+                cpu: th.affinity.first().unwrap_or(prev_cpu),
                 reason: select_fair::WakeReason::Pinned,
                 wake_affine: None,
                 recent_used_cpu: None,
                 task_synced: false,
             };
         }
+        // p's own scalars, read here (before record_wakee() changes `current`'s state, as
+        // when the task was built first); the task is built after it, so that it borrows
+        // p's affinity from `threads` instead of copying it
+        let (uclamp, wakee_flips, recent_used_cpu) =
+            (th.uclamp, th.wakee.wakee_flips, th.recent_used_cpu);
         let ttwu = wake_flags & select_fair::WF_TTWU != 0;
         // `current`'s load, read before p's average is synced in place (below): the
         // unsynced value, as when the sync was made on a copy. Only wake_affine_weight()
@@ -295,24 +300,6 @@ impl Sim<'_> {
             pelt::sync_entity_load_avg(&mut e.avg, last, e.load.weight);
             before
         });
-        let synced = &self.ents[tid].avg;
-        let task = FairWakeTask {
-            id: tid,
-            prev_cpu,
-            allowed,
-            util_est: if self.s.options.pelt.util_est {
-                pelt::task_util_est(synced, self.ue_ver)
-            } else {
-                pelt::task_util(synced)
-            },
-            uclamp_min: self.threads[tid].uclamp[0],
-            uclamp_max: self.threads[tid].uclamp[1],
-            load,
-            synced_load: synced.load_avg,
-            wakee_flips: self.threads[tid].wakee.wakee_flips,
-            recent_used_cpu: self.threads[tid].recent_used_cpu,
-            wake_flags,
-        };
         let try_feec = self.eas_wakeup_gate();
         let ctx = WakeCtx {
             this_cpu,
@@ -327,9 +314,8 @@ impl Sim<'_> {
             feec_syncs: try_feec && self.feec_syncs_task(prev_cpu),
         };
         // `current`'s wakee bookkeeping (the running thread's, or the CPU's idle task's):
-        // select_task_rq_fair() begins a wake-up with record_wakee(p), run here in place
-        // (after `task` read p's own flips, as the kernel's wake_wide() reads them after
-        // it), and the placement reads the waker's flips it leaves
+        // select_task_rq_fair() begins a wake-up with record_wakee(p), run here in place,
+        // and the placement reads the waker's flips it leaves
         let waker: &mut WakeeState = match curr {
             Some(c) => &mut self.threads[c].wakee,
             None => &mut self.idle_wakee[this_cpu],
@@ -340,6 +326,24 @@ impl Sim<'_> {
             select_fair::record_wakee(waker, tid, ctx.jiffies, ctx.hz);
         }
         let waker_flips = waker.wakee_flips;
+        let synced = &self.ents[tid].avg;
+        let task = FairWakeTask {
+            id: tid,
+            prev_cpu,
+            allowed: &self.threads[tid].affinity,
+            util_est: if self.s.options.pelt.util_est {
+                pelt::task_util_est(synced, self.ue_ver)
+            } else {
+                pelt::task_util(synced)
+            },
+            uclamp_min: uclamp[0],
+            uclamp_max: uclamp[1],
+            load,
+            synced_load: synced.load_avg,
+            wakee_flips,
+            recent_used_cpu,
+            wake_flags,
+        };
         // FairWakeParams::from_options(&self.s.options.fair), kept (the options do not change)
         let params = &self.wake_params;
         debug_assert_eq!(*params, FairWakeParams::from_options(&self.s.options.fair));
