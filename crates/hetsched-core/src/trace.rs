@@ -427,8 +427,9 @@ pub trait TraceSink {
     fn record(&mut self, ctx: &Ctx<'_>, ev: &TraceEvent<'_>);
     /// Two events at one context, `first` then `second`: [`TraceSink::record`] of each
     /// (the default; a sink may take both at once, as they come). The engine gives the
-    /// `sched_pelt_se` and `sched_pelt_cfs` of one `update_load_avg()` so, when they go
-    /// to one sink.
+    /// `sched_pelt_se` and `sched_pelt_cfs` of one `update_load_avg()`, and the
+    /// `sched_pelt_rt` and `sched_pelt_dl` of one `update_blocked_averages()`, so, when
+    /// they go to one sink.
     fn record_pair(&mut self, ctx: &Ctx<'_>, first: &TraceEvent<'_>, second: &TraceEvent<'_>) {
         self.record(ctx, first);
         self.record(ctx, second);

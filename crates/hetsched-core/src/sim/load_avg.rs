@@ -8,7 +8,9 @@ use crate::sim::*;
 impl<'w> Sim<'w> {
     /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` (kernel/sched/pelt.c, v6.11)
     /// of `cpu`'s RT or DL signal at its PELT clock, with the `pelt_rt_tp` / `pelt_dl_tp`
-    /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated.
+    /// tracepoint (`sched_pelt_rt` / `sched_pelt_dl`) when the signal was updated, by
+    /// the caller ([`Sim::update_rt_pelt`], [`Sim::update_dl_pelt`],
+    /// [`Sim::update_blocked_averages`]): returns whether it was.
     ///
     /// The common case, a signal that is not running and whose sums and averages are all
     /// zero (a CPU that has not run such a task for a while), is inline: its update only
@@ -18,35 +20,22 @@ impl<'w> Sim<'w> {
     #[inline(always)]
     pub(in crate::sim) fn update_class_pelt(
         &mut self,
-        out: &mut Out<'_, '_>,
         cpu: usize,
         rt: bool,
         running: bool,
-        now: Nanos,
     ) -> bool {
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
         let a = if rt { &mut rq.avg_rt } else { &mut rq.avg_dl };
         if running || !a.is_null() {
-            return self.update_class_pelt_full(out, cpu, rt, running, now);
+            return self.update_class_pelt_full(cpu, rt, running);
         }
-        let updated = a.age_null(pnow);
-        if updated && out.any.signals && self.s.options.trace.signals {
-            self.trace_class_pelt(out, cpu, rt, now);
-        }
-        updated
+        a.age_null(pnow)
     }
 
     /// [`Sim::update_class_pelt`] of a signal that is running or not all zero.
     #[inline(never)]
-    fn update_class_pelt_full(
-        &mut self,
-        out: &mut Out<'_, '_>,
-        cpu: usize,
-        rt: bool,
-        running: bool,
-        now: Nanos,
-    ) -> bool {
+    fn update_class_pelt_full(&mut self, cpu: usize, rt: bool, running: bool) -> bool {
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
         let a = if rt { &mut rq.avg_rt } else { &mut rq.avg_dl };
@@ -60,37 +49,40 @@ impl<'w> Sim<'w> {
         if updated && !(was_null && a.is_null()) {
             self.rq_util_changed(cpu);
         }
-        if updated && out.any.signals && self.s.options.trace.signals {
-            self.trace_class_pelt(out, cpu, rt, now);
-        }
         updated
     }
 
-    /// The `sched_pelt_rt` / `sched_pelt_dl` tracepoint of `cpu`'s RT or DL signal.
+    /// The `sched_pelt_rt` tracepoint of `cpu`'s RT signal if `rt`, then the
+    /// `sched_pelt_dl` of its DL signal if `dl`, at one context: the two of
+    /// `update_blocked_averages()` as a pair ([`Out::emit_pair`]). Each event reads only
+    /// its own signal, so the RT one built after the DL update is the one the kernel
+    /// writes before it.
     #[inline(never)]
-    fn trace_class_pelt(&self, out: &mut Out<'_, '_>, cpu: usize, rt: bool, now: Nanos) {
+    fn trace_class_pelt(&self, out: &mut Out<'_, '_>, cpu: usize, rt: bool, dl: bool, now: Nanos) {
         let rq = &self.rqs[cpu];
-        let (a, cpu32) = (if rt { &rq.avg_rt } else { &rq.avg_dl }, cpu as u32);
-        let (load, rbl_load, util) = (a.load_avg, a.runnable_avg, a.util_avg);
-        let ev = if rt {
-            TraceEvent::SchedPeltRt {
-                cpu: cpu32,
-                load,
-                rbl_load,
-                util,
-            }
-        } else {
-            TraceEvent::SchedPeltDl {
-                cpu: cpu32,
-                load,
-                rbl_load,
-                util,
-            }
+        let cpu32 = cpu as u32;
+        let (a, d) = (&rq.avg_rt, &rq.avg_dl);
+        let rt_ev = TraceEvent::SchedPeltRt {
+            cpu: cpu32,
+            load: a.load_avg,
+            rbl_load: a.runnable_avg,
+            util: a.util_avg,
         };
-        out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        let dl_ev = TraceEvent::SchedPeltDl {
+            cpu: cpu32,
+            load: d.load_avg,
+            rbl_load: d.runnable_avg,
+            util: d.util_avg,
+        };
+        let ctx = self.ctx(cpu, now);
+        match (rt, dl) {
+            (true, true) => out.emit_pair(&ctx, &rt_ev, &dl_ev, g_signals),
+            (true, false) => out.emit(&ctx, &rt_ev, g_signals),
+            _ => out.emit(&ctx, &dl_ev, g_signals),
+        }
     }
 
-    /// The RT signal of `cpu` ([`Sim::update_class_pelt`]).
+    /// The RT signal of `cpu` ([`Sim::update_class_pelt`]), with its tracepoint.
     #[inline(always)]
     pub(in crate::sim) fn update_rt_pelt(
         &mut self,
@@ -99,10 +91,14 @@ impl<'w> Sim<'w> {
         running: bool,
         now: Nanos,
     ) -> bool {
-        self.update_class_pelt(out, cpu, true, running, now)
+        let updated = self.update_class_pelt(cpu, true, running);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            self.trace_class_pelt(out, cpu, true, false, now);
+        }
+        updated
     }
 
-    /// The DL signal of `cpu` ([`Sim::update_class_pelt`]).
+    /// The DL signal of `cpu` ([`Sim::update_class_pelt`]), with its tracepoint.
     #[inline(always)]
     pub(in crate::sim) fn update_dl_pelt(
         &mut self,
@@ -111,7 +107,11 @@ impl<'w> Sim<'w> {
         running: bool,
         now: Nanos,
     ) -> bool {
-        self.update_class_pelt(out, cpu, false, running, now)
+        let updated = self.update_class_pelt(cpu, false, running);
+        if updated && out.any.signals && self.s.options.trace.signals {
+            self.trace_class_pelt(out, cpu, false, true, now);
+        }
+        updated
     }
 
     pub(in crate::sim) fn cfs_state(&self, cpu: usize) -> CfsRqState {
@@ -206,8 +206,14 @@ impl<'w> Sim<'w> {
         let st = self.cfs_state(cpu);
         // update_other_load_avgs(): the running class's signal counts as running
         let class = self.rqs[cpu].curr.map(|c| self.threads[c].class);
-        let mut decayed = self.update_rt_pelt(out, cpu, class == Some(Class::Rt), now);
-        decayed |= self.update_dl_pelt(out, cpu, class == Some(Class::Dl), now);
+        // the two signals' tracepoints as a pair, after both updates (nothing between
+        // them writes an event)
+        let rt = self.update_class_pelt(cpu, true, class == Some(Class::Rt));
+        let dl = self.update_class_pelt(cpu, false, class == Some(Class::Dl));
+        if (rt || dl) && out.any.signals && self.s.options.trace.signals {
+            self.trace_class_pelt(out, cpu, rt, dl, now);
+        }
+        let mut decayed = rt | dl;
         let rq = &mut self.rqs[cpu];
         let pnow = rq.clock.now();
         let before = rq.cfs.avg.last_update_time;

@@ -904,14 +904,17 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
         }
     }
 
-    /// The `sched_pelt_se` and `sched_pelt_cfs` of one update, with every event written
+    /// The `sched_pelt_se` and `sched_pelt_cfs` of one update, or the `sched_pelt_rt` and
+    /// `sched_pelt_dl` of one `update_blocked_averages()`, with every event written
     /// and the CPU's current task announced already (the common case), in one pass
     /// of `record()`'s entry: the bundle looked up once, each event written in it
     /// (the bundle flushed as soon as it is full, as after each `record()`). Any other
     /// pair is two `record()`s.
     fn record_pair(&mut self, ctx: &Ctx<'_>, first: &TraceEvent<'_>, second: &TraceEvent<'_>) {
         let cpu = ctx.cpu as usize;
-        if let (TraceEvent::SchedPeltSe { .. }, TraceEvent::SchedPeltCfs { .. }) = (first, second) {
+        if let (TraceEvent::SchedPeltSe { .. }, TraceEvent::SchedPeltCfs { .. })
+        | (TraceEvent::SchedPeltRt { .. }, TraceEvent::SchedPeltDl { .. }) = (first, second)
+        {
             debug_assert_eq!(
                 self.fast,
                 self.error.is_none() && self.interest == Interest::ALL

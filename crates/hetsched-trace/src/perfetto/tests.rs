@@ -776,9 +776,23 @@ fn a_pair_gives_the_bytes_of_two_records() {
                 cpu_id: ctx.cpu,
                 state: -1,
             };
-            let (first, second) = match i % 4 {
+            let rt = TraceEvent::SchedPeltRt {
+                cpu: ctx.cpu,
+                load: i % 700,
+                rbl_load: i % 200,
+                util: i % 1024,
+            };
+            let dl = TraceEvent::SchedPeltDl {
+                cpu: ctx.cpu,
+                load: i % 500,
+                rbl_load: i % 60,
+                util: i % 1024,
+            };
+            let (first, second) = match i % 6 {
                 0 | 1 => (&se, &cfs),
                 2 => (&other, &cfs),
+                3 => (&rt, &dl),
+                4 => (&rt, &other),
                 _ => (&se, &other),
             };
             if pairs {
