@@ -332,6 +332,7 @@ impl<E: Copy> EventQueue<E> {
             self.emptied(b);
             self.last = e.t >> self.slot;
             self.run_last = self.slot_last(self.last);
+            self.run_used_up();
             return Some(e);
         }
         self.refill(b);
@@ -357,6 +358,7 @@ impl<E: Copy> EventQueue<E> {
                 self.emptied(b);
                 self.last = t >> self.slot;
                 self.run_last = self.slot_last(self.last);
+                self.run_used_up();
                 return Some(self.popped_entry(e));
             }
             self.refill(b);
@@ -367,6 +369,17 @@ impl<E: Copy> EventQueue<E> {
         }
         self.head += 1;
         Some(self.popped_entry(e))
+    }
+
+    /// Empties `run`, all of it popped, when a pop takes a bucket's lone event and moves
+    /// the run's slot: the pushes into the new slot start it again. Without this, a run
+    /// that is never refilled (every pop from the buckets a lone event's) would keep its
+    /// popped events and grow with simulated time.
+    #[inline(always)]
+    fn run_used_up(&mut self) {
+        debug_assert_eq!(self.head, self.run.len(), "pending events in a moved run");
+        self.run.clear();
+        self.head = 0;
     }
 
     /// The end of a pop of `e`.
@@ -559,6 +572,25 @@ mod tests {
         assert_eq!(q.pop(), None);
         q.push(1, 9);
         assert_eq!(q.pop(), Some((10, 9)), "time never goes back");
+    }
+
+    /// A run that is never refilled (each pop from the buckets a lone event's, each push
+    /// into the run popped before the next slot) keeps no popped events: its length stays
+    /// bounded in simulated time (found by review: it grew by one event a round).
+    #[test]
+    fn a_run_never_refilled_does_not_grow() {
+        for bits in [0, 4, 20] {
+            let mut q = EventQueue::with_slot_bits(bits);
+            for i in 0..100_000u32 {
+                // a later slot: a bucket of its own, popped as a lone event
+                q.push(q.now() + (1 << bits) * 3 + 7, i);
+                assert_eq!(q.pop().map(|(_, ev)| ev), Some(i));
+                // at the popped time: into the run, popped from it
+                q.push(q.now(), i);
+                assert_eq!(q.pop_before(u64::MAX).map(|(_, ev)| ev), Some(i));
+                assert!(q.run.len() <= 2, "run of {} after {i} rounds", q.run.len());
+            }
+        }
     }
 
     /// Random pushes and pops, many at equal times, against a reference: the pending
