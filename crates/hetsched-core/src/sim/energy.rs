@@ -84,6 +84,9 @@ pub(in crate::sim) struct EnergyState {
     /// cpu_online_mask)` and `cpumask_weight(cpus)` find them ([`eas::pd_online_cpus`]):
     /// every CPU stays online and the EM does not change, so they are built once.
     pub pd_online: Vec<(CpuSet, u64)>,
+    /// Per domain of the EM: the CPUs of its [`EnergyState::pd_online`] set, ascending,
+    /// which `find_energy_efficient_cpu()` walks ([`eas::EasView::pd_online_list`]).
+    pub pd_online_list: Vec<Vec<usize>>,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
     /// Per CPU: the two terms `find_energy_efficient_cpu()` reads of it when it is not the
@@ -176,6 +179,15 @@ impl EnergyState {
                     pd.as_ref().map_or((CpuSet::EMPTY, 0), |pd| {
                         let cpus = CpuSet::from_cpus(&pd.cpus);
                         (cpus, cpus.weight() as u64)
+                    })
+                })
+                .collect(),
+            pd_online_list: em
+                .pds
+                .iter()
+                .map(|pd| {
+                    pd.as_ref().map_or(Vec::new(), |pd| {
+                        CpuSet::from_cpus(&pd.cpus).iter().collect()
                     })
                 })
                 .collect(),
@@ -420,12 +432,11 @@ struct View<'s, 'w> {
 }
 
 impl View<'_, '_> {
-    /// `cpu_util(cpu, p, cpu, 0)` of the waking task for a CPU other than its own: p's
-    /// `util_avg` joins the CPU's, its `util_est` the CPU's (as [`EasView::cpu_utils`]).
+    /// `cpu_util(cpu, p, cpu, 0)` of the waking task for a CPU other than its own, of
+    /// that CPU's `rq`: p's `util_avg` joins the CPU's, its `util_est` the CPU's (as
+    /// [`EasView::cpu_utils`]).
     #[inline(always)]
-    fn on_dst(&self, cpu: usize) -> u64 {
-        debug_assert_ne!(cpu, self.task_cpu);
-        let rq = &self.sim.rqs[cpu];
+    fn on_dst(&self, rq: &super::Rq) -> u64 {
         let a = &rq.cfs.avg;
         let mut util = a.util_avg + self.task_util;
         if self.sim.s.options.pelt.util_est {
@@ -520,7 +531,8 @@ impl EasView for View<'_, '_> {
     /// while the CPU's generation has not moved: they read only the CPU's own signals
     /// then (`cpu_util(cpu, p, -1, boost)` of a CPU p is not on, p not queued, is the
     /// CPU's utilisation); `cpu_util(cpu, p, cpu, 0)` is computed each time
-    /// ([`View::on_dst`]).
+    /// ([`View::on_dst`]), and the capacities ([`eas::FeecCaps`]) are read from the same
+    /// look-up of the CPU's rq.
     #[inline(always)]
     fn feec_cpu(&self, cpu: usize, p: &EasTask, params: FeecParams) -> eas::FeecCpu {
         if p.id != self.tid || cpu == self.task_cpu || self.queued {
@@ -531,10 +543,17 @@ impl EasView for View<'_, '_> {
         let slot = &self.sim.en.feec_kept[cpu];
         let (kept, busy, perf) = slot.get();
         let t = if kept == gen {
+            let rq = &self.sim.rqs[cpu];
+            let c = super::rq_capacity(rq);
             eas::FeecCpu {
                 busy,
                 perf,
-                on_dst: self.on_dst(cpu),
+                on_dst: self.on_dst(rq),
+                caps: eas::FeecCaps {
+                    capacity_of: c.capacity,
+                    arch: rq.cap,
+                    actual: c.actual(),
+                },
             }
         } else {
             let t = eas::feec_cpu_of(self, cpu, p, params);
@@ -555,6 +574,14 @@ impl EasView for View<'_, '_> {
         let kept = self.sim.en.pd_online[i];
         debug_assert_eq!(kept, eas::pd_online_cpus(self, pd));
         kept
+    }
+
+    /// Kept per domain in [`EnergyState::pd_online_list`].
+    #[inline(always)]
+    fn pd_online_list(&self, i: usize) -> Option<&[usize]> {
+        let list = &self.sim.en.pd_online_list[i];
+        debug_assert!(list.iter().copied().eq(self.sim.en.pd_online[i].0.iter()));
+        Some(list)
     }
 
     fn capacity_of(&self, cpu: usize) -> u64 {
