@@ -429,6 +429,13 @@ struct View<'s, 'w> {
     task_ue: u64,
     /// `task_on_rq_queued(p) || current == p`.
     queued: bool,
+    /// The runqueues (`sim.rqs`).
+    rqs: &'s [Rq],
+    /// [`EnergyState::feec_kept`], of `rqs`' length: one test of a CPU against that
+    /// length covers both look-ups.
+    kept: &'s [Cell<(u64, u64, u64)>],
+    /// `pelt.util_est`.
+    util_est: bool,
 }
 
 impl View<'_, '_> {
@@ -439,7 +446,7 @@ impl View<'_, '_> {
     fn on_dst(&self, rq: &super::Rq) -> u64 {
         let a = &rq.cfs.avg;
         let mut util = a.util_avg + self.task_util;
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             util = util.max(pelt::cfs_rq_util_est(a) + self.task_ue);
         }
         util.min(rq.cap)
@@ -449,7 +456,7 @@ impl View<'_, '_> {
 impl EasView for View<'_, '_> {
     /// `cpu_util(cpu, p, dst_cpu, boost)` (kernel/sched/fair.c, v6.8+; spec §1.8).
     fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, boost: bool) -> u64 {
-        let rq = &self.sim.rqs[cpu];
+        let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
         let p = p.filter(|&t| t == self.tid);
         let mut util = a.util_avg;
@@ -463,7 +470,7 @@ impl EasView for View<'_, '_> {
                 util += self.task_util;
             }
         }
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             let mut ue = pelt::cfs_rq_util_est(a);
             if dst == Some(cpu) {
                 ue += self.task_ue;
@@ -480,7 +487,7 @@ impl EasView for View<'_, '_> {
     /// the ones its `dst_cpu` and `boost` select.
     #[inline(always)]
     fn cpu_utils(&self, cpu: usize, p: usize, boost: bool) -> eas::CpuUtils {
-        let rq = &self.sim.rqs[cpu];
+        let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
         let mine = p == self.tid;
         let util = a.util_avg;
@@ -500,7 +507,7 @@ impl EasView for View<'_, '_> {
         if mine && self.task_cpu != cpu {
             on_dst += self.task_util;
         }
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             let ue = pelt::cfs_rq_util_est(a);
             on_dst = on_dst.max(ue + self.task_ue);
             let ue = if mine && self.queued {
@@ -539,11 +546,12 @@ impl EasView for View<'_, '_> {
             return eas::feec_cpu_of(self, cpu, p, params);
         }
         debug_assert_eq!(params, self.sim.en.feec);
+        // the rq first: `kept` has its length, so its look-up needs no second test
+        let rq = &self.rqs[cpu];
+        let slot = &self.kept[cpu];
         let gen = self.sim.lb_scratch.gen_of(cpu);
-        let slot = &self.sim.en.feec_kept[cpu];
         let (kept, busy, perf) = slot.get();
         let t = if kept == gen {
-            let rq = &self.sim.rqs[cpu];
             let c = super::rq_capacity(rq);
             eas::FeecCpu {
                 busy,
@@ -565,7 +573,7 @@ impl EasView for View<'_, '_> {
     }
 
     fn arch_capacity(&self, cpu: usize) -> u64 {
-        self.sim.rqs[cpu].cap
+        self.rqs[cpu].cap
     }
 
     /// Kept per domain in [`EnergyState::pd_online`] (every CPU online).
@@ -585,15 +593,15 @@ impl EasView for View<'_, '_> {
     }
 
     fn capacity_of(&self, cpu: usize) -> u64 {
-        super::rq_capacity(&self.sim.rqs[cpu]).capacity
+        super::rq_capacity(&self.rqs[cpu]).capacity
     }
 
     fn actual_cpu_capacity(&self, cpu: usize) -> u64 {
-        super::rq_capacity(&self.sim.rqs[cpu]).actual()
+        super::rq_capacity(&self.rqs[cpu]).actual()
     }
 
     fn rq(&self, cpu: usize) -> RqSignals {
-        rq_signals(&self.sim.rqs[cpu], &self.sim.en.uclamp[cpu])
+        rq_signals(&self.rqs[cpu], &self.sim.en.uclamp[cpu])
     }
 
     fn uclamp_is_used(&self) -> bool {
@@ -661,6 +669,9 @@ impl Sim<'_> {
             task_util: avg.util_avg,
             task_ue: ue,
             queued: ent.on_rq || self.rqs[t.cpu].curr == Some(tid),
+            rqs: &self.rqs,
+            kept: &self.en.feec_kept[..self.rqs.len()],
+            util_est,
         };
         let task = EasTask {
             id: tid,
