@@ -52,6 +52,12 @@ pub trait EasView {
     fn pd_online_cpus(&self, _i: usize, pd: &EmPerfDomain) -> (CpuSet, u64) {
         pd_online_cpus(self, pd)
     }
+    /// The CPUs of [`EasView::pd_online_cpus`]'s set for the `i`-th domain, ascending,
+    /// when the view keeps them as a list (then [`find_energy_efficient_cpu`] walks it
+    /// rather than the set's words); `None` (the default): the set is walked.
+    fn pd_online_list(&self, _i: usize) -> Option<&[usize]> {
+        None
+    }
     /// The three `cpu_util()` values `find_energy_efficient_cpu()` reads of `cpu` for task
     /// `p` ([`CpuUtils`]); `boost` is [`FeecParams::runnable_boost`]. A view may compute
     /// them from one read of the CPU's signals; they must equal the three
@@ -90,12 +96,39 @@ pub struct FeecCpu {
     pub perf: u64,
     /// `cpu_util(cpu, p, cpu, 0)`: with `p` moved to `cpu`.
     pub on_dst: u64,
+    /// What the candidate test reads of the CPU's capacities.
+    pub caps: FeecCaps,
+}
+
+/// The capacities of a CPU `find_energy_efficient_cpu()` (kernel/sched/fair.c, v6.11)
+/// reads for its candidate test (`util_fits_cpu()`, the spare capacity), read with the
+/// CPU's other terms ([`FeecCpu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeecCaps {
+    /// `capacity_of(cpu)` ([`EasView::capacity_of`]).
+    pub capacity_of: u64,
+    /// `arch_scale_cpu_capacity(cpu)` ([`EasView::arch_capacity`]).
+    pub arch: u64,
+    /// `get_actual_cpu_capacity(cpu)` ([`EasView::actual_cpu_capacity`]).
+    pub actual: u64,
+}
+
+impl FeecCaps {
+    /// The three capacities of `cpu` through the view's methods.
+    #[inline(always)]
+    pub fn of<V: EasView + ?Sized>(view: &V, cpu: usize) -> FeecCaps {
+        FeecCaps {
+            capacity_of: view.capacity_of(cpu),
+            arch: view.arch_capacity(cpu),
+            actual: view.actual_cpu_capacity(cpu),
+        }
+    }
 }
 
 impl FeecCpu {
     /// The two terms of `cpu` without `p` ([`FeecCpu::busy`], [`FeecCpu::perf`]) and its
     /// `cpu_util(cpu, p, cpu, 0)` (`on_dst`) from `cpu`'s signals `rq` and its
-    /// [`CpuUtils`] `u`.
+    /// [`CpuUtils`] `u`, with its capacities `caps`.
     #[inline(always)]
     pub fn from_utils(
         rq: &RqSignals,
@@ -104,17 +137,19 @@ impl FeecCpu {
         cpu: usize,
         p: &EasTask,
         params: FeecParams,
+        caps: FeecCaps,
     ) -> FeecCpu {
         FeecCpu {
             busy: effective_cpu_util(rq, u.without, used).util,
             perf: cpu_perf_of(rq, u.without_boost, used, cpu, p, None, params),
             on_dst: u.on_dst,
+            caps,
         }
     }
 }
 
-/// [`EasView::feec_cpu`] from [`EasView::rq`] and [`EasView::cpu_utils`]: what every view
-/// must return.
+/// [`EasView::feec_cpu`] from [`EasView::rq`], [`EasView::cpu_utils`] and the capacity
+/// methods ([`FeecCaps::of`]): what every view must return.
 #[inline(always)]
 pub fn feec_cpu_of<V: EasView + ?Sized>(
     view: &V,
@@ -123,7 +158,16 @@ pub fn feec_cpu_of<V: EasView + ?Sized>(
     params: FeecParams,
 ) -> FeecCpu {
     let u = view.cpu_utils(cpu, p.id, params.runnable_boost);
-    FeecCpu::from_utils(&view.rq(cpu), &u, view.uclamp_is_used(), cpu, p, params)
+    let caps = FeecCaps::of(view, cpu);
+    FeecCpu::from_utils(
+        &view.rq(cpu),
+        &u,
+        view.uclamp_is_used(),
+        cpu,
+        p,
+        params,
+        caps,
+    )
 }
 
 /// `cpumask_and(cpus, perf_domain_span(pd), cpu_online_mask)` and `cpumask_weight(cpus)`
@@ -534,6 +578,10 @@ pub fn find_energy_efficient_cpu(
     let mut prev_actual_cap = 0;
     let mut best_cpu: Option<usize> = None;
     let mut base_sum: u64 = 0;
+    // for_each_cpu_and(cpu, cpus, sched_domain_span(sd)) skipping CPUs not in
+    // p->cpus_ptr: a CPU of the domain's online set is a candidate when it is in `sd ∩
+    // p->cpus_ptr`, the same for every domain, so intersected once
+    let sd_allowed = sd.and(&p.allowed);
 
     for (i, pd) in rd_pd
         .iter()
@@ -554,26 +602,24 @@ pub fn find_energy_efficient_cpu(
         // Declared once per domain; reassigned for each non-uclamp-idle CPU only, so a
         // uclamp-idle CPU keeps the last non-idle CPU's values (p's before any).
         let (mut util_min, mut util_max) = (p_util_min, p_util_max);
-        // for_each_cpu_and(cpu, cpus, sched_domain_span(sd)) skipping CPUs not in
-        // p->cpus_ptr: the CPUs of the three-way intersection, ascending.
-        let candidates = cpus.and(sd).and(&p.allowed);
         // One walk of the domain's CPUs, each CPU read once ([`EasView::feec_cpu`]; the
         // engine keeps the terms without p of the CPUs that did not change), serves the
-        // candidate loop (the CPUs of `candidates`, in the same order) and, computed
+        // candidate loop (the CPUs in `sd ∩ p->cpus_ptr`, in the same order) and, computed
         // before they are needed, eenv_pd_busy_time() and the eenv_pd_max_util() terms
         // ([`PdMaxUtil`]), which read the same CPUs without p: pure functions of state
         // that nothing in this call changes, used only when the domain is evaluated.
         let mut max_util = PdMaxUtil::new(params);
         let mut busy: u64 = 0;
-        for cpu in cpus.iter() {
+        let mut visit = |cpu: usize| {
             let t = view.feec_cpu(cpu, p, params);
             busy += t.busy;
             max_util.add(cpu, t.perf);
-            if !candidates.contains(cpu) {
-                continue;
+            // the candidates: `cpus ∩ sd ∩ p->cpus_ptr`, ascending
+            if !sd_allowed.contains(cpu) {
+                return;
             }
             let util = t.on_dst;
-            let cap = view.capacity_of(cpu);
+            let cap = t.caps.capacity_of;
             if used {
                 let rq = view.rq(cpu);
                 if !rq.uclamp_idle {
@@ -588,12 +634,12 @@ pub fn find_energy_efficient_cpu(
                 util_min,
                 util_max,
                 cap,
-                view.arch_capacity(cpu),
-                view.actual_cpu_capacity(cpu),
+                t.caps.arch,
+                t.caps.actual,
                 used,
             );
             if fits == 0 {
-                continue;
+                return;
             }
             let spare = cap.saturating_sub(util) as i64;
             if cpu == prev_cpu {
@@ -604,6 +650,14 @@ pub fn find_energy_efficient_cpu(
                 max_spare_cpu = Some(cpu);
                 max_fits = fits;
             }
+        };
+        // the domain's online CPUs ascending: the view's list, or the set's walk
+        match view.pd_online_list(i) {
+            Some(list) => {
+                debug_assert!(list.iter().copied().eq(cpus.iter()));
+                list.iter().for_each(|&cpu| visit(cpu));
+            }
+            None => cpus.iter().for_each(visit),
         }
         if max_spare_cpu.is_none() && prev_spare < 0 {
             continue;

@@ -84,6 +84,9 @@ pub(in crate::sim) struct EnergyState {
     /// cpu_online_mask)` and `cpumask_weight(cpus)` find them ([`eas::pd_online_cpus`]):
     /// every CPU stays online and the EM does not change, so they are built once.
     pub pd_online: Vec<(CpuSet, u64)>,
+    /// Per domain of the EM: the CPUs of its [`EnergyState::pd_online`] set, ascending,
+    /// which `find_energy_efficient_cpu()` walks ([`eas::EasView::pd_online_list`]).
+    pub pd_online_list: Vec<Vec<usize>>,
     /// Energy-over-time bucket (ns).
     pub bucket_ns: Nanos,
     /// Per CPU: the two terms `find_energy_efficient_cpu()` reads of it when it is not the
@@ -176,6 +179,15 @@ impl EnergyState {
                     pd.as_ref().map_or((CpuSet::EMPTY, 0), |pd| {
                         let cpus = CpuSet::from_cpus(&pd.cpus);
                         (cpus, cpus.weight() as u64)
+                    })
+                })
+                .collect(),
+            pd_online_list: em
+                .pds
+                .iter()
+                .map(|pd| {
+                    pd.as_ref().map_or(Vec::new(), |pd| {
+                        CpuSet::from_cpus(&pd.cpus).iter().collect()
                     })
                 })
                 .collect(),
@@ -417,18 +429,24 @@ struct View<'s, 'w> {
     task_ue: u64,
     /// `task_on_rq_queued(p) || current == p`.
     queued: bool,
+    /// The runqueues (`sim.rqs`).
+    rqs: &'s [Rq],
+    /// [`EnergyState::feec_kept`], of `rqs`' length: one test of a CPU against that
+    /// length covers both look-ups.
+    kept: &'s [Cell<(u64, u64, u64)>],
+    /// `pelt.util_est`.
+    util_est: bool,
 }
 
 impl View<'_, '_> {
-    /// `cpu_util(cpu, p, cpu, 0)` of the waking task for a CPU other than its own: p's
-    /// `util_avg` joins the CPU's, its `util_est` the CPU's (as [`EasView::cpu_utils`]).
+    /// `cpu_util(cpu, p, cpu, 0)` of the waking task for a CPU other than its own, of
+    /// that CPU's `rq`: p's `util_avg` joins the CPU's, its `util_est` the CPU's (as
+    /// [`EasView::cpu_utils`]).
     #[inline(always)]
-    fn on_dst(&self, cpu: usize) -> u64 {
-        debug_assert_ne!(cpu, self.task_cpu);
-        let rq = &self.sim.rqs[cpu];
+    fn on_dst(&self, rq: &super::Rq) -> u64 {
         let a = &rq.cfs.avg;
         let mut util = a.util_avg + self.task_util;
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             util = util.max(pelt::cfs_rq_util_est(a) + self.task_ue);
         }
         util.min(rq.cap)
@@ -438,7 +456,7 @@ impl View<'_, '_> {
 impl EasView for View<'_, '_> {
     /// `cpu_util(cpu, p, dst_cpu, boost)` (kernel/sched/fair.c, v6.8+; spec §1.8).
     fn cpu_util(&self, cpu: usize, p: Option<usize>, dst: Option<usize>, boost: bool) -> u64 {
-        let rq = &self.sim.rqs[cpu];
+        let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
         let p = p.filter(|&t| t == self.tid);
         let mut util = a.util_avg;
@@ -452,7 +470,7 @@ impl EasView for View<'_, '_> {
                 util += self.task_util;
             }
         }
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             let mut ue = pelt::cfs_rq_util_est(a);
             if dst == Some(cpu) {
                 ue += self.task_ue;
@@ -469,7 +487,7 @@ impl EasView for View<'_, '_> {
     /// the ones its `dst_cpu` and `boost` select.
     #[inline(always)]
     fn cpu_utils(&self, cpu: usize, p: usize, boost: bool) -> eas::CpuUtils {
-        let rq = &self.sim.rqs[cpu];
+        let rq = &self.rqs[cpu];
         let a = &rq.cfs.avg;
         let mine = p == self.tid;
         let util = a.util_avg;
@@ -489,7 +507,7 @@ impl EasView for View<'_, '_> {
         if mine && self.task_cpu != cpu {
             on_dst += self.task_util;
         }
-        if self.sim.s.options.pelt.util_est {
+        if self.util_est {
             let ue = pelt::cfs_rq_util_est(a);
             on_dst = on_dst.max(ue + self.task_ue);
             let ue = if mine && self.queued {
@@ -520,21 +538,30 @@ impl EasView for View<'_, '_> {
     /// while the CPU's generation has not moved: they read only the CPU's own signals
     /// then (`cpu_util(cpu, p, -1, boost)` of a CPU p is not on, p not queued, is the
     /// CPU's utilisation); `cpu_util(cpu, p, cpu, 0)` is computed each time
-    /// ([`View::on_dst`]).
+    /// ([`View::on_dst`]), and the capacities ([`eas::FeecCaps`]) are read from the same
+    /// look-up of the CPU's rq.
     #[inline(always)]
     fn feec_cpu(&self, cpu: usize, p: &EasTask, params: FeecParams) -> eas::FeecCpu {
         if p.id != self.tid || cpu == self.task_cpu || self.queued {
             return eas::feec_cpu_of(self, cpu, p, params);
         }
         debug_assert_eq!(params, self.sim.en.feec);
+        // the rq first: `kept` has its length, so its look-up needs no second test
+        let rq = &self.rqs[cpu];
+        let slot = &self.kept[cpu];
         let gen = self.sim.lb_scratch.gen_of(cpu);
-        let slot = &self.sim.en.feec_kept[cpu];
         let (kept, busy, perf) = slot.get();
         let t = if kept == gen {
+            let c = super::rq_capacity(rq);
             eas::FeecCpu {
                 busy,
                 perf,
-                on_dst: self.on_dst(cpu),
+                on_dst: self.on_dst(rq),
+                caps: eas::FeecCaps {
+                    capacity_of: c.capacity,
+                    arch: rq.cap,
+                    actual: c.actual(),
+                },
             }
         } else {
             let t = eas::feec_cpu_of(self, cpu, p, params);
@@ -546,7 +573,7 @@ impl EasView for View<'_, '_> {
     }
 
     fn arch_capacity(&self, cpu: usize) -> u64 {
-        self.sim.rqs[cpu].cap
+        self.rqs[cpu].cap
     }
 
     /// Kept per domain in [`EnergyState::pd_online`] (every CPU online).
@@ -557,16 +584,24 @@ impl EasView for View<'_, '_> {
         kept
     }
 
+    /// Kept per domain in [`EnergyState::pd_online_list`].
+    #[inline(always)]
+    fn pd_online_list(&self, i: usize) -> Option<&[usize]> {
+        let list = &self.sim.en.pd_online_list[i];
+        debug_assert!(list.iter().copied().eq(self.sim.en.pd_online[i].0.iter()));
+        Some(list)
+    }
+
     fn capacity_of(&self, cpu: usize) -> u64 {
-        super::rq_capacity(&self.sim.rqs[cpu]).capacity
+        super::rq_capacity(&self.rqs[cpu]).capacity
     }
 
     fn actual_cpu_capacity(&self, cpu: usize) -> u64 {
-        super::rq_capacity(&self.sim.rqs[cpu]).actual()
+        super::rq_capacity(&self.rqs[cpu]).actual()
     }
 
     fn rq(&self, cpu: usize) -> RqSignals {
-        rq_signals(&self.sim.rqs[cpu], &self.sim.en.uclamp[cpu])
+        rq_signals(&self.rqs[cpu], &self.sim.en.uclamp[cpu])
     }
 
     fn uclamp_is_used(&self) -> bool {
@@ -634,6 +669,9 @@ impl Sim<'_> {
             task_util: avg.util_avg,
             task_ue: ue,
             queued: ent.on_rq || self.rqs[t.cpu].curr == Some(tid),
+            rqs: &self.rqs,
+            kept: &self.en.feec_kept[..self.rqs.len()],
+            util_est,
         };
         let task = EasTask {
             id: tid,
