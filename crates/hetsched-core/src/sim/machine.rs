@@ -246,6 +246,15 @@ impl<'w> Sim<'w> {
                 }
             }
             self.drain_resched(out, now);
+            // the three end tests; with threads alive and not all blocked on resources
+            // (nearly every event), only the error's can hold
+            if self.nr_res_blocked != self.alive && self.alive != 0 {
+                if self.fatal.is_some() {
+                    self.finish(out, now);
+                    return;
+                }
+                continue;
+            }
             if self.alive > 0 && self.nr_res_blocked == self.alive {
                 self.check_deadlock(now);
             }
