@@ -332,23 +332,30 @@ impl<E: Copy> EventQueue<E> {
     /// `limit`, without finding the earliest bucket and its earliest time twice.
     #[inline]
     pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
-        if self.head == self.run.len() {
-            let b = self.lowest()?;
-            let bucket = &mut self.buckets[b];
-            if bucket.len() == 1 {
-                let t = bucket[0].t;
-                if t >= limit {
-                    return None;
-                }
-                let e = bucket.pop()?;
-                self.emptied(b);
-                self.last = t >> self.slot;
-                self.run_last = self.slot_last(self.last);
-                self.run_used_up();
-                return Some(self.popped_entry(e));
+        // the run's next event, read with one bounds check
+        if let Some(&e) = self.run.get(self.head) {
+            if e.t >= limit {
+                return None;
             }
-            self.refill(b);
+            self.head += 1;
+            return Some(self.popped_entry(e));
         }
+        // the run used up: the lowest bucket
+        let b = self.lowest()?;
+        let bucket = &mut self.buckets[b];
+        if bucket.len() == 1 {
+            let t = bucket[0].t;
+            if t >= limit {
+                return None;
+            }
+            let e = bucket.pop()?;
+            self.emptied(b);
+            self.last = t >> self.slot;
+            self.run_last = self.slot_last(self.last);
+            self.run_used_up();
+            return Some(self.popped_entry(e));
+        }
+        self.refill(b);
         let e = *self.run.get(self.head)?;
         if e.t >= limit {
             return None;
