@@ -172,25 +172,22 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `ev` at `at` (clamped to now: time never goes back).
     ///
-    /// Its rare paths (the renumbering, a push into `run`, a full bucket) are tail calls
-    /// of functions out of line, so that the common ones save no registers.
+    /// Its rare paths (the renumbering, a push into `run`, a full bucket) are calls of
+    /// functions out of line that do not take the entry, so that the common ones keep it
+    /// in registers and save none.
     #[inline(always)]
     pub fn push(&mut self, at: Nanos, ev: E) {
         if self.seq == self.seq_limit {
             return self.push_renumbered(at, ev);
         }
         let t = at.max(self.now);
-        let e = Entry {
-            t,
-            seq: self.seq,
-            ev,
-        };
+        let seq = self.seq;
         self.seq += 1;
         self.len += 1;
         if t <= self.run_last {
-            return self.push_run(e);
+            return self.push_run(t, seq, ev);
         }
-        self.file(e);
+        self.file(Entry { t, seq, ev });
     }
 
     /// [`EventQueue::push`] once the numbers are used up: renumbers, then pushes.
@@ -201,13 +198,13 @@ impl<E: Copy> EventQueue<E> {
         self.push(at, ev);
     }
 
-    /// [`EventQueue::push`] of `e` (at or before `run_last`) into `run`: after the events
-    /// at its time and before the others, it pops after them (its number is the
-    /// greatest).
+    /// [`EventQueue::push`] of the entry `(t, seq, ev)` (at or before `run_last`) into
+    /// `run`: after the events at its time and before the others, it pops after them (its
+    /// number is the greatest).
     #[inline(never)]
-    fn push_run(&mut self, e: Entry<E>) {
-        let i = self.head + self.run[self.head..].partition_point(|x| x.t <= e.t);
-        self.run.insert(i, e);
+    fn push_run(&mut self, t: Nanos, seq: u32, ev: E) {
+        let i = self.head + self.run[self.head..].partition_point(|x| x.t <= t);
+        self.run.insert(i, Entry { t, seq, ev });
     }
 
     /// Files `e` (at a time after `run_last`) in its bucket.
@@ -215,28 +212,17 @@ impl<E: Copy> EventQueue<E> {
     fn file(&mut self, e: Entry<E>) {
         debug_assert!(e.t > self.run_last, "an event filed in the run's slot");
         let c = e.t >> self.slot;
-        let l = (63 - (c ^ self.last).leading_zeros()) / DIGIT;
+        // `c` differs from `last` (its time is after `run_last`): `| 1` changes not its
+        // highest differing bit, and bounds `l` (no bucket index check)
+        let l = (63 - ((c ^ self.last) | 1).leading_zeros()) / DIGIT;
         let b = ((l << DIGIT) + (c >> (DIGIT * l)) as u32 % (1 << DIGIT)) as usize;
         self.mask[b / 64] |= 1 << (b % 64);
         self.summary |= 1 << (b / 64);
         let bucket = &mut self.buckets[b];
         if bucket.len() == bucket.capacity() {
-            return Self::grow_push(bucket, &mut self.spare, &mut self.spare_total, e);
+            Self::grow(bucket, &mut self.spare, &mut self.spare_total);
         }
         bucket.push(e);
-    }
-
-    /// [`EventQueue::file`] of `e` to the full bucket `v` ([`EventQueue::grow`]).
-    #[cold]
-    #[inline(never)]
-    fn grow_push(
-        v: &mut Vec<Entry<E>>,
-        spare: &mut Vec<Vec<Entry<E>>>,
-        total: &mut usize,
-        e: Entry<E>,
-    ) {
-        Self::grow(v, spare, total);
-        v.push(e);
     }
 
     /// Makes room for one more event in the full bucket `v`: one without an allocation takes
@@ -255,11 +241,11 @@ impl<E: Copy> EventQueue<E> {
         v.reserve(1);
     }
 
-    /// [`Vec::push`] of `e` to the full `run`.
+    /// Makes room for one more event in the full `run`.
     #[cold]
     #[inline(never)]
-    fn push_run_grow(&mut self, e: Entry<E>) {
-        self.run.push(e);
+    fn grow_run(run: &mut Vec<Entry<E>>) {
+        run.reserve(1);
     }
 
     /// The lowest non-empty bucket, if any.
@@ -346,23 +332,30 @@ impl<E: Copy> EventQueue<E> {
     /// `limit`, without finding the earliest bucket and its earliest time twice.
     #[inline]
     pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
-        if self.head == self.run.len() {
-            let b = self.lowest()?;
-            let bucket = &mut self.buckets[b];
-            if bucket.len() == 1 {
-                let t = bucket[0].t;
-                if t >= limit {
-                    return None;
-                }
-                let e = bucket.pop()?;
-                self.emptied(b);
-                self.last = t >> self.slot;
-                self.run_last = self.slot_last(self.last);
-                self.run_used_up();
-                return Some(self.popped_entry(e));
+        // the run's next event, read with one bounds check
+        if let Some(&e) = self.run.get(self.head) {
+            if e.t >= limit {
+                return None;
             }
-            self.refill(b);
+            self.head += 1;
+            return Some(self.popped_entry(e));
         }
+        // the run used up: the lowest bucket
+        let b = self.lowest()?;
+        let bucket = &mut self.buckets[b];
+        if bucket.len() == 1 {
+            let t = bucket[0].t;
+            if t >= limit {
+                return None;
+            }
+            let e = bucket.pop()?;
+            self.emptied(b);
+            self.last = t >> self.slot;
+            self.run_last = self.slot_last(self.last);
+            self.run_used_up();
+            return Some(self.popped_entry(e));
+        }
+        self.refill(b);
         let e = *self.run.get(self.head)?;
         if e.t >= limit {
             return None;
@@ -431,19 +424,19 @@ impl<E: Copy> EventQueue<E> {
             .min()
             .unwrap_or(self.last);
         self.emptied(b);
-        // `file()` of each event not of slot `last`, with the summary word in a local
+        // `file()` of each event not of slot `last`, with the summary word in a local; the
+        // events are read in place (a `drain()` copied each through the stack)
         let mut summary = self.summary;
-        for e in bucket.drain(..) {
-            // the growths are calls apart, so that the common paths keep the event in
-            // registers
+        for &e in bucket.iter() {
+            // the growths are calls apart that do not take the event, so that the common
+            // paths keep it in registers
             let c = e.t >> slot;
             let x = c ^ last;
             if x == 0 {
                 if self.run.len() == self.run.capacity() {
-                    self.push_run_grow(e);
-                } else {
-                    self.run.push(e);
+                    Self::grow_run(&mut self.run);
                 }
+                self.run.push(e);
                 continue;
             }
             let l = (63 - x.leading_zeros()) / DIGIT;
@@ -452,11 +445,11 @@ impl<E: Copy> EventQueue<E> {
             summary |= 1 << (b / 64);
             let v = &mut self.buckets[b];
             if v.len() == v.capacity() {
-                Self::grow_push(v, &mut self.spare, &mut self.spare_total, e);
-            } else {
-                v.push(e);
+                Self::grow(v, &mut self.spare, &mut self.spare_total);
             }
+            v.push(e);
         }
+        bucket.clear();
         self.summary = summary;
         self.buckets[b] = bucket;
         self.keep(b);

@@ -278,10 +278,12 @@ impl<'w> Sim<'w> {
             ),
             uclamp_on: None,
         });
+        let task = self.prog.task(ti);
         self.uthreads.push(user::UserThread::new(
             ti,
-            self.prog.task(ti).unique_timers as usize,
+            task.unique_timers as usize,
             self.prog.start(ti),
+            task.loop_limit(),
         ));
         // v6.12+ custom slices (`fair.custom_slice`); v6.11 keeps sysctl_sched_base_slice
         let slice = t

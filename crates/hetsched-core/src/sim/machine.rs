@@ -246,6 +246,15 @@ impl<'w> Sim<'w> {
                 }
             }
             self.drain_resched(out, now);
+            // the three end tests; with threads alive and not all blocked on resources
+            // (nearly every event), only the error's can hold
+            if self.nr_res_blocked != self.alive && self.alive != 0 {
+                if self.fatal.is_some() {
+                    self.finish(out, now);
+                    return;
+                }
+                continue;
+            }
             if self.alive > 0 && self.nr_res_blocked == self.alive {
                 self.check_deadlock(now);
             }
@@ -289,13 +298,22 @@ impl<'w> Sim<'w> {
     }
 
     /// The current op of `cpu`'s task has completed.
+    ///
+    /// [`Sim::account_op`]'s statements on one borrow of the rq and of curr's op, with the
+    /// charge inline ([`charge_op_inline`]): the op's test reads the op just charged.
     pub(in crate::sim) fn op_done(&mut self, out: &mut Out<'_, '_>, cpu: usize, now: Nanos) {
         self.update_rq_clock(cpu, now);
-        self.account_op(cpu, now);
-        let Some(tid) = self.rqs[cpu].curr else {
+        let rq = &mut self.rqs[cpu];
+        let Some(tid) = rq.curr else {
             return;
         };
-        let finished = match self.uthreads[tid].op {
+        let dt = now.saturating_sub(rq.seg_start);
+        rq.seg_start = now;
+        let op = &mut self.uthreads[tid].op;
+        if dt != 0 {
+            charge_op_inline(rq, op, dt);
+        }
+        let finished = match *op {
             Op::Run { work, .. } => work == 0,
             Op::Runtime { ns } => ns == 0,
             Op::Step => true,
@@ -369,6 +387,12 @@ fn time_for(rq: &Rq, work: u128) -> Nanos {
 /// own borrow of the rq.
 #[inline(never)]
 pub(in crate::sim) fn charge_op(rq: &Rq, op: &mut Op, dt: Nanos) {
+    charge_op_inline(rq, op, dt);
+}
+
+/// [`charge_op`] inline, for the completion of an op ([`Sim::op_done`], once per op).
+#[inline(always)]
+fn charge_op_inline(rq: &Rq, op: &mut Op, dt: Nanos) {
     let done = work_in(rq, dt);
     match op {
         Op::Run { work, .. } => *work = work.saturating_sub(done),

@@ -376,11 +376,12 @@ fn rq_scale_rt_capacity(rq: &Rq) -> u64 {
     scale_rt_capacity(rq.cap, 0, 0, rq.avg_rt.util_avg, rq.avg_dl.util_avg, 0).max(1)
 }
 
-/// Where a timer event's state lives.
-#[derive(Debug, Clone, Copy)]
+/// Where a timer event's state lives: a slot of the shared timers, or of the thread's
+/// `unique*` timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TimerSlot {
-    Shared(usize),
-    Unique(usize),
+    Shared(u32),
+    Unique(u32),
 }
 
 const PID_BASE: u32 = crate::metrics::FIRST_USER_PID;

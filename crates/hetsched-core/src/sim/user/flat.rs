@@ -11,12 +11,14 @@
 //! entry, without the task and phase the event was reached through.
 
 use crate::sim::*;
-use crate::workload::{SchedAttrs, TaskSpec};
+use crate::workload::{SchedAttrs, TaskSpec, TimerMode};
 use std::collections::HashMap;
 
 /// One event of a phase, resolved.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::sim) struct FlatEvent<'w> {
+    /// What the step does at it, decoded.
+    pub(in crate::sim) act: Act,
     /// The event; `None` for the sentinel after a phase's last event (the iteration
     /// ends).
     pub(in crate::sim) ev: Option<&'w Event>,
@@ -24,8 +26,67 @@ pub(in crate::sim) struct FlatEvent<'w> {
     /// semaphore or suspend point, and a condition's mutex); the task a `fork` creates.
     pub(in crate::sim) ra: usize,
     pub(in crate::sim) rb: usize,
-    /// Where a `timer` event's state lives.
-    pub(in crate::sim) timer: Option<TimerSlot>,
+}
+
+/// What the step ([`Sim::step_program`]) does at an entry of the events array, decoded
+/// when the program is laid out: the common events' parameters as the step uses them (in
+/// ns, a timer's state resolved) and, at a phase's sentinel, where its next iteration
+/// starts. Every field is a function of the workload's event and the layout: the step
+/// reads one entry instead of the event, its slot and the phase and task it is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sim) enum Act {
+    /// The sentinel after a phase's last event: the iteration ends. The phase's
+    /// iteration count, its first event (the next iteration's start), the start of the
+    /// next phase of the task's program ([`Cursor`]; the first phase after the last) and
+    /// whether this phase is the last (the program's loop ends with it).
+    End {
+        loop_count: u64,
+        first: u32,
+        next: Cursor,
+        last: bool,
+    },
+    /// `run`: `us` µs of the reference's work, `ns` = `program::us(us)`.
+    Run { us: u64, ns: u64 },
+    /// `runtime`: `ns` (`program::us(us)`) of wall time.
+    Runtime { ns: u64 },
+    /// `sleep`: `ns` (`program::us(us)`).
+    Sleep { ns: u64 },
+    /// `timer`: its period in ns (`program::us(period_us)`), its mode and where its
+    /// state lives.
+    Timer {
+        period_ns: u64,
+        mode: TimerMode,
+        slot: TimerSlot,
+    },
+    /// Any other event: `Sim::do_event()`.
+    Other,
+}
+
+/// The [`Act`] of the workload's event `e`, whose timer (if it is one) is in `timer`.
+fn act_of(e: &Event, timer: Option<TimerSlot>) -> Act {
+    match (e, timer) {
+        (Event::Run { us }, _) => Act::Run {
+            us: *us,
+            ns: program::us(*us),
+        },
+        (Event::Runtime { us }, _) => Act::Runtime {
+            ns: program::us(*us),
+        },
+        (Event::Sleep { us }, _) => Act::Sleep {
+            ns: program::us(*us),
+        },
+        (
+            Event::Timer {
+                period_us, mode, ..
+            },
+            Some(slot),
+        ) => Act::Timer {
+            period_ns: program::us(*period_us),
+            mode: *mode,
+            slot,
+        },
+        _ => Act::Other,
+    }
 }
 
 /// One phase of a task: its events and what it applies when an iteration starts.
@@ -59,6 +120,15 @@ pub(in crate::sim) struct FlatTask {
     pub(in crate::sim) loop_count: i64,
     /// Number of `unique*` timer slots of each of its threads.
     pub(in crate::sim) unique_timers: u32,
+}
+
+impl FlatTask {
+    /// The number of loops of the program after which a thread of the task is done
+    /// (rt-app's `loop`), `u64::MAX` for a task that loops forever (a negative `loop`: a
+    /// thread never reaches `u64::MAX` loops).
+    pub(in crate::sim) fn loop_limit(self) -> u64 {
+        u64::try_from(self.loop_count).unwrap_or(u64::MAX)
+    }
 }
 
 /// Where a thread is in the flat program: its phase and its next event (indices in
@@ -103,27 +173,33 @@ impl<'w> FlatProgram<'w> {
                     let timer = match &e.event {
                         Event::Timer { name, .. } if name.starts_with("unique") => {
                             let l = uniq.len();
-                            Some(TimerSlot::Unique(*uniq.entry(name.as_str()).or_insert(l)))
+                            Some(TimerSlot::Unique(idx(*uniq
+                                .entry(name.as_str())
+                                .or_insert(l))))
                         }
                         Event::Timer { name, .. } => {
                             let l = shared.len();
-                            Some(TimerSlot::Shared(*shared.entry(name.as_str()).or_insert(l)))
+                            Some(TimerSlot::Shared(idx(*shared
+                                .entry(name.as_str())
+                                .or_insert(l))))
                         }
                         _ => None,
                     };
                     let (ra, rb) = resources_of(w, t, &e.event, res);
                     prog.events.push(FlatEvent {
+                        act: act_of(&e.event, timer),
                         ev: Some(&e.event),
                         ra,
                         rb,
-                        timer,
                     });
                 }
+                // the sentinel: its `Act::End` is completed below, once the task's phases
+                // are laid out
                 prog.events.push(FlatEvent {
+                    act: Act::Other,
                     ev: None,
                     ra: 0,
                     rb: 0,
-                    timer: None,
                 });
                 let affinity = ph
                     .attrs
@@ -147,6 +223,7 @@ impl<'w> FlatProgram<'w> {
                     attrs: &ph.attrs,
                 });
             }
+            prog.end_phases(first);
             let first = prog.share(first, first_event_of_task, &mut programs);
             prog.tasks.push(FlatTask {
                 first,
@@ -157,6 +234,36 @@ impl<'w> FlatProgram<'w> {
         }
         prog.nr_shared_timers = shared.len();
         prog
+    }
+
+    /// Writes the `Act::End` of the sentinels of the task's phases, `phases[first..]`
+    /// (the task's, just laid out): a phase's next is the one after it, or the task's
+    /// first after its last.
+    fn end_phases(&mut self, first: u32) {
+        let n = self.phases.len();
+        for i in first as usize..n {
+            let ph = self.phases[i];
+            let last = i + 1 == n;
+            let next = if last { first as usize } else { i + 1 };
+            let next = Cursor {
+                phase: idx(next),
+                event: self.phases[next].first,
+            };
+            // the sentinel ends the phase's events: just before the next phase's first,
+            // or at the end of the array for the task's last phase
+            let end = if last {
+                self.events.len() - 1
+            } else {
+                self.phases[i + 1].first as usize - 1
+            };
+            debug_assert!(self.events[end].ev.is_none(), "not a sentinel");
+            self.events[end].act = Act::End {
+                loop_count: ph.loop_count,
+                first: ph.first,
+                next,
+                last,
+            };
+        }
     }
 
     /// Shares a task's program with an earlier task whose phases and events are the same
@@ -187,7 +294,13 @@ impl<'w> FlatProgram<'w> {
             );
         }
         for e in &self.events[first_event..] {
-            let _ = write!(key, "{:?} {} {} {:?};", e.ev, e.ra, e.rb, e.timer);
+            // the sentinels' `Act::End` holds absolute indices, which differ between
+            // equal programs; it is a function of the phases' keys above
+            let act = match e.act {
+                Act::End { .. } => None,
+                act => Some(act),
+            };
+            let _ = write!(key, "{:?} {} {} {:?};", e.ev, e.ra, e.rb, act);
         }
         match programs.get(&key) {
             Some(&shared) => {
@@ -225,8 +338,8 @@ impl<'w> FlatProgram<'w> {
 
     /// The next event at `at` (the phase's sentinel after its last).
     #[inline]
-    pub(in crate::sim) fn event(&self, at: Cursor) -> FlatEvent<'w> {
-        self.events[at.event as usize]
+    pub(in crate::sim) fn event(&self, at: Cursor) -> &FlatEvent<'w> {
+        &self.events[at.event as usize]
     }
 }
 
@@ -243,19 +356,23 @@ impl Cursor {
         self.event += 1;
     }
 
-    /// Back to the first event of its phase (the phase's next iteration).
-    pub(in crate::sim) fn rewind(&mut self, prog: &FlatProgram<'_>) {
-        self.event = prog.phases[self.phase as usize].first;
+    /// Back to `first`, the first event of its phase (the phase's next iteration).
+    #[inline]
+    pub(in crate::sim) fn rewind(&mut self, first: u32) {
+        self.event = first;
     }
 
-    /// To the first event of the next phase of `task`'s program, or of its first phase
-    /// after its last.
-    pub(in crate::sim) fn next_phase(&mut self, prog: &FlatProgram<'_>, task: FlatTask) {
-        self.phase += 1;
-        if self.phase >= task.first + task.nr_phases {
-            self.phase = task.first;
+    /// The start of the next phase of `task`'s program, or of its first phase after its
+    /// last, computed (debug builds check [`Act::End`]'s `next` against it).
+    pub(in crate::sim) fn next_phase(self, prog: &FlatProgram<'_>, task: FlatTask) -> Cursor {
+        let mut phase = self.phase + 1;
+        if phase >= task.first + task.nr_phases {
+            phase = task.first;
         }
-        self.rewind(prog);
+        Cursor {
+            phase,
+            event: prog.phases[phase as usize].first,
+        }
     }
 }
 

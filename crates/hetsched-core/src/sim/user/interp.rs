@@ -4,6 +4,7 @@
 //! core/syscalls.rs and the futex model of user/futex.rs.
 
 use crate::sim::*;
+use user::flat::Act;
 
 impl<'w> Sim<'w> {
     /// Executes the thread's program until it computes, sleeps or exits. The thread is
@@ -67,23 +68,27 @@ impl<'w> Sim<'w> {
                     th.slack_ns = 0;
                 }
                 if th.pc.phase_loop == 0 {
-                    let ph = self.prog.phase(th.cur);
                     let at = th.cur.phase_index();
                     // sys_sched_setaffinity() changes nothing when the affinity is the
                     // thread's: its own first test, made here, and known to hold when the
-                    // thread's last phase start was one of this phase
-                    // (UserThread::affinity_phase)
+                    // thread's last phase start was one of this phase, which sets no
+                    // attributes (UserThread::affinity_phase): then the phase is not read
                     debug_assert!(
-                        th.affinity_phase != at || ph.affinity == self.threads[tid].affinity,
+                        th.affinity_phase != at || {
+                            let ph = self.prog.phase(th.cur);
+                            !ph.sets_attrs && ph.affinity == self.threads[tid].affinity
+                        },
                         "a thread's affinity changed outside its phase starts"
                     );
-                    if ph.sets_attrs
-                        || (th.affinity_phase != at && ph.affinity != self.threads[tid].affinity)
-                    {
-                        self.apply_phase(out, cpu, tid, now);
-                        th = &mut self.uthreads[tid];
+                    if th.affinity_phase != at {
+                        let ph = self.prog.phase(th.cur);
+                        let sets_attrs = ph.sets_attrs;
+                        if sets_attrs || ph.affinity != self.threads[tid].affinity {
+                            self.apply_phase(out, cpu, tid, now);
+                            th = &mut self.uthreads[tid];
+                        }
+                        th.affinity_phase = if sets_attrs { u32::MAX } else { at };
                     }
-                    th.affinity_phase = at;
                 }
                 if self.markers.loop_ {
                     self.loop_marker(out, tid, now, "start");
@@ -91,69 +96,72 @@ impl<'w> Sim<'w> {
                 }
             }
             let fe = self.prog.event(th.cur);
-            let Some(ev) = fe.ev else {
+            if let Act::End {
+                loop_count,
+                first,
+                next,
+                last,
+            } = fe.act
+            {
                 // the iteration's events are done
                 if self.markers.loop_ || self.markers.stats {
                     self.end_markers(out, tid, now);
                     th = &mut self.uthreads[tid];
                 }
-                Self::next_iteration(&self.prog, th);
+                Self::next_iteration(&self.prog, th, loop_count, first, next, last);
                 continue;
-            };
+            }
             let id = th.pc.event;
             th.pc.event += 1;
             th.cur.advance();
             if self.markers.event {
-                self.event_marker(out, tid, now, id, ev);
+                self.event_marker(out, tid, now, id, *fe);
                 th = &mut self.uthreads[tid];
             }
-            match *ev {
-                Event::Run { us } => {
-                    let work = u128::from(program::us(us)) * u128::from(self.cap_ref);
+            match fe.act {
+                Act::Run { us, ns } => {
+                    let work = u128::from(ns) * u128::from(self.cap_ref);
                     let op = Op::Run { work, us };
                     th.op = op;
                     th.op_start = now;
                     return self.start_program_op(cpu, tid, op, now);
                 }
-                Event::Runtime { us } => {
-                    let op = Op::Runtime {
-                        ns: program::us(us),
-                    };
+                Act::Runtime { ns } => {
+                    let op = Op::Runtime { ns };
                     th.op = op;
                     th.op_start = now;
                     return self.start_program_op(cpu, tid, op, now);
                 }
-                Event::Sleep { us } => {
-                    return self.sys_clock_nanosleep(out, cpu, tid, now, now + program::us(us));
+                Act::Sleep { ns } => {
+                    return self.sys_clock_nanosleep(out, cpu, tid, now, now + ns);
                 }
-                Event::Timer {
-                    period_us, mode, ..
+                Act::Timer {
+                    period_ns,
+                    mode,
+                    slot,
                 } => {
                     let t_first = th.t_first;
-                    let st = match fe.timer {
-                        Some(TimerSlot::Unique(i)) => Some(th.unique_timers.get_mut(i)),
-                        Some(TimerSlot::Shared(i)) => Some(&mut self.shared_timers[i]),
-                        None => None,
+                    let st = match slot {
+                        TimerSlot::Unique(i) => th.unique_timers.get_mut(i as usize),
+                        TimerSlot::Shared(i) => &mut self.shared_timers[i as usize],
                     };
-                    if let Some(st) = st {
-                        let (t_next, slack) =
-                            program::timer_next(st, t_first, program::us(period_us), mode, now);
-                        if w.cumulative_slack {
-                            th.slack_ns += slack;
-                        } else {
-                            th.slack_ns = slack;
-                        }
-                        if now < t_next {
-                            // the wake-up latency is measured from it (return_to_user())
-                            th.timer_wait = Some(t_next);
-                            return self.sys_clock_nanosleep(out, cpu, tid, now, t_next);
-                        }
-                        // a missed timer: rt-app resets wu_latency
-                        th.wu_lat_ns = 0;
+                    let (t_next, slack) = program::timer_next(st, t_first, period_ns, mode, now);
+                    if w.cumulative_slack {
+                        th.slack_ns += slack;
+                    } else {
+                        th.slack_ns = slack;
                     }
+                    if now < t_next {
+                        // the wake-up latency is measured from it (return_to_user())
+                        th.timer_wait = Some(t_next);
+                        return self.sys_clock_nanosleep(out, cpu, tid, now, t_next);
+                    }
+                    // a missed timer: rt-app resets wu_latency
+                    th.wu_lat_ns = 0;
                 }
-                _ => {
-                    if let Some(step) = self.do_event(out, cpu, tid, ev, fe, now) {
+                Act::Other | Act::End { .. } => {
+                    let fe = *fe;
+                    if let Some(step) = self.do_event(out, cpu, tid, fe, now) {
                         return self.finish_step(out, cpu, tid, now, step);
                     }
                     th = &mut self.uthreads[tid];
@@ -168,26 +176,45 @@ impl<'w> Sim<'w> {
 
     /// The iteration of `th` is over: the next iteration of its phase, else the next
     /// phase, else the next loop of the program (after its last, the thread is done).
+    /// The phase's `Act::End` gives its iteration count, its first event, the next
+    /// phase's start and whether it is the program's last (debug builds check them
+    /// against the phase and the task).
     #[inline(always)]
-    fn next_iteration(prog: &user::flat::FlatProgram<'w>, th: &mut user::UserThread) {
+    fn next_iteration(
+        prog: &user::flat::FlatProgram<'w>,
+        th: &mut user::UserThread,
+        loop_count: u64,
+        first: u32,
+        next: user::flat::Cursor,
+        last: bool,
+    ) {
+        debug_assert_eq!(loop_count, prog.phase(th.cur).loop_count);
+        debug_assert_eq!(
+            Some((next, last)),
+            Some(prog.task(th.task)).map(|task| (
+                th.cur.next_phase(prog, task),
+                th.pc.phase + 1 >= task.nr_phases as usize
+            ))
+        );
+        debug_assert_eq!(th.loop_limit, prog.task(th.task).loop_limit());
         let pc = &mut th.pc;
         pc.event = 0;
         pc.loop_started = false;
         pc.phase_loop += 1;
-        if pc.phase_loop >= prog.phase(th.cur).loop_count {
-            let task = prog.task(th.task);
+        if pc.phase_loop >= loop_count {
             pc.phase_loop = 0;
-            pc.phase += 1;
-            th.cur.next_phase(prog, task);
-            if pc.phase >= task.nr_phases as usize {
+            th.cur = next;
+            if last {
                 pc.phase = 0;
                 pc.thread_loop += 1;
-                if task.loop_count >= 0 && pc.thread_loop >= task.loop_count as u64 {
+                if pc.thread_loop >= th.loop_limit {
                     th.done_loops = true;
                 }
+            } else {
+                pc.phase += 1;
             }
         } else {
-            th.cur.rewind(prog);
+            th.cur.rewind(first);
         }
     }
 
@@ -295,9 +322,18 @@ impl<'w> Sim<'w> {
         self.fail(msg);
     }
 
-    /// rt-app's `rtapp_event` marker of the event `ev`, number `id` of its iteration.
+    /// rt-app's `rtapp_event` marker of the event of `fe` (not a sentinel), number `id`
+    /// of its iteration.
     #[inline(never)]
-    fn event_marker(&self, out: &mut Out<'_, '_>, tid: usize, now: Nanos, id: usize, ev: &Event) {
+    fn event_marker(
+        &self,
+        out: &mut Out<'_, '_>,
+        tid: usize,
+        now: Nanos,
+        id: usize,
+        fe: user::flat::FlatEvent<'w>,
+    ) {
+        let ev = fe.ev.expect("an event, not a sentinel");
         self.marker(
             out,
             tid,
@@ -355,11 +391,12 @@ impl<'w> Sim<'w> {
         out: &mut Out<'_, '_>,
         cpu: usize,
         tid: usize,
-        ev: &Event,
         fe: user::flat::FlatEvent<'w>,
         now: Nanos,
     ) -> Option<Step> {
         let (ra, rb) = (fe.ra, fe.rb);
+        let ev = fe.ev.expect("an event, not a sentinel");
+        debug_assert_eq!(fe.act, user::flat::Act::Other);
         match *ev {
             Event::Run { .. }
             | Event::Runtime { .. }

@@ -34,14 +34,16 @@ pub(in crate::sim) struct UserThread {
     /// The same place in the flat program (`pc`'s phase and next event, where stepping
     /// reads them).
     pub(in crate::sim) cur: flat::Cursor,
-    /// The flat phase ([`flat::Cursor::phase_index`]) whose affinity the thread's
-    /// (`Thread::affinity`) is known to equal, `u32::MAX` for none: set at a start of
-    /// that phase, which found the two equal or applied the phase's
-    /// (`sched_setaffinity()`). Once the thread runs its program only its own phase starts
-    /// change its affinity ([`Sim::sys_sched_setaffinity`], from `Sim::apply_phase()`;
-    /// `sched_fork()` and the spawn set it before its first step, with this `u32::MAX`),
-    /// so the two stay equal until it starts another phase, and a start of the same phase
-    /// skips the compare `sched_setaffinity()` makes first (debug builds make it).
+    /// The flat phase ([`flat::Cursor::phase_index`]), one that sets no attributes, whose
+    /// affinity the thread's (`Thread::affinity`) is known to equal, `u32::MAX` for none:
+    /// set at a start of that phase, which found the two equal or applied the phase's
+    /// (`sched_setaffinity()`); a start of a phase that sets attributes sets `u32::MAX`.
+    /// Once the thread runs its program only its own phase starts change its affinity
+    /// ([`Sim::sys_sched_setaffinity`], from `Sim::apply_phase()`; `sched_fork()` and the
+    /// spawn set it before its first step, with this `u32::MAX`), so the two stay equal
+    /// until it starts another phase, and a start of the same phase reads neither the
+    /// phase nor the masks: it skips the compare `sched_setaffinity()` makes first (debug
+    /// builds make it) and has no attributes to set.
     pub(in crate::sim) affinity_phase: u32,
     pub(in crate::sim) op: Op,
     pub(in crate::sim) t_first: Nanos,
@@ -57,6 +59,9 @@ pub(in crate::sim) struct UserThread {
     pub(in crate::sim) wu_lat_ns: i64,
     pub(in crate::sim) slack_ns: i64,
     pub(in crate::sim) done_loops: bool,
+    /// Its task's [`flat::FlatTask::loop_limit`]: `done_loops` is set when the program's
+    /// loop count reaches it.
+    pub(in crate::sim) loop_limit: u64,
     /// Where it is in `thread_body()` before its program (user/main.rs).
     pub(in crate::sim) prologue: main::Prologue,
     /// rt-app's thread index (`tdata->ind`).
@@ -81,11 +86,13 @@ pub(in crate::sim) struct UserThread {
 
 impl UserThread {
     /// A new thread of workload task `task` (`unique_timers`: its `unique*` timer slots;
-    /// `start`: its program's start).
+    /// `start`: its program's start; `loop_limit`: its task's
+    /// [`flat::FlatTask::loop_limit`]).
     pub(in crate::sim) fn new(
         task: usize,
         unique_timers: usize,
         start: flat::Cursor,
+        loop_limit: u64,
     ) -> UserThread {
         UserThread {
             task,
@@ -108,6 +115,7 @@ impl UserThread {
             wu_lat_ns: 0,
             slack_ns: 0,
             done_loops: false,
+            loop_limit,
             prologue: main::Prologue::Done,
             ind: 0,
             forked: false,
@@ -131,6 +139,6 @@ impl UserThread {
     /// The user-space side of a kernel thread: none; only `op`, the CPU time of its
     /// current piece of work, is used (sim/kthread.rs).
     pub(in crate::sim) fn kernel() -> UserThread {
-        UserThread::new(0, 0, flat::Cursor::default())
+        UserThread::new(0, 0, flat::Cursor::default(), u64::MAX)
     }
 }
