@@ -391,9 +391,16 @@ impl MetricsSink {
     /// first time.
     #[inline]
     fn index(&mut self, pid: u32, comm: &str) -> usize {
+        self.index_of(pid, || comm)
+    }
+
+    /// [`MetricsSink::index`] with the comm returned by `comm`, called only for a task
+    /// met for the first time.
+    #[inline(always)]
+    fn index_of<'a>(&mut self, pid: u32, comm: impl FnOnce() -> &'a str) -> usize {
         match self.by_pid.get(pid as usize) {
             Some(&i) if i != 0 => i as usize - 1,
-            _ => self.add_task(pid, comm),
+            _ => self.add_task(pid, comm()),
         }
     }
 
