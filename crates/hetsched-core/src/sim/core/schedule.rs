@@ -99,16 +99,19 @@ impl<'w> Sim<'w> {
         {
             next = self.pick_next(cpu);
         }
-        if next.is_none() {
-            self.enter_idle(cpu, now);
-        }
-        self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         match next {
             Some(n) => {
+                self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
                 let class = self.threads[n].class;
                 class.set_next_task(self, out, cpu, n, prev, true, now);
             }
-            None => self.set_next_task_idle(cpu),
+            // The CPU goes idle (`rq->idle_stamp`, the nohz marks), the op generation
+            // moves on, then `set_next_task_idle()`: on one borrow of the rq.
+            None => {
+                let rq = self.enter_idle(cpu, now);
+                rq.op_gen = rq.op_gen.wrapping_add(1);
+                crate::sim::class::set_next_task_idle(rq);
+            }
         }
         self.context_switch(out, cpu, prev, next, now);
     }
@@ -292,9 +295,12 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                let class = self.threads[n].class;
+                // next's class and kind read on one borrow (a thread's kind never changes)
+                let t = &self.threads[n];
+                let (class, kthread) = (t.class, t.kthread.is_some());
                 self.set_next_balance_callback(out, cpu, class, now);
-                if self.threads[n].kthread.is_some() {
+                debug_assert_eq!(kthread, self.threads[n].kthread.is_some());
+                if kthread {
                     self.kthread_switched_in(out, cpu, n, now);
                 } else {
                     self.return_to_user(out, cpu, n, now);
