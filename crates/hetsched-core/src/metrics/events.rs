@@ -76,7 +76,21 @@ impl MetricsSink {
     /// `sched_wakeup` or `sched_wakeup_new` of `task` at `now`.
     #[inline]
     fn sched_wakeup(&mut self, task: TaskRef<'_>, now: Nanos) {
-        let i = self.index(task.pid, task.comm);
+        self.sched_wakeup_of(task.pid, || task.comm, now);
+    }
+
+    /// `sched_wakeup` of the task `pid` at `now`, its comm returned by `comm`, called only
+    /// for a task met for the first time: the engine without a user sink hands the
+    /// event's fields over this way (`Out::emit_with_metrics` in the simulator), so that
+    /// the wake-up does not load the name.
+    #[inline]
+    pub(crate) fn sched_wakeup_of<'a>(
+        &mut self,
+        pid: u32,
+        comm: impl FnOnce() -> &'a str,
+        now: Nanos,
+    ) {
+        let i = self.index_of(pid, comm);
         let c = &mut self.clocks[i];
         if c.start == NEVER {
             c.start = now;
