@@ -346,6 +346,10 @@ struct CpuAcc {
     busy_em: bool,
 }
 
+/// `MetricsSink::by_pid`'s entry of a pid not met yet: no index of `clocks` (a sink would
+/// need 2^32 − 1 tasks to reach it).
+const NO_TASK: u32 = u32::MAX;
+
 /// Wake-up latencies [`MetricsSink`] buffers before adding them to the histograms.
 const LATENCY_BATCH: usize = 256;
 
@@ -362,7 +366,8 @@ pub struct MetricsSink {
     /// batches of [`LATENCY_BATCH`] (a batch's updates are independent of one another, so
     /// the processor overlaps their cache misses over the tasks' histograms).
     latencies: Vec<(u32, Nanos)>,
-    /// pid → index + 1 in `tasks` (0 = unknown): pids are small and dense.
+    /// pid → index in `tasks` and `clocks` ([`NO_TASK`] = unknown): pids are small and
+    /// dense.
     by_pid: Vec<u32>,
     cpus: Vec<CpuAcc>,
     energy: Option<EnergyMeter>,
@@ -396,10 +401,14 @@ impl MetricsSink {
 
     /// [`MetricsSink::index`] with the comm returned by `comm`, called only for a task
     /// met for the first time.
+    ///
+    /// An unknown pid's [`NO_TASK`] is no index of `clocks`, so the test that the index
+    /// is one also tells a known task: the caller's `clocks[i]` that follows needs no
+    /// other test.
     #[inline(always)]
     fn index_of<'a>(&mut self, pid: u32, comm: impl FnOnce() -> &'a str) -> usize {
         match self.by_pid.get(pid as usize) {
-            Some(&i) if i != 0 => i as usize - 1,
+            Some(&i) if (i as usize) < self.clocks.len() => i as usize,
             _ => self.add_task(pid, comm()),
         }
     }
@@ -410,7 +419,7 @@ impl MetricsSink {
     fn add_task(&mut self, pid: u32, comm: &str) -> usize {
         let p = pid as usize;
         if p >= self.by_pid.len() {
-            self.by_pid.resize(p + 1, 0);
+            self.by_pid.resize(p + 1, NO_TASK);
         }
         self.tasks.push(TaskAcc {
             pid,
@@ -419,7 +428,10 @@ impl MetricsSink {
             ..TaskAcc::default()
         });
         self.clocks.push(TaskClock::default());
-        self.by_pid[p] = self.tasks.len() as u32;
+        debug_assert!(
+            self.clocks.len() == self.tasks.len() && self.tasks.len() <= NO_TASK as usize
+        );
+        self.by_pid[p] = (self.tasks.len() - 1) as u32;
         self.tasks.len() - 1
     }
 
