@@ -353,6 +353,24 @@ const NO_TASK: u32 = u32::MAX;
 /// Wake-up latencies [`MetricsSink`] buffers before adding them to the histograms.
 const LATENCY_BATCH: usize = 256;
 
+/// [`MetricsSink`]'s wake-up latencies not yet in their task's histogram: the first
+/// `len` of `buf`. A fixed array, so that a push's index is in range by the test of a
+/// full buffer alone (a `Vec` tested its capacity again).
+#[derive(Debug)]
+struct LatencyBuffer {
+    len: usize,
+    buf: Box<[(u32, Nanos); LATENCY_BATCH]>,
+}
+
+impl Default for LatencyBuffer {
+    fn default() -> LatencyBuffer {
+        LatencyBuffer {
+            len: 0,
+            buf: Box::new([(0, 0); LATENCY_BATCH]),
+        }
+    }
+}
+
 /// The metrics sink.
 #[derive(Debug, Default)]
 pub struct MetricsSink {
@@ -365,7 +383,7 @@ pub struct MetricsSink {
     /// Wake-up latencies not yet in their task's histogram: `(task index, ns)`, added in
     /// batches of [`LATENCY_BATCH`] (a batch's updates are independent of one another, so
     /// the processor overlaps their cache misses over the tasks' histograms).
-    latencies: Vec<(u32, Nanos)>,
+    latencies: LatencyBuffer,
     /// pid → index in `tasks` and `clocks` ([`NO_TASK`] = unknown): pids are small and
     /// dense.
     by_pid: Vec<u32>,
@@ -437,9 +455,11 @@ impl MetricsSink {
 
     /// Adds the buffered wake-up latencies to their tasks' histograms.
     fn flush_latencies(&mut self) {
-        for (i, v) in self.latencies.drain(..) {
+        let b = &mut self.latencies;
+        for &(i, v) in &b.buf[..b.len] {
             self.tasks[i as usize].latency.record(v);
         }
+        b.len = 0;
     }
 
     /// The results, after [`TraceSink::end`]: every task's built once, split by pid as
@@ -467,10 +487,7 @@ impl MetricsSink {
 
     /// Every task's results in pid order, and every CPU's.
     fn all_results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
-        debug_assert!(
-            self.latencies.is_empty(),
-            "results before the end of the run"
-        );
+        debug_assert!(self.latencies.len == 0, "results before the end of the run");
         let s = |ns: Nanos| ns as f64 / NSEC_PER_SEC as f64;
         let mut tasks: Vec<TaskMetrics> = self
             .tasks

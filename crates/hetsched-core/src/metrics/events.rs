@@ -169,10 +169,12 @@ impl MetricsSink {
             k.stop_waiting(now);
             let w = std::mem::replace(&mut k.woken_at, NEVER);
             if w != NEVER {
-                if self.latencies.len() == LATENCY_BATCH {
+                if self.latencies.len >= LATENCY_BATCH {
                     self.flush_latencies();
                 }
-                self.latencies.push((i as u32, now - w));
+                let b = &mut self.latencies;
+                b.buf[b.len] = (i as u32, now - w);
+                b.len += 1;
             }
         }
     }
