@@ -346,8 +346,30 @@ struct CpuAcc {
     busy_em: bool,
 }
 
+/// `MetricsSink::by_pid`'s entry of a pid not met yet: no index of `clocks` (a sink would
+/// need 2^32 − 1 tasks to reach it).
+const NO_TASK: u32 = u32::MAX;
+
 /// Wake-up latencies [`MetricsSink`] buffers before adding them to the histograms.
 const LATENCY_BATCH: usize = 256;
+
+/// [`MetricsSink`]'s wake-up latencies not yet in their task's histogram: the first
+/// `len` of `buf`. A fixed array, so that a push's index is in range by the test of a
+/// full buffer alone (a `Vec` tested its capacity again).
+#[derive(Debug)]
+struct LatencyBuffer {
+    len: usize,
+    buf: Box<[(u32, Nanos); LATENCY_BATCH]>,
+}
+
+impl Default for LatencyBuffer {
+    fn default() -> LatencyBuffer {
+        LatencyBuffer {
+            len: 0,
+            buf: Box::new([(0, 0); LATENCY_BATCH]),
+        }
+    }
+}
 
 /// The metrics sink.
 #[derive(Debug, Default)]
@@ -361,8 +383,9 @@ pub struct MetricsSink {
     /// Wake-up latencies not yet in their task's histogram: `(task index, ns)`, added in
     /// batches of [`LATENCY_BATCH`] (a batch's updates are independent of one another, so
     /// the processor overlaps their cache misses over the tasks' histograms).
-    latencies: Vec<(u32, Nanos)>,
-    /// pid → index + 1 in `tasks` (0 = unknown): pids are small and dense.
+    latencies: LatencyBuffer,
+    /// pid → index in `tasks` and `clocks` ([`NO_TASK`] = unknown): pids are small and
+    /// dense.
     by_pid: Vec<u32>,
     cpus: Vec<CpuAcc>,
     energy: Option<EnergyMeter>,
@@ -391,9 +414,20 @@ impl MetricsSink {
     /// first time.
     #[inline]
     fn index(&mut self, pid: u32, comm: &str) -> usize {
+        self.index_of(pid, || comm)
+    }
+
+    /// [`MetricsSink::index`] with the comm returned by `comm`, called only for a task
+    /// met for the first time.
+    ///
+    /// An unknown pid's [`NO_TASK`] is no index of `clocks`, so the test that the index
+    /// is one also tells a known task: the caller's `clocks[i]` that follows needs no
+    /// other test.
+    #[inline(always)]
+    fn index_of<'a>(&mut self, pid: u32, comm: impl FnOnce() -> &'a str) -> usize {
         match self.by_pid.get(pid as usize) {
-            Some(&i) if i != 0 => i as usize - 1,
-            _ => self.add_task(pid, comm),
+            Some(&i) if (i as usize) < self.clocks.len() => i as usize,
+            _ => self.add_task(pid, comm()),
         }
     }
 
@@ -403,7 +437,7 @@ impl MetricsSink {
     fn add_task(&mut self, pid: u32, comm: &str) -> usize {
         let p = pid as usize;
         if p >= self.by_pid.len() {
-            self.by_pid.resize(p + 1, 0);
+            self.by_pid.resize(p + 1, NO_TASK);
         }
         self.tasks.push(TaskAcc {
             pid,
@@ -412,15 +446,20 @@ impl MetricsSink {
             ..TaskAcc::default()
         });
         self.clocks.push(TaskClock::default());
-        self.by_pid[p] = self.tasks.len() as u32;
+        debug_assert!(
+            self.clocks.len() == self.tasks.len() && self.tasks.len() <= NO_TASK as usize
+        );
+        self.by_pid[p] = (self.tasks.len() - 1) as u32;
         self.tasks.len() - 1
     }
 
     /// Adds the buffered wake-up latencies to their tasks' histograms.
     fn flush_latencies(&mut self) {
-        for (i, v) in self.latencies.drain(..) {
+        let b = &mut self.latencies;
+        for &(i, v) in &b.buf[..b.len] {
             self.tasks[i as usize].latency.record(v);
         }
+        b.len = 0;
     }
 
     /// The results, after [`TraceSink::end`]: every task's built once, split by pid as
@@ -448,10 +487,7 @@ impl MetricsSink {
 
     /// Every task's results in pid order, and every CPU's.
     fn all_results(&self) -> (Vec<TaskMetrics>, Vec<CpuMetrics>) {
-        debug_assert!(
-            self.latencies.is_empty(),
-            "results before the end of the run"
-        );
+        debug_assert!(self.latencies.len == 0, "results before the end of the run");
         let s = |ns: Nanos| ns as f64 / NSEC_PER_SEC as f64;
         let mut tasks: Vec<TaskMetrics> = self
             .tasks

@@ -76,7 +76,21 @@ impl MetricsSink {
     /// `sched_wakeup` or `sched_wakeup_new` of `task` at `now`.
     #[inline]
     fn sched_wakeup(&mut self, task: TaskRef<'_>, now: Nanos) {
-        let i = self.index(task.pid, task.comm);
+        self.sched_wakeup_of(task.pid, || task.comm, now);
+    }
+
+    /// `sched_wakeup` of the task `pid` at `now`, its comm returned by `comm`, called only
+    /// for a task met for the first time: the engine without a user sink hands the
+    /// event's fields over this way (`Out::emit_with_metrics` in the simulator), so that
+    /// the wake-up does not load the name.
+    #[inline]
+    pub(crate) fn sched_wakeup_of<'a>(
+        &mut self,
+        pid: u32,
+        comm: impl FnOnce() -> &'a str,
+        now: Nanos,
+    ) {
+        let i = self.index_of(pid, comm);
         let c = &mut self.clocks[i];
         if c.start == NEVER {
             c.start = now;
@@ -86,17 +100,8 @@ impl MetricsSink {
         c.runnable_since = now;
     }
 
-    /// `sched_switch` from `prev` (left in `prev_state`) to `next` on `cpu` at `now`.
-    ///
-    /// The tasks' indices are found first (a task met for the first time is added, prev
-    /// before next, as when each was found where it is used): [`MetricsSink::index`]
-    /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
-    /// then borrowed once for the whole event; next's `busy_since` is set before its
-    /// latency is recorded (the two are separate).
-    ///
-    /// Always inlined: the context switch emits the event at two sites (with and without
-    /// user sinks, `Out::emit_with`), and out of line it would take the event's fields
-    /// from memory.
+    /// `sched_switch` from `prev` (left in `prev_state`) to `next` on `cpu` at `now`:
+    /// [`MetricsSink::sched_switch_of`] of the two tasks' pids and comms.
     #[inline(always)]
     fn sched_switch(
         &mut self,
@@ -106,8 +111,41 @@ impl MetricsSink {
         prev_state: u32,
         next: TaskRef<'_>,
     ) {
-        let prev_i = (prev.pid != 0).then(|| self.index(prev.pid, prev.comm));
-        let next_i = (next.pid != 0).then(|| self.index(next.pid, next.comm));
+        self.sched_switch_of(
+            cpu,
+            now,
+            (prev.pid, || prev.comm),
+            prev_state,
+            (next.pid, || next.comm),
+        );
+    }
+
+    /// `sched_switch` from `prev` (left in `prev_state`) to `next` on `cpu` at `now`, each
+    /// task given as its pid (0: the idle task, which the metrics skip) and a function
+    /// that returns its comm, called only for a task met for the first time: the engine
+    /// without a user sink hands the event's fields over this way (`Out::emit_with_metrics`
+    /// in the simulator), so that the switch does not load the two names it would read
+    /// only then.
+    ///
+    /// The tasks' indices are found first (a task met for the first time is added, prev
+    /// before next, as when each was found where it is used): [`MetricsSink::index_of`]
+    /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
+    /// then borrowed once for the whole event; next's `busy_since` is set before its
+    /// latency is recorded (the two are separate).
+    ///
+    /// Always inlined: the context switch emits the event at two sites (with and without
+    /// user sinks), and out of line it would take the event's fields from memory.
+    #[inline(always)]
+    pub(crate) fn sched_switch_of<'p, 'n>(
+        &mut self,
+        cpu: usize,
+        now: Nanos,
+        prev: (u32, impl FnOnce() -> &'p str),
+        prev_state: u32,
+        next: (u32, impl FnOnce() -> &'n str),
+    ) {
+        let prev_i = (prev.0 != 0).then(|| self.index_of(prev.0, prev.1));
+        let next_i = (next.0 != 0).then(|| self.index_of(next.0, next.1));
         let c = &mut self.cpus[cpu];
         if prev_i.is_some() != next_i.is_some() {
             Self::energy_flush_of(self.energy.as_mut(), c, cpu, now);
@@ -131,10 +169,12 @@ impl MetricsSink {
             k.stop_waiting(now);
             let w = std::mem::replace(&mut k.woken_at, NEVER);
             if w != NEVER {
-                if self.latencies.len() == LATENCY_BATCH {
+                if self.latencies.len >= LATENCY_BATCH {
                     self.flush_latencies();
                 }
-                self.latencies.push((i as u32, now - w));
+                let b = &mut self.latencies;
+                b.buf[b.len] = (i as u32, now - w);
+                b.len += 1;
             }
         }
     }

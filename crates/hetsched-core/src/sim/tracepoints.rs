@@ -112,6 +112,30 @@ impl<'s> Out<'_, '_> {
     }
 }
 
+impl<'s> Out<'_, '_> {
+    /// [`Out::emit_with`] of an event the metrics take without its being built: with no
+    /// user sink, `metrics` hands the metrics sink the fields it reads of the event, as
+    /// its `record` of the event `build` makes would (for `sched_switch`, the pids, and
+    /// the comms only for a task the sink meets for the first time), and `build` is not
+    /// called; with user sinks, [`Out::emit_with`].
+    #[inline(always)]
+    pub(in crate::sim) fn emit_with_metrics(
+        &mut self,
+        group: fn(&Interest) -> bool,
+        metrics: impl FnOnce(&mut MetricsSink),
+        build: impl FnOnce() -> (Ctx<'s>, TraceEvent<'s>),
+    ) {
+        if self.user.is_empty() {
+            if group(&MetricsSink::INTEREST) {
+                metrics(&mut self.metrics);
+            }
+            return;
+        }
+        let (ctx, ev) = build();
+        self.emit(&ctx, &ev, group);
+    }
+}
+
 pub(in crate::sim) fn g_sched(i: &Interest) -> bool {
     i.sched
 }

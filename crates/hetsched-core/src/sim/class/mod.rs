@@ -36,6 +36,7 @@ mod rt;
 mod stop;
 
 pub(in crate::sim) use fair_select::workload_may_use_idle_policy;
+pub(in crate::sim) use idle::set_next_task_idle;
 pub(in crate::sim) use stop::StopWork;
 
 use crate::sim::*;

@@ -99,16 +99,19 @@ impl<'w> Sim<'w> {
         {
             next = self.pick_next(cpu);
         }
-        if next.is_none() {
-            self.enter_idle(cpu, now);
-        }
-        self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
         match next {
             Some(n) => {
+                self.rqs[cpu].op_gen = self.rqs[cpu].op_gen.wrapping_add(1);
                 let class = self.threads[n].class;
                 class.set_next_task(self, out, cpu, n, prev, true, now);
             }
-            None => self.set_next_task_idle(cpu),
+            // The CPU goes idle (`rq->idle_stamp`, the nohz marks), the op generation
+            // moves on, then `set_next_task_idle()`: on one borrow of the rq.
+            None => {
+                let rq = self.enter_idle(cpu, now);
+                rq.op_gen = rq.op_gen.wrapping_add(1);
+                crate::sim::class::set_next_task_idle(rq);
+            }
         }
         self.context_switch(out, cpu, prev, next, now);
     }
@@ -196,10 +199,11 @@ impl<'w> Sim<'w> {
     /// the rq's new curr, its segment start and the policy view ([`Sim::refresh_view`]'s
     /// statements) are written on one borrow of the rq.
     ///
-    /// `sched_switch` is built where a consumer takes it ([`Out::emit_with`], the builder
-    /// always inlined): with no user sink, in the metrics' branch only, where the inlined
-    /// `MetricsSink::sched_switch` reads the pids and prev's state from registers and the
-    /// event and its context are never stored; with user sinks, once, as before.
+    /// `sched_switch` is built where a consumer takes it ([`Out::emit_with_metrics`], the
+    /// builders always inlined): with no user sink it is not built, and the inlined
+    /// `MetricsSink::sched_switch_of` reads the pids and prev's state from registers, and a
+    /// task's comm only when the metrics meet the task for the first time (the names of
+    /// prev and next are not loaded); with user sinks, once, as before.
     pub(in crate::sim) fn context_switch(
         &mut self,
         out: &mut Out<'_, '_>,
@@ -221,28 +225,42 @@ impl<'w> Sim<'w> {
             });
         }
         if out.any.sched {
-            out.emit_with(
+            let prev_t = prev.map(|p| &self.threads[p]);
+            let next_t = next.map(|n| &self.threads[n]);
+            let idle = || TaskRef {
+                comm: &self.idle_names[cpu],
+                pid: 0,
+                prio: 120,
+            };
+            let prev_ref = || prev_t.map_or_else(idle, task_ref);
+            let next_ref = || next_t.map_or_else(idle, task_ref);
+            let prev_state = match prev_t {
+                None => TASK_RUNNING,
+                Some(t) => match t.state {
+                    TState::Runnable => TASK_RUNNING,
+                    TState::Sleeping => TASK_INTERRUPTIBLE,
+                    TState::Dead => EXIT_DEAD,
+                },
+            };
+            out.emit_with_metrics(
                 g_sched,
+                // the pids as `prev_ref()`'s and `next_ref()`'s (the idle task's is 0)
+                #[inline(always)]
+                |m| {
+                    m.sched_switch_of(
+                        cpu,
+                        now,
+                        (prev_t.map_or(0, |t| t.pid), || prev_ref().comm),
+                        prev_state,
+                        (next_t.map_or(0, |t| t.pid), || next_ref().comm),
+                    );
+                },
                 #[inline(always)]
                 || {
-                    let prev_t = prev.map(|p| &self.threads[p]);
-                    let idle = || TaskRef {
-                        comm: &self.idle_names[cpu],
-                        pid: 0,
-                        prio: 120,
-                    };
-                    let prev_state = match prev_t {
-                        None => TASK_RUNNING,
-                        Some(t) => match t.state {
-                            TState::Runnable => TASK_RUNNING,
-                            TState::Sleeping => TASK_INTERRUPTIBLE,
-                            TState::Dead => EXIT_DEAD,
-                        },
-                    };
                     let ev = TraceEvent::SchedSwitch {
-                        prev: prev_t.map_or_else(idle, task_ref),
+                        prev: prev_ref(),
                         prev_state,
-                        next: next.map_or_else(idle, |n| task_ref(&self.threads[n])),
+                        next: next_ref(),
                     };
                     let ctx = match prev_t {
                         Some(t) => thread_ctx(t, cpu, now),
@@ -277,9 +295,12 @@ impl<'w> Sim<'w> {
         match next {
             Some(n) => {
                 self.ensure_tick(cpu, now);
-                let class = self.threads[n].class;
+                // next's class and kind read on one borrow (a thread's kind never changes)
+                let t = &self.threads[n];
+                let (class, kthread) = (t.class, t.kthread.is_some());
                 self.set_next_balance_callback(out, cpu, class, now);
-                if self.threads[n].kthread.is_some() {
+                debug_assert_eq!(kthread, self.threads[n].kthread.is_some());
+                if kthread {
                     self.kthread_switched_in(out, cpu, n, now);
                 } else {
                     self.return_to_user(out, cpu, n, now);

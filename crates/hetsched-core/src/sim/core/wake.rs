@@ -104,13 +104,19 @@ impl<'w> Sim<'w> {
         self.update_rq_clock(cpu, now);
         self.enqueue_task(out, cpu, tid, now, 0);
         if out.any.sched {
-            out.emit_with(g_sched, || {
-                let ev = TraceEvent::SchedWakeup {
-                    task: self.tref(tid),
-                    target_cpu: cpu as u32,
-                };
-                (self.ctx(activator, now), ev)
-            });
+            // without a user sink, the metrics read the pid, and the comm only for a task
+            // they meet for the first time
+            out.emit_with_metrics(
+                g_sched,
+                |m| m.sched_wakeup_of(self.threads[tid].pid, || self.tref(tid).comm, now),
+                || {
+                    let ev = TraceEvent::SchedWakeup {
+                        task: self.tref(tid),
+                        target_cpu: cpu as u32,
+                    };
+                    (self.ctx(activator, now), ev)
+                },
+            );
         }
         self.wakeup_preempt(cpu, tid);
         debug_assert_eq!(class, self.threads[tid].class);
