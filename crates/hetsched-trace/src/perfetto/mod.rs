@@ -91,7 +91,7 @@ mod encode;
 mod head;
 mod window;
 
-use encode::{bundle, clock, packet, ps, trace};
+use encode::{bundle, clock, packet, ps, trace, Text};
 use head::{Head, HEAD_BYTES, HEAD_MAX};
 use window::{Win, WIN, WIN_TAIL};
 
@@ -546,8 +546,8 @@ pub struct PerfettoSink<W: BlockWrite> {
     cpus: Vec<Bundle>,
     /// Scratch: a message to nest (a clock, a process-tree entry).
     body: Vec<u8>,
-    /// Scratch: a print's text, an overutilized span.
-    text: Vec<u8>,
+    /// Scratch: a print's text, the last overutilized span's.
+    text: Text,
     /// Scratch: one `TracePacket`.
     packet: Vec<u8>,
     /// Scratch: a packet's nested message.
@@ -595,7 +595,7 @@ impl<W: BlockWrite> PerfettoSink<W> {
             spare: Vec::new(),
             cpus: Vec::new(),
             body: Vec::new(),
-            text: Vec::new(),
+            text: Text::default(),
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: Groups::default(),

@@ -433,7 +433,7 @@ struct Check {
     /// The dense encoding of generic events ([`super::dense`]).
     dense: bool,
     nr_cpus: usize,
-    text: Vec<u8>,
+    text: Text,
     events: usize,
     all: Bundle,
     want: Vec<u8>,
