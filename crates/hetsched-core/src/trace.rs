@@ -434,6 +434,21 @@ pub trait TraceSink {
         self.record(ctx, first);
         self.record(ctx, second);
     }
+    /// Three events at one context: [`TraceSink::record`] of `first`, then
+    /// [`TraceSink::record_pair`] of `second` and `third` (the default; a sink may take
+    /// all three at once). The engine gives the `sched_util_est_cfs` of an enqueue or
+    /// dequeue with the `sched_pelt_se` and `sched_pelt_cfs` of the `update_load_avg()`
+    /// that follows it, so, when they go to one sink.
+    fn record_triple(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: &TraceEvent<'_>,
+        second: &TraceEvent<'_>,
+        third: &TraceEvent<'_>,
+    ) {
+        self.record(ctx, first);
+        self.record_pair(ctx, second, third);
+    }
     /// Called once at the end of the run with the final time.
     fn end(&mut self, end_ns: Nanos) {
         let _ = end_ns;

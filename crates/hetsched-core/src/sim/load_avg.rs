@@ -155,6 +155,8 @@ impl<'w> Sim<'w> {
         now: Nanos,
     ) -> bool {
         if self.load_avg_unchanged(cpu, tid, flags) {
+            // A util_est event is held only for an update that reaches its tracepoints.
+            debug_assert!(out.held_ue.is_none(), "a held util_est event");
             return false;
         }
         let pnow = self.rqs[cpu].clock.now();

@@ -591,6 +591,7 @@ pub fn run(spec: &RunSpec, sinks: &mut [&mut dyn TraceSink]) -> Result<RunResult
         user_interest,
         any,
         first,
+        held_ue: None,
     };
     sim.run(&mut out);
     if let Some(signal) = crate::interrupt::requested() {

@@ -17,6 +17,10 @@ pub(in crate::sim) struct Out<'a, 'b> {
     /// The first user sink's interest (`user_interest[0]`, default without one): with one
     /// sink, [`Out::emit`] tests it without walking the lists.
     pub(in crate::sim) first: Interest,
+    /// An enqueue's or dequeue's `sched_util_est_cfs`, traced and not yet emitted: the
+    /// PELT update that follows gives it first, with its own two events as one triple
+    /// ([`Sim::trace_util_est_cfs`]). `None` whenever another event is emitted.
+    pub(in crate::sim) held_ue: Option<TraceEvent<'static>>,
 }
 
 impl Out<'_, '_> {
@@ -31,6 +35,7 @@ impl Out<'_, '_> {
         ev: &TraceEvent<'_>,
         group: fn(&Interest) -> bool,
     ) {
+        debug_assert!(self.held_ue.is_none(), "an event emitted past a held one");
         if group(&MetricsSink::INTEREST) {
             self.metrics.record(ctx, ev);
         }
@@ -84,6 +89,64 @@ impl Out<'_, '_> {
                 self.emit(ctx, second, group);
             }
         }
+    }
+}
+
+impl Out<'_, '_> {
+    /// [`Out::emit`] of `first`, then [`Out::emit_pair`] of `second` and `third`: three
+    /// events of `group` at one context, with one user sink in one call
+    /// ([`TraceSink::record_triple`]). Each sink gets the same events in the same order
+    /// as from those two calls (the metrics take all three before the user sink).
+    #[inline(always)]
+    pub(in crate::sim) fn emit_triple(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: &TraceEvent<'_>,
+        second: &TraceEvent<'_>,
+        third: &TraceEvent<'_>,
+        group: fn(&Interest) -> bool,
+    ) {
+        match &mut *self.user {
+            [s] => {
+                debug_assert_eq!(self.user_interest, [self.first]);
+                if group(&MetricsSink::INTEREST) {
+                    self.metrics.record(ctx, first);
+                    self.metrics.record(ctx, second);
+                    self.metrics.record(ctx, third);
+                }
+                if group(&self.first) {
+                    s.record_triple(ctx, first, second, third);
+                }
+            }
+            _ => self.emit_triple_each(ctx, first, second, third, group),
+        }
+    }
+
+    /// [`Out::emit_triple`] to no user sink or several: [`Out::emit`] of `first`, then
+    /// [`Out::emit_pair`] of the others. Out of line, as [`Out::emit_cold`].
+    #[inline(never)]
+    fn emit_triple_each(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: &TraceEvent<'_>,
+        second: &TraceEvent<'_>,
+        third: &TraceEvent<'_>,
+        group: fn(&Interest) -> bool,
+    ) {
+        self.emit(ctx, first, group);
+        self.emit_pair(ctx, second, third, group);
+    }
+
+    /// [`Out::emit`] out of line, for a rare event at a site in a hot function (whose
+    /// other paths the inlined emit's code would cost registers).
+    #[inline(never)]
+    pub(in crate::sim) fn emit_cold(
+        &mut self,
+        ctx: &Ctx<'_>,
+        ev: &TraceEvent<'_>,
+        group: fn(&Interest) -> bool,
+    ) {
+        self.emit(ctx, ev, group);
     }
 }
 
@@ -229,7 +292,10 @@ impl<'w> Sim<'w> {
 
     /// `sched_pelt_se` of `tid` if `se`, then `sched_pelt_cfs` of `cpu`'s cfs_rq if `cfs`
     /// (the signals `___update_load_avg()` updated), with one [`Ctx`] for both: `curr`
-    /// does not change between the two.
+    /// does not change between the two. An enqueue's or dequeue's `sched_util_est_cfs`
+    /// held in `out` ([`Sim::trace_util_est_cfs`]) goes first, at the same context, and
+    /// with both PELT events as one triple (the held event's other cases, rare, go
+    /// through [`Out::emit_cold`]).
     #[inline(always)]
     pub(in crate::sim) fn trace_pelt_se_cfs(
         &self,
@@ -240,7 +306,14 @@ impl<'w> Sim<'w> {
         se: bool,
         cfs: bool,
     ) {
-        if !(se || cfs) || !out.any.signals || !self.s.options.trace.signals {
+        if !out.any.signals || !self.s.options.trace.signals {
+            return;
+        }
+        let ue = out.held_ue.take();
+        if !(se || cfs) {
+            if let Some(ue) = &ue {
+                out.emit_cold(&self.ctx(cpu, now), ue, g_signals);
+            }
             return;
         }
         let ctx = self.ctx(cpu, now);
@@ -257,21 +330,35 @@ impl<'w> Sim<'w> {
         } else {
             None
         };
+        if let Some(ue) = &ue {
+            if let (Some(se_ev), true) = (&se_ev, cfs) {
+                let ev = self.pelt_cfs_event(cpu);
+                out.emit_triple(&ctx, ue, se_ev, &ev, g_signals);
+                return;
+            }
+            out.emit_cold(&ctx, ue, g_signals);
+        }
         if cfs {
-            let a = &self.rqs[cpu].cfs.avg;
-            let ev = TraceEvent::SchedPeltCfs {
-                cpu: cpu as u32,
-                load: a.load_avg,
-                rbl_load: a.runnable_avg,
-                util: a.util_avg,
-                update_time: a.last_update_time,
-            };
+            let ev = self.pelt_cfs_event(cpu);
             match &se_ev {
                 Some(se_ev) => out.emit_pair(&ctx, se_ev, &ev, g_signals),
                 None => out.emit(&ctx, &ev, g_signals),
             }
         } else if let Some(se_ev) = &se_ev {
             out.emit(&ctx, se_ev, g_signals);
+        }
+    }
+
+    /// `sched_pelt_cfs` of `cpu`'s cfs_rq.
+    #[inline(always)]
+    fn pelt_cfs_event(&self, cpu: usize) -> TraceEvent<'static> {
+        let a = &self.rqs[cpu].cfs.avg;
+        TraceEvent::SchedPeltCfs {
+            cpu: cpu as u32,
+            load: a.load_avg,
+            rbl_load: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
         }
     }
 
@@ -291,34 +378,65 @@ impl<'w> Sim<'w> {
         out.emit(&self.ctx(cpu, now), &ev, g_signals);
     }
 
-    /// `sched_util_est_se_tp` of `tid` (`util_est_update()` at its `done:`), or with `None`
-    /// `sched_util_est_cfs_tp` of `cpu`'s cfs_rq (`util_est_enqueue()`/`util_est_dequeue()`).
+    /// `sched_util_est_se_tp` of `tid` (`util_est_update()` at its `done:`).
     #[inline(always)]
-    pub(in crate::sim) fn trace_util_est(
+    pub(in crate::sim) fn trace_util_est_se(
         &self,
         out: &mut Out<'_, '_>,
         cpu: usize,
-        tid: Option<usize>,
+        tid: usize,
         now: Nanos,
     ) {
         if !out.any.signals || !self.s.options.trace.signals || !self.s.options.pelt.util_est {
             return;
         }
         let ctx = self.ctx(cpu, now);
-        if let Some(tid) = tid {
-            let a = &self.ents[tid].avg;
-            let ue = pelt::task_util_est_raw(&a.util_est, self.ue_ver);
-            let ewma = u64::from(a.util_est.ewma & !pelt::UTIL_AVG_UNCHANGED);
-            let ev = TraceEvent::SchedUtilEstSe {
-                cpu: cpu as u32,
-                task: self.tref(tid),
-                enqueued: ue,
-                ewma,
-                util: a.util_avg,
-            };
-            out.emit(&ctx, &ev, g_signals);
+        let a = &self.ents[tid].avg;
+        let ue = pelt::task_util_est_raw(&a.util_est, self.ue_ver);
+        let ewma = u64::from(a.util_est.ewma & !pelt::UTIL_AVG_UNCHANGED);
+        let ev = TraceEvent::SchedUtilEstSe {
+            cpu: cpu as u32,
+            task: self.tref(tid),
+            enqueued: ue,
+            ewma,
+            util: a.util_avg,
+        };
+        out.emit(&ctx, &ev, g_signals);
+    }
+
+    /// `sched_util_est_cfs_tp` of `cpu`'s cfs_rq (`util_est_enqueue()`/`util_est_dequeue()`),
+    /// before the enqueue's or dequeue's [`Sim::update_load_avg`]`(cpu, tid, flags)`:
+    /// emitted if that update will have nothing to do ([`Sim::load_avg_unchanged`]: it
+    /// emits nothing), held in `out` (`held_ue`) otherwise, for the update's
+    /// tracepoints to give first, with its PELT events as one triple
+    /// ([`Sim::trace_pelt_se_cfs`]). The caller's `update_curr()` between the two emits
+    /// nothing and changes nothing `load_avg_unchanged()` reads, and the context is the
+    /// same (`curr` does not change).
+    #[inline(always)]
+    pub(in crate::sim) fn trace_util_est_cfs(
+        &self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
+        if !out.any.signals || !self.s.options.trace.signals || !self.s.options.pelt.util_est {
             return;
         }
+        self.trace_util_est_cfs_traced(out, cpu, tid, flags, now);
+    }
+
+    /// [`Sim::trace_util_est_cfs`] when traced.
+    #[inline(always)]
+    fn trace_util_est_cfs_traced(
+        &self,
+        out: &mut Out<'_, '_>,
+        cpu: usize,
+        tid: usize,
+        flags: u32,
+        now: Nanos,
+    ) {
         let c = &self.rqs[cpu].cfs.avg;
         let ue = pelt::cfs_rq_util_est(c);
         let ev = TraceEvent::SchedUtilEstCfs {
@@ -327,7 +445,11 @@ impl<'w> Sim<'w> {
             ewma: ue,
             util: c.util_avg,
         };
-        out.emit(&ctx, &ev, g_signals);
+        if self.load_avg_unchanged(cpu, tid, flags) {
+            out.emit(&self.ctx(cpu, now), &ev, g_signals);
+        } else {
+            out.held_ue = Some(ev);
+        }
     }
 
     /// `sched_cpu_capacity_tp` after the balancer's `update_cpu_capacity()` of `cpu`, if

@@ -230,32 +230,68 @@ pub(super) fn typed_wakeup<O: Put>(o: &mut O, t: TaskRef<'_>, target_cpu: u32) {
     t_int(o, 5, i64::from(target_cpu));
 }
 
-/// Formats the text part of `ev` into `text` (cleared first): a print's `buf`, which ends
-/// in `\n` as the kernel's tracing_mark_write() stores it, or `sched_overutilized`'s
-/// `span=0x…` value (`%*pb` of the root domain's span, `nr_cpus` wide as in the text
-/// trace). Other events leave `text` as it is.
-pub(super) fn format_text(text: &mut Vec<u8>, nr_cpus: usize, ev: &TraceEvent<'_>) {
+/// Scratch for the text parts of events ([`format_text`]): a print's `buf`, and the last
+/// `sched_overutilized` span's `0x…` value, kept with the span and width it was formatted
+/// from (consecutive overutilized events mostly name the same span, the root domain's).
+#[derive(Debug, Default)]
+pub(super) struct Text {
+    /// A print's `buf`.
+    print: Vec<u8>,
+    /// `span`'s `0x…`, `span_bits` wide, when `span_bits` is `Some`.
+    span_text: Vec<u8>,
+    /// The span words `span_text` was formatted from.
+    span: Vec<u64>,
+    /// The width `span_text` was formatted at; `None` before the first span.
+    span_bits: Option<usize>,
+}
+
+/// Formats `span` as `sched_overutilized`'s `span=0x…` value (`%*pb` of the root
+/// domain's span, `nr_bits` wide) into `text` (cleared first).
+fn format_span(text: &mut Vec<u8>, span: &[u64], nr_bits: usize) {
+    text.clear();
+    fmt::append(text, |c| {
+        c.str(b"0x");
+        c.cpumask(span, nr_bits);
+    });
+}
+
+/// The text part of `ev`: a print's `buf`, which ends in `\n` as the kernel's
+/// tracing_mark_write() stores it, or `sched_overutilized`'s `span=0x…` value (`%*pb` of
+/// the root domain's span, `nr_cpus` wide as in the text trace), formatted into `text`
+/// (a span only if it is not the one formatted last). Other events give nothing.
+pub(super) fn format_text<'t>(text: &'t mut Text, nr_cpus: usize, ev: &TraceEvent<'_>) -> &'t [u8] {
     match *ev {
         TraceEvent::Print(marker) => {
-            text.clear();
-            fmt::append(text, |c| {
+            text.print.clear();
+            fmt::append(&mut text.print, |c| {
                 format_marker(c, &marker);
                 c.byte(b'\n');
             });
+            &text.print
         }
         TraceEvent::SchedOverutilized { span, .. } => {
-            text.clear();
             let nr_bits = if nr_cpus == 0 {
                 span.len() * 64
             } else {
                 nr_cpus
             };
-            fmt::append(text, |c| {
-                c.str(b"0x");
-                c.cpumask(span, nr_bits);
-            });
+            if text.span_bits != Some(nr_bits) || text.span[..] != span[..] {
+                format_span(&mut text.span_text, span, nr_bits);
+                text.span.clear();
+                text.span.extend_from_slice(span);
+                text.span_bits = Some(nr_bits);
+            }
+            debug_assert!(
+                {
+                    let mut anew = Vec::new();
+                    format_span(&mut anew, span, nr_bits);
+                    anew == text.span_text
+                },
+                "a stale span"
+            );
+            &text.span_text
         }
-        _ => {}
+        _ => &[],
     }
 }
 
@@ -277,7 +313,7 @@ impl Bundle {
         &mut self,
         ctx: &Ctx<'_>,
         ev: &TraceEvent<'_>,
-        text: &mut Vec<u8>,
+        text: &mut Text,
         nr_cpus: usize,
         dense: bool,
         head_set: bool,
@@ -478,8 +514,7 @@ impl Bundle {
                 })
             }
             TraceEvent::Print(_) => {
-                format_text(text, nr_cpus, ev);
-                let text = &text[..];
+                let text = format_text(text, nr_cpus, ev);
                 put!(false, ev::PRINT, 10, |o| {
                     // PrintFtraceEvent.buf = 2.
                     o.key_bytes(key1(2, WT_LEN), text);
@@ -834,8 +869,7 @@ impl Bundle {
                 }
             }
             TraceEvent::SchedOverutilized { overutilized, .. } => {
-                format_text(text, nr_cpus, ev);
-                let text = &text[..];
+                let text = format_text(text, nr_cpus, ev);
                 if dense {
                     dense!(idx!("sched_overutilized"), 27, |o| {
                         t_int(o, 1, i64::from(overutilized));

@@ -91,7 +91,7 @@ mod encode;
 mod head;
 mod window;
 
-use encode::{bundle, clock, packet, ps, trace};
+use encode::{bundle, clock, packet, ps, trace, Text};
 use head::{Head, HEAD_BYTES, HEAD_MAX};
 use window::{Win, WIN, WIN_TAIL};
 
@@ -546,8 +546,8 @@ pub struct PerfettoSink<W: BlockWrite> {
     cpus: Vec<Bundle>,
     /// Scratch: a message to nest (a clock, a process-tree entry).
     body: Vec<u8>,
-    /// Scratch: a print's text, an overutilized span.
-    text: Vec<u8>,
+    /// Scratch: a print's text, the last overutilized span's.
+    text: Text,
     /// Scratch: one `TracePacket`.
     packet: Vec<u8>,
     /// Scratch: a packet's nested message.
@@ -595,7 +595,7 @@ impl<W: BlockWrite> PerfettoSink<W> {
             spare: Vec::new(),
             cpus: Vec::new(),
             body: Vec::new(),
-            text: Vec::new(),
+            text: Text::default(),
             packet: Vec::new(),
             nested: Vec::new(),
             tgid: Groups::default(),
@@ -943,6 +943,66 @@ impl<W: BlockWrite> TraceSink for PerfettoSink<W> {
         }
         self.record(ctx, first);
         self.record(ctx, second);
+    }
+
+    /// The `sched_util_est_cfs` of an enqueue or dequeue with the `sched_pelt_se` and
+    /// `sched_pelt_cfs` of its PELT update, with every event written and the CPU's
+    /// current task announced already, in one pass of `record()`'s entry, as
+    /// [`record_pair`](TraceSink::record_pair) does a pair (the bundle flushed as soon as
+    /// it is full, the rest then written by `record()`). Any other triple is three
+    /// `record()`s (the bytes of the default's `record()` and `record_pair()`).
+    fn record_triple(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: &TraceEvent<'_>,
+        second: &TraceEvent<'_>,
+        third: &TraceEvent<'_>,
+    ) {
+        let cpu = ctx.cpu as usize;
+        if let (
+            TraceEvent::SchedUtilEstCfs { .. },
+            TraceEvent::SchedPeltSe { .. },
+            TraceEvent::SchedPeltCfs { .. },
+        ) = (first, second, third)
+        {
+            debug_assert_eq!(
+                self.fast,
+                self.error.is_none() && self.interest == Interest::ALL
+            );
+            // As in `record_pair()`.
+            if let Some(b) = self.cpus.get_mut(cpu).filter(|b| {
+                self.fast && (b.current == ctx.pid || ctx.pid == 0 || self.tgid.contains(ctx.pid))
+            }) {
+                b.current = ctx.pid;
+                // None names a task (`names` is false).
+                let (held, _) = b.push(ctx, first, &mut self.text, self.nr_cpus, self.dense, false);
+                if held >= BUNDLE_BYTES {
+                    // Two `record()`s, not `record_pair()`: the same bytes, and in debug
+                    // builds (whose frames keep every inlined event's locals apart) a
+                    // stack of this frame and one `record()`'s only.
+                    self.flush_bundle(cpu);
+                    self.record(ctx, second);
+                    self.record(ctx, third);
+                    return;
+                }
+                // The head the first event set, for both.
+                let (held, _) = b.push(ctx, second, &mut self.text, self.nr_cpus, self.dense, true);
+                if held >= BUNDLE_BYTES {
+                    self.flush_bundle(cpu);
+                    self.record(ctx, third);
+                    return;
+                }
+                let (held, _) = b.push(ctx, third, &mut self.text, self.nr_cpus, self.dense, true);
+                if held >= BUNDLE_BYTES {
+                    self.flush_bundle(cpu);
+                }
+                return;
+            }
+        }
+        // (Three `record()`s: the bytes of `record_pair()`, on a shallower debug stack.)
+        self.record(ctx, first);
+        self.record(ctx, second);
+        self.record(ctx, third);
     }
 
     /// Writes every CPU's pending events and flushes the writer; an error is kept for

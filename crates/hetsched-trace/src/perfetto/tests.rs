@@ -433,7 +433,7 @@ struct Check {
     /// The dense encoding of generic events ([`super::dense`]).
     dense: bool,
     nr_cpus: usize,
-    text: Vec<u8>,
+    text: Text,
     events: usize,
     all: Bundle,
     want: Vec<u8>,
@@ -800,6 +800,81 @@ fn a_pair_gives_the_bytes_of_two_records() {
             } else {
                 sink.record(&ctx, first);
                 sink.record(&ctx, second);
+            }
+        }
+        sink.end(2_000_000);
+    }
+    for config in [PerfettoConfig::default(), PerfettoConfig::LEGACY] {
+        let mut a = PerfettoSink::with_config(Vec::new(), config);
+        feed(&mut a, false);
+        let a = a.into_inner().expect("Vec writer");
+        let mut b = PerfettoSink::with_config(Vec::new(), config);
+        feed(&mut b, true);
+        let b = b.into_inner().expect("Vec writer");
+        assert!(a.len() > 40 * BUNDLE_BYTES, "{} bytes", a.len());
+        assert!(a == b, "{} and {} bytes differ", a.len(), b.len());
+    }
+}
+
+#[test]
+fn a_triple_gives_the_bytes_of_three_records() {
+    // util_est/PELT triples over full bundles (a bundle filling at any of the three
+    // events), a current task changing under them (announced or not), and other
+    // triples; in both layouts.
+    fn feed(sink: &mut dyn TraceSink, triples: bool) {
+        sink.begin(3, 0);
+        for i in 0..40_000u64 {
+            let task = TaskRef {
+                comm: "small-0",
+                pid: 1000 + (i % 5) as u32,
+                prio: 120,
+            };
+            let ctx = Ctx {
+                ts: 1_000_000 + (i / 3) * 10,
+                cpu: (i % 3) as u32,
+                comm: task.comm,
+                pid: if i % 7 == 0 {
+                    task.pid + 1 + (i % 11) as u32 * 100
+                } else {
+                    task.pid
+                },
+            };
+            let ue = TraceEvent::SchedUtilEstCfs {
+                cpu: ctx.cpu,
+                enqueued: i % 900,
+                ewma: i % 900,
+                util: i % 1024,
+            };
+            let se = TraceEvent::SchedPeltSe {
+                cpu: ctx.cpu,
+                task,
+                load: i % 2000,
+                rbl_load: i % 300,
+                util: i % 1024,
+                update_time: 1_000_000 + (i / 2) * 1024,
+            };
+            let cfs = TraceEvent::SchedPeltCfs {
+                cpu: ctx.cpu,
+                load: i % 3000,
+                rbl_load: i % 100,
+                util: i % 1024,
+                update_time: 1_000_000 + (i / 2) * 1024,
+            };
+            let other = TraceEvent::CpuIdle {
+                cpu_id: ctx.cpu,
+                state: -1,
+            };
+            let (first, second, third) = match i % 5 {
+                0..=2 => (&ue, &se, &cfs),
+                3 => (&other, &se, &cfs),
+                _ => (&ue, &se, &other),
+            };
+            if triples {
+                sink.record_triple(&ctx, first, second, third);
+            } else {
+                sink.record(&ctx, first);
+                sink.record(&ctx, second);
+                sink.record(&ctx, third);
             }
         }
         sink.end(2_000_000);

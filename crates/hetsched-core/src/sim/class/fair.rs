@@ -39,14 +39,18 @@ impl<'w> Sim<'w> {
         initial: bool,
     ) {
         let util_est = self.s.options.pelt.util_est;
+        let flags = UPDATE_TG | DO_ATTACH;
         if util_est {
             let (rqs, ents) = (&mut self.rqs, &self.ents);
             pelt::util_est_enqueue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
-            self.trace_util_est(out, cpu, None, now);
+            // util_est's tracepoint, held for update_load_avg() to give first with the
+            // PELT ones if it will reach them (update_curr() emits nothing, and changes
+            // nothing load_avg_unchanged() reads)
+            self.trace_util_est_cfs(out, cpu, tid, flags, now);
         }
         // update_curr() of the queue's current entity before placement.
         self.update_curr_fair_resched(cpu, now);
-        let marked = self.update_load_avg(out, cpu, tid, UPDATE_TG | DO_ATTACH, now);
+        let marked = self.update_load_avg(out, cpu, tid, flags, now);
         // The util_est change's mark (rq_util_changed()): made by update_load_avg() before
         // the governor's update when the cfs_rq's signal changed, here otherwise. Nothing
         // between the util_est change and this point reads the marks or the CPU's
@@ -134,18 +138,19 @@ impl<'w> Sim<'w> {
         let sleep = flags & super::DEQUEUE_SLEEP != 0;
         let migrating = flags & super::DEQUEUE_MIGRATING != 0;
         let util_est = self.s.options.pelt.util_est;
-        if util_est {
-            let (rqs, ents) = (&mut self.rqs, &self.ents);
-            pelt::util_est_dequeue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
-            self.trace_util_est(out, cpu, None, now);
-        }
-        let was_sched_idle = self.sched_idle_cpu(cpu);
-        self.update_curr_fair_resched(cpu, now);
         let pelt_flags = if migrating {
             UPDATE_TG | DO_DETACH
         } else {
             UPDATE_TG
         };
+        if util_est {
+            let (rqs, ents) = (&mut self.rqs, &self.ents);
+            pelt::util_est_dequeue(&mut rqs[cpu].cfs.avg, &ents[tid].avg, self.ue_ver);
+            // util_est's tracepoint, held for update_load_avg() as in the enqueue
+            self.trace_util_est_cfs(out, cpu, tid, pelt_flags, now);
+        }
+        let was_sched_idle = self.sched_idle_cpu(cpu);
+        self.update_curr_fair_resched(cpu, now);
         let marked = self.update_load_avg(out, cpu, tid, pelt_flags, now);
         // util_est's mark, as in the enqueue ([`Sim::enqueue_fair`])
         if util_est && !marked {
@@ -186,7 +191,7 @@ impl<'w> Sim<'w> {
             self.rqs[cpu].next_balance = self.jiffies(now);
         }
         if ue_traced {
-            self.trace_util_est(out, cpu, Some(tid), now);
+            self.trace_util_est_se(out, cpu, tid, now);
         }
         if sleep {
             self.schedfreq_cfs_sleep(out, cpu, now);
