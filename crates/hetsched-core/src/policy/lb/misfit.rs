@@ -8,7 +8,7 @@ use super::{
 };
 use crate::policy::MigrationReason;
 use crate::sched::capacity::{task_fits_cpu, CpuCapacity};
-use crate::sched::topology::{SchedDomains, SD_BALANCE_NEWIDLE};
+use crate::sched::topology::{SchedDomain, SchedDomains, SD_BALANCE_NEWIDLE};
 
 /// `update_misfit_status(p, rq)`: the new `rq->misfit_task_load` when `p` runs (or
 /// `None` = the CPU went idle) on a CPU of capacity `cap`. Zero when asymmetric capacity
@@ -322,7 +322,9 @@ impl LoadBalancer {
     /// root domain not overloaded, or `avg_idle` below the base domain's
     /// `max_newidle_lb_cost`: `update_next_balance()` of the base domain only), `None`
     /// when the domains are to be balanced. Clears [`LoadBalancer::moves`]. An engine
-    /// without pending wake-ups calls it before building its [`LbEnv`].
+    /// without pending wake-ups calls it before building its [`LbEnv`]; one that has
+    /// already tested the gate ([`newidle_gate_open`]) calls
+    /// [`LoadBalancer::sched_balance_newidle_gate_tested`] with the result.
     pub fn sched_balance_newidle_gate(
         &mut self,
         doms: &mut SchedDomains,
@@ -332,18 +334,47 @@ impl LoadBalancer {
         avg_idle: u64,
         jiffies: u64,
     ) -> Option<NewidleOutcome> {
+        let open = newidle_gate_open(rd.overloaded, avg_idle, doms.domains(this_cpu).first());
+        self.sched_balance_newidle_gate_tested(doms, p, this_cpu, open, jiffies)
+    }
+
+    /// [`LoadBalancer::sched_balance_newidle_gate`] with the gate's test already made
+    /// (`open`, [`newidle_gate_open`] of the same inputs): clears the moves, the source
+    /// list and the superseded active balances, and returns the outcome when the pass
+    /// stops (no domain, or the gate closed: `update_next_balance()` of the base domain
+    /// only), `None` when the domains are to be balanced.
+    #[inline(always)]
+    pub fn sched_balance_newidle_gate_tested(
+        &mut self,
+        doms: &mut SchedDomains,
+        p: &LbParams,
+        this_cpu: usize,
+        open: bool,
+        jiffies: u64,
+    ) -> Option<NewidleOutcome> {
         self.forget_last_pass();
         self.newidle_active.clear();
         let mut out = NewidleOutcome::nothing(jiffies, p);
-        let Some(sd) = doms.domains(this_cpu).first() else {
+        if doms.domains(this_cpu).is_empty() {
+            // no `sd`: the kernel's loop over the domains has nothing to balance
             return Some(out);
-        };
-        if !rd.overloaded || avg_idle < sd.max_newidle_lb_cost {
+        }
+        if !open {
             update_next_balance(doms, p, this_cpu, 0, &mut out.next_balance);
             return Some(out);
         }
         None
     }
+}
+
+/// The test of `sched_balance_newidle()`'s gate (kernel/sched/fair.c, v6.11),
+/// `!READ_ONCE(this_rq->rd->overloaded) || (sd && this_rq->avg_idle <
+/// sd->max_newidle_lb_cost)`, negated: whether a newly idle CPU whose base domain is `sd`
+/// goes on to balance (the root domain is overloaded and the CPU expects to stay idle at
+/// least the base domain's `max_newidle_lb_cost`).
+#[inline(always)]
+pub fn newidle_gate_open(overloaded: bool, avg_idle: u64, sd: Option<&SchedDomain>) -> bool {
+    overloaded && sd.is_none_or(|sd| avg_idle >= sd.max_newidle_lb_cost)
 }
 
 impl NewidleOutcome {

@@ -321,6 +321,9 @@ impl Sim<'_> {
     }
 
     /// `sched_balance_newidle()`: `cpu` has no fair task left. Returns whether it pulled.
+    /// `open` is the gate's test ([`Sim::newidle_gate_open`]), which the caller
+    /// (`balance_fair()`) made before the blocked averages and which nothing since
+    /// changed (debug builds test it again and assert it); the gate is not tested twice.
     /// Inline at its caller up to the gate, where most calls stop; the passes out of line
     /// ([`Sim::newidle_balance_pass`]).
     #[inline(always)]
@@ -328,20 +331,19 @@ impl Sim<'_> {
         &mut self,
         out: &mut Out<'_, '_>,
         cpu: usize,
+        open: bool,
         now: Nanos,
     ) -> bool {
+        debug_assert_eq!(open, self.newidle_gate_open(cpu), "the gate kept at {now}");
         self.set_misfit(cpu, 0);
         let jiffies = self.jiffies(now);
-        let rd = rd_state(self.rd_overload, &self.en);
-        let avg_idle = self.rqs[cpu].avg_idle;
         // No wake-up is ever pending (Env::ttwu_pending): a pass that stops at the gate
         // needs no view of the runqueues.
-        let gate = self.lb.sched_balance_newidle_gate(
+        let gate = self.lb.sched_balance_newidle_gate_tested(
             &mut self.doms,
-            &rd,
             &self.lbp,
             cpu,
-            avg_idle,
+            open,
             jiffies,
         );
         if let Some(res) = gate {
@@ -355,6 +357,8 @@ impl Sim<'_> {
             }
             return false;
         }
+        let rd = rd_state(self.rd_overload, &self.en);
+        let avg_idle = self.rqs[cpu].avg_idle;
         self.newidle_balance_pass(out, cpu, rd, avg_idle, jiffies, now)
     }
 
@@ -545,12 +549,12 @@ impl Sim<'_> {
         }
     }
 
-    /// `sched_balance_newidle()`'s gate (v6.11): the root domain is overloaded and the
-    /// CPU expects to be idle longer than its base domain's `max_newidle_lb_cost`.
+    /// `sched_balance_newidle()`'s gate (v6.11, [`misfit::newidle_gate_open`]): the root
+    /// domain is overloaded and the CPU expects to be idle at least its base domain's
+    /// `max_newidle_lb_cost`.
+    #[inline(always)]
     pub(in crate::sim) fn newidle_gate_open(&self, cpu: usize) -> bool {
-        let cost = self.doms.cpus[cpu]
-            .first()
-            .map_or(0, |sd| sd.max_newidle_lb_cost);
-        self.rd_overload && self.rqs[cpu].avg_idle >= cost
+        let sd = self.doms.cpus[cpu].first();
+        misfit::newidle_gate_open(self.rd_overload, self.rqs[cpu].avg_idle, sd)
     }
 }

@@ -437,11 +437,13 @@ impl<'w> Sim<'w> {
         cpu: usize,
         now: Nanos,
     ) -> bool {
+        // the gate tested once, here: its inputs are the same at the test in
+        // sched_balance_newidle()
         let pulled = if self.newidle_gate_open(cpu) {
             self.update_blocked_averages(out, cpu, now);
-            self.newidle_balance(out, cpu, now)
+            self.newidle_balance(out, cpu, true, now)
         } else {
-            self.newidle_balance(out, cpu, now) // updates next_balance only
+            self.newidle_balance(out, cpu, false, now) // updates next_balance only
         };
         // LSK 3.10 idle_balance() with HMP: nothing pulled, a faster CPU pulls the
         // heaviest eligible task of the slower domain (`hmp_idle_pull()`)
