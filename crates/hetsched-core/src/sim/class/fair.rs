@@ -68,6 +68,13 @@ impl<'w> Sim<'w> {
         // ENQUEUE_WAKEUP: a sleeping task, not a new one nor a queued one moving or
         // being re-queued (a balancer move, an affinity or priority change).
         let wakeup = !initial && !queued;
+        // enqueue_entity(): "Entity has migrated, no longer consider this task hot". Made
+        // before the placement, which does not read `exec_start`: this one look-up of the
+        // entity comes before every other, which then need no bounds check of their own.
+        let e = &mut ents[tid];
+        if migrated {
+            e.exec_start = 0;
+        }
         if fair.variant == FairVariant::Cfs && queued {
             // a migrating queued task: make its relative vruntime absolute here
             rq.cfs.cfs_migrate_in(ents, tid);
@@ -86,10 +93,6 @@ impl<'w> Sim<'w> {
             let enqueue_initial = initial
                 && (fair.variant == FairVariant::Cfs || self.s.options.fair.enqueue_initial);
             rq.cfs.place_entity(ents, tid, enqueue_initial, fair);
-        }
-        if migrated {
-            // enqueue_entity(): "Entity has migrated, no longer consider this task hot"
-            ents[tid].exec_start = 0;
         }
         rq.cfs.enqueue_entity(ents, tid);
         th.state = TState::Runnable;
