@@ -76,7 +76,10 @@ impl Sim<'_> {
         *self.lb_scratch.gen[cpu].get_mut() += 1;
     }
 
-    /// `rq->misfit_task_load = v` on `cpu`.
+    /// `rq->misfit_task_load = v` on `cpu`. Always inline: at `__schedule()`'s inlined
+    /// `set_next_task_fair()` LLVM otherwise kept it out of line (a call for a compare and
+    /// a store).
+    #[inline(always)]
     fn set_misfit(&mut self, cpu: usize, v: u64) {
         if self.misfit[cpu] != v {
             self.misfit[cpu] = v;

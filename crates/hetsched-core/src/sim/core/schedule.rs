@@ -12,9 +12,12 @@ impl<'w> Sim<'w> {
     /// walk that would find the same), on the rq already borrowed (the fair class's
     /// `pick_next_task()`, [`Class::pick_next_task`]).
     ///
-    /// Its only calls are tail calls (the fair queue's scans and the walk over the
-    /// classes, [`Sim::pick_next_walk`], out of line), so that the common pick (one fair
-    /// entity or none) saves no registers.
+    /// Its only calls are the fair queue's scans and the walk over the classes
+    /// ([`Sim::pick_next_walk`]), out of line. The common pick (one fair entity or none)
+    /// is inlined at `__schedule()`'s two picks ([`Sim::schedule`]): out of line, each of
+    /// its 558,316 calls on `periodic` paid a call, a return and the moves of its
+    /// arguments and result (callgrind: 4.7 M instructions).
+    #[inline(always)]
     pub(in crate::sim) fn pick_next(&self, cpu: usize) -> Option<usize> {
         let rq = &self.rqs[cpu];
         if rq.stop.is_none()
