@@ -555,17 +555,29 @@ pub(crate) fn update_sd_lb_stats(
     // The local group's capacity is refreshed (newidle: only when due).
     let local_sgc = doms.cpus[e.this_cpu][e.level].groups[0].sgc;
     if e.idle != CpuIdleType::NewlyIdle || jiffies >= doms.sgc[local_sgc].next_update {
+        // `msecs_to_jiffies(sd->balance_interval)` clamped to `[1,
+        // max_load_balance_interval]` is `get_sd_balance_interval(sd, 0)`, which the domain
+        // keeps
+        let sd = &mut doms.cpus[e.this_cpu][e.level];
+        let interval = super::sd_balance_interval(sd, false, p);
+        debug_assert_eq!(
+            interval,
+            crate::sched::topology::msecs_to_jiffies(sd.balance_interval, p.hz)
+                .clamp(1, p.max_load_balance_interval.max(1))
+        );
         doms.update_group_capacity(
             e.this_cpu,
             e.level,
             &|c| env.update_cpu_capacity(c),
             jiffies,
-            p.hz,
-            p.max_load_balance_interval,
+            interval,
         );
     }
     let doms_ro: &SchedDomains = doms;
-    let sd = &doms_ro.cpus[e.this_cpu][e.level];
+    // `env->sd`, and whether it is the root domain, read once for the pass
+    let chain = &doms_ro.cpus[e.this_cpu][..];
+    let sd = &chain[e.level];
+    let at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
     let mut outcome = SdLbOutcome::Stats;
     // `rd->overutilized` as this pass finds it: a pass redone after an all-pinned one
@@ -574,16 +586,16 @@ pub(crate) fn update_sd_lb_stats(
         overutilized: dec.rd_overutilized.unwrap_or(rd.overutilized),
         ..*rd
     };
-    let flags = if legacy || !eas_may_balance(doms_ro, rd, e) {
-        update_sd_groups(env, doms_ro, p, e, sds, None)
+    let flags = if legacy || !eas_may_balance(at_rd, rd) {
+        update_sd_groups(env, doms_ro, chain, p, e, sds, None)
     } else {
         env.sum_groups(&sd.groups, &e.cpus, sd.imbalance_pct, sums);
-        match eas_balanced(doms_ro, rd, p, e, sums) {
+        match eas_balanced(sd, at_rd, rd, p, e, sums) {
             Some(flags) => {
                 outcome = SdLbOutcome::Balanced;
                 if cfg!(debug_assertions) {
                     let mut full = init_sd_lb_stats();
-                    let f = update_sd_groups(env, doms_ro, p, e, &mut full, Some(sums));
+                    let f = update_sd_groups(env, doms_ro, chain, p, e, &mut full, Some(sums));
                     debug_assert_eq!(f, flags, "the sums' flags differ from the groups'");
                     debug_assert!(
                         full.busiest_stat.group_type != GroupType::MisfitTask,
@@ -592,7 +604,7 @@ pub(crate) fn update_sd_lb_stats(
                 }
                 flags
             }
-            None => update_sd_groups(env, doms_ro, p, e, sds, Some(sums)),
+            None => update_sd_groups(env, doms_ro, chain, p, e, sds, Some(sums)),
         }
     };
     let SdFlags {
@@ -600,7 +612,7 @@ pub(crate) fn update_sd_lb_stats(
         sg_overutilized,
         sum_util,
     } = flags;
-    if e.level + 1 == doms_ro.cpus[e.this_cpu].len() {
+    if at_rd {
         dec.rd_overloaded = Some(sg_overloaded);
         dec.rd_overutilized = Some(sg_overutilized);
     } else if sg_overutilized {
@@ -635,6 +647,7 @@ struct SdFlags {
 fn update_sd_groups(
     env: &impl LbEnv,
     doms_ro: &SchedDomains,
+    chain: &[SchedDomain],
     p: &LbParams,
     e: &Env,
     sds: &mut SdLbStats,
@@ -643,13 +656,12 @@ fn update_sd_groups(
     let mut sg_overloaded = false;
     let mut sg_overutilized = false;
     let mut sum_util = 0u64;
-    let chain = &doms_ro.cpus[e.this_cpu];
     let sd = &chain[e.level];
     let balancing_at_rd = e.level + 1 == chain.len();
     // v4.20 `prefer_sibling`: the child domain (`env->sd->child`) has SD_PREFER_SIBLING.
     let legacy_prefer_sibling = p.version == LbVersion::V4_20
         && e.level > 0
-        && doms_ro.cpus[e.this_cpu][e.level - 1].flags & SD_PREFER_SIBLING != 0;
+        && chain[e.level - 1].flags & SD_PREFER_SIBLING != 0;
     let dst_cap = env.with_cpu(e.dst_cpu, |d| d.cap.capacity);
     let mut tmp_sgs = SgLbStats::default();
     for (gi, sg) in sd.groups.iter().enumerate() {
@@ -720,8 +732,8 @@ fn update_sd_groups(
 
 /// Whether [`eas_balanced`] may hold, before the sums: EAS is on, and below the root
 /// domain `rd->overutilized` is clear (this pass can only set it there).
-fn eas_may_balance(doms: &SchedDomains, rd: &RootDomainState, e: &Env) -> bool {
-    rd.eas && (!rd.overutilized || e.level + 1 == doms.cpus[e.this_cpu].len())
+fn eas_may_balance(at_rd: bool, rd: &RootDomainState) -> bool {
+    rd.eas && (!rd.overutilized || at_rd)
 }
 
 /// Whether the EAS bail-out of `sched_balance_find_src_group()` (kernel/sched/fair.c,
@@ -741,16 +753,14 @@ fn eas_may_balance(doms: &SchedDomains, rd: &RootDomainState, e: &Env) -> bool {
 /// function goes to `out_balanced` with `env->imbalance = 0`. Without a misfit load,
 /// `sg_overloaded` is the root domain's CPUs' `nr_running > 1`.
 fn eas_balanced(
-    doms: &SchedDomains,
+    sd: &SchedDomain,
+    at_rd: bool,
     rd: &RootDomainState,
     p: &LbParams,
     e: &Env,
     sums: &[GroupSums],
 ) -> Option<SdFlags> {
-    debug_assert!(eas_may_balance(doms, rd, e));
-    let chain = &doms.cpus[e.this_cpu];
-    let at_rd = e.level + 1 == chain.len();
-    let sd = &chain[e.level];
+    debug_assert!(eas_may_balance(at_rd, rd));
     let asym = sd.flags & SD_ASYM_CPUCAPACITY != 0;
     let mut f = SdFlags::default();
     for (sg, s) in sd.groups.iter().zip(sums) {
