@@ -725,16 +725,17 @@ impl SchedDomains {
     /// `update_group_capacity(sd, cpu)` (kernel/sched/fair.c, v6.11) for `cpu`'s domain at
     /// `level`: the base level takes `capacity_of(cpu)` (`update_cpu_capacity()`; the
     /// engine computes it with [`super::capacity::scale_rt_capacity`]); higher levels sum
-    /// the child's groups. Also sets the group's `next_update` to `jiffies` + the balance
-    /// interval (clamped to `[1, max_load_balance_interval]`).
+    /// the child's groups. Also sets the group's `next_update` to `jiffies` + `interval`,
+    /// the domain's balance interval in jiffies (`msecs_to_jiffies(sd->balance_interval)`
+    /// clamped to `[1, max_load_balance_interval]`, which the caller reads from the
+    /// domain's kept interval).
     pub fn update_group_capacity(
         &mut self,
         cpu: usize,
         level: usize,
         capacity_of: &dyn Fn(usize) -> u64,
         jiffies: u64,
-        hz: u64,
-        max_lb_interval: u64,
+        interval: u64,
     ) {
         let Some(chain) = self.cpus.get(cpu) else {
             return;
@@ -742,7 +743,6 @@ impl SchedDomains {
         let Some(sd) = chain.get(level) else {
             return;
         };
-        let interval = msecs_to_jiffies(sd.balance_interval, hz).clamp(1, max_lb_interval.max(1));
         let sgc = sd.groups[0].sgc;
         self.sgc[sgc].next_update = jiffies + interval;
         Self::update_group_capacity_in(&mut self.sgc, chain, level, cpu, capacity_of);

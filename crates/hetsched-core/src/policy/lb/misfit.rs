@@ -255,9 +255,10 @@ impl LoadBalancer {
     }
 
     /// [`LoadBalancer::sched_balance_newidle`] past its gate
-    /// ([`LoadBalancer::sched_balance_newidle_gate`], which returned `None`): the domains
-    /// balanced bottom-up. An engine without pending wake-ups that ran the gate calls it
-    /// at once, the gate not run again (its clearing of the moves and lists included).
+    /// ([`LoadBalancer::sched_balance_newidle_gate`] returned `None`, or
+    /// [`newidle_gate_stop`] did): clears the moves, the source list and the superseded
+    /// active balances, then balances the domains bottom-up. An engine without pending
+    /// wake-ups that ran the gate calls it at once, the gate not run again.
     #[allow(clippy::too_many_arguments)]
     pub fn sched_balance_newidle_domains(
         &mut self,
@@ -271,7 +272,8 @@ impl LoadBalancer {
         jiffies: u64,
     ) -> NewidleOutcome {
         debug_assert!(!env.ttwu_pending(this_cpu));
-        debug_assert!(self.moves.is_empty() && self.newidle_active.is_empty());
+        self.forget_last_pass();
+        self.newidle_active.clear();
         let mut out = NewidleOutcome::nothing(jiffies, p);
         let nlevels = doms.domains(this_cpu).len();
         let mut curr_cost = 0u64;
@@ -321,10 +323,12 @@ impl LoadBalancer {
     /// test that reads no runqueue: the outcome when the pass stops there (no domain, the
     /// root domain not overloaded, or `avg_idle` below the base domain's
     /// `max_newidle_lb_cost`: `update_next_balance()` of the base domain only), `None`
-    /// when the domains are to be balanced. Clears [`LoadBalancer::moves`]. An engine
-    /// without pending wake-ups calls it before building its [`LbEnv`]; one that has
-    /// already tested the gate ([`newidle_gate_open`]) calls
-    /// [`LoadBalancer::sched_balance_newidle_gate_tested`] with the result.
+    /// when the domains are to be balanced. Clears [`LoadBalancer::moves`] when it stops
+    /// (past it, [`LoadBalancer::sched_balance_newidle_domains`] does). An engine without
+    /// pending wake-ups calls it before building its [`LbEnv`]; one that has already
+    /// tested the gate ([`newidle_gate_open`]) calls
+    /// [`LoadBalancer::sched_balance_newidle_gate_tested`] with the result, or
+    /// [`newidle_gate_stop`] when it reads nothing of the balancer between passes.
     pub fn sched_balance_newidle_gate(
         &mut self,
         doms: &mut SchedDomains,
@@ -339,10 +343,11 @@ impl LoadBalancer {
     }
 
     /// [`LoadBalancer::sched_balance_newidle_gate`] with the gate's test already made
-    /// (`open`, [`newidle_gate_open`] of the same inputs): clears the moves, the source
-    /// list and the superseded active balances, and returns the outcome when the pass
+    /// (`open`, [`newidle_gate_open`] of the same inputs): the outcome when the pass
     /// stops (no domain, or the gate closed: `update_next_balance()` of the base domain
-    /// only), `None` when the domains are to be balanced.
+    /// only; the moves, the source list and the superseded active balances cleared),
+    /// `None` when the domains are to be balanced
+    /// ([`LoadBalancer::sched_balance_newidle_domains`] clears them then).
     #[inline(always)]
     pub fn sched_balance_newidle_gate_tested(
         &mut self,
@@ -352,19 +357,41 @@ impl LoadBalancer {
         open: bool,
         jiffies: u64,
     ) -> Option<NewidleOutcome> {
+        let next_balance = newidle_gate_stop(doms, p, this_cpu, open, jiffies)?;
         self.forget_last_pass();
         self.newidle_active.clear();
-        let mut out = NewidleOutcome::nothing(jiffies, p);
-        if doms.domains(this_cpu).is_empty() {
-            // no `sd`: the kernel's loop over the domains has nothing to balance
-            return Some(out);
-        }
-        if !open {
-            update_next_balance(doms, p, this_cpu, 0, &mut out.next_balance);
-            return Some(out);
-        }
-        None
+        Some(NewidleOutcome {
+            next_balance,
+            ..NewidleOutcome::nothing(jiffies, p)
+        })
     }
+}
+
+/// `sched_balance_newidle()`'s stop at its gate (kernel/sched/fair.c, v6.11), for a gate
+/// already tested (`open`, [`newidle_gate_open`]): when the pass stops there (no domain,
+/// or the gate closed), the `next_balance` it leaves for `rq->next_balance` (`jiffies +
+/// HZ`, lowered by `update_next_balance()` of the base domain when there is one); `None`
+/// when the domains are to be balanced. Touches no [`LoadBalancer`]: an engine that reads
+/// the balancer's moves and lists only right after a pass (each pass starts by clearing
+/// them) has nothing to clear when no pass runs.
+#[inline(always)]
+pub fn newidle_gate_stop(
+    doms: &mut SchedDomains,
+    p: &LbParams,
+    this_cpu: usize,
+    open: bool,
+    jiffies: u64,
+) -> Option<u64> {
+    let mut next_balance = jiffies + p.hz;
+    if doms.domains(this_cpu).is_empty() {
+        // no `sd`: the kernel's loop over the domains has nothing to balance
+        return Some(next_balance);
+    }
+    if !open {
+        update_next_balance(doms, p, this_cpu, 0, &mut next_balance);
+        return Some(next_balance);
+    }
+    None
 }
 
 /// The test of `sched_balance_newidle()`'s gate (kernel/sched/fair.c, v6.11),

@@ -803,10 +803,26 @@ impl LoadBalancer {
             let sgc = doms.cpus[this_cpu][level + 1].groups[0].sgc;
             doms.sgc[sgc].imbalance = false;
         }
-        self.out_all_pinned(doms, p, e, this_cpu, level, dec)
+        // inline here: most passes end balanced, and `out_all_pinned` is then not a call
+        self.out_all_pinned_inline(doms, p, e, this_cpu, level, dec)
     }
 
     fn out_all_pinned(
+        &mut self,
+        doms: &mut SchedDomains,
+        p: &LbParams,
+        e: &Env,
+        this_cpu: usize,
+        level: usize,
+        dec: LbDecision,
+    ) -> LbDecision {
+        self.out_all_pinned_inline(doms, p, e, this_cpu, level, dec)
+    }
+
+    /// `out_all_pinned:` of `sched_balance_rq()`, inline at `out_balanced:`
+    /// ([`LoadBalancer::out_all_pinned`] out of line for the all-pinned exit).
+    #[inline(always)]
+    fn out_all_pinned_inline(
         &mut self,
         doms: &mut SchedDomains,
         p: &LbParams,

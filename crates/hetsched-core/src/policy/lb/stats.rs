@@ -15,8 +15,8 @@ use super::{
 };
 use crate::platform::SCHED_CAPACITY_SCALE;
 use crate::sched::topology::{
-    LbVersion, SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_PREFER_SIBLING,
-    SD_SHARE_CPUCAPACITY,
+    LbVersion, SchedDomain, SchedDomains, SchedGroup, SchedGroupCapacity, SD_ASYM_CPUCAPACITY,
+    SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY,
 };
 use crate::sched::CpuSet;
 use crate::sched::{capacity_greater, fits_capacity};
@@ -278,23 +278,26 @@ pub fn sum_group_cpus(
 /// `sums` is what the per-CPU loop gathers for `group` when [`update_sd_lb_stats`] ran
 /// the loops of all groups first ([`LbEnv::sum_groups`]); `None`: the loop runs here
 /// (v6.11: [`LbEnv::group_sums`] or [`sum_group_cpus`]; v4.20 has its own).
+///
+/// `sd` is `env->sd` (`e`'s domain) and `balancing_at_rd` whether it is the root domain
+/// (no parent), which the caller reads once per pass; `sgc` is `group->sgc`, which it
+/// reads once per group for this function and [`update_sd_pick_busiest`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn update_sg_lb_stats(
     env: &impl LbEnv,
-    doms: &SchedDomains,
+    sd: &SchedDomain,
+    balancing_at_rd: bool,
     p: &LbParams,
     e: &Env,
     group: &SchedGroup,
+    sgc: &SchedGroupCapacity,
     local_group: bool,
     sums: Option<&GroupSums>,
     sgs: &mut SgLbStats,
     sg_overloaded: &mut bool,
     sg_overutilized: &mut bool,
 ) {
-    let chain = &doms.cpus[e.this_cpu];
-    let sd = &chain[e.level];
-    let balancing_at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
     *sgs = SgLbStats::default();
     if legacy {
@@ -357,7 +360,6 @@ pub(crate) fn update_sg_lb_stats(
             }
         }
     }
-    let sgc = &doms.sgc[group.sgc];
     if legacy {
         // Adjust by relative CPU capacity of the group
         sgs.group_capacity = sgc.capacity;
@@ -379,8 +381,9 @@ pub(crate) fn update_sg_lb_stats(
     }
 }
 
-/// `update_sd_pick_busiest()`: whether `sg` (with `sgs`) is busier than the current
-/// busiest. Without SMT the `smt_balance` and SMT tie-break branches never apply.
+/// `update_sd_pick_busiest()`: whether the group whose statistics are `sgs` (and whose
+/// `sched_group_capacity` is `sgc`) is busier than the current busiest. Without SMT the
+/// `smt_balance` and SMT tie-break branches never apply.
 ///
 /// v4.20: a misfit group is skipped unless the local group has a bigger maximum capacity
 /// (`group_smaller_max_cpu_capacity()`, margin 1280/1024) and `group_has_capacity()`;
@@ -388,20 +391,19 @@ pub(crate) fn update_sg_lb_stats(
 /// than CPUs and a bigger minimum capacity than the local one is not pulled from
 /// (`group_smaller_min_cpu_capacity()`), and of two misfit groups the bigger misfit
 /// load wins. No asym packing. `dst_cap` is `capacity_of(env->dst_cpu)`, which no group's
-/// statistics change: the caller reads it once per pass.
+/// statistics change: the caller reads it once per pass, as it reads `sd` (`env->sd`);
+/// `sgc` is the group's `sg->sgc`, read once per group (see [`update_sg_lb_stats`]).
 #[inline(always)]
 pub(crate) fn update_sd_pick_busiest(
     doms: &SchedDomains,
+    sd: &SchedDomain,
     p: &LbParams,
-    e: &Env,
     sds: &SdLbStats,
-    sg: &SchedGroup,
+    sgc: &SchedGroupCapacity,
     sgs: &SgLbStats,
     dst_cap: u64,
 ) -> bool {
-    let sd = &doms.cpus[e.this_cpu][e.level];
     let busiest = &sds.busiest_stat;
-    let sgc = &doms.sgc[sg.sgc];
     if p.version == LbVersion::V4_20 {
         let local_sgc = &doms.sgc[sd.groups[sds.local].sgc];
         // Don't try to pull misfit tasks we can't help.
@@ -553,17 +555,29 @@ pub(crate) fn update_sd_lb_stats(
     // The local group's capacity is refreshed (newidle: only when due).
     let local_sgc = doms.cpus[e.this_cpu][e.level].groups[0].sgc;
     if e.idle != CpuIdleType::NewlyIdle || jiffies >= doms.sgc[local_sgc].next_update {
+        // `msecs_to_jiffies(sd->balance_interval)` clamped to `[1,
+        // max_load_balance_interval]` is `get_sd_balance_interval(sd, 0)`, which the domain
+        // keeps
+        let sd = &mut doms.cpus[e.this_cpu][e.level];
+        let interval = super::sd_balance_interval(sd, false, p);
+        debug_assert_eq!(
+            interval,
+            crate::sched::topology::msecs_to_jiffies(sd.balance_interval, p.hz)
+                .clamp(1, p.max_load_balance_interval.max(1))
+        );
         doms.update_group_capacity(
             e.this_cpu,
             e.level,
             &|c| env.update_cpu_capacity(c),
             jiffies,
-            p.hz,
-            p.max_load_balance_interval,
+            interval,
         );
     }
     let doms_ro: &SchedDomains = doms;
-    let sd = &doms_ro.cpus[e.this_cpu][e.level];
+    // `env->sd`, and whether it is the root domain, read once for the pass
+    let chain = &doms_ro.cpus[e.this_cpu][..];
+    let sd = &chain[e.level];
+    let at_rd = e.level + 1 == chain.len();
     let legacy = p.version == LbVersion::V4_20;
     let mut outcome = SdLbOutcome::Stats;
     // `rd->overutilized` as this pass finds it: a pass redone after an all-pinned one
@@ -572,16 +586,16 @@ pub(crate) fn update_sd_lb_stats(
         overutilized: dec.rd_overutilized.unwrap_or(rd.overutilized),
         ..*rd
     };
-    let flags = if legacy || !eas_may_balance(doms_ro, rd, e) {
-        update_sd_groups(env, doms_ro, p, e, sds, None)
+    let flags = if legacy || !eas_may_balance(at_rd, rd) {
+        update_sd_groups(env, doms_ro, chain, p, e, sds, None)
     } else {
         env.sum_groups(&sd.groups, &e.cpus, sd.imbalance_pct, sums);
-        match eas_balanced(doms_ro, rd, p, e, sums) {
+        match eas_balanced(sd, at_rd, rd, p, e, sums) {
             Some(flags) => {
                 outcome = SdLbOutcome::Balanced;
                 if cfg!(debug_assertions) {
                     let mut full = init_sd_lb_stats();
-                    let f = update_sd_groups(env, doms_ro, p, e, &mut full, Some(sums));
+                    let f = update_sd_groups(env, doms_ro, chain, p, e, &mut full, Some(sums));
                     debug_assert_eq!(f, flags, "the sums' flags differ from the groups'");
                     debug_assert!(
                         full.busiest_stat.group_type != GroupType::MisfitTask,
@@ -590,7 +604,7 @@ pub(crate) fn update_sd_lb_stats(
                 }
                 flags
             }
-            None => update_sd_groups(env, doms_ro, p, e, sds, Some(sums)),
+            None => update_sd_groups(env, doms_ro, chain, p, e, sds, Some(sums)),
         }
     };
     let SdFlags {
@@ -598,7 +612,7 @@ pub(crate) fn update_sd_lb_stats(
         sg_overutilized,
         sum_util,
     } = flags;
-    if e.level + 1 == doms_ro.cpus[e.this_cpu].len() {
+    if at_rd {
         dec.rd_overloaded = Some(sg_overloaded);
         dec.rd_overutilized = Some(sg_overutilized);
     } else if sg_overutilized {
@@ -633,6 +647,7 @@ struct SdFlags {
 fn update_sd_groups(
     env: &impl LbEnv,
     doms_ro: &SchedDomains,
+    chain: &[SchedDomain],
     p: &LbParams,
     e: &Env,
     sds: &mut SdLbStats,
@@ -641,24 +656,28 @@ fn update_sd_groups(
     let mut sg_overloaded = false;
     let mut sg_overutilized = false;
     let mut sum_util = 0u64;
-    let sd = &doms_ro.cpus[e.this_cpu][e.level];
+    let sd = &chain[e.level];
+    let balancing_at_rd = e.level + 1 == chain.len();
     // v4.20 `prefer_sibling`: the child domain (`env->sd->child`) has SD_PREFER_SIBLING.
     let legacy_prefer_sibling = p.version == LbVersion::V4_20
         && e.level > 0
-        && doms_ro.cpus[e.this_cpu][e.level - 1].flags & SD_PREFER_SIBLING != 0;
+        && chain[e.level - 1].flags & SD_PREFER_SIBLING != 0;
     let dst_cap = env.with_cpu(e.dst_cpu, |d| d.cap.capacity);
     let mut tmp_sgs = SgLbStats::default();
     for (gi, sg) in sd.groups.iter().enumerate() {
         let local_group = sg.span.contains(e.dst_cpu);
         let sums = sums.and_then(|s| s.get(gi));
+        let sgc = &doms_ro.sgc[sg.sgc];
         let sgs = if local_group {
             sds.local = gi;
             update_sg_lb_stats(
                 env,
-                doms_ro,
+                sd,
+                balancing_at_rd,
                 p,
                 e,
                 sg,
+                sgc,
                 true,
                 sums,
                 &mut sds.local_stat,
@@ -670,10 +689,12 @@ fn update_sd_groups(
             let sgs = &mut tmp_sgs;
             update_sg_lb_stats(
                 env,
-                doms_ro,
+                sd,
+                balancing_at_rd,
                 p,
                 e,
                 sg,
+                sgc,
                 false,
                 sums,
                 sgs,
@@ -687,9 +708,9 @@ fn update_sd_groups(
                 && sgs.sum_nr_running > sds.local_stat.sum_nr_running + 1
             {
                 sgs.group_no_capacity = true;
-                sgs.group_type = group_classify_v4_20(doms_ro.sgc[sg.sgc].imbalance, sgs);
+                sgs.group_type = group_classify_v4_20(sgc.imbalance, sgs);
             }
-            if update_sd_pick_busiest(doms_ro, p, e, sds, sg, sgs, dst_cap) {
+            if update_sd_pick_busiest(doms_ro, sd, p, sds, sgc, sgs, dst_cap) {
                 sds.busiest = Some(gi);
                 sds.busiest_stat = *sgs;
             }
@@ -711,8 +732,8 @@ fn update_sd_groups(
 
 /// Whether [`eas_balanced`] may hold, before the sums: EAS is on, and below the root
 /// domain `rd->overutilized` is clear (this pass can only set it there).
-fn eas_may_balance(doms: &SchedDomains, rd: &RootDomainState, e: &Env) -> bool {
-    rd.eas && (!rd.overutilized || e.level + 1 == doms.cpus[e.this_cpu].len())
+fn eas_may_balance(at_rd: bool, rd: &RootDomainState) -> bool {
+    rd.eas && (!rd.overutilized || at_rd)
 }
 
 /// Whether the EAS bail-out of `sched_balance_find_src_group()` (kernel/sched/fair.c,
@@ -732,16 +753,14 @@ fn eas_may_balance(doms: &SchedDomains, rd: &RootDomainState, e: &Env) -> bool {
 /// function goes to `out_balanced` with `env->imbalance = 0`. Without a misfit load,
 /// `sg_overloaded` is the root domain's CPUs' `nr_running > 1`.
 fn eas_balanced(
-    doms: &SchedDomains,
+    sd: &SchedDomain,
+    at_rd: bool,
     rd: &RootDomainState,
     p: &LbParams,
     e: &Env,
     sums: &[GroupSums],
 ) -> Option<SdFlags> {
-    debug_assert!(eas_may_balance(doms, rd, e));
-    let chain = &doms.cpus[e.this_cpu];
-    let at_rd = e.level + 1 == chain.len();
-    let sd = &chain[e.level];
+    debug_assert!(eas_may_balance(at_rd, rd));
     let asym = sd.flags & SD_ASYM_CPUCAPACITY != 0;
     let mut f = SdFlags::default();
     for (sg, s) in sd.groups.iter().zip(sums) {

@@ -341,23 +341,20 @@ impl Sim<'_> {
         self.set_misfit(cpu, 0);
         let jiffies = self.jiffies(now);
         // No wake-up is ever pending (Env::ttwu_pending): a pass that stops at the gate
-        // needs no view of the runqueues.
-        let gate = self.lb.sched_balance_newidle_gate_tested(
-            &mut self.doms,
-            &self.lbp,
-            cpu,
-            open,
-            jiffies,
-        );
-        if let Some(res) = gate {
+        // needs no view of the runqueues. The balancer's moves and lists are not cleared
+        // there: the engine reads them only right after a pass (Sim::newidle_balance_pass,
+        // Sim::sched_balance_domains, Sim::active_load_balance_cpu_stop read those of the
+        // pass they just ran), and every pass clears them first.
+        let gate = misfit::newidle_gate_stop(&mut self.doms, &self.lbp, cpu, open, jiffies);
+        if let Some(next_balance) = gate {
             // Stopped at the gate: no pass ran, so nothing moved, no `rq->cpu_capacity` was
             // updated (no `sched_cpu_capacity` to trace), no list is left to mirror, no
-            // stopper was requested and no cost was charged.
-            debug_assert!(res.last.is_none() && res.cost == 0 && self.lb.moves().is_empty());
+            // stopper was requested and no cost was charged. `next_balance` is at least 1
+            // (`jiffies + HZ`, or a `last_balance` plus an interval of at least one jiffy).
+            debug_assert!(next_balance > 0);
             debug_assert!(!self.rqs[cpu].cpu_capacity_updated.get());
-            if res.next_balance > 0 {
-                self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
-            }
+            let rq = &mut self.rqs[cpu];
+            rq.next_balance = rq.next_balance.min(next_balance);
             return false;
         }
         let rd = rd_state(self.rd_overload, &self.en);
@@ -408,10 +405,10 @@ impl Sim<'_> {
             let rd = (d.rd_overloaded, d.rd_overutilized);
             self.apply_lb(out, &moves, &ends, d.active, rd, cpu, now);
         }
-        if res.next_balance > 0 {
-            self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(res.next_balance);
-        }
+        // at least 1: `jiffies + HZ`, or a `last_balance` plus an interval of a jiffy or more
+        debug_assert!(res.next_balance > 0);
         let rq = &mut self.rqs[cpu];
+        rq.next_balance = rq.next_balance.min(res.next_balance);
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(res.cost);
         let pulled = !moves.is_empty();
         self.lb.restore_moves(moves, ends);
