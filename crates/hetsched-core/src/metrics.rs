@@ -343,9 +343,16 @@ struct TaskAcc {
     residency: Residency,
 }
 
+/// A CPU's accumulators. Its busy time is not among them: it is the sum of the tasks'
+/// running time on the CPU (their [`Residency`], charged at the same switches), added
+/// up once for the results (`MetricsSink::all_results`); debug builds also keep it here,
+/// as the switches charged it before, and check the two equal.
 #[derive(Debug, Default, Clone)]
 struct CpuAcc {
+    /// Debug builds: time running a task, and since when it runs one.
+    #[cfg(debug_assertions)]
     busy: Nanos,
+    #[cfg(debug_assertions)]
     busy_since: Option<Nanos>,
     freq: u64,
     freq_since: Nanos,
@@ -537,14 +544,27 @@ impl MetricsSink {
             .collect();
         tasks.sort_by_key(|t| t.pid);
         let total = self.end - self.start;
+        // each CPU's busy time: its tasks' running time on it (every switch-out charges
+        // both the same interval since the switch-in)
+        let mut busy = vec![0; self.cpus.len()];
+        for (t, c) in self.tasks.iter().zip(&self.clocks) {
+            for (b, r) in busy.iter_mut().zip(c.residency(&t.residency)) {
+                *b += r;
+            }
+        }
         let cpus = self
             .cpus
             .iter()
+            .zip(busy)
             .enumerate()
-            .map(|(i, c)| CpuMetrics {
+            .map(|(i, (c, busy))| CpuMetrics {
                 cpu: i as u32,
-                busy_s: s(c.busy),
-                idle_s: s(total.saturating_sub(c.busy)),
+                busy_s: {
+                    #[cfg(debug_assertions)]
+                    debug_assert_eq!(busy, c.busy, "CPU {i}'s busy time");
+                    s(busy)
+                },
+                idle_s: s(total.saturating_sub(busy)),
                 freq_residency_s: c.freq_res.iter().map(|&(k, v)| (k, s(v))).collect(),
                 idle_state_residency_s: c
                     .idle_res

@@ -129,9 +129,10 @@ impl MetricsSink {
     ///
     /// The tasks' indices are found first (a task met for the first time is added, prev
     /// before next, as when each was found where it is used): [`MetricsSink::index_of`]
-    /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
-    /// then borrowed once for the whole event; next's `busy_since` is set before its
-    /// latency is recorded (the two are separate).
+    /// touches neither the CPUs' accumulators nor the meter. The CPU's accumulator is
+    /// read only at a switch between a task and the idle task, where the meter's
+    /// interval ends: the CPU's busy time is its tasks' running time, which the tasks'
+    /// clocks charge (see `CpuAcc`).
     ///
     /// Always inlined: the context switch emits the event at two sites (with and without
     /// user sinks), and out of line it would take the event's fields from memory.
@@ -146,10 +147,23 @@ impl MetricsSink {
     ) {
         let prev_i = (prev.0 != 0).then(|| self.index_of(prev.0, prev.1));
         let next_i = (next.0 != 0).then(|| self.index_of(next.0, next.1));
-        let c = &mut self.cpus[cpu];
         if prev_i.is_some() != next_i.is_some() {
+            let c = &mut self.cpus[cpu];
             Self::energy_flush_of(self.energy.as_mut(), c, cpu, now);
             c.e_busy = next_i.is_some();
+        }
+        #[cfg(debug_assertions)]
+        {
+            // the busy time as the switches charged it (see `CpuAcc`)
+            let c = &mut self.cpus[cpu];
+            if prev_i.is_some() {
+                if let Some(b) = c.busy_since.take() {
+                    c.busy += now - b;
+                }
+            }
+            if next_i.is_some() {
+                c.busy_since = Some(now);
+            }
         }
         if let Some(i) = prev_i {
             let k = &mut self.clocks[i];
@@ -157,12 +171,8 @@ impl MetricsSink {
             if prev_state == 0 {
                 k.runnable_since = now;
             }
-            if let Some(b) = c.busy_since.take() {
-                c.busy += now - b;
-            }
         }
         if let Some(i) = next_i {
-            c.busy_since = Some(now);
             let k = &mut self.clocks[i];
             k.running_since = now;
             k.running_cpu = cpu as u32;
@@ -334,6 +344,7 @@ impl TraceSink for MetricsSink {
             self.energy_flush(cpu, end_ns);
         }
         for c in &mut self.cpus {
+            #[cfg(debug_assertions)]
             if let Some(b) = c.busy_since.take() {
                 c.busy += end_ns - b;
             }
