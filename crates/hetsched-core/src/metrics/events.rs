@@ -222,7 +222,9 @@ impl MetricsSink {
     /// Out of line, and without a call on its common path: entering idle just after the
     /// switch to the idle task (the interval to charge is empty and no idle state is
     /// open) it only opens the state; otherwise [`MetricsSink::cpu_idle_charge`] charges
-    /// the interval and closes the state, as it would have charged and closed nothing.
+    /// the interval and closes the state, as it would have charged and closed nothing,
+    /// handed the CPU's accumulator and the meter this function found (not looked up
+    /// again).
     #[inline(never)]
     fn cpu_idle(&mut self, cpu: usize, state: i32, now: Nanos) {
         let c = &mut self.cpus[cpu];
@@ -233,10 +235,12 @@ impl MetricsSink {
             }
             return;
         }
-        self.cpu_idle_charge(cpu, state, now);
+        Self::cpu_idle_charge(c, cpu, state, now, &mut self.energy);
     }
 
-    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close, on
+    /// `cpu`'s accumulator `c` and the sink's meter `energy` (given last, the other
+    /// arguments in the registers `cpu_idle` received them in).
     ///
     /// The state is closed and opened first, then the interval charged to the meter
     /// (`energy_flush`, with the meter's `idle` inlined: this is where idle intervals end),
@@ -247,12 +251,17 @@ impl MetricsSink {
     /// [`MetricsSink::cpu_idle_grow`], out of line), so that its only calls are tail calls
     /// and it saves no registers.
     #[inline(never)]
-    fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
-        let c = &mut self.cpus[cpu];
+    fn cpu_idle_charge(
+        c: &mut CpuAcc,
+        cpu: usize,
+        state: i32,
+        now: Nanos,
+        energy: &mut Option<EnergyMeter>,
+    ) {
         let (since, busy, freq, open) = (c.e_since, c.e_busy, c.freq, c.idle_state);
         if let Some(s) = open {
             if s as usize >= c.idle_res.len() {
-                return self.cpu_idle_grow(cpu, state, now);
+                return Self::cpu_idle_grow(c, cpu, state, now, energy);
             }
             // `close_idle`, its slot there
             c.idle_state = None;
@@ -262,7 +271,7 @@ impl MetricsSink {
             c.idle_state = Some(state as u32);
             c.idle_since = now;
         }
-        let Some(m) = self.energy.as_mut() else {
+        let Some(m) = energy.as_mut() else {
             return;
         };
         if since == now {
@@ -280,12 +289,17 @@ impl MetricsSink {
     /// yet: the slots up to it are added (as `close_idle` would), then the charge.
     #[cold]
     #[inline(never)]
-    fn cpu_idle_grow(&mut self, cpu: usize, state: i32, now: Nanos) {
-        let c = &mut self.cpus[cpu];
+    fn cpu_idle_grow(
+        c: &mut CpuAcc,
+        cpu: usize,
+        state: i32,
+        now: Nanos,
+        energy: &mut Option<EnergyMeter>,
+    ) {
         if let Some(s) = c.idle_state {
             c.idle_res.resize(c.idle_res.len().max(s as usize + 1), 0);
         }
-        self.cpu_idle_charge(cpu, state, now);
+        Self::cpu_idle_charge(c, cpu, state, now, energy);
     }
 }
 
