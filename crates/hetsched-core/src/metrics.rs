@@ -95,10 +95,18 @@ fn bucket_of(v: Nanos) -> usize {
 /// And the offset of `v` from the bucket's lowest value ([`latency_bucket_bounds`]),
 /// which is the low `shift` bits the index drops: the bucket starts at
 /// `(v >> shift) << shift` (`shift` 0, offset 0, below 2^10 ns).
+///
+/// `v | 2^9` has the power of two of `v` from 2^10 up, and 2^9 below: the shift is that
+/// power less 9 with no clamp at 0 (the same index and offset as
+/// `(63 - (v | 1).leading_zeros()).saturating_sub(9)`, which debug builds check).
 #[inline]
 fn bucket_and_offset(v: Nanos) -> (usize, Nanos) {
-    let log2 = 63 - (v | 1).leading_zeros();
-    let shift = log2.saturating_sub(LATENCY_HIST_BITS - 1);
+    let log2 = 63 - (v | HALF as Nanos).leading_zeros();
+    let shift = log2 - (LATENCY_HIST_BITS - 1);
+    debug_assert_eq!(
+        shift,
+        (63 - (v | 1).leading_zeros()).saturating_sub(LATENCY_HIST_BITS - 1)
+    );
     let i = ((shift as usize) << (LATENCY_HIST_BITS - 1)) + (v >> shift) as usize;
     (i, v & ((1 << shift) - 1))
 }
@@ -136,10 +144,10 @@ struct HistPage {
 /// whenever that bucket's values are all equal, and otherwise within 1/512 (0.2 %) of the
 /// exact percentile, as both lie in the same bucket. Memory: 192-byte pages of 16 buckets,
 /// allocated where a value fell, and an index of 8 bytes per page; at most 1,792 pages
-/// whatever the values (u64 ns).
+/// whatever the values (u64 ns). The count is the sum of the buckets' counts (not kept
+/// beside them: one add fewer per sample).
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    count: u64,
     sum: u128,
     max: Nanos,
     pages: Vec<Option<Box<HistPage>>>,
@@ -157,7 +165,6 @@ impl LatencyHistogram {
     /// Adds one latency, ns.
     #[inline]
     pub fn record(&mut self, v: Nanos) {
-        self.count += 1;
         self.sum += u128::from(v);
         self.max = self.max.max(v);
         let (i, off) = bucket_and_offset(v);
@@ -168,13 +175,19 @@ impl LatencyHistogram {
             _ => self.new_page(p),
         };
         page.sum[o] = page.sum[o].saturating_add(off);
-        match page.count[o].checked_add(1) {
-            Some(c) => page.count[o] = c,
-            None => {
-                page.count[o] = 0;
-                *self.wraps.entry(i).or_default() += 1;
-            }
+        // the 32-bit count wraps to 0 after 2^32 samples: one test of the result
+        let c = page.count[o].wrapping_add(1);
+        page.count[o] = c;
+        if c == 0 {
+            self.count_wrapped(i);
         }
+    }
+
+    /// Bucket `i`'s 32-bit count wrapped: 2^32 samples more in `wraps`.
+    #[cold]
+    #[inline(never)]
+    fn count_wrapped(&mut self, i: usize) {
+        *self.wraps.entry(i).or_default() += 1;
     }
 
     /// Page `p`, allocated: the first value to fall in it.
@@ -197,9 +210,18 @@ impl LatencyHistogram {
         }
     }
 
-    /// Number of values recorded.
+    /// Number of values recorded: the sum of the buckets' counts.
     pub fn count(&self) -> u64 {
-        self.count
+        self.pages
+            .iter()
+            .enumerate()
+            .filter_map(|(p, page)| Some((p, page.as_deref()?)))
+            .map(|(p, page)| {
+                (0..PAGE)
+                    .map(|o| self.bucket_count(page, (p << PAGE_BITS) + o))
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// Bytes held by the buckets (pages and their index).
@@ -211,10 +233,10 @@ impl LatencyHistogram {
     /// The summary in µs: count, mean and maximum exact, percentiles as described on
     /// [`LatencyHistogram`].
     pub fn stats(&self) -> LatencyStats {
-        if self.count == 0 {
+        let n = self.count();
+        if n == 0 {
             return LatencyStats::default();
         }
-        let n = self.count;
         let ranks = [50u64, 90, 99].map(|p| (p * n).div_ceil(100).clamp(1, n));
         let mut pct = [0.0f64; 3];
         let mut k = 0;
@@ -321,9 +343,16 @@ struct TaskAcc {
     residency: Residency,
 }
 
+/// A CPU's accumulators. Its busy time is not among them: it is the sum of the tasks'
+/// running time on the CPU (their [`Residency`], charged at the same switches), added
+/// up once for the results (`MetricsSink::all_results`); debug builds also keep it here,
+/// as the switches charged it before, and check the two equal.
 #[derive(Debug, Default, Clone)]
 struct CpuAcc {
+    /// Debug builds: time running a task, and since when it runs one.
+    #[cfg(debug_assertions)]
     busy: Nanos,
+    #[cfg(debug_assertions)]
     busy_since: Option<Nanos>,
     freq: u64,
     freq_since: Nanos,
@@ -515,14 +544,27 @@ impl MetricsSink {
             .collect();
         tasks.sort_by_key(|t| t.pid);
         let total = self.end - self.start;
+        // each CPU's busy time: its tasks' running time on it (every switch-out charges
+        // both the same interval since the switch-in)
+        let mut busy = vec![0; self.cpus.len()];
+        for (t, c) in self.tasks.iter().zip(&self.clocks) {
+            for (b, r) in busy.iter_mut().zip(c.residency(&t.residency)) {
+                *b += r;
+            }
+        }
         let cpus = self
             .cpus
             .iter()
+            .zip(busy)
             .enumerate()
-            .map(|(i, c)| CpuMetrics {
+            .map(|(i, (c, busy))| CpuMetrics {
                 cpu: i as u32,
-                busy_s: s(c.busy),
-                idle_s: s(total.saturating_sub(c.busy)),
+                busy_s: {
+                    #[cfg(debug_assertions)]
+                    debug_assert_eq!(busy, c.busy, "CPU {i}'s busy time");
+                    s(busy)
+                },
+                idle_s: s(total.saturating_sub(busy)),
                 freq_residency_s: c.freq_res.iter().map(|&(k, v)| (k, s(v))).collect(),
                 idle_state_residency_s: c
                     .idle_res
@@ -645,13 +687,13 @@ mod tests {
         h.pages[p].as_mut().unwrap().count[o] = u32::MAX;
         let off5 = 5_000 - latency_bucket_bounds(bucket_of(5_000)).0;
         h.pages[p].as_mut().unwrap().sum[o] = off5 * u64::from(u32::MAX);
-        h.count = u64::from(u32::MAX);
         h.sum = 5_000 * u128::from(u32::MAX);
         for _ in 0..10 {
             h.record(5_000);
         }
         let n5 = u64::from(u32::MAX) + 10;
         assert_eq!(h.wraps.get(&bucket_of(5_000)), Some(&1));
+        assert_eq!(h.count(), n5);
         // And u32::MAX / 10 samples of 2 ms, so that p99 is one of them.
         h.record(2_000_000);
         let (p, o) = (
@@ -662,7 +704,6 @@ mod tests {
         h.pages[p].as_mut().unwrap().count[o] = m;
         let off2 = 2_000_000 - latency_bucket_bounds(bucket_of(2_000_000)).0;
         h.pages[p].as_mut().unwrap().sum[o] = off2 * u64::from(m);
-        h.count = n5 + u64::from(m);
         h.sum = 5_000 * u128::from(n5) + 2_000_000 * u128::from(m);
         let s = h.stats();
         assert_eq!(s.count, n5 + u64::from(m));

@@ -118,19 +118,26 @@ pub struct EnergyMeter {
     nr_pd: usize,
     assumed: bool,
     pds_without_em: Vec<usize>,
-    /// `busy_ns[cpu][s]`: time running at EM state `s` of the CPU's domain.
-    busy_ns: Vec<Vec<u64>>,
+    /// Time running at each EM state of each CPU's domain, every CPU's states one after
+    /// the other: CPU `cpu`'s state `s` is `busy_ns[busy_off[cpu] + s]` (one flat table,
+    /// so that a busy charge indexes it once; [`EnergyMeter::residency`] gives the
+    /// per-CPU table).
+    busy_ns: Vec<u64>,
+    /// Per CPU: where its states are in `busy_ns` (their number is `active[cpu].len()`).
+    busy_off: Vec<usize>,
     idle_unknown_used: bool,
     origin_ns: u64,
     bucket_ns: u64,
-    /// `buckets[k][pd]` in µW·ns.
-    buckets: Vec<Vec<u128>>,
+    /// In µW·ns, bucket `k`'s domain `pd` at `buckets[k * nr_pd + pd]` (one flat table,
+    /// indexed once per charge).
+    buckets: Vec<u128>,
     /// The bucket the last sample ended in (not part of the meter's value).
     #[serde(skip)]
     cursor: BucketCursor,
 }
 
-/// The bucket [`EnergyMeter::sample`] charged last, `[start, end)` = bucket `k`: an
+/// The bucket [`EnergyMeter::sample`] charged last, `[start, end)` = bucket `k` (its
+/// domains from `base = k * nr_pd` in [`EnergyMeter::buckets`]): an
 /// interval within it (the engine's intervals end at its clock, which only moves forward,
 /// so most do) is charged there without computing its bucket by a division. It names a
 /// bucket only once that bucket exists (`start == end == 0` before: no interval ends at
@@ -138,6 +145,7 @@ pub struct EnergyMeter {
 #[derive(Debug, Clone, Copy, Default)]
 struct BucketCursor {
     k: usize,
+    base: usize,
     start: u64,
     end: u64,
 }
@@ -146,11 +154,13 @@ struct BucketCursor {
 #[derive(Debug, Clone, Default)]
 struct KeptStates(Vec<Kept>);
 
-/// One CPU's kept busy state (see [`EnergyMeter::busy_state`]).
+/// One CPU's kept busy state (see [`EnergyMeter::busy_state`]), and where the CPU's
+/// states start in [`EnergyMeter::busy_ns`].
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     freq: u64,
     state: usize,
+    off: usize,
     power: u64,
     pd: usize,
 }
@@ -196,7 +206,8 @@ impl EnergyMeter {
         let mut active = Vec::with_capacity(platform.nr_cpus());
         let mut idle_cpu = Vec::with_capacity(platform.nr_cpus());
         let mut idle_slots = Vec::new();
-        let mut busy_ns = Vec::with_capacity(platform.nr_cpus());
+        let mut busy_ns = Vec::new();
+        let mut busy_off = Vec::with_capacity(platform.nr_cpus());
         for cpu in &platform.cpus {
             let table: Vec<(u64, u64)> = em
                 .pds
@@ -204,7 +215,8 @@ impl EnergyMeter {
                 .and_then(Option::as_ref)
                 .map(|pd| pd.table.iter().map(|s| (s.frequency, s.power)).collect())
                 .unwrap_or_default();
-            busy_ns.push(vec![0; table.len()]);
+            busy_off.push(busy_ns.len());
+            busy_ns.resize(busy_ns.len() + table.len(), 0);
             active.push(table);
             let off = idle_slots.len();
             idle_slots.push(IdleSlot { power: None, ns: 0 });
@@ -225,7 +237,8 @@ impl EnergyMeter {
             active
                 .iter()
                 .zip(&platform.cpus)
-                .map(|(t, c)| {
+                .zip(&busy_off)
+                .map(|((t, c), &off)| {
                     let state = if t.is_empty() {
                         NO_EM
                     } else {
@@ -234,6 +247,7 @@ impl EnergyMeter {
                     Kept {
                         freq: u64::MAX,
                         state,
+                        off,
                         power: t.get(state).map_or(0, |e| e.1),
                         pd: c.perf_domain,
                     }
@@ -250,6 +264,7 @@ impl EnergyMeter {
             assumed: em.assumed,
             pds_without_em,
             busy_ns,
+            busy_off,
             idle_unknown_used: false,
             origin_ns,
             bucket_ns,
@@ -297,14 +312,19 @@ impl EnergyMeter {
     #[inline(always)]
     fn charge_busy(&mut self, cpu: usize, k: Kept, from: u64, to: u64) {
         debug_assert_eq!(
-            (k.state, k.power, k.pd),
+            (k.state, k.power, k.pd, k.off),
             {
                 let s = state_of(&self.active[cpu], k.freq);
-                (s, self.active[cpu][s].1, self.cpu_pd[cpu])
+                (
+                    s,
+                    self.active[cpu][s].1,
+                    self.cpu_pd[cpu],
+                    self.busy_off[cpu],
+                )
             },
             "the kept state is the table's"
         );
-        self.busy_ns[cpu][k.state] += to - from;
+        self.busy_ns[k.off + k.state] += to - from;
         self.sample(k.pd, k.power, from, to);
     }
 
@@ -317,6 +337,7 @@ impl EnergyMeter {
         *k = Kept {
             freq: freq_khz,
             state,
+            off: k.off,
             power: table[state].1,
             pd: k.pd,
         };
@@ -361,7 +382,8 @@ impl EnergyMeter {
             // `sample_buckets` would charge [t, to) to it
             debug_assert!(self.bucket_ns != 0 && to > self.origin_ns);
             debug_assert_eq!(c.k as u64, (t - self.origin_ns) / self.bucket_ns);
-            self.buckets[c.k][pd] += u128::from(power_uw) * u128::from(to - t);
+            debug_assert_eq!(c.base, c.k * self.nr_pd);
+            self.buckets[c.base + pd] += u128::from(power_uw) * u128::from(to - t);
             return;
         }
         self.sample_buckets(pd, power_uw, from, to);
@@ -381,17 +403,25 @@ impl EnergyMeter {
             let start = self.origin_ns + k as u64 * b;
             let bucket_end = start + b;
             let end = bucket_end.min(to);
-            if self.buckets.len() <= k {
-                self.buckets.resize(k + 1, vec![0; self.nr_pd]);
+            let base = k * self.nr_pd;
+            if self.buckets.len() < base + self.nr_pd {
+                self.buckets.resize(base + self.nr_pd, 0);
             }
-            self.buckets[k][pd] += u128::from(power_uw) * u128::from(end - t);
+            self.buckets[base + pd] += u128::from(power_uw) * u128::from(end - t);
             self.cursor = BucketCursor {
                 k,
+                base,
                 start,
                 end: bucket_end,
             };
             t = end;
         }
+    }
+
+    /// The busy time at each EM state of `cpu`.
+    fn busy_states(&self, cpu: usize) -> &[u64] {
+        let off = self.busy_off[cpu];
+        &self.busy_ns[off..off + self.active[cpu].len()]
     }
 
     /// The idle states of `cpu`.
@@ -403,7 +433,9 @@ impl EnergyMeter {
     /// Residencies so far.
     pub fn residency(&self) -> Residency {
         Residency {
-            busy_ns: self.busy_ns.clone(),
+            busy_ns: (0..self.busy_off.len())
+                .map(|cpu| self.busy_states(cpu).to_vec())
+                .collect(),
             idle_ns: (0..self.idle_cpu.len())
                 .map(|cpu| self.idle_states(cpu).iter().map(|s| s.ns).collect())
                 .collect(),
@@ -417,7 +449,7 @@ impl EnergyMeter {
         let mut cpu_idle = vec![0u128; nr_cpus];
         let mut idle_known = !self.idle_unknown_used;
         for cpu in 0..nr_cpus {
-            for (s, &t) in self.busy_ns[cpu].iter().enumerate() {
+            for (s, &t) in self.busy_states(cpu).iter().enumerate() {
                 cpu_active[cpu] += u128::from(self.active[cpu][s].1) * u128::from(t);
             }
             for &IdleSlot { power, ns: t } in self.idle_states(cpu) {
@@ -462,8 +494,9 @@ impl EnergyMeter {
 
     /// The energy-over-time series (one sample per bucket, from the origin).
     pub fn series(&self) -> Vec<EnergySample> {
+        // `max(1)`: without a domain no bucket is made
         self.buckets
-            .iter()
+            .chunks(self.nr_pd.max(1))
             .enumerate()
             .map(|(k, b)| EnergySample {
                 start_ns: self.origin_ns + k as u64 * self.bucket_ns,
@@ -482,12 +515,11 @@ pub fn energy_from_residency(
 ) -> EnergyReport {
     let mut m = EnergyMeter::new(platform, em, 0, 0);
     for (cpu, states) in residency.busy_ns.iter().enumerate() {
-        for (s, &t) in states.iter().enumerate() {
-            if let Some(row) = m.busy_ns.get_mut(cpu) {
-                if let Some(slot) = row.get_mut(s) {
-                    *slot += t;
-                }
-            }
+        let Some(&off) = m.busy_off.get(cpu) else {
+            continue;
+        };
+        for (s, &t) in states.iter().enumerate().take(m.active[cpu].len()) {
+            m.busy_ns[off + s] += t;
         }
     }
     for (cpu, states) in residency.idle_ns.iter().enumerate() {

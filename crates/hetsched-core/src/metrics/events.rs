@@ -129,9 +129,10 @@ impl MetricsSink {
     ///
     /// The tasks' indices are found first (a task met for the first time is added, prev
     /// before next, as when each was found where it is used): [`MetricsSink::index_of`]
-    /// touches neither the CPUs' accumulators nor the meter, so the CPU's accumulator is
-    /// then borrowed once for the whole event; next's `busy_since` is set before its
-    /// latency is recorded (the two are separate).
+    /// touches neither the CPUs' accumulators nor the meter. The CPU's accumulator is
+    /// read only at a switch between a task and the idle task, where the meter's
+    /// interval ends: the CPU's busy time is its tasks' running time, which the tasks'
+    /// clocks charge (see `CpuAcc`).
     ///
     /// Always inlined: the context switch emits the event at two sites (with and without
     /// user sinks), and out of line it would take the event's fields from memory.
@@ -146,10 +147,23 @@ impl MetricsSink {
     ) {
         let prev_i = (prev.0 != 0).then(|| self.index_of(prev.0, prev.1));
         let next_i = (next.0 != 0).then(|| self.index_of(next.0, next.1));
-        let c = &mut self.cpus[cpu];
         if prev_i.is_some() != next_i.is_some() {
+            let c = &mut self.cpus[cpu];
             Self::energy_flush_of(self.energy.as_mut(), c, cpu, now);
             c.e_busy = next_i.is_some();
+        }
+        #[cfg(debug_assertions)]
+        {
+            // the busy time as the switches charged it (see `CpuAcc`)
+            let c = &mut self.cpus[cpu];
+            if prev_i.is_some() {
+                if let Some(b) = c.busy_since.take() {
+                    c.busy += now - b;
+                }
+            }
+            if next_i.is_some() {
+                c.busy_since = Some(now);
+            }
         }
         if let Some(i) = prev_i {
             let k = &mut self.clocks[i];
@@ -157,12 +171,8 @@ impl MetricsSink {
             if prev_state == 0 {
                 k.runnable_since = now;
             }
-            if let Some(b) = c.busy_since.take() {
-                c.busy += now - b;
-            }
         }
         if let Some(i) = next_i {
-            c.busy_since = Some(now);
             let k = &mut self.clocks[i];
             k.running_since = now;
             k.running_cpu = cpu as u32;
@@ -212,7 +222,9 @@ impl MetricsSink {
     /// Out of line, and without a call on its common path: entering idle just after the
     /// switch to the idle task (the interval to charge is empty and no idle state is
     /// open) it only opens the state; otherwise [`MetricsSink::cpu_idle_charge`] charges
-    /// the interval and closes the state, as it would have charged and closed nothing.
+    /// the interval and closes the state, as it would have charged and closed nothing,
+    /// handed the CPU's accumulator and the meter this function found (not looked up
+    /// again).
     #[inline(never)]
     fn cpu_idle(&mut self, cpu: usize, state: i32, now: Nanos) {
         let c = &mut self.cpus[cpu];
@@ -223,10 +235,12 @@ impl MetricsSink {
             }
             return;
         }
-        self.cpu_idle_charge(cpu, state, now);
+        Self::cpu_idle_charge(c, cpu, state, now, &mut self.energy);
     }
 
-    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close.
+    /// [`MetricsSink::cpu_idle`] with an interval to charge or an idle state to close, on
+    /// `cpu`'s accumulator `c` and the sink's meter `energy` (given last, the other
+    /// arguments in the registers `cpu_idle` received them in).
     ///
     /// The state is closed and opened first, then the interval charged to the meter
     /// (`energy_flush`, with the meter's `idle` inlined: this is where idle intervals end),
@@ -237,12 +251,17 @@ impl MetricsSink {
     /// [`MetricsSink::cpu_idle_grow`], out of line), so that its only calls are tail calls
     /// and it saves no registers.
     #[inline(never)]
-    fn cpu_idle_charge(&mut self, cpu: usize, state: i32, now: Nanos) {
-        let c = &mut self.cpus[cpu];
+    fn cpu_idle_charge(
+        c: &mut CpuAcc,
+        cpu: usize,
+        state: i32,
+        now: Nanos,
+        energy: &mut Option<EnergyMeter>,
+    ) {
         let (since, busy, freq, open) = (c.e_since, c.e_busy, c.freq, c.idle_state);
         if let Some(s) = open {
             if s as usize >= c.idle_res.len() {
-                return self.cpu_idle_grow(cpu, state, now);
+                return Self::cpu_idle_grow(c, cpu, state, now, energy);
             }
             // `close_idle`, its slot there
             c.idle_state = None;
@@ -252,7 +271,7 @@ impl MetricsSink {
             c.idle_state = Some(state as u32);
             c.idle_since = now;
         }
-        let Some(m) = self.energy.as_mut() else {
+        let Some(m) = energy.as_mut() else {
             return;
         };
         if since == now {
@@ -270,12 +289,17 @@ impl MetricsSink {
     /// yet: the slots up to it are added (as `close_idle` would), then the charge.
     #[cold]
     #[inline(never)]
-    fn cpu_idle_grow(&mut self, cpu: usize, state: i32, now: Nanos) {
-        let c = &mut self.cpus[cpu];
+    fn cpu_idle_grow(
+        c: &mut CpuAcc,
+        cpu: usize,
+        state: i32,
+        now: Nanos,
+        energy: &mut Option<EnergyMeter>,
+    ) {
         if let Some(s) = c.idle_state {
             c.idle_res.resize(c.idle_res.len().max(s as usize + 1), 0);
         }
-        self.cpu_idle_charge(cpu, state, now);
+        Self::cpu_idle_charge(c, cpu, state, now, energy);
     }
 }
 
@@ -334,6 +358,7 @@ impl TraceSink for MetricsSink {
             self.energy_flush(cpu, end_ns);
         }
         for c in &mut self.cpus {
+            #[cfg(debug_assertions)]
             if let Some(b) = c.busy_since.take() {
                 c.busy += end_ns - b;
             }
