@@ -876,6 +876,80 @@ impl SugovPolicy {
         r
     }
 
+    /// [`Self::update_at`] of the `i`-th CPU of a shared policy of at most 64 CPUs when it
+    /// can change nothing but that CPU's `last_update`, which it then sets to `now`, and
+    /// true; false, with nothing done, otherwise. The caller passes the CPU's `cpu_bw_dl()`
+    /// as `bw_dl` and has taken its policy's marks of changed CPUs ([`SugovInputs::changed`]),
+    /// which were none.
+    ///
+    /// `sugov_update_shared()` (v6.11) then: `sugov_iowait_boost()` without
+    /// `SCHED_CPUFREQ_IOWAIT` and without a boost does nothing; `ignore_dl_rate_limit()`
+    /// finds `bw_dl` at most the CPU's kept `bw_min`, so it sets no `limits_changed`; with
+    /// none pending `sugov_should_update_freq()` only compares times. If it passes,
+    /// `sugov_next_freq_shared()` finds no CPU to compute again (none stale: their inputs
+    /// did not change; none boosted) and returns the kept largest `util`, which the last
+    /// `get_next_freq()` was given (`SugovPolicy::raw_util`): without `need_freq_update`
+    /// it returns `next_freq`, and `sugov_update_next_freq()` of an unchanged frequency
+    /// does nothing. Either way the request is unchanged.
+    #[inline(always)]
+    pub fn update_shared_unchanged(&mut self, now: u64, i: usize, flags: u32, bw_dl: u64) -> bool {
+        if flags & SCHED_CPUFREQ_IOWAIT != 0
+            || (self.stale[0] | self.boosted[0]) & self.valid[0] != 0
+            || self.limits_changed
+            || self.need_freq_update
+            || self.max_stale
+            || self.max_util != self.raw_util
+            || self.words != 1
+            || self.cpus.len() < 2
+        {
+            return false;
+        }
+        let c = &mut self.sg_cpu[i];
+        if bw_dl > c.bw_min {
+            return false;
+        }
+        debug_assert_eq!(c.iowait_boost, 0, "a boost outside the boosted CPUs");
+        c.last_update = now;
+        true
+    }
+
+    /// [`Self::update_at_one_freq`] of the `i`-th CPU when it can change nothing but that
+    /// CPU's `last_update`, which it then sets to `now`, and true; false, with nothing done,
+    /// otherwise. `bw_changed` is as [`Self::update_at_one_freq`] takes it, `bw_dl` the CPU's
+    /// `cpu_bw_dl()`.
+    ///
+    /// `sugov_update_shared()` (v6.11) then: `sugov_iowait_boost()` without
+    /// `SCHED_CPUFREQ_IOWAIT` and without a boost on the CPU does nothing;
+    /// `ignore_dl_rate_limit()` finds `bw_dl` at most its kept `bw_min`, so it sets no
+    /// `limits_changed`; with none pending `sugov_should_update_freq()` only compares
+    /// times. If it passes, the aggregation computes the `bw_min` of no CPU (none stale,
+    /// none marked in `bw_changed`), and without `need_freq_update`
+    /// `sugov_update_next_freq()` of the one frequency does nothing.
+    #[inline(always)]
+    pub fn update_at_one_freq_unchanged(
+        &mut self,
+        now: u64,
+        i: usize,
+        flags: u32,
+        bw_changed: u64,
+        bw_dl: u64,
+    ) -> bool {
+        debug_assert!(self.at_one_freq());
+        if flags & SCHED_CPUFREQ_IOWAIT != 0
+            || (self.stale[0] | bw_changed) & self.valid[0] != 0
+            || self.limits_changed
+            || self.need_freq_update
+        {
+            return false;
+        }
+        let c = &mut self.sg_cpu[i];
+        if c.iowait_boost != 0 || bw_dl > c.bw_min {
+            return false;
+        }
+        c.last_update = now;
+        true
+    }
+
     /// [`Self::update_at`] of a policy that is [`Self::at_one_freq`]: the same steps
     /// (`sugov_update_shared()`: the boost, the rate limit, the aggregation's `bw_min` of
     /// the changed CPUs, the commit after a limits change) without the branches that

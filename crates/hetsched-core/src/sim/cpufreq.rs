@@ -529,6 +529,12 @@ impl Sim<'_> {
         now: Nanos,
     ) {
         let changed = std::mem::take(&mut self.cpufreq.util_changed[first]);
+        if changed == 0
+            && hi.is_empty()
+            && self.sugov_update_unchanged(cpus, cpu, pd, j, flags, now)
+        {
+            return;
+        }
         let cf = &mut self.cpufreq;
         let inputs = SimSugovInputs {
             cpus,
@@ -554,6 +560,53 @@ impl Sim<'_> {
         if r != FreqRequest::Unchanged {
             self.freq_request(out, pd, r, cpu, now);
         }
+    }
+
+    /// [`SugovPolicy::update_shared_unchanged`] of the `j`-th CPU (`cpu`) of domain `pd`
+    /// (whose CPUs are `cpus`, at most 64) when its policy is schedutil's and no CPU of it
+    /// was marked changed since its last update (the caller took the marks): true when the
+    /// update changed nothing but the CPU's `last_update`, and the caller need not build
+    /// the inputs [`SugovPolicy::update_at`] reads. Debug builds run that update on a copy
+    /// of the policy and assert the same state and an unchanged request.
+    #[inline(always)]
+    fn sugov_update_unchanged(
+        &mut self,
+        cpus: &[usize],
+        cpu: usize,
+        pd: usize,
+        j: usize,
+        flags: u32,
+        now: Nanos,
+    ) -> bool {
+        let GovernorState::Schedutil(sg) = &mut self.cpufreq.policies[pd].gov else {
+            return false;
+        };
+        #[cfg(debug_assertions)]
+        let before = SugovPolicy::clone(sg);
+        if !sg.update_shared_unchanged(now, j, flags, cpu_bw_dl(&self.rqs[cpu])) {
+            return false;
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut full = before;
+            let inputs = SimSugovInputs {
+                cpus,
+                cpu,
+                rqs: &self.rqs,
+                en: &self.en,
+                changed: 0,
+                changed_hi: &[],
+                util_est: self.s.options.pelt.util_est,
+            };
+            assert_eq!(
+                full.update_at(now, j, flags, &inputs),
+                FreqRequest::Unchanged
+            );
+            assert_eq!(&full, &**sg, "the shared update that changes nothing");
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = cpus;
+        true
     }
 
     /// The update-util hook of schedutil for the `j`-th CPU (`cpu`) of domain `pd`, whose
@@ -589,6 +642,27 @@ impl Sim<'_> {
         // at most 64 CPUs (SugovPolicy::at_one_freq()): `word` is the domain's only word
         let changed = std::mem::take(&mut cf.util_changed[word]);
         let bw_changed = std::mem::take(&mut cf.bw_changed[word]);
+        #[cfg(debug_assertions)]
+        let before = SugovPolicy::clone(sg);
+        if sg.update_at_one_freq_unchanged(now, j, flags, bw_changed, cpu_bw_dl(&self.rqs[cpu])) {
+            #[cfg(debug_assertions)]
+            {
+                let mut full = before;
+                let inputs = SimSugovInputs {
+                    cpus: &self.p.perf_domains[pd].cpus,
+                    cpu,
+                    rqs: &self.rqs,
+                    en: &self.en,
+                    changed,
+                    changed_hi: &[],
+                    util_est: self.s.options.pelt.util_est,
+                };
+                let r = full.update_at_one_freq(now, j, flags, bw_changed, &inputs);
+                assert_eq!(r, FreqRequest::Unchanged);
+                assert_eq!(&full, &**sg, "the one-OPP update that changes nothing");
+            }
+            return true;
+        }
         let inputs = SimSugovInputs {
             cpus: &self.p.perf_domains[pd].cpus,
             cpu,
