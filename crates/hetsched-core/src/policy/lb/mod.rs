@@ -537,9 +537,11 @@ impl LoadBalancer {
         self.batch_ends.clear();
     }
 
-    /// No pass yet: no move, no busiest runqueue. Every entry point that may run no
-    /// pass (a newidle balance stopped at its gate or by a pending wake-up) starts here,
-    /// so an engine never mirrors an earlier pass's list again.
+    /// No pass yet: no move, no busiest runqueue. Every pass starts here, and so do
+    /// the library's whole newidle entry point ([`LoadBalancer::sched_balance_newidle`])
+    /// on each of its exits; the engine's split form stopped at the gate
+    /// ([`misfit::newidle_gate_stop`]) leaves the last pass's moves and lists in place,
+    /// since the engine reads them only right after a pass.
     fn forget_last_pass(&mut self) {
         self.clear_moves();
         self.list.clear();

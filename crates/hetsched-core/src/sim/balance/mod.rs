@@ -342,9 +342,9 @@ impl Sim<'_> {
         let jiffies = self.jiffies(now);
         // No wake-up is ever pending (Env::ttwu_pending): a pass that stops at the gate
         // needs no view of the runqueues. The balancer's moves and lists are not cleared
-        // there: the engine reads them only right after a pass (Sim::newidle_balance_pass,
-        // Sim::sched_balance_domains, Sim::active_load_balance_cpu_stop read those of the
-        // pass they just ran), and every pass clears them first.
+        // there: the engine reads them only right after a pass (Sim::newidle_balance_pass
+        // and Sim::sched_balance_domains read those of the pass they just ran), and every
+        // pass clears them first.
         let gate = misfit::newidle_gate_stop(&mut self.doms, &self.lbp, cpu, open, jiffies);
         if let Some(next_balance) = gate {
             // Stopped at the gate: no pass ran, so nothing moved, no `rq->cpu_capacity` was
