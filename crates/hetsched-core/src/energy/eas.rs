@@ -408,6 +408,7 @@ pub fn eenv_pd_max_util(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PdMaxUtil {
     top: u64,
+    /// The first CPU with the largest term; `None` while every term is 0.
     top_cpu: Option<usize>,
     second: u64,
     /// The `params` of [`eenv_pd_max_util`].
@@ -450,9 +451,11 @@ impl PdMaxUtil {
     }
 
     /// Takes `cpu`'s term (the CPUs ascending: the first of equal terms stays on top).
+    /// While every term is 0, `top_cpu` stays `None`: `top` and `second` are then both 0,
+    /// so [`PdMaxUtil::get`] reads 0 for the other CPUs whichever CPU has the top.
     #[inline(always)]
     fn add(&mut self, cpu: usize, perf: u64) {
-        if self.top_cpu.is_none() || perf > self.top {
+        if perf > self.top {
             self.second = self.top;
             self.top = perf;
             self.top_cpu = Some(cpu);
@@ -470,6 +473,8 @@ impl PdMaxUtil {
         p: &EasTask,
         dst: Option<usize>,
     ) -> u64 {
+        // no top CPU only while every term is 0 (see [`PdMaxUtil::add`])
+        debug_assert!(self.top_cpu.is_some() || (self.top, self.second) == (0, 0));
         let max_util = match dst {
             None => self.top,
             Some(d) => {

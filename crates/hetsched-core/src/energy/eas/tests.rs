@@ -153,16 +153,25 @@ fn feec_keeps_prev_when_no_better() {
 
 #[test]
 fn pd_max_util_is_eenv_pd_max_util_for_every_dst_and_busy_time_eenv_pd_busy_time() {
-    // prev on CPU 3 (its util left out without dst), busy and idle CPUs, ties.
+    // prev on CPU 3 (its util left out without dst), busy and idle CPUs, ties; then
+    // domains whose terms without p are all 0, or 0 before a larger one
     let mut v = view(3, 120);
-    v.util = vec![300, 700, 700, 420, 0, 300];
-    v.runnable = vec![500, 700, 900, 420, 100, 0];
     let p = task(120);
-    for cpus in [
-        CpuSet::from_cpus(&[0, 3, 4, 5]),
-        CpuSet::from_cpus(&[1, 2]),
-        CpuSet::from_cpus(&[4]),
-    ] {
+    let busy_cpus = (
+        vec![300, 700, 700, 420, 0, 300],
+        vec![500, 700, 900, 420, 100, 0],
+    );
+    let idle_cpus = (vec![0, 0, 700, 120, 0, 0], vec![0, 0, 0, 120, 0, 0]);
+    let cases = [
+        (busy_cpus.clone(), CpuSet::from_cpus(&[0, 3, 4, 5])),
+        (busy_cpus.clone(), CpuSet::from_cpus(&[1, 2])),
+        (busy_cpus, CpuSet::from_cpus(&[4])),
+        (idle_cpus.clone(), CpuSet::from_cpus(&[0, 1])),
+        (idle_cpus.clone(), CpuSet::from_cpus(&[0, 1, 2])),
+        (idle_cpus, CpuSet::from_cpus(&[3, 4, 5])),
+    ];
+    for ((util, runnable), cpus) in cases {
+        (v.util, v.runnable) = (util, runnable);
         let eenv = EnergyEnv {
             cpu_cap: 1024,
             ..EnergyEnv::default()
